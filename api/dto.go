@@ -1,0 +1,198 @@
+package api
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// PlanRequest is a plan submission (POST /v1/plans), in JSON or YAML. Durations are Go
+// duration strings ("10s", "200ms").
+type PlanRequest struct {
+	Name           string            `json:"name"`
+	Labels         map[string]string `json:"labels,omitempty"`
+	MaxConcurrency int               `json:"maxConcurrency,omitempty"`
+	FailureBudget  int               `json:"failureBudget,omitempty"`
+	StartAt        *time.Time        `json:"startAt,omitempty"`
+	Stages         []StageRequest    `json:"stages"`
+	Tenants        []TenantRequest   `json:"tenants"`
+}
+
+// StageRequest is one stage of a submission.
+type StageRequest struct {
+	Name    string         `json:"name"`
+	Kind    string         `json:"kind"`
+	Params  map[string]any `json:"params,omitempty"`
+	Timeout string         `json:"timeout,omitempty"`
+	Retry   *RetryRequest  `json:"retry,omitempty"`
+}
+
+// RetryRequest is a stage's retry policy; omitted fields take the defaults.
+type RetryRequest struct {
+	MaxAttempts    int     `json:"maxAttempts,omitempty"`
+	InitialBackoff string  `json:"initialBackoff,omitempty"`
+	MaxBackoff     string  `json:"maxBackoff,omitempty"`
+	Multiplier     float64 `json:"multiplier,omitempty"`
+	Jitter         string  `json:"jitter,omitempty"`
+}
+
+// TenantRequest is one tenant of a submission.
+type TenantRequest struct {
+	ID     string         `json:"id"`
+	Params map[string]any `json:"params,omitempty"`
+}
+
+// Plan is a plan as returned.
+type Plan struct {
+	PlanID         string            `json:"planId"`
+	Name           string            `json:"name"`
+	Labels         map[string]string `json:"labels,omitempty"`
+	Status         string            `json:"status"`
+	MaxConcurrency int               `json:"maxConcurrency"`
+	FailureBudget  int               `json:"failureBudget"`
+	Stages         []StageRef        `json:"stages"`
+	TaskIDs        []string          `json:"taskIds"`
+	Progress       map[string]int    `json:"progress"` // "total" and one count per task status
+	StartAt        *time.Time        `json:"startAt,omitempty"`
+	CreatedAt      time.Time         `json:"createdAt"`
+	StartedAt      *time.Time        `json:"startedAt,omitempty"`
+	FinishedAt     *time.Time        `json:"finishedAt,omitempty"`
+}
+
+// StageRef names a stage of a plan or task.
+type StageRef struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+}
+
+// PlanList is a page of plans, newest first. NextCursor, when set, is the ?cursor= of the
+// next page.
+type PlanList struct {
+	Plans      []Plan `json:"plans"`
+	NextCursor string `json:"nextCursor,omitempty"`
+}
+
+// Task is a task as returned.
+type Task struct {
+	TaskID           string             `json:"taskId"`
+	TenantID         string             `json:"tenantId"`
+	PlanID           string             `json:"planId"`
+	Status           string             `json:"status"`
+	Attempt          int                `json:"attempt"`
+	CurrentStage     int                `json:"currentStage"`               // index of the next stage to run
+	CurrentStageName string             `json:"currentStageName,omitempty"` // empty once every stage ran
+	Stages           []StageRef         `json:"stages"`
+	PauseRequested   bool               `json:"pauseRequested"`
+	LastError        *Failure           `json:"lastError,omitempty"`
+	Attempts         []Attempt          `json:"attempts"`
+	CreatedAt        time.Time          `json:"createdAt"`
+	StartedAt        *time.Time         `json:"startedAt,omitempty"`
+	FinishedAt       *time.Time         `json:"finishedAt,omitempty"`
+	UpdatedAt        time.Time          `json:"updatedAt"`
+	Lease            *Lease             `json:"lease,omitempty"`
+	Checkpoint       *CheckpointSummary `json:"checkpoint,omitempty"`
+}
+
+// TaskList is a plan's tasks in submission order.
+type TaskList struct {
+	Tasks []Task `json:"tasks"`
+}
+
+// Failure is a structured error record.
+type Failure struct {
+	Stage   string `json:"stage,omitempty"`
+	Attempt int    `json:"attempt,omitempty"`
+	Class   string `json:"class"`
+	Message string `json:"message"`
+	Code    int    `json:"code,omitempty"`
+}
+
+// Attempt is one entry of a task's attempt ledger.
+type Attempt struct {
+	StageIndex int       `json:"stageIndex"`
+	Stage      string    `json:"stage"`
+	Run        int       `json:"run"`
+	Attempt    int       `json:"attempt"`
+	StartedAt  time.Time `json:"startedAt"`
+	EndedAt    time.Time `json:"endedAt"`
+	Outcome    string    `json:"outcome"`
+	Class      string    `json:"class,omitempty"`
+	Error      string    `json:"error,omitempty"`
+	Code       int       `json:"code,omitempty"`
+	BackoffMs  int64     `json:"backoffMs,omitempty"`
+}
+
+// Lease tells who holds the task's tenant.
+type Lease struct {
+	Held  bool   `json:"held"`
+	Owner string `json:"owner,omitempty"`
+	TTLMs int64  `json:"ttlMs"` // 0 when held without expiry (in-process leases) or not held
+}
+
+// CheckpointSummary is the part of a checkpoint shown with a task.
+type CheckpointSummary struct {
+	LastCompletedStageIndex int       `json:"lastCompletedStageIndex"`
+	CompletedStages         []string  `json:"completedStages"`
+	SavedAt                 time.Time `json:"savedAt"`
+}
+
+// Checkpoint is a checkpoint as returned by GET /v1/tenants/{tenantId}/checkpoint.
+type Checkpoint struct {
+	TaskID                  string                     `json:"taskId"`
+	TenantID                string                     `json:"tenantId"`
+	LastCompletedStageIndex int                        `json:"lastCompletedStageIndex"`
+	CompletedStages         []string                   `json:"completedStages"`
+	ContextData             map[string]json.RawMessage `json:"contextData"`
+	SavedAt                 time.Time                  `json:"savedAt"`
+	Fence                   uint64                     `json:"fence"`
+}
+
+// RetryBody is the body of POST /v1/tenants/{tenantId}/retry. FromCheckpoint defaults to true
+// when omitted (resume after the last completed stage); false restarts at stage 0.
+type RetryBody struct {
+	FromCheckpoint *bool `json:"fromCheckpoint,omitempty"`
+}
+
+// DryRun is the answer to POST /v1/plans?dryRun=true: what would run, and which tenants
+// would conflict. Nothing is created.
+type DryRun struct {
+	DryRun    bool            `json:"dryRun"`
+	Tenants   []TenantPreview `json:"tenants"`
+	Conflicts []string        `json:"conflicts"`
+}
+
+// TenantPreview is one tenant's rendered stages in a dry run.
+type TenantPreview struct {
+	TenantID string          `json:"tenantId"`
+	Stages   []RenderedStage `json:"stages"`
+}
+
+// RenderedStage is a stage with its params rendered for one tenant. Outputs of earlier
+// stages are not known before they run: they render as "<no value>".
+type RenderedStage struct {
+	Name   string         `json:"name"`
+	Kind   string         `json:"kind"`
+	Params map[string]any `json:"params,omitempty"`
+}
+
+// Problem is an RFC 9457 problem+json error body.
+type Problem struct {
+	Type    string         `json:"type"`
+	Title   string         `json:"title"`
+	Status  int            `json:"status"`
+	Detail  string         `json:"detail,omitempty"`
+	Field   string         `json:"field,omitempty"` // the first invalid field
+	Errors  []FieldProblem `json:"errors,omitempty"`
+	Tenants []string       `json:"tenants,omitempty"` // conflicting tenants (409 on submit)
+}
+
+// FieldProblem names one invalid field.
+type FieldProblem struct {
+	Field  string `json:"field"`
+	Detail string `json:"detail"`
+}
+
+// Health is the body of /healthz and /readyz.
+type Health struct {
+	Status string `json:"status"`          // "ok"
+	Redis  string `json:"redis,omitempty"` // "ok" | "degraded" | "disabled" (readyz)
+}

@@ -1,0 +1,101 @@
+package api
+
+import (
+	"time"
+
+	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/domain/checkpoint"
+	"github.com/executor-dev/executor/domain/stage"
+	"github.com/executor-dev/executor/domain/task"
+)
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	return &t
+}
+
+func stageRefs(specs []stage.Spec) []StageRef {
+	out := make([]StageRef, len(specs))
+	for i, s := range specs {
+		out[i] = StageRef{Name: s.Name, Kind: s.Kind}
+	}
+	return out
+}
+
+// PlanFrom maps a plan view to its wire form.
+func PlanFrom(v app.PlanView) Plan {
+	p := v.Plan
+	progress := map[string]int{"total": v.Progress.Total}
+	for _, s := range task.Statuses {
+		progress[string(s)] = v.Progress.Counts[s]
+	}
+	return Plan{
+		PlanID: p.ID(), Name: p.Name(), Labels: p.Labels(), Status: string(p.Status()),
+		MaxConcurrency: p.MaxConcurrency(), FailureBudget: p.FailureBudget(),
+		Stages: stageRefs(p.Stages()), TaskIDs: p.TaskIDs(), Progress: progress,
+		StartAt: timePtr(p.StartAt()), CreatedAt: p.CreatedAt().UTC(),
+		StartedAt: timePtr(p.StartedAt()), FinishedAt: timePtr(p.FinishedAt()),
+	}
+}
+
+// TaskFrom maps a task view to its wire form. Lease and checkpoint are omitted when the view
+// has none (task listings).
+func TaskFrom(v app.TaskView, withLease bool) Task {
+	t := v.Task
+	out := Task{
+		TaskID: t.ID(), TenantID: t.TenantID(), PlanID: t.PlanID(), Status: string(t.Status()),
+		Attempt: t.Attempt(), CurrentStage: t.CurrentStage(), Stages: stageRefs(t.Stages()),
+		PauseRequested: t.PauseRequested(), CreatedAt: t.CreatedAt().UTC(),
+		StartedAt: timePtr(t.StartedAt()), FinishedAt: timePtr(t.FinishedAt()),
+		UpdatedAt: t.UpdatedAt().UTC(), Attempts: []Attempt{},
+	}
+	if i := t.CurrentStage(); i < len(t.Stages()) {
+		out.CurrentStageName = t.Stages()[i].Name
+	}
+	if f := t.LastError(); f != nil {
+		out.LastError = &Failure{Stage: f.Stage, Attempt: f.Attempt, Class: string(f.Class), Message: f.Message, Code: f.Code}
+	}
+	for _, a := range t.Ledger() {
+		out.Attempts = append(out.Attempts, Attempt{
+			StageIndex: a.StageIndex, Stage: a.Stage, Run: a.Run, Attempt: a.Attempt,
+			StartedAt: a.StartedAt.UTC(), EndedAt: a.EndedAt.UTC(), Outcome: string(a.Outcome),
+			Class: string(a.Class), Error: a.Error, Code: a.Code, BackoffMs: a.Backoff.Milliseconds(),
+		})
+	}
+	if withLease {
+		out.Lease = &Lease{Held: v.Lease.Held, Owner: v.Lease.Holder.Owner, TTLMs: v.Lease.Holder.TTL.Milliseconds()}
+	}
+	if cp := v.Checkpoint; cp != nil {
+		out.Checkpoint = &CheckpointSummary{
+			LastCompletedStageIndex: cp.LastCompletedStageIndex(), CompletedStages: cp.CompletedStages(),
+			SavedAt: cp.SavedAt().UTC(),
+		}
+	}
+	return out
+}
+
+// CheckpointFrom maps a checkpoint to its wire form.
+func CheckpointFrom(tenantID string, cp *checkpoint.Checkpoint) Checkpoint {
+	s := cp.State()
+	return Checkpoint{
+		TaskID: s.TaskID, TenantID: tenantID, LastCompletedStageIndex: s.LastCompleted,
+		CompletedStages: s.CompletedStages, ContextData: s.ContextData, SavedAt: s.SavedAt.UTC(), Fence: s.Fence,
+	}
+}
+
+// DryRunFrom maps a dry-run submission to its wire form. Conflicts is never nil.
+func DryRunFrom(sub *app.Submission) DryRun {
+	out := DryRun{DryRun: true, Tenants: make([]TenantPreview, len(sub.Preview)), Conflicts: []string{}}
+	out.Conflicts = append(out.Conflicts, sub.Conflicts...)
+	for i, tp := range sub.Preview {
+		stages := make([]RenderedStage, len(tp.Stages))
+		for j, s := range tp.Stages {
+			stages[j] = RenderedStage{Name: s.Name, Kind: s.Kind, Params: s.Params}
+		}
+		out.Tenants[i] = TenantPreview{TenantID: tp.TenantID, Stages: stages}
+	}
+	return out
+}

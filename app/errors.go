@@ -1,0 +1,50 @@
+package app
+
+import (
+	"errors"
+	"strings"
+)
+
+// Sentinel errors; match them with errors.Is.
+var (
+	ErrInvalidInput = errors.New("app: invalid input")
+	ErrConflict     = errors.New("app: tenant conflict")
+)
+
+// FieldViolation names one invalid field of a request.
+type FieldViolation struct {
+	Field  string
+	Reason string
+}
+
+// ValidationError lists what is wrong with a request. It matches ErrInvalidInput.
+type ValidationError struct {
+	Violations []FieldViolation
+}
+
+func (e *ValidationError) Error() string {
+	parts := make([]string, len(e.Violations))
+	for i, v := range e.Violations {
+		parts[i] = v.Field + ": " + v.Reason
+	}
+	return "invalid input: " + strings.Join(parts, "; ")
+}
+
+// Unwrap returns ErrInvalidInput.
+func (e *ValidationError) Unwrap() error { return ErrInvalidInput }
+
+func invalid(field, reason string) *ValidationError {
+	return &ValidationError{Violations: []FieldViolation{{Field: field, Reason: reason}}}
+}
+
+// ConflictError lists the tenants whose latest task has not ended. It matches ErrConflict.
+type ConflictError struct {
+	Tenants []string
+}
+
+func (e *ConflictError) Error() string {
+	return "tenants have a task that has not ended: " + strings.Join(e.Tenants, ", ")
+}
+
+// Unwrap returns ErrConflict.
+func (e *ConflictError) Unwrap() error { return ErrConflict }

@@ -1,0 +1,182 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/executor-dev/executor/domain/checkpoint"
+	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/domain/task"
+)
+
+// MaxWait bounds a long poll on a plan.
+const MaxWait = 5 * time.Minute
+
+// MaxListLimit bounds one page of plans or tasks.
+const MaxListLimit = 1000
+
+func (s *Service) view(ctx context.Context, p *plan.Plan) (PlanView, error) {
+	tasks, err := s.Tasks.ByIDs(ctx, p.TaskIDs())
+	if err != nil {
+		return PlanView{}, fmt.Errorf("app: tasks of plan %s: %w", p.ID(), err)
+	}
+	return PlanView{Plan: p, Progress: progressOf(tasks)}, nil
+}
+
+// Plan returns a plan and its progress.
+func (s *Service) Plan(ctx context.Context, planID string) (PlanView, error) {
+	if err := checkULID("planId", planID); err != nil {
+		return PlanView{}, err
+	}
+	p, err := s.Plans.Plan(ctx, planID)
+	if err != nil {
+		return PlanView{}, err
+	}
+	return s.view(ctx, p)
+}
+
+// WaitPlan returns the plan once it is terminal, or as it is after wait (at most MaxWait).
+func (s *Service) WaitPlan(ctx context.Context, planID string, wait time.Duration) (PlanView, error) {
+	if wait < 0 || wait > MaxWait {
+		return PlanView{}, invalid("wait", "must be between 0s and "+MaxWait.String())
+	}
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	for {
+		changed, stop := s.Runner.Watch(planID)
+		v, err := s.Plan(ctx, planID)
+		if err != nil || v.Plan.Status().Terminal() {
+			stop()
+			return v, err
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			stop()
+			return s.Plan(ctx, planID)
+		case <-ctx.Done():
+			stop()
+			return v, ctx.Err()
+		}
+	}
+}
+
+// ListPlans returns plans newest first.
+func (s *Service) ListPlans(ctx context.Context, f plan.Filter) ([]PlanView, error) {
+	if f.Status != "" && !f.Status.Valid() {
+		return nil, invalid("status", fmt.Sprintf("unknown plan status %q", f.Status))
+	}
+	if f.Before != "" {
+		if err := checkULID("cursor", f.Before); err != nil {
+			return nil, err
+		}
+	}
+	if f.Limit <= 0 || f.Limit > MaxListLimit {
+		f.Limit = min(max(f.Limit, 50), MaxListLimit)
+	}
+	plans, err := s.Plans.List(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]PlanView, len(plans))
+	for i, p := range plans {
+		if out[i], err = s.view(ctx, p); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// PlanTasks returns a plan's tasks in submission order, optionally only those in status,
+// skipping offset and returning at most limit (0: MaxListLimit).
+func (s *Service) PlanTasks(ctx context.Context, planID string, status task.Status, offset, limit int) ([]TaskView, error) {
+	if status != "" && !status.Valid() {
+		return nil, invalid("status", fmt.Sprintf("unknown task status %q", status))
+	}
+	if offset < 0 {
+		return nil, invalid("offset", "must not be negative")
+	}
+	if limit <= 0 || limit > MaxListLimit {
+		limit = MaxListLimit
+	}
+	v, err := s.Plan(ctx, planID)
+	if err != nil {
+		return nil, err
+	}
+	tasks, err := s.Tasks.ByIDs(ctx, v.Plan.TaskIDs())
+	if err != nil {
+		return nil, err
+	}
+	var out []TaskView
+	for _, t := range tasks {
+		if status != "" && t.Status() != status {
+			continue
+		}
+		if offset > 0 {
+			offset--
+			continue
+		}
+		if len(out) == limit {
+			break
+		}
+		out = append(out, TaskView{Task: t})
+	}
+	return out, nil
+}
+
+// Task returns a task with its checkpoint and lease.
+func (s *Service) Task(ctx context.Context, taskID string) (TaskView, error) {
+	if err := checkULID("taskId", taskID); err != nil {
+		return TaskView{}, err
+	}
+	t, err := s.Tasks.Task(ctx, taskID)
+	if err != nil {
+		return TaskView{}, err
+	}
+	return s.taskView(ctx, t)
+}
+
+// TenantTask returns the tenant's latest task with its checkpoint and lease.
+func (s *Service) TenantTask(ctx context.Context, tenantID string) (TaskView, error) {
+	t, err := s.latest(ctx, tenantID)
+	if err != nil {
+		return TaskView{}, err
+	}
+	return s.taskView(ctx, t)
+}
+
+// TenantCheckpoint returns the checkpoint of the tenant's latest task, or
+// checkpoint.ErrNotFound when it has none.
+func (s *Service) TenantCheckpoint(ctx context.Context, tenantID string) (*checkpoint.Checkpoint, error) {
+	t, err := s.latest(ctx, tenantID)
+	if err != nil {
+		return nil, err
+	}
+	return s.Checkpoints.Checkpoint(ctx, t.ID())
+}
+
+func (s *Service) latest(ctx context.Context, tenantID string) (*task.Task, error) {
+	if err := checkTenantID("tenantId", tenantID); err != nil {
+		return nil, err
+	}
+	return s.Tasks.Latest(ctx, tenantID)
+}
+
+func (s *Service) taskView(ctx context.Context, t *task.Task) (TaskView, error) {
+	v := TaskView{Task: t}
+	cp, err := s.Checkpoints.Checkpoint(ctx, t.ID())
+	switch {
+	case err == nil:
+		v.Checkpoint = cp
+	case !errors.Is(err, checkpoint.ErrNotFound):
+		return v, err
+	}
+	h, held, err := s.Holders.Holder(ctx, t.TenantID())
+	if err != nil {
+		return v, err
+	}
+	v.Lease = LeaseView{Held: held, Holder: h}
+	return v, nil
+}

@@ -1,0 +1,63 @@
+package app
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/executor-dev/executor/domain/checkpoint"
+	"github.com/executor-dev/executor/domain/lease"
+	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/domain/stage"
+	"github.com/executor-dev/executor/domain/task"
+)
+
+// Kinds resolves stage kinds.
+type Kinds interface {
+	Handler(kind string) (stage.Handler, bool)
+}
+
+// Holders reports who holds a tenant's lease.
+type Holders interface {
+	Holder(ctx context.Context, tenantID string) (lease.Holder, bool, error)
+}
+
+// Runner starts and controls runs: the orchestrator.
+type Runner interface {
+	Launch(ctx context.Context, p *plan.Plan) error
+	Watch(planID string) (changed <-chan struct{}, stop func())
+	PausePlan(ctx context.Context, planID string) error
+	ResumePlan(ctx context.Context, planID string) error
+	CancelPlan(ctx context.Context, planID string) error
+	PauseTask(ctx context.Context, taskID string) error
+	ResumeTask(ctx context.Context, taskID string) error
+	CancelTask(ctx context.Context, taskID string) error
+	RetryTask(ctx context.Context, taskID string, fromCheckpoint bool) error
+}
+
+// Deps are the Service's collaborators.
+type Deps struct {
+	Plans       plan.Repository
+	Tasks       task.Repository
+	Checkpoints checkpoint.Store
+	Kinds       Kinds
+	Holders     Holders
+	Runner      Runner
+	Clock       func() time.Time // default time.Now
+}
+
+// Service implements the use cases.
+type Service struct {
+	Deps
+	submitMu sync.Mutex // a conflict check and the creation it allows happen as one step
+}
+
+// New returns a Service.
+func New(d Deps) *Service {
+	if d.Clock == nil {
+		d.Clock = time.Now
+	}
+	return &Service{Deps: d}
+}
+
+func (s *Service) now() time.Time { return s.Clock().UTC() }

@@ -1,0 +1,171 @@
+package app_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/domain/stage"
+	"github.com/executor-dev/executor/infra/lock"
+	"github.com/executor-dev/executor/infra/memrepo"
+	"github.com/executor-dev/executor/orchestrator"
+	"github.com/executor-dev/executor/stagekind"
+)
+
+func newService(t *testing.T) *app.Service {
+	t.Helper()
+	db := memrepo.New()
+	locker := lock.NewMemory()
+	kinds := stagekind.Builtin(stagekind.HTTPOptions{})
+	orch := orchestrator.New(db.Plans(), db.Tasks(), db.Checkpoints(), locker, kinds, orchestrator.Config{})
+	orch.Start()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		require.NoError(t, orch.Stop(ctx))
+	})
+	return app.New(app.Deps{
+		Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(),
+		Kinds: kinds, Holders: locker, Runner: orch,
+	})
+}
+
+func sleepPlan(tenants ...string) app.SubmitRequest {
+	req := app.SubmitRequest{Stages: []stage.Spec{{Name: "bake", Kind: "sleep", Params: map[string]any{"duration": "10s"}}}}
+	for _, tn := range tenants {
+		req.Tenants = append(req.Tenants, app.TenantInput{ID: tn})
+	}
+	return req
+}
+
+func countPlans(t *testing.T, svc *app.Service) int {
+	t.Helper()
+	plans, err := svc.ListPlans(context.Background(), plan.Filter{Limit: 1000})
+	require.NoError(t, err)
+	return len(plans)
+}
+
+func TestConcurrentSubmitsWithOneIdempotencyKeyCreateOnePlan(t *testing.T) {
+	t.Parallel()
+	svc := newService(t)
+	const n = 20
+	ids := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := sleepPlan("idem-tenant")
+			req.IdempotencyKey = "release-42"
+			sub, err := svc.Submit(context.Background(), req)
+			if assert.NoError(t, err) {
+				ids[i] = sub.Plan.Plan.ID()
+			}
+		}()
+	}
+	wg.Wait()
+	for _, id := range ids {
+		assert.Equal(t, ids[0], id)
+	}
+	assert.Equal(t, 1, countPlans(t, svc))
+}
+
+func TestConcurrentSubmitsForOneTenantLetExactlyOneIn(t *testing.T) {
+	t.Parallel()
+	svc := newService(t)
+	const n = 20
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	created, conflicts := 0, 0
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := svc.Submit(context.Background(), sleepPlan("shared-tenant", "other-"+fmt.Sprint(time.Now().UnixNano())))
+			mu.Lock()
+			defer mu.Unlock()
+			var ce *app.ConflictError
+			switch {
+			case err == nil:
+				created++
+			case errors.As(err, &ce):
+				conflicts++
+				assert.Equal(t, []string{"shared-tenant"}, ce.Tenants)
+			default:
+				t.Errorf("unexpected error: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, 1, created)
+	assert.Equal(t, n-1, conflicts)
+	assert.Equal(t, 1, countPlans(t, svc))
+}
+
+func TestDryRunRendersAndCreatesNothing(t *testing.T) {
+	t.Parallel()
+	svc := newService(t)
+	req := app.SubmitRequest{
+		DryRun: true,
+		Stages: []stage.Spec{{Name: "bake", Kind: "sleep", Params: map[string]any{"duration": "{{.Params.d}}"}}},
+		Tenants: []app.TenantInput{
+			{ID: "dry-1", Params: map[string]any{"d": "1s"}},
+			{ID: "dry-2", Params: map[string]any{"d": "2s"}},
+		},
+	}
+	sub, err := svc.Submit(context.Background(), req)
+	require.NoError(t, err)
+	require.Len(t, sub.Preview, 2)
+	assert.Equal(t, "2s", sub.Preview[1].Stages[0].Params["duration"])
+	assert.Equal(t, 0, countPlans(t, svc))
+}
+
+func TestSubmitNamesTheBadField(t *testing.T) {
+	t.Parallel()
+	svc := newService(t)
+	good := func() app.SubmitRequest {
+		return app.SubmitRequest{
+			Stages:  []stage.Spec{{Name: "push", Kind: "http", Params: map[string]any{"url": "http://127.0.0.1:1/{{.Params.v}}"}}},
+			Tenants: []app.TenantInput{{ID: "f-1", Params: map[string]any{"v": "1"}}, {ID: "f-2", Params: map[string]any{"v": "2"}}},
+		}
+	}
+	tests := []struct {
+		name   string
+		mutate func(*app.SubmitRequest)
+		field  string
+	}{
+		{"tenant id with a brace", func(r *app.SubmitRequest) { r.Tenants[1].ID = "t{1}" }, "tenants[1].id"},
+		{"tenant id with a colon", func(r *app.SubmitRequest) { r.Tenants[0].ID = "a:b" }, "tenants[0].id"},
+		{"duplicate tenant", func(r *app.SubmitRequest) { r.Tenants[1].ID = "f-1" }, "tenants[1].id"},
+		{"unknown kind", func(r *app.SubmitRequest) { r.Stages[0].Kind = "teleport" }, "stages[0].kind"},
+		{"missing tenant param", func(r *app.SubmitRequest) { delete(r.Tenants[1].Params, "v") }, "stages[0].params.url"},
+		{"template that does not parse", func(r *app.SubmitRequest) { r.Stages[0].Params["url"] = "http://x/{{.Params.v" }, "stages[0].params.url"},
+		{"kind rejects rendered params", func(r *app.SubmitRequest) { r.Stages[0].Params["url"] = "ftp://x/{{.Params.v}}" }, "stages[0].params.url"},
+		{"output of a later stage", func(r *app.SubmitRequest) {
+			r.Stages[0].Params["url"] = `http://{{index .Outputs "later" "host"}}/`
+		}, "stages[0].params.url"},
+		{"concurrency too high", func(r *app.SubmitRequest) { r.MaxConcurrency = 1001 }, "maxConcurrency"},
+		{"no tenants", func(r *app.SubmitRequest) { r.Tenants = nil }, "tenants"},
+		{"bad stage name", func(r *app.SubmitRequest) { r.Stages[0].Name = "a b" }, "stages[0].name"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := good()
+			tc.mutate(&req)
+			_, err := svc.Submit(context.Background(), req)
+			require.ErrorIs(t, err, app.ErrInvalidInput)
+			var ve *app.ValidationError
+			require.ErrorAs(t, err, &ve)
+			assert.Equal(t, tc.field, ve.Violations[0].Field)
+		})
+	}
+	assert.Equal(t, 0, countPlans(t, svc), "nothing was created")
+}

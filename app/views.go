@@ -1,0 +1,41 @@
+package app
+
+import (
+	"github.com/executor-dev/executor/domain/checkpoint"
+	"github.com/executor-dev/executor/domain/lease"
+	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/domain/task"
+)
+
+// Progress counts a plan's tasks per status.
+type Progress struct {
+	Total  int
+	Counts map[task.Status]int
+}
+
+// PlanView is a plan with its progress.
+type PlanView struct {
+	Plan     *plan.Plan
+	Progress Progress
+}
+
+// TaskView is a task with its checkpoint (nil when none was saved) and its tenant's lease.
+type TaskView struct {
+	Task       *task.Task
+	Checkpoint *checkpoint.Checkpoint
+	Lease      LeaseView
+}
+
+// LeaseView tells whether a run holds the task's tenant, and which.
+type LeaseView struct {
+	Held   bool
+	Holder lease.Holder
+}
+
+func progressOf(tasks []*task.Task) Progress {
+	p := Progress{Total: len(tasks), Counts: map[task.Status]int{}}
+	for _, t := range tasks {
+		p.Counts[t.Status()]++
+	}
+	return p
+}

@@ -1,0 +1,141 @@
+package checkpoint
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Sentinel errors; match them with errors.Is.
+var (
+	ErrNotFound   = errors.New("checkpoint: not found")
+	ErrOutOfOrder = errors.New("checkpoint: stage recorded out of order")
+	ErrInvalid    = errors.New("checkpoint: invalid")
+)
+
+// Checkpoint records the stages a task has completed and their outputs.
+type Checkpoint struct {
+	taskID          string
+	completedStages []string
+	contextData     map[string]json.RawMessage
+	savedAt         time.Time
+	fence           uint64
+}
+
+// New returns an empty checkpoint (nothing completed) for taskID.
+func New(taskID string) *Checkpoint {
+	return &Checkpoint{taskID: taskID, contextData: map[string]json.RawMessage{}}
+}
+
+// TaskID returns the task the checkpoint belongs to.
+func (c *Checkpoint) TaskID() string { return c.taskID }
+
+// LastCompletedStageIndex returns the index of the last completed stage, -1 when none.
+func (c *Checkpoint) LastCompletedStageIndex() int { return len(c.completedStages) - 1 }
+
+// Next returns the index of the stage a retry from this checkpoint starts at.
+func (c *Checkpoint) Next() int { return len(c.completedStages) }
+
+// CompletedStages returns the names of the completed stages, in order.
+func (c *Checkpoint) CompletedStages() []string { return append([]string(nil), c.completedStages...) }
+
+// Output returns the output of a completed stage.
+func (c *Checkpoint) Output(stage string) (json.RawMessage, bool) {
+	o, ok := c.contextData[stage]
+	return o, ok
+}
+
+// Outputs returns each completed stage's output decoded, by stage name: what templates see.
+func (c *Checkpoint) Outputs() map[string]any {
+	out := make(map[string]any, len(c.contextData))
+	for name, raw := range c.contextData {
+		var v any
+		if len(raw) > 0 && json.Unmarshal(raw, &v) != nil {
+			v = string(raw)
+		}
+		out[name] = v
+	}
+	return out
+}
+
+// SavedAt returns when the checkpoint last changed.
+func (c *Checkpoint) SavedAt() time.Time { return c.savedAt }
+
+// Fence returns the fence epoch of the run that wrote the checkpoint.
+func (c *Checkpoint) Fence() uint64 { return c.fence }
+
+// Record marks stage index (named name) completed with its output. index must be the next one.
+func (c *Checkpoint) Record(index int, name string, output json.RawMessage, epoch uint64, now time.Time) error {
+	if index != len(c.completedStages) {
+		return fmt.Errorf("%w: stage %d after %d", ErrOutOfOrder, index, c.LastCompletedStageIndex())
+	}
+	if output != nil && !json.Valid(output) {
+		return fmt.Errorf("%w: output of %s is not JSON", ErrInvalid, name)
+	}
+	c.completedStages = append(c.completedStages, name)
+	c.contextData[name] = output
+	c.fence = max(c.fence, epoch)
+	c.savedAt = now.UTC()
+	return nil
+}
+
+// Reset forgets every completed stage: a retry from the start.
+func (c *Checkpoint) Reset(epoch uint64, now time.Time) {
+	c.completedStages = nil
+	c.contextData = map[string]json.RawMessage{}
+	c.fence = max(c.fence, epoch)
+	c.savedAt = now.UTC()
+}
+
+// State is a checkpoint's persisted form.
+type State struct {
+	TaskID          string                     `json:"taskId"`
+	LastCompleted   int                        `json:"lastCompletedStageIndex"`
+	CompletedStages []string                   `json:"completedStages"`
+	ContextData     map[string]json.RawMessage `json:"contextData"`
+	SavedAt         time.Time                  `json:"savedAt"`
+	Fence           uint64                     `json:"fence"`
+}
+
+// State returns the checkpoint's persisted form (copies).
+func (c *Checkpoint) State() State {
+	data := make(map[string]json.RawMessage, len(c.contextData))
+	for k, v := range c.contextData {
+		data[k] = v
+	}
+	return State{
+		TaskID: c.taskID, LastCompleted: c.LastCompletedStageIndex(),
+		CompletedStages: c.CompletedStages(), ContextData: data, SavedAt: c.savedAt, Fence: c.fence,
+	}
+}
+
+// Load rebuilds a checkpoint from persisted state, refusing state that breaks an invariant.
+func Load(s State) (*Checkpoint, error) {
+	if s.TaskID == "" {
+		return nil, fmt.Errorf("%w: no task id", ErrInvalid)
+	}
+	if s.LastCompleted != len(s.CompletedStages)-1 {
+		return nil, fmt.Errorf("%w: %s: last completed %d but %d stages completed",
+			ErrInvalid, s.TaskID, s.LastCompleted, len(s.CompletedStages))
+	}
+	data := make(map[string]json.RawMessage, len(s.ContextData))
+	for _, name := range s.CompletedStages {
+		out, ok := s.ContextData[name]
+		if !ok {
+			return nil, fmt.Errorf("%w: %s: no output for completed stage %s", ErrInvalid, s.TaskID, name)
+		}
+		data[name] = out
+	}
+	return &Checkpoint{
+		taskID: s.TaskID, completedStages: append([]string(nil), s.CompletedStages...),
+		contextData: data, savedAt: s.SavedAt, fence: s.Fence,
+	}, nil
+}
+
+// Store reads checkpoints. They are written together with their task (task.Repository.Save).
+type Store interface {
+	// Checkpoint returns the task's checkpoint, or ErrNotFound when none was saved.
+	Checkpoint(ctx context.Context, taskID string) (*Checkpoint, error)
+}

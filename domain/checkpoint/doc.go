@@ -1,0 +1,8 @@
+// Package checkpoint holds the Checkpoint aggregate: what a task has durably completed.
+//
+// Invariants:
+//   - LastCompletedStageIndex is -1 (nothing completed) or the index of the last completed stage,
+//     and equals len(CompletedStages)-1: stages are recorded strictly in order, from 0;
+//   - ContextData holds one output (JSON, possibly null) per completed stage, by stage name;
+//   - the fence epoch never decreases.
+package checkpoint

@@ -1,0 +1,18 @@
+// Package plan holds the Plan aggregate: one rollout of an ordered stage template to many
+// tenants, one task per tenant.
+//
+// State machine (DESIGN §3, plus Reopen, which lets a tenant retry bring a finished plan back
+// to RUNNING so that its status keeps following its tasks):
+//
+//	SCHEDULED → PENDING → RUNNING ⇄ PAUSED → COMPLETED | FAILED | CANCELLED
+//	SCHEDULED | PENDING | RUNNING | PAUSED → CANCELLED
+//	FAILED | CANCELLED → RUNNING   (reopen: an operator retried one of its tasks)
+//
+// Invariants:
+//   - the ID is a ULID; 1 ≤ MaxConcurrency ≤ 1000; FailureBudget ≥ 0 (0: no budget);
+//   - at least one stage; stage names are unique; at least one task, task ids unique;
+//   - the stage template never changes after New;
+//   - progress is never stored: it is counted from the tasks.
+//
+// Illegal transitions return errors matching ErrInvalidTransition; they never panic.
+package plan

@@ -1,0 +1,142 @@
+package plan
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/executor-dev/executor/domain/stage"
+)
+
+// Limits of a plan's settings.
+const (
+	DefaultMaxConcurrency = 5
+	MaxMaxConcurrency     = 1000
+)
+
+// Draft is what a plan is made from. Stage specs must already be validated (stage.Spec.Validate).
+type Draft struct {
+	ID             string // a ULID, chosen by the caller so tasks can refer to it
+	Name           string
+	Labels         map[string]string
+	Stages         []stage.Spec
+	TaskIDs        []string // in submission order
+	MaxConcurrency int      // 0: DefaultMaxConcurrency
+	FailureBudget  int      // 0: no budget
+	StartAt        time.Time
+	IdempotencyKey string
+}
+
+// Plan is one rollout of a stage template to many tenants.
+type Plan struct {
+	id             string
+	name           string
+	labels         map[string]string
+	stages         []stage.Spec
+	taskIDs        []string
+	maxConcurrency int
+	failureBudget  int
+	startAt        time.Time
+	idempotencyKey string
+	status         Status
+	createdAt      time.Time
+	startedAt      time.Time
+	finishedAt     time.Time
+}
+
+// New validates d and returns a PENDING plan, or SCHEDULED when StartAt is after now.
+func New(d Draft, now time.Time) (*Plan, error) {
+	if d.MaxConcurrency == 0 {
+		d.MaxConcurrency = DefaultMaxConcurrency
+	}
+	status := Pending
+	if d.StartAt.After(now) {
+		status = Scheduled
+	}
+	now = now.UTC()
+	p := &Plan{
+		id: d.ID, name: d.Name, labels: d.Labels, stages: d.Stages, taskIDs: d.TaskIDs,
+		maxConcurrency: d.MaxConcurrency, failureBudget: d.FailureBudget, startAt: d.StartAt.UTC(),
+		idempotencyKey: d.IdempotencyKey, status: status, createdAt: now,
+	}
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *Plan) check() error {
+	bad := func(field, format string, args ...any) error {
+		return &stage.FieldError{Field: field, Reason: fmt.Sprintf(format, args...), Err: ErrInvalid}
+	}
+	if _, err := ulid.ParseStrict(p.id); err != nil {
+		return bad("planId", "must be a ULID")
+	}
+	if p.maxConcurrency < 1 || p.maxConcurrency > MaxMaxConcurrency {
+		return bad("maxConcurrency", "must be between 1 and %d", MaxMaxConcurrency)
+	}
+	if p.failureBudget < 0 {
+		return bad("failureBudget", "must not be negative")
+	}
+	if len(p.stages) == 0 {
+		return bad("stages", "at least one stage is required")
+	}
+	names := make(map[string]int, len(p.stages))
+	for i, s := range p.stages {
+		if j, dup := names[s.Name]; dup {
+			return bad(fmt.Sprintf("stages[%d].name", i), "duplicates stages[%d].name %q", j, s.Name)
+		}
+		names[s.Name] = i
+	}
+	if len(p.taskIDs) == 0 {
+		return bad("tenants", "at least one tenant is required")
+	}
+	ids := make(map[string]struct{}, len(p.taskIDs))
+	for _, id := range p.taskIDs {
+		if _, dup := ids[id]; dup {
+			return bad("taskIds", "duplicate task id %s", id)
+		}
+		ids[id] = struct{}{}
+	}
+	return nil
+}
+
+// ID returns the plan's ULID.
+func (p *Plan) ID() string { return p.id }
+
+// Name returns the plan's name.
+func (p *Plan) Name() string { return p.name }
+
+// Labels returns the plan's labels (shared; do not modify).
+func (p *Plan) Labels() map[string]string { return p.labels }
+
+// Stages returns the stage template (shared; do not modify).
+func (p *Plan) Stages() []stage.Spec { return p.stages }
+
+// TaskIDs returns the tasks' ids in submission order (shared; do not modify).
+func (p *Plan) TaskIDs() []string { return p.taskIDs }
+
+// MaxConcurrency returns how many of the plan's tasks may run at once.
+func (p *Plan) MaxConcurrency() int { return p.maxConcurrency }
+
+// FailureBudget returns after how many failed tasks no new task starts (0: no budget).
+func (p *Plan) FailureBudget() int { return p.failureBudget }
+
+// StartAt returns when a scheduled plan starts (zero: at once).
+func (p *Plan) StartAt() time.Time { return p.startAt }
+
+// IdempotencyKey returns the key the plan was submitted with, if any.
+func (p *Plan) IdempotencyKey() string { return p.idempotencyKey }
+
+// Status returns the plan's status.
+func (p *Plan) Status() Status { return p.status }
+
+// CreatedAt returns when the plan was submitted.
+func (p *Plan) CreatedAt() time.Time { return p.createdAt }
+
+// StartedAt returns when the plan started running (zero before).
+func (p *Plan) StartedAt() time.Time { return p.startedAt }
+
+// FinishedAt returns when the plan ended (zero while it has not).
+func (p *Plan) FinishedAt() time.Time { return p.finishedAt }

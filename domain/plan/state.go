@@ -1,0 +1,55 @@
+package plan
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/executor-dev/executor/domain/stage"
+)
+
+// State is a plan's persisted form. Load turns it back into a Plan, re-checking invariants.
+type State struct {
+	ID             string
+	Name           string
+	Labels         map[string]string
+	Stages         []stage.Spec
+	TaskIDs        []string
+	MaxConcurrency int
+	FailureBudget  int
+	StartAt        time.Time
+	IdempotencyKey string
+	Status         Status
+	CreatedAt      time.Time
+	StartedAt      time.Time
+	FinishedAt     time.Time
+}
+
+// State returns the plan's persisted form.
+func (p *Plan) State() State {
+	return State{
+		ID: p.id, Name: p.name, Labels: p.labels, Stages: p.stages, TaskIDs: p.taskIDs,
+		MaxConcurrency: p.maxConcurrency, FailureBudget: p.failureBudget, StartAt: p.startAt,
+		IdempotencyKey: p.idempotencyKey, Status: p.status, CreatedAt: p.createdAt,
+		StartedAt: p.startedAt, FinishedAt: p.finishedAt,
+	}
+}
+
+// Load rebuilds a plan from persisted state, refusing state that breaks an invariant.
+func Load(s State) (*Plan, error) {
+	if !s.Status.Valid() {
+		return nil, fmt.Errorf("%w: %s: unknown status %q", ErrInvalid, s.ID, s.Status)
+	}
+	if s.Status.Terminal() && s.FinishedAt.IsZero() {
+		return nil, fmt.Errorf("%w: %s: %s without finishedAt", ErrInvalid, s.ID, s.Status)
+	}
+	p := &Plan{
+		id: s.ID, name: s.Name, labels: s.Labels, stages: s.Stages, taskIDs: s.TaskIDs,
+		maxConcurrency: s.MaxConcurrency, failureBudget: s.FailureBudget, startAt: s.StartAt,
+		idempotencyKey: s.IdempotencyKey, status: s.Status, createdAt: s.CreatedAt,
+		startedAt: s.StartedAt, finishedAt: s.FinishedAt,
+	}
+	if err := p.check(); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, s.ID, err)
+	}
+	return p, nil
+}

@@ -1,0 +1,77 @@
+package plan
+
+import "time"
+
+func (p *Plan) refuse(action string) error { return &TransitionError{From: p.status, Action: action} }
+
+// Release makes a scheduled plan due: SCHEDULED → PENDING.
+func (p *Plan) Release() error {
+	if p.status != Scheduled {
+		return p.refuse("release")
+	}
+	p.status = Pending
+	return nil
+}
+
+// Start begins running tasks: PENDING → RUNNING.
+func (p *Plan) Start(now time.Time) error {
+	if p.status != Pending {
+		return p.refuse("start")
+	}
+	p.status = Running
+	p.startedAt = now.UTC()
+	return nil
+}
+
+// Pause stops new task starts and asks running tasks to pause: RUNNING → PAUSED.
+func (p *Plan) Pause() error {
+	if p.status != Running {
+		return p.refuse("pause")
+	}
+	p.status = Paused
+	return nil
+}
+
+// Resume lets tasks start again: PAUSED → RUNNING.
+func (p *Plan) Resume() error {
+	if p.status != Paused {
+		return p.refuse("resume")
+	}
+	p.status = Running
+	return nil
+}
+
+// Complete ends a plan whose every task completed: RUNNING | PAUSED → COMPLETED.
+func (p *Plan) Complete(now time.Time) error { return p.end(Completed, "complete", now) }
+
+// Fail ends a plan with failed or interrupted tasks: RUNNING | PAUSED → FAILED.
+func (p *Plan) Fail(now time.Time) error { return p.end(Failed, "fail", now) }
+
+func (p *Plan) end(s Status, action string, now time.Time) error {
+	if p.status != Running && p.status != Paused {
+		return p.refuse(action)
+	}
+	p.status = s
+	p.finishedAt = now.UTC()
+	return nil
+}
+
+// Cancel ends the plan for good: SCHEDULED | PENDING | RUNNING | PAUSED → CANCELLED.
+func (p *Plan) Cancel(now time.Time) error {
+	if p.status.Terminal() {
+		return p.refuse("cancel")
+	}
+	p.status = Cancelled
+	p.finishedAt = now.UTC()
+	return nil
+}
+
+// Reopen brings a FAILED or CANCELLED plan back to RUNNING because one of its tasks was retried.
+func (p *Plan) Reopen() error {
+	if p.status != Failed && p.status != Cancelled {
+		return p.refuse("reopen")
+	}
+	p.status = Running
+	p.finishedAt = time.Time{}
+	return nil
+}

@@ -1,0 +1,14 @@
+// Package stage defines what a stage is and how it runs, independent of any kind.
+//
+// A Spec is one entry of a plan's stage template: a name unique within the plan, a kind, params
+// whose string values are text/template templates, an optional timeout and a retry Policy.
+// A Handler runs one attempt of a stage kind and reports failure as an *Error carrying a Class.
+//
+// Invariants:
+//   - a Spec's name matches NamePattern and its kind is non-empty; timeout is never negative;
+//   - a Policy always allows at least one attempt and never backs off for longer than MaxBackoff,
+//     except that a Retry-After hint from the failure wins;
+//   - every failure has exactly one Class; errors that carry none are retryable.
+//
+// The package imports only the standard library.
+package stage

@@ -1,0 +1,45 @@
+package stage
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+)
+
+// Request is what a handler gets for one attempt of one stage of one task.
+type Request struct {
+	PlanID     string
+	TaskID     string
+	TenantID   string
+	Stage      string
+	StageIndex int
+	Run        int            // the task's attempt: 1 on the first run, +1 per retry
+	Attempt    int            // the stage's attempt within this run, from 1
+	Params     map[string]any // rendered for this tenant and attempt
+}
+
+// IdempotencyKey identifies this attempt: plan/task/stage/run.attempt.
+func (r Request) IdempotencyKey() string {
+	return r.PlanID + "/" + r.TaskID + "/" + r.Stage + "/" + strconv.Itoa(r.Run) + "." + strconv.Itoa(r.Attempt)
+}
+
+// Handler runs one attempt of a stage kind. It returns the stage's output (JSON, may be nil),
+// or an error; a *Error carries its class, any other error is retryable. It must return
+// promptly once ctx is done.
+type Handler interface {
+	Run(ctx context.Context, req Request) (json.RawMessage, error)
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, req Request) (json.RawMessage, error)
+
+// Run calls f.
+func (f HandlerFunc) Run(ctx context.Context, req Request) (json.RawMessage, error) {
+	return f(ctx, req)
+}
+
+// ParamValidator is implemented by handlers that check their rendered params at submission,
+// so that a plan that cannot run is rejected before anything is created.
+type ParamValidator interface {
+	ValidateParams(params map[string]any) error
+}

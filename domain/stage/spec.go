@@ -1,0 +1,81 @@
+package stage
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// NamePattern is what a stage name must match: it names the stage's output in templates and in
+// idempotency keys, so it is restricted like an ID.
+var NamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// ErrInvalidSpec is returned (wrapped in a *FieldError) when a Spec breaks an invariant.
+var ErrInvalidSpec = errors.New("invalid stage spec")
+
+// Spec is one stage of a plan's template. Params' string values are templates rendered per tenant.
+type Spec struct {
+	Name    string
+	Kind    string
+	Params  map[string]any
+	Timeout time.Duration // 0: no per-stage timeout
+	Retry   Policy
+}
+
+// FieldError names the field of a spec or plan that is invalid.
+type FieldError struct {
+	Field  string
+	Reason string
+	Err    error // the sentinel the error matches with errors.Is
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Reason }
+
+// Unwrap returns the sentinel error.
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// Validate checks the spec's invariants and returns its policy with defaults filled in.
+// field is the path of the spec in its document, for example "stages[2]".
+func (s Spec) Validate(field string) (Spec, error) {
+	if !NamePattern.MatchString(s.Name) {
+		return s, &FieldError{Field: field + ".name", Reason: fmt.Sprintf("must match %s", NamePattern), Err: ErrInvalidSpec}
+	}
+	if s.Kind == "" {
+		return s, &FieldError{Field: field + ".kind", Reason: "is required", Err: ErrInvalidSpec}
+	}
+	if s.Timeout < 0 {
+		return s, &FieldError{Field: field + ".timeout", Reason: "must not be negative", Err: ErrInvalidSpec}
+	}
+	p, err := s.Retry.withDefaults(field + ".retry")
+	if err != nil {
+		return s, err
+	}
+	s.Retry = p
+	return s, nil
+}
+
+// UsesOutputs reports whether any param template reads .Outputs: such params cannot be fully
+// known before earlier stages ran, so their kind-specific checks wait until run time.
+func (s Spec) UsesOutputs() bool { return usesOutputs(s.Params) }
+
+func usesOutputs(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return strings.Contains(v, "{{") && strings.Contains(v, ".Outputs")
+	case map[string]any:
+		for _, e := range v {
+			if usesOutputs(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if usesOutputs(e) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,22 @@
+// Package task holds the Task aggregate: one tenant's run of a plan's stages.
+//
+// State machine (DESIGN §3, plus INTERRUPTED → CANCELLED so an SRE can abandon an interrupted
+// tenant instead of being forced to retry it):
+//
+//	PENDING → RUNNING → COMPLETED
+//	            ├──→ FAILED        (retries exhausted or permanent error)
+//	            ├──→ PAUSED        (pause honoured at a stage boundary)
+//	            └──→ INTERRUPTED   (lease lost, shutdown, or the owner died)
+//	PENDING | PAUSED | RUNNING | INTERRUPTED → CANCELLED
+//	FAILED | CANCELLED | PAUSED | INTERRUPTED → PENDING   (retry; resume from PAUSED)
+//
+// Invariants:
+//   - 0 ≤ CurrentStage ≤ len(Stages); a COMPLETED task has run every stage;
+//   - Attempt ≥ 1 and grows by one per retry (resume is not a retry);
+//   - the attempt ledger only grows, and only while RUNNING;
+//   - stages complete strictly in order;
+//   - terminal tasks (COMPLETED, FAILED, CANCELLED) have FinishedAt set;
+//   - the fence epoch never decreases: a write carrying an older epoch is refused (ErrFenced).
+//
+// Illegal transitions return errors matching ErrInvalidTransition; they never panic.
+package task

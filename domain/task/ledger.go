@@ -1,0 +1,40 @@
+package task
+
+import (
+	"time"
+
+	"github.com/executor-dev/executor/domain/stage"
+)
+
+// Outcome is how a stage attempt ended.
+type Outcome string
+
+// Attempt outcomes.
+const (
+	OutcomeSucceeded Outcome = "succeeded"
+	OutcomeFailed    Outcome = "failed"
+)
+
+// Attempt is one entry of the attempt ledger: one attempt of one stage.
+type Attempt struct {
+	StageIndex int
+	Stage      string
+	Run        int // the task attempt the stage attempt belongs to
+	Attempt    int // the stage attempt within the run, from 1
+	StartedAt  time.Time
+	EndedAt    time.Time
+	Outcome    Outcome
+	Class      stage.Class   // empty on success
+	Error      string        // empty on success
+	Code       int           // remote status code, when one applies
+	Backoff    time.Duration // the wait chosen before the next attempt; 0 when none follows
+}
+
+// Failure is a task's last error, a structured record of what stopped it.
+type Failure struct {
+	Stage   string
+	Attempt int
+	Class   stage.Class
+	Message string
+	Code    int
+}

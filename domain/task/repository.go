@@ -1,0 +1,25 @@
+package task
+
+import (
+	"context"
+
+	"github.com/executor-dev/executor/domain/checkpoint"
+)
+
+// Repository stores tasks and the tenant → latest task index.
+type Repository interface {
+	// Create stores new tasks and points each tenant's index at its task.
+	Create(ctx context.Context, tasks []*Task) error
+	// Task returns the task with id, or ErrNotFound.
+	Task(ctx context.Context, id string) (*Task, error)
+	// Latest returns the tenant's latest task, or ErrNotFound.
+	Latest(ctx context.Context, tenantID string) (*Task, error)
+	// ByIDs returns the tasks with the given ids, in that order (ErrNotFound if one is missing).
+	ByIDs(ctx context.Context, ids []string) ([]*Task, error)
+	// Save writes t and, when cp is not nil, its checkpoint, as one atomic write. It returns
+	// ErrFenced, writing nothing, when the stored task carries a newer fence epoch than t.
+	Save(ctx context.Context, t *Task, cp *checkpoint.Checkpoint) error
+	// BumpFence raises the stored task's fence epoch by one and returns it: the epoch of a
+	// new run that has just taken the tenant's lease.
+	BumpFence(ctx context.Context, id string) (uint64, error)
+}

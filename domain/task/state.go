@@ -1,0 +1,79 @@
+package task
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/executor-dev/executor/domain/stage"
+)
+
+// State is a task's persisted form. Load turns it back into a Task, re-checking invariants.
+type State struct {
+	ID             string
+	PlanID         string
+	TenantID       string
+	Params         map[string]any
+	Stages         []stage.Spec
+	Status         Status
+	PauseRequested bool
+	Attempt        int
+	CurrentStage   int
+	CreatedAt      time.Time
+	StartedAt      time.Time
+	FinishedAt     time.Time
+	UpdatedAt      time.Time
+	LastError      *Failure
+	Ledger         []Attempt
+	Fence          uint64
+}
+
+// State returns the task's persisted form. Slices and the last error are copies.
+func (t *Task) State() State {
+	return State{
+		ID: t.id, PlanID: t.planID, TenantID: t.tenantID, Params: t.params, Stages: t.stages,
+		Status: t.status, PauseRequested: t.pauseRequested, Attempt: t.attempt,
+		CurrentStage: t.currentStage, CreatedAt: t.createdAt, StartedAt: t.startedAt,
+		FinishedAt: t.finishedAt, UpdatedAt: t.updatedAt, LastError: t.LastError(),
+		Ledger: t.Ledger(), Fence: t.fence,
+	}
+}
+
+// Load rebuilds a task from persisted state, refusing state that breaks an invariant.
+func Load(s State) (*Task, error) {
+	bad := func(format string, args ...any) (*Task, error) {
+		return nil, fmt.Errorf("%w: %s: %s", ErrInvalid, s.ID, fmt.Sprintf(format, args...))
+	}
+	if _, err := ulid.ParseStrict(s.ID); err != nil {
+		return bad("id is not a ULID")
+	}
+	switch {
+	case s.PlanID == "" || s.TenantID == "":
+		return bad("plan and tenant are required")
+	case !s.Status.Valid():
+		return bad("unknown status %q", s.Status)
+	case len(s.Stages) == 0:
+		return bad("no stages")
+	case s.CurrentStage < 0 || s.CurrentStage > len(s.Stages):
+		return bad("current stage %d out of range", s.CurrentStage)
+	case s.Status == Completed && s.CurrentStage != len(s.Stages):
+		return bad("completed before its last stage")
+	case s.Attempt < 1:
+		return bad("attempt %d < 1", s.Attempt)
+	case s.Status.Terminal() && s.FinishedAt.IsZero():
+		return bad("%s without finishedAt", s.Status)
+	}
+	var lastErr *Failure
+	if s.LastError != nil {
+		f := *s.LastError
+		lastErr = &f
+	}
+	return &Task{
+		id: s.ID, planID: s.PlanID, tenantID: s.TenantID, params: s.Params, stages: s.Stages,
+		status: s.Status, pauseRequested: s.PauseRequested, attempt: s.Attempt,
+		currentStage: s.CurrentStage, createdAt: s.CreatedAt, startedAt: s.StartedAt,
+		finishedAt: s.FinishedAt, updatedAt: s.UpdatedAt, lastError: lastErr,
+		ledger: append([]Attempt(nil), s.Ledger...), fence: s.Fence,
+	}, nil
+}

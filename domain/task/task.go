@@ -1,0 +1,110 @@
+package task
+
+import (
+	"regexp"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/executor-dev/executor/domain/stage"
+)
+
+// Task is one tenant's run of a plan's stages.
+type Task struct {
+	id             string
+	planID         string
+	tenantID       string
+	params         map[string]any
+	stages         []stage.Spec
+	status         Status
+	pauseRequested bool
+	attempt        int
+	currentStage   int
+	createdAt      time.Time
+	startedAt      time.Time
+	finishedAt     time.Time
+	updatedAt      time.Time
+	lastError      *Failure
+	ledger         []Attempt
+	fence          uint64
+}
+
+// New returns a PENDING task for tenantID in planID. stages is the plan's template (shared, not
+// copied: specs are immutable once a plan is created).
+func New(planID, tenantID string, params map[string]any, stages []stage.Spec, now time.Time) (*Task, error) {
+	if planID == "" || !TenantIDPattern.MatchString(tenantID) {
+		return nil, ErrInvalid
+	}
+	if len(stages) == 0 {
+		return nil, ErrInvalid
+	}
+	now = now.UTC()
+	return &Task{
+		id:        ulid.Make().String(),
+		planID:    planID,
+		tenantID:  tenantID,
+		params:    params,
+		stages:    stages,
+		status:    Pending,
+		attempt:   1,
+		createdAt: now,
+		updatedAt: now,
+	}, nil
+}
+
+// ID returns the task's ULID.
+func (t *Task) ID() string { return t.id }
+
+// PlanID returns the plan the task belongs to.
+func (t *Task) PlanID() string { return t.planID }
+
+// TenantID returns the tenant the task deploys.
+func (t *Task) TenantID() string { return t.tenantID }
+
+// Params returns the tenant's params (shared; do not modify).
+func (t *Task) Params() map[string]any { return t.params }
+
+// Stages returns the stages to run (shared; do not modify).
+func (t *Task) Stages() []stage.Spec { return t.stages }
+
+// Status returns the task's status.
+func (t *Task) Status() Status { return t.status }
+
+// PauseRequested reports whether the task will pause at its next stage boundary.
+func (t *Task) PauseRequested() bool { return t.pauseRequested }
+
+// Attempt returns the run number: 1 on the first run, +1 per retry.
+func (t *Task) Attempt() int { return t.attempt }
+
+// CurrentStage returns the index of the next stage to run (len(Stages) once all ran).
+func (t *Task) CurrentStage() int { return t.currentStage }
+
+// CreatedAt returns when the task was created.
+func (t *Task) CreatedAt() time.Time { return t.createdAt }
+
+// StartedAt returns when the current run started (zero before the first start).
+func (t *Task) StartedAt() time.Time { return t.startedAt }
+
+// FinishedAt returns when the task last ended (zero while it has not).
+func (t *Task) FinishedAt() time.Time { return t.finishedAt }
+
+// UpdatedAt returns when the task last changed.
+func (t *Task) UpdatedAt() time.Time { return t.updatedAt }
+
+// LastError returns the failure that last stopped the task, or nil.
+func (t *Task) LastError() *Failure {
+	if t.lastError == nil {
+		return nil
+	}
+	f := *t.lastError
+	return &f
+}
+
+// Ledger returns a copy of the attempt ledger.
+func (t *Task) Ledger() []Attempt { return append([]Attempt(nil), t.ledger...) }
+
+// Fence returns the fence epoch of the run that owns the task.
+func (t *Task) Fence() uint64 { return t.fence }
+
+// TenantIDPattern is what a tenant id must match (DESIGN §7): safe inside a Redis key.
+var TenantIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)

@@ -1,0 +1,167 @@
+package task
+
+import (
+	"time"
+)
+
+func (t *Task) refuse(action string) error { return &TransitionError{From: t.status, Action: action} }
+
+func (t *Task) touch(now time.Time) { t.updatedAt = now.UTC() }
+
+// Start begins a run under the lease whose fence epoch is epoch: PENDING → RUNNING.
+func (t *Task) Start(epoch uint64, now time.Time) error {
+	if t.status != Pending {
+		return t.refuse("start")
+	}
+	if epoch < t.fence {
+		return ErrFenced
+	}
+	t.status = Running
+	t.fence = epoch
+	t.startedAt = now.UTC()
+	t.finishedAt = time.Time{}
+	t.touch(now)
+	return nil
+}
+
+// Record appends one stage attempt to the ledger. Only a RUNNING task records attempts.
+func (t *Task) Record(a Attempt) error {
+	if t.status != Running {
+		return t.refuse("record an attempt of")
+	}
+	t.ledger = append(t.ledger, a)
+	t.touch(a.EndedAt)
+	return nil
+}
+
+// CompleteStage marks stage index done; stages complete strictly in order.
+func (t *Task) CompleteStage(index int, now time.Time) error {
+	if t.status != Running {
+		return t.refuse("complete a stage of")
+	}
+	if index != t.currentStage || index >= len(t.stages) {
+		return ErrStageOutOfOrder
+	}
+	t.currentStage++
+	t.touch(now)
+	return nil
+}
+
+// Complete ends a run that ran every stage: RUNNING → COMPLETED.
+func (t *Task) Complete(now time.Time) error {
+	if t.status != Running {
+		return t.refuse("complete")
+	}
+	if t.currentStage != len(t.stages) {
+		return ErrStageOutOfOrder
+	}
+	t.end(Completed, nil, now)
+	return nil
+}
+
+// Fail ends the run with f: RUNNING → FAILED.
+func (t *Task) Fail(f Failure, now time.Time) error {
+	if t.status != Running {
+		return t.refuse("fail")
+	}
+	t.end(Failed, &f, now)
+	return nil
+}
+
+// Interrupt ends the run because its lease, its process or the executor went away:
+// RUNNING → INTERRUPTED. The checkpoint stays, so a retry can resume.
+func (t *Task) Interrupt(f Failure, now time.Time) error {
+	if t.status != Running {
+		return t.refuse("interrupt")
+	}
+	t.status = Interrupted
+	t.lastError = &f
+	t.pauseRequested = false
+	t.touch(now)
+	return nil
+}
+
+// Pause honours a pause at a stage boundary: RUNNING → PAUSED.
+func (t *Task) Pause(now time.Time) error {
+	if t.status != Running {
+		return t.refuse("pause")
+	}
+	t.status = Paused
+	t.pauseRequested = false
+	t.touch(now)
+	return nil
+}
+
+// RequestPause asks a PENDING or RUNNING task to pause at its next stage boundary. Asking a
+// PAUSED task again is a no-op.
+func (t *Task) RequestPause(now time.Time) error {
+	switch t.status {
+	case Paused:
+		return nil
+	case Pending, Running:
+		t.pauseRequested = true
+		t.touch(now)
+		return nil
+	default:
+		return t.refuse("pause")
+	}
+}
+
+// Resume continues a PAUSED task at its next stage (PAUSED → PENDING), or withdraws a pause
+// that a PENDING or RUNNING task has not honoured yet.
+func (t *Task) Resume(now time.Time) error {
+	switch {
+	case t.status == Paused:
+		t.status = Pending
+	case (t.status == Pending || t.status == Running) && t.pauseRequested:
+	default:
+		return t.refuse("resume")
+	}
+	t.pauseRequested = false
+	t.touch(now)
+	return nil
+}
+
+// Cancel ends the task for good: PENDING | PAUSED | RUNNING | INTERRUPTED → CANCELLED.
+// reason, when not nil, becomes the last error.
+func (t *Task) Cancel(reason *Failure, now time.Time) error {
+	switch t.status {
+	case Pending, Paused, Running, Interrupted:
+	default:
+		return t.refuse("cancel")
+	}
+	if reason == nil {
+		reason = t.lastError
+	}
+	t.end(Cancelled, reason, now)
+	return nil
+}
+
+// Retry starts a new run at stage from (the stage after the checkpoint, or 0):
+// FAILED | CANCELLED | PAUSED | INTERRUPTED → PENDING, attempt+1.
+func (t *Task) Retry(from int, now time.Time) error {
+	switch t.status {
+	case Failed, Cancelled, Paused, Interrupted:
+	default:
+		return t.refuse("retry")
+	}
+	if from < 0 || from > len(t.stages) {
+		return ErrStageOutOfOrder
+	}
+	t.status = Pending
+	t.attempt++
+	t.currentStage = from
+	t.pauseRequested = false
+	t.lastError = nil
+	t.finishedAt = time.Time{}
+	t.touch(now)
+	return nil
+}
+
+func (t *Task) end(s Status, f *Failure, now time.Time) {
+	t.status = s
+	t.lastError = f
+	t.pauseRequested = false
+	t.finishedAt = now.UTC()
+	t.touch(now)
+}

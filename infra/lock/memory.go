@@ -1,0 +1,65 @@
+package lock
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/executor-dev/executor/domain/lease"
+)
+
+// Memory is an in-process tenant locker. Its leases never expire; they end on Release.
+type Memory struct {
+	mu   sync.Mutex
+	held map[string]*MemoryLease
+}
+
+// NewMemory returns an empty in-process locker.
+func NewMemory() *Memory { return &Memory{held: map[string]*MemoryLease{}} }
+
+// MemoryLease is a lease held in a Memory locker.
+type MemoryLease struct {
+	m      *Memory
+	tenant string
+	owner  string
+	lost   chan struct{}
+}
+
+// Acquire takes tenantID's lease for owner, or returns lease.ErrHeld.
+func (m *Memory) Acquire(ctx context.Context, tenantID, owner string) (lease.Lease, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if h, ok := m.held[tenantID]; ok {
+		return nil, fmt.Errorf("lock: %s held by %s: %w", tenantID, h.owner, lease.ErrHeld)
+	}
+	l := &MemoryLease{m: m, tenant: tenantID, owner: owner, lost: make(chan struct{})}
+	m.held[tenantID] = l
+	return l, nil
+}
+
+// Holder reports who holds tenantID's lease.
+func (m *Memory) Holder(_ context.Context, tenantID string) (lease.Holder, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l, ok := m.held[tenantID]
+	if !ok {
+		return lease.Holder{}, false, nil
+	}
+	return lease.Holder{Owner: l.owner}, true, nil
+}
+
+// Release gives the lease up.
+func (l *MemoryLease) Release(context.Context) error {
+	l.m.mu.Lock()
+	defer l.m.mu.Unlock()
+	if l.m.held[l.tenant] == l {
+		delete(l.m.held, l.tenant)
+	}
+	return nil
+}
+
+// Lost is never closed: an in-process lease cannot be lost.
+func (l *MemoryLease) Lost() <-chan struct{} { return l.lost }

@@ -1,0 +1,40 @@
+package memrepo
+
+import (
+	"sync"
+
+	"github.com/executor-dev/executor/domain/checkpoint"
+	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/domain/task"
+)
+
+// DB is the shared in-memory state behind the repositories. Safe for concurrent use.
+type DB struct {
+	mu      sync.RWMutex
+	plans   map[string]plan.State
+	planIDs []string // sorted ascending; ULIDs sort by creation time
+	idem    map[string]string
+	tasks   map[string]task.State
+	tenants map[string]string
+	ckpts   map[string]checkpoint.State
+}
+
+// New returns an empty database.
+func New() *DB {
+	return &DB{
+		plans:   map[string]plan.State{},
+		idem:    map[string]string{},
+		tasks:   map[string]task.State{},
+		tenants: map[string]string{},
+		ckpts:   map[string]checkpoint.State{},
+	}
+}
+
+// Plans returns the plan repository.
+func (db *DB) Plans() *PlanRepo { return &PlanRepo{db: db} }
+
+// Tasks returns the task repository.
+func (db *DB) Tasks() *TaskRepo { return &TaskRepo{db: db} }
+
+// Checkpoints returns the checkpoint store.
+func (db *DB) Checkpoints() *CheckpointStore { return &CheckpointStore{db: db} }

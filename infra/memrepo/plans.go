@@ -1,0 +1,93 @@
+package memrepo
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/executor-dev/executor/domain/plan"
+)
+
+// PlanRepo is the in-memory plan.Repository.
+type PlanRepo struct{ db *DB }
+
+var _ plan.Repository = (*PlanRepo)(nil)
+
+// Create stores a new plan.
+func (r *PlanRepo) Create(_ context.Context, p *plan.Plan) error {
+	db := r.db
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if _, ok := db.plans[p.ID()]; ok {
+		return fmt.Errorf("memrepo: plan %s exists", p.ID())
+	}
+	db.plans[p.ID()] = p.State()
+	i := sort.SearchStrings(db.planIDs, p.ID())
+	db.planIDs = append(db.planIDs, "")
+	copy(db.planIDs[i+1:], db.planIDs[i:])
+	db.planIDs[i] = p.ID()
+	if k := p.IdempotencyKey(); k != "" {
+		if _, taken := db.idem[k]; !taken {
+			db.idem[k] = p.ID()
+		}
+	}
+	return nil
+}
+
+// Plan returns the plan with id.
+func (r *PlanRepo) Plan(_ context.Context, id string) (*plan.Plan, error) {
+	r.db.mu.RLock()
+	s, ok := r.db.plans[id]
+	r.db.mu.RUnlock()
+	if !ok {
+		return nil, plan.ErrNotFound
+	}
+	return plan.Load(s)
+}
+
+// ByIdempotencyKey returns the plan first submitted with key.
+func (r *PlanRepo) ByIdempotencyKey(ctx context.Context, key string) (*plan.Plan, error) {
+	r.db.mu.RLock()
+	id, ok := r.db.idem[key]
+	r.db.mu.RUnlock()
+	if !ok {
+		return nil, plan.ErrNotFound
+	}
+	return r.Plan(ctx, id)
+}
+
+// List returns plans matching f, newest first.
+func (r *PlanRepo) List(_ context.Context, f plan.Filter) ([]*plan.Plan, error) {
+	db := r.db
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	end := len(db.planIDs)
+	if f.Before != "" {
+		end = sort.SearchStrings(db.planIDs, f.Before)
+	}
+	var out []*plan.Plan
+	for i := end - 1; i >= 0 && (f.Limit <= 0 || len(out) < f.Limit); i-- {
+		s := db.plans[db.planIDs[i]]
+		if f.Status != "" && s.Status != f.Status {
+			continue
+		}
+		p, err := plan.Load(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// Save writes a changed plan.
+func (r *PlanRepo) Save(_ context.Context, p *plan.Plan) error {
+	db := r.db
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if _, ok := db.plans[p.ID()]; !ok {
+		return plan.ErrNotFound
+	}
+	db.plans[p.ID()] = p.State()
+	return nil
+}

@@ -1,0 +1,110 @@
+package memrepo
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/executor-dev/executor/domain/checkpoint"
+	"github.com/executor-dev/executor/domain/task"
+)
+
+// TaskRepo is the in-memory task.Repository.
+type TaskRepo struct{ db *DB }
+
+var _ task.Repository = (*TaskRepo)(nil)
+
+// Create stores new tasks and points each tenant's index at its task.
+func (r *TaskRepo) Create(_ context.Context, tasks []*task.Task) error {
+	db := r.db
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	for _, t := range tasks {
+		if _, ok := db.tasks[t.ID()]; ok {
+			return fmt.Errorf("memrepo: task %s exists", t.ID())
+		}
+	}
+	for _, t := range tasks {
+		db.tasks[t.ID()] = t.State()
+		db.tenants[t.TenantID()] = t.ID()
+	}
+	return nil
+}
+
+// Task returns the task with id.
+func (r *TaskRepo) Task(_ context.Context, id string) (*task.Task, error) {
+	r.db.mu.RLock()
+	s, ok := r.db.tasks[id]
+	r.db.mu.RUnlock()
+	if !ok {
+		return nil, task.ErrNotFound
+	}
+	return task.Load(s)
+}
+
+// Latest returns the tenant's latest task.
+func (r *TaskRepo) Latest(ctx context.Context, tenantID string) (*task.Task, error) {
+	r.db.mu.RLock()
+	id, ok := r.db.tenants[tenantID]
+	r.db.mu.RUnlock()
+	if !ok {
+		return nil, task.ErrNotFound
+	}
+	return r.Task(ctx, id)
+}
+
+// ByIDs returns the tasks with the given ids, in that order.
+func (r *TaskRepo) ByIDs(_ context.Context, ids []string) ([]*task.Task, error) {
+	states := make([]task.State, len(ids))
+	r.db.mu.RLock()
+	for i, id := range ids {
+		s, ok := r.db.tasks[id]
+		if !ok {
+			r.db.mu.RUnlock()
+			return nil, fmt.Errorf("%w: %s", task.ErrNotFound, id)
+		}
+		states[i] = s
+	}
+	r.db.mu.RUnlock()
+	out := make([]*task.Task, len(ids))
+	for i, s := range states {
+		t, err := task.Load(s)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
+// Save writes t and, when cp is not nil, its checkpoint, refusing a superseded fence epoch.
+func (r *TaskRepo) Save(_ context.Context, t *task.Task, cp *checkpoint.Checkpoint) error {
+	db := r.db
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	stored, ok := db.tasks[t.ID()]
+	if !ok {
+		return task.ErrNotFound
+	}
+	if stored.Fence > t.Fence() {
+		return task.ErrFenced
+	}
+	db.tasks[t.ID()] = t.State()
+	if cp != nil {
+		db.ckpts[t.ID()] = cp.State()
+	}
+	return nil
+}
+
+// BumpFence raises the stored task's fence epoch by one and returns it.
+func (r *TaskRepo) BumpFence(_ context.Context, id string) (uint64, error) {
+	db := r.db
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	s, ok := db.tasks[id]
+	if !ok {
+		return 0, task.ErrNotFound
+	}
+	s.Fence++
+	db.tasks[id] = s
+	return s.Fence, nil
+}

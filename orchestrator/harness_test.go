@@ -1,0 +1,101 @@
+package orchestrator_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/domain/stage"
+	"github.com/executor-dev/executor/domain/task"
+	"github.com/executor-dev/executor/infra/lock"
+	"github.com/executor-dev/executor/infra/memrepo"
+	"github.com/executor-dev/executor/orchestrator"
+	"github.com/executor-dev/executor/stagekind"
+)
+
+// harness is an orchestrator on the in-memory store, with the app layer to submit plans.
+type harness struct {
+	svc    *app.Service
+	orch   *orchestrator.Orchestrator
+	kinds  *stagekind.Registry
+	locker *lock.Memory
+}
+
+func newHarness(t *testing.T, workers int) *harness {
+	t.Helper()
+	db := memrepo.New()
+	locker := lock.NewMemory()
+	kinds := stagekind.Builtin(stagekind.HTTPOptions{})
+	orch := orchestrator.New(db.Plans(), db.Tasks(), db.Checkpoints(), locker, kinds,
+		orchestrator.Config{Workers: workers, Rand: func() float64 { return 0.5 }})
+	orch.Start()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		require.NoError(t, orch.Stop(ctx))
+	})
+	svc := app.New(app.Deps{
+		Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(),
+		Kinds: kinds, Holders: locker, Runner: orch,
+	})
+	return &harness{svc: svc, orch: orch, kinds: kinds, locker: locker}
+}
+
+func (h *harness) register(t *testing.T, kind string, fn stage.HandlerFunc) {
+	t.Helper()
+	require.NoError(t, h.kinds.Register(kind, fn))
+}
+
+func tenants(prefix string, n int) []app.TenantInput {
+	out := make([]app.TenantInput, n)
+	for i := range out {
+		out[i] = app.TenantInput{ID: fmt.Sprintf("%s-%03d", prefix, i)}
+	}
+	return out
+}
+
+func stages(kind string, names ...string) []stage.Spec {
+	out := make([]stage.Spec, len(names))
+	for i, n := range names {
+		out[i] = stage.Spec{Name: n, Kind: kind, Retry: stage.Policy{MaxAttempts: 1}}
+	}
+	return out
+}
+
+func (h *harness) submit(t *testing.T, req app.SubmitRequest) *plan.Plan {
+	t.Helper()
+	sub, err := h.svc.Submit(context.Background(), req)
+	require.NoError(t, err)
+	return sub.Plan.Plan
+}
+
+func (h *harness) wait(t *testing.T, planID string) app.PlanView {
+	t.Helper()
+	v, err := h.svc.WaitPlan(context.Background(), planID, 20*time.Second)
+	require.NoError(t, err)
+	require.True(t, v.Plan.Status().Terminal(), "plan still %s", v.Plan.Status())
+	return v
+}
+
+// eventually polls cond every 5 ms for up to 10 s.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	require.Eventually(t, cond, 10*time.Second, 5*time.Millisecond, what)
+}
+
+func (h *harness) tenantTask(t *testing.T, tenant string) *task.Task {
+	t.Helper()
+	v, err := h.svc.TenantTask(context.Background(), tenant)
+	require.NoError(t, err)
+	return v.Task
+}
+
+func (h *harness) tenantStatus(t *testing.T, tenant string) task.Status {
+	t.Helper()
+	return h.tenantTask(t, tenant).Status()
+}

@@ -1,0 +1,284 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/executor-dev/executor/domain/checkpoint"
+	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/domain/stage"
+	"github.com/executor-dev/executor/domain/task"
+)
+
+// Causes of a run's cancellation; they decide the status the task ends in.
+var (
+	errCancelRequested = errors.New("cancelled by operator")
+	errShutdown        = errors.New("executor shutting down")
+	errLeaseLost       = errors.New("tenant lease lost")
+)
+
+// persistTimeout bounds a write made after the run's own context has ended.
+const persistTimeout = 10 * time.Second
+
+// Orchestrator runs plans. Start it before use and Stop it to end every run.
+type Orchestrator struct {
+	plans  plan.Repository
+	tasks  task.Repository
+	ckpts  checkpoint.Store
+	locker Locker
+	kinds  Kinds
+	cfg    Config
+	slots  chan struct{} // global worker cap
+
+	planLocks stripes
+	taskLocks stripes
+
+	ctx  context.Context
+	stop context.CancelCauseFunc
+	wg   sync.WaitGroup
+
+	mu       sync.Mutex
+	runs     map[string]*planRun        // by plan id
+	active   map[string]*taskRun        // by task id
+	watchers map[string][]chan struct{} // by plan id: closed at the plan's next change
+	timers   map[string]*time.Timer     // scheduled plans by id
+}
+
+// New returns an orchestrator over the given stores.
+func New(plans plan.Repository, tasks task.Repository, ckpts checkpoint.Store, locker Locker, kinds Kinds, cfg Config) *Orchestrator {
+	cfg = cfg.withDefaults()
+	return &Orchestrator{
+		plans: plans, tasks: tasks, ckpts: ckpts, locker: locker, kinds: kinds, cfg: cfg,
+		slots:    make(chan struct{}, cfg.Workers),
+		runs:     map[string]*planRun{},
+		active:   map[string]*taskRun{},
+		watchers: map[string][]chan struct{}{},
+		timers:   map[string]*time.Timer{},
+	}
+}
+
+// Start makes the orchestrator ready to run plans.
+func (o *Orchestrator) Start() {
+	o.ctx, o.stop = context.WithCancelCause(context.Background())
+}
+
+// Stop cancels every run (their tasks end INTERRUPTED, checkpoints intact) and waits for them
+// to finish writing, or for ctx to end.
+func (o *Orchestrator) Stop(ctx context.Context) error {
+	o.mu.Lock()
+	for id, t := range o.timers {
+		t.Stop()
+		delete(o.timers, id)
+	}
+	o.mu.Unlock()
+	o.stop(errShutdown)
+	done := make(chan struct{})
+	go func() { o.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("orchestrator: stop: %w", ctx.Err())
+	}
+}
+
+func (o *Orchestrator) now() time.Time { return o.cfg.Clock().UTC() }
+
+// Launch starts a newly created plan: at once, or at its StartAt when it is SCHEDULED.
+func (o *Orchestrator) Launch(ctx context.Context, p *plan.Plan) error {
+	if p.Status() == plan.Scheduled {
+		o.mu.Lock()
+		o.timers[p.ID()] = time.AfterFunc(time.Until(p.StartAt()), func() { o.release(p.ID()) })
+		o.mu.Unlock()
+		return nil
+	}
+	unlock := o.planLocks.lock(p.ID())
+	defer unlock()
+	if err := p.Start(o.now()); err != nil {
+		return err
+	}
+	if err := o.plans.Save(ctx, p); err != nil {
+		return fmt.Errorf("orchestrator: start plan %s: %w", p.ID(), err)
+	}
+	o.notify(p.ID())
+	o.enqueue(p, p.TaskIDs())
+	return nil
+}
+
+// release starts a scheduled plan whose time has come.
+func (o *Orchestrator) release(planID string) {
+	o.mu.Lock()
+	delete(o.timers, planID)
+	o.mu.Unlock()
+	ctx := o.ctx
+	unlock := o.planLocks.lock(planID)
+	p, err := o.plans.Plan(ctx, planID)
+	if err == nil {
+		err = p.Release()
+	}
+	if err == nil {
+		err = o.plans.Save(ctx, p)
+	}
+	unlock()
+	if err != nil {
+		o.cfg.Logger.Info("scheduled plan not started", "plan_id", planID, "err", err)
+		return
+	}
+	if err := o.Launch(ctx, p); err != nil {
+		o.cfg.Logger.Error("scheduled plan failed to start", "plan_id", planID, "err", err)
+	}
+}
+
+// enqueue queues task ids of p to start, starting a planRun when none is taking work.
+// The caller holds p's plan lock.
+func (o *Orchestrator) enqueue(p *plan.Plan, ids []string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if pr := o.runs[p.ID()]; pr != nil && pr.push(ids) {
+		return
+	}
+	pr := newPlanRun(p.ID(), p.MaxConcurrency(), p.FailureBudget(), p.Status() == plan.Paused)
+	pr.push(ids)
+	o.runs[p.ID()] = pr
+	o.wg.Add(1)
+	go o.loop(pr)
+}
+
+// loop starts pr's tasks as slots allow, then settles the plan's status.
+func (o *Orchestrator) loop(pr *planRun) {
+	defer o.wg.Done()
+	for {
+		id, ok := pr.next(o.ctx)
+		if !ok {
+			break
+		}
+		select {
+		case o.slots <- struct{}{}:
+		case <-o.ctx.Done():
+			pr.release()
+			continue
+		}
+		o.wg.Add(1)
+		go func() {
+			defer o.wg.Done()
+			failed := o.runTask(pr, id)
+			<-o.slots
+			if drained := pr.ended(failed); len(drained) > 0 {
+				o.cancelQueued(drained, "failure budget exhausted")
+			}
+			pr.release()
+		}()
+	}
+	if o.ctx.Err() != nil {
+		return // shutting down: statuses stay as the runs left them
+	}
+	o.settle(pr.planID, pr)
+}
+
+// cancelQueued cancels tasks that were queued but never started.
+func (o *Orchestrator) cancelQueued(ids []string, reason string) {
+	for _, id := range ids {
+		err := o.withTask(o.ctx, id, func(t *task.Task, _ *taskRun) (*checkpoint.Checkpoint, error) {
+			if t.Status() != task.Pending {
+				return nil, errSkip
+			}
+			return nil, t.Cancel(&task.Failure{Class: stage.ClassCancelled, Message: reason}, o.now())
+		})
+		if err != nil && !errors.Is(err, errSkip) {
+			o.cfg.Logger.Error("cancel queued task", "task_id", id, "err", err)
+		}
+	}
+}
+
+// settle sets a plan's status from its tasks once no planRun is working on it: COMPLETED when
+// every task completed, FAILED when every task ended and some failed or were interrupted.
+// Tasks still PAUSED (or owed a start) keep the plan as it is. from is the planRun that just
+// closed, or nil.
+func (o *Orchestrator) settle(planID string, from *planRun) {
+	unlock := o.planLocks.lock(planID)
+	defer unlock()
+	o.mu.Lock()
+	cur := o.runs[planID]
+	if cur != nil && cur == from {
+		delete(o.runs, planID)
+		cur = nil
+	}
+	o.mu.Unlock()
+	if cur != nil {
+		return // a newer run will settle the plan when it closes
+	}
+	ctx := context.WithoutCancel(o.ctx)
+	p, err := o.plans.Plan(ctx, planID)
+	if err != nil {
+		o.cfg.Logger.Error("settle plan", "plan_id", planID, "err", err)
+		return
+	}
+	if p.Status().Terminal() || p.Status() == plan.Scheduled {
+		return
+	}
+	tasks, err := o.tasks.ByIDs(ctx, p.TaskIDs())
+	if err != nil {
+		o.cfg.Logger.Error("settle plan", "plan_id", planID, "err", err)
+		return
+	}
+	allCompleted := true
+	for _, t := range tasks {
+		switch t.Status() {
+		case task.Pending, task.Running, task.Paused:
+			return
+		case task.Completed:
+		default:
+			allCompleted = false
+		}
+	}
+	if allCompleted {
+		err = p.Complete(o.now())
+	} else {
+		err = p.Fail(o.now())
+	}
+	if err == nil {
+		err = o.plans.Save(ctx, p)
+	}
+	if err != nil {
+		o.cfg.Logger.Error("settle plan", "plan_id", planID, "err", err)
+		return
+	}
+	o.notify(planID)
+}
+
+// Watch returns a channel closed at the plan's next status change, and a func that stops
+// watching (call it when giving up, so abandoned long polls do not pile up).
+func (o *Orchestrator) Watch(planID string) (<-chan struct{}, func()) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	ch := make(chan struct{})
+	o.watchers[planID] = append(o.watchers[planID], ch)
+	return ch, func() {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		list := o.watchers[planID]
+		for i, c := range list {
+			if c == ch {
+				list = append(list[:i], list[i+1:]...)
+				break
+			}
+		}
+		if len(list) == 0 {
+			delete(o.watchers, planID)
+		} else {
+			o.watchers[planID] = list
+		}
+	}
+}
+
+func (o *Orchestrator) notify(planID string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, ch := range o.watchers[planID] {
+		close(ch)
+	}
+	delete(o.watchers, planID)
+}

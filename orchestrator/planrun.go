@@ -1,0 +1,123 @@
+package orchestrator
+
+import (
+	"context"
+	"sync"
+
+	"github.com/executor-dev/executor/domain/stage"
+)
+
+// planRun starts one plan's queued tasks, honouring its concurrency and pause. It lives while
+// the plan has queued or running tasks and is replaced by a new one when work arrives later.
+type planRun struct {
+	planID   string
+	renderer *stage.Renderer
+
+	mu       sync.Mutex
+	limit    int
+	queue    []string // task ids waiting to start, in plan order
+	running  int
+	failed   int
+	budget   int // 0: none
+	paused   bool
+	closed   bool          // no more work will be taken: enqueue must start a new planRun
+	wake     chan struct{} // signalled (non-blocking) whenever a wait condition may have changed
+}
+
+func newPlanRun(planID string, limit, budget int, paused bool) *planRun {
+	return &planRun{
+		planID: planID, renderer: stage.NewRenderer(),
+		limit: limit, budget: budget, paused: paused, wake: make(chan struct{}, 1),
+	}
+}
+
+func (pr *planRun) lock()   { pr.mu.Lock() }
+func (pr *planRun) unlock() { pr.mu.Unlock() }
+
+func (pr *planRun) signal() {
+	select {
+	case pr.wake <- struct{}{}:
+	default:
+	}
+}
+
+// push queues ids unless the run has closed; it reports whether they were queued.
+func (pr *planRun) push(ids []string) bool {
+	pr.lock()
+	defer pr.unlock()
+	if pr.closed {
+		return false
+	}
+	pr.queue = append(pr.queue, ids...)
+	pr.signal()
+	return true
+}
+
+// next waits until a queued task may start and returns it, counting it as running. It returns
+// false, closing the run, once nothing is queued or running, or when ctx ends.
+func (pr *planRun) next(ctx context.Context) (string, bool) {
+	for {
+		pr.lock()
+		switch {
+		case len(pr.queue) == 0 && pr.running == 0:
+			pr.closed = true
+			pr.unlock()
+			return "", false
+		case !pr.paused && len(pr.queue) > 0 && pr.running < pr.limit:
+			id := pr.queue[0]
+			pr.queue = pr.queue[1:]
+			pr.running++
+			pr.unlock()
+			return id, true
+		}
+		pr.unlock()
+		select {
+		case <-pr.wake:
+		case <-ctx.Done():
+			pr.lock()
+			pr.closed = true
+			pr.unlock()
+			return "", false
+		}
+	}
+}
+
+// ended records how a started task's run ended (failed: FAILED) and returns the queued ids
+// to cancel when this failure exhausted the failure budget. The run still counts as running
+// until release, so the plan cannot settle before those ids are cancelled.
+func (pr *planRun) ended(failed bool) (drained []string) {
+	pr.lock()
+	defer pr.unlock()
+	if failed {
+		pr.failed++
+		if pr.budget > 0 && pr.failed >= pr.budget {
+			drained, pr.queue = pr.queue, nil
+		}
+	}
+	return drained
+}
+
+// release stops counting a started task as running.
+func (pr *planRun) release() {
+	pr.lock()
+	defer pr.unlock()
+	pr.running--
+	pr.signal()
+}
+
+// drain empties the queue and returns what it held.
+func (pr *planRun) drain() []string {
+	pr.lock()
+	defer pr.unlock()
+	q := pr.queue
+	pr.queue = nil
+	pr.signal()
+	return q
+}
+
+func (pr *planRun) setPaused(p bool) {
+	pr.lock()
+	defer pr.unlock()
+	pr.paused = p
+	pr.signal()
+}

@@ -1,0 +1,104 @@
+package orchestrator
+
+import (
+	"context"
+	"log/slog"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/executor-dev/executor/domain/checkpoint"
+	"github.com/executor-dev/executor/domain/stage"
+	"github.com/executor-dev/executor/domain/task"
+)
+
+// runStage runs stage i with its retry policy. Failed attempts that will be retried are
+// recorded here; the last attempt's entry is returned for the caller to record with the
+// transition it causes (one write per transition).
+func (o *Orchestrator) runStage(run *taskRun, pr *planRun, i int, cp *checkpoint.Checkpoint, log *slog.Logger) (json.RawMessage, *task.Attempt, *task.Failure) {
+	spec := run.task.Stages()[i]
+	fail := func(entry *task.Attempt, class stage.Class, msg string, code int) (json.RawMessage, *task.Attempt, *task.Failure) {
+		attempt := 0
+		if entry != nil {
+			attempt = entry.Attempt
+		}
+		return nil, entry, &task.Failure{Stage: spec.Name, Attempt: attempt, Class: class, Message: msg, Code: code}
+	}
+	h, ok := o.kinds.Handler(spec.Kind)
+	if !ok {
+		return fail(nil, stage.ClassPermanent, "unknown stage kind "+spec.Kind, 0)
+	}
+	outputs := cp.Outputs()
+	for attempt := 1; ; attempt++ {
+		entry := &task.Attempt{StageIndex: i, Stage: spec.Name, Run: run.attempt, Attempt: attempt, StartedAt: o.now()}
+		params, err := pr.renderer.Render("params", spec.Params, stage.Data{
+			TenantID: run.tenantID, PlanID: run.planID, TaskID: run.id, Attempt: run.attempt,
+			Params: run.task.Params(), Outputs: outputs,
+		})
+		if err != nil {
+			entry.EndedAt, entry.Outcome, entry.Class, entry.Error = o.now(), task.OutcomeFailed, stage.ClassPermanent, err.Error()
+			return fail(entry, stage.ClassPermanent, err.Error(), 0)
+		}
+		out, err := o.attempt(run.ctx, h, spec.Timeout, stage.Request{
+			PlanID: run.planID, TaskID: run.id, TenantID: run.tenantID, Stage: spec.Name,
+			StageIndex: i, Run: run.attempt, Attempt: attempt, Params: params,
+		})
+		entry.EndedAt = o.now()
+		if err == nil {
+			entry.Outcome = task.OutcomeSucceeded
+			return out, entry, nil
+		}
+		se := stage.AsError(err)
+		entry.Outcome, entry.Class, entry.Error, entry.Code = task.OutcomeFailed, se.Class, se.Message, se.Code
+		if run.ctx.Err() != nil {
+			f := o.causeFailure(run, spec.Name)
+			entry.Class = f.Class
+			return fail(entry, f.Class, f.Message, 0)
+		}
+		if !se.Class.Retryable() || attempt >= spec.Retry.MaxAttempts {
+			return fail(entry, se.Class, se.Message, se.Code)
+		}
+		entry.Backoff = spec.Retry.Backoff(attempt, se.RetryAfter, o.cfg.Rand)
+		if err := o.commit(run, nil, func(t *task.Task) error { return t.Record(*entry) }); err != nil {
+			log.Error("record attempt", "stage", spec.Name, "err", err)
+		}
+		if !sleep(run.ctx, entry.Backoff) {
+			f := o.causeFailure(run, spec.Name)
+			return fail(nil, f.Class, f.Message, 0)
+		}
+	}
+}
+
+// attempt runs one handler call under the stage's timeout. A timeout of the stage (not of the
+// run) is reported as a timeout, whatever the handler returned.
+func (o *Orchestrator) attempt(ctx context.Context, h stage.Handler, timeout time.Duration, req stage.Request) (json.RawMessage, error) {
+	sctx := ctx
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		sctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	out, err := h.Run(sctx, req)
+	if err != nil && ctx.Err() == nil && errors.Is(sctx.Err(), context.DeadlineExceeded) {
+		return nil, &stage.Error{Class: stage.ClassTimeout, Message: "stage timed out after " + timeout.String(), Err: err}
+	}
+	if err == nil && out != nil && !json.Valid(out) {
+		return nil, stage.Permanent(errors.New("stage output is not valid JSON"))
+	}
+	return out, err
+}
+
+// sleep waits d or until ctx ends; it reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,248 @@
+package orchestrator
+
+import (
+	"context"
+	"log/slog"
+	"errors"
+	"fmt"
+
+	"github.com/executor-dev/executor/domain/checkpoint"
+	"github.com/executor-dev/executor/domain/lease"
+	"github.com/executor-dev/executor/domain/stage"
+	"github.com/executor-dev/executor/domain/task"
+)
+
+// errSkip tells withTask that fn decided not to change the task.
+var errSkip = errors.New("orchestrator: no change")
+
+// taskRun is a task being run by this process.
+type taskRun struct {
+	id       string
+	planID   string
+	tenantID string
+	attempt  int
+	task     *task.Task // guarded by the task lock
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
+	done     chan struct{} // closed when the run has written its last change
+}
+
+// withTask applies fn to task id under its lock (the running aggregate when this process runs
+// it) and saves the result, with the checkpoint fn returns, if any.
+func (o *Orchestrator) withTask(ctx context.Context, id string, fn func(t *task.Task, run *taskRun) (*checkpoint.Checkpoint, error)) error {
+	unlock := o.taskLocks.lock(id)
+	defer unlock()
+	o.mu.Lock()
+	run := o.active[id]
+	o.mu.Unlock()
+	var t *task.Task
+	if run != nil {
+		t = run.task
+	} else {
+		var err error
+		if t, err = o.tasks.Task(ctx, id); err != nil {
+			return err
+		}
+	}
+	cp, err := fn(t, run)
+	if err != nil {
+		return err
+	}
+	return o.tasks.Save(ctx, t, cp)
+}
+
+// commit applies fn to the running task and saves it with cp, even after the run's context
+// ended (a run always records how it ended).
+func (o *Orchestrator) commit(run *taskRun, cp *checkpoint.Checkpoint, fn func(t *task.Task) error) error {
+	unlock := o.taskLocks.lock(run.id)
+	defer unlock()
+	if err := fn(run.task); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(run.ctx), persistTimeout)
+	defer cancel()
+	return o.tasks.Save(ctx, run.task, cp)
+}
+
+// claim makes task id this process's run, if it is still PENDING.
+func (o *Orchestrator) claim(ctx context.Context, id string, cancel context.CancelCauseFunc) *taskRun {
+	unlock := o.taskLocks.lock(id)
+	defer unlock()
+	t, err := o.tasks.Task(ctx, id)
+	if err != nil {
+		o.cfg.Logger.Error("claim task", "task_id", id, "err", err)
+		return nil
+	}
+	if t.Status() != task.Pending {
+		return nil // cancelled or changed while queued
+	}
+	run := &taskRun{
+		id: id, planID: t.PlanID(), tenantID: t.TenantID(), attempt: t.Attempt(),
+		task: t, ctx: ctx, cancel: cancel, done: make(chan struct{}),
+	}
+	o.mu.Lock()
+	o.active[id] = run
+	o.mu.Unlock()
+	return run
+}
+
+func (o *Orchestrator) unclaim(run *taskRun) {
+	o.mu.Lock()
+	delete(o.active, run.id)
+	o.mu.Unlock()
+	close(run.done)
+}
+
+// runTask runs one task to its end (or its next pause) and reports whether it ended FAILED.
+func (o *Orchestrator) runTask(pr *planRun, id string) (failed bool) {
+	ctx, cancel := context.WithCancelCause(o.ctx)
+	defer cancel(nil)
+	run := o.claim(ctx, id, cancel)
+	if run == nil {
+		return false
+	}
+	defer o.unclaim(run)
+	log := o.cfg.Logger.With("plan_id", run.planID, "task_id", id, "tenant_id", run.tenantID, "attempt", run.attempt)
+
+	held, err := o.locker.Acquire(ctx, run.tenantID, run.planID+":"+id)
+	if err != nil {
+		if ctx.Err() != nil {
+			return false // shutting down before the task started: it stays PENDING
+		}
+		class := stage.ClassRetryable
+		if errors.Is(err, lease.ErrHeld) {
+			class = stage.ClassTenantLocked
+		}
+		f := task.Failure{Class: class, Message: err.Error()}
+		err = o.commit(run, nil, func(t *task.Task) error {
+			if err := t.Start(t.Fence(), o.now()); err != nil {
+				return err
+			}
+			return t.Fail(f, o.now())
+		})
+		log.Warn("task failed: tenant lease not taken", "class", class, "err", f.Message, "save_err", err)
+		return true
+	}
+	defer func() {
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
+		defer rcancel()
+		if err := held.Release(rctx); err != nil {
+			log.Warn("release tenant lease", "err", err)
+		}
+	}()
+	go func() {
+		select {
+		case <-held.Lost():
+			cancel(errLeaseLost)
+		case <-ctx.Done():
+		}
+	}()
+
+	var epoch uint64
+	err = o.commit(run, nil, func(t *task.Task) error {
+		var err error
+		if epoch, err = o.tasks.BumpFence(ctx, id); err != nil {
+			return err
+		}
+		return t.Start(epoch, o.now())
+	})
+	if err != nil {
+		log.Error("start task", "err", err)
+		return false
+	}
+	cp, err := o.ckpts.Checkpoint(ctx, id)
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		cp, err = checkpoint.New(id), nil
+	}
+	if err == nil && cp.Next() != run.task.CurrentStage() {
+		err = fmt.Errorf("checkpoint resumes at stage %d, task at %d", cp.Next(), run.task.CurrentStage())
+	}
+	if err != nil {
+		return o.end(run, nil, task.Failure{Class: stage.ClassPermanent, Message: "load checkpoint: " + err.Error()}, log)
+	}
+
+	stages := run.task.Stages()
+	for i := cp.Next(); i < len(stages); i++ {
+		if stop, failed := o.boundary(run, log); stop {
+			return failed
+		}
+		out, entry, f := o.runStage(run, pr, i, cp, log)
+		if f != nil {
+			return o.end(run, entry, *f, log)
+		}
+		err := o.commit(run, cp, func(t *task.Task) error {
+			if err := t.Record(*entry); err != nil {
+				return err
+			}
+			if err := t.CompleteStage(i, o.now()); err != nil {
+				return err
+			}
+			return cp.Record(i, stages[i].Name, out, epoch, o.now())
+		})
+		if err != nil {
+			log.Error("save completed stage", "stage", stages[i].Name, "err", err)
+			return false
+		}
+	}
+	if err := o.commit(run, nil, func(t *task.Task) error { return t.Complete(o.now()) }); err != nil {
+		log.Error("complete task", "err", err)
+	}
+	return false
+}
+
+// boundary honours, between two stages, a cancelled run or a requested pause.
+func (o *Orchestrator) boundary(run *taskRun, log *slog.Logger) (stop, failed bool) {
+	if run.ctx.Err() != nil {
+		return true, o.end(run, nil, o.causeFailure(run, ""), o.cfg.Logger)
+	}
+	paused := false
+	err := o.commit(run, nil, func(t *task.Task) error {
+		if !t.PauseRequested() {
+			return errSkip
+		}
+		paused = true
+		return t.Pause(o.now())
+	})
+	if err != nil && !errors.Is(err, errSkip) {
+		log.Error("pause task", "err", err)
+		return true, false
+	}
+	return paused, false
+}
+
+// causeFailure describes why the run's context ended.
+func (o *Orchestrator) causeFailure(run *taskRun, stageName string) task.Failure {
+	cause := context.Cause(run.ctx)
+	switch {
+	case errors.Is(cause, errLeaseLost):
+		return task.Failure{Stage: stageName, Class: stage.ClassLeaseLost, Message: cause.Error()}
+	default:
+		return task.Failure{Stage: stageName, Class: stage.ClassCancelled, Message: cause.Error()}
+	}
+}
+
+// end records the run's last attempt (if any) and its end: CANCELLED on an operator's cancel,
+// INTERRUPTED when the lease or the executor went away, FAILED otherwise. It reports FAILED.
+func (o *Orchestrator) end(run *taskRun, entry *task.Attempt, f task.Failure, log *slog.Logger) (failed bool) {
+	cause := context.Cause(run.ctx)
+	err := o.commit(run, nil, func(t *task.Task) error {
+		if entry != nil {
+			if err := t.Record(*entry); err != nil {
+				return err
+			}
+		}
+		switch {
+		case run.ctx.Err() != nil && errors.Is(cause, errCancelRequested):
+			return t.Cancel(&f, o.now())
+		case run.ctx.Err() != nil:
+			return t.Interrupt(f, o.now())
+		default:
+			failed = true
+			return t.Fail(f, o.now())
+		}
+	})
+	if err != nil {
+		log.Error("end task", "class", f.Class, "err", err)
+	}
+	return failed
+}
