@@ -27,8 +27,8 @@ func (o *Orchestrator) PausePlan(ctx context.Context, planID string) error {
 	}
 	for _, id := range o.activeIn(planID) {
 		err := o.withTask(ctx, id, func(t *task.Task, _ *taskRun) (*checkpoint.Checkpoint, error) {
-			if t.Status() != task.Running {
-				return nil, errSkip
+			if t.Status() != task.Running && t.Status() != task.Pending {
+				return nil, errSkip // a task just claimed is still PENDING while it takes its lease
 			}
 			return nil, t.RequestPause(o.now())
 		})
@@ -76,14 +76,18 @@ func (o *Orchestrator) ResumePlan(ctx context.Context, planID string) error {
 	return nil
 }
 
-// CancelPlan ends the plan: queued tasks are cancelled, running ones are cancelled through
-// their context, paused and interrupted ones are cancelled.
+// CancelPlan ends the plan: queued, paused and interrupted tasks are cancelled, running ones
+// are cancelled through their context. It returns once the running ones have recorded their
+// cancellation (or ctx ended), so a CANCELLED plan has no RUNNING task.
 func (o *Orchestrator) CancelPlan(ctx context.Context, planID string) error {
 	unlock := o.planLocks.lock(planID)
 	defer unlock()
-	p, err := o.changePlan(ctx, planID, func(p *plan.Plan) error { return p.Cancel(o.now()) })
+	p, err := o.plans.Plan(ctx, planID)
 	if err != nil {
 		return err
+	}
+	if p.Status().Terminal() {
+		return p.Cancel(o.now()) // the typed refusal
 	}
 	o.mu.Lock()
 	if t := o.timers[planID]; t != nil {
@@ -94,10 +98,12 @@ func (o *Orchestrator) CancelPlan(ctx context.Context, planID string) error {
 	if pr := o.run(planID); pr != nil {
 		pr.drain()
 	}
+	var stopping []<-chan struct{}
 	for _, id := range p.TaskIDs() {
 		err := o.withTask(ctx, id, func(t *task.Task, run *taskRun) (*checkpoint.Checkpoint, error) {
 			if run != nil {
 				run.cancel(errCancelRequested)
+				stopping = append(stopping, run.done)
 				return nil, errSkip
 			}
 			if t.Status().Terminal() {
@@ -109,7 +115,14 @@ func (o *Orchestrator) CancelPlan(ctx context.Context, planID string) error {
 			return err
 		}
 	}
-	return nil
+	for _, done := range stopping {
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
+	}
+	_, err = o.changePlan(ctx, planID, func(p *plan.Plan) error { return p.Cancel(o.now()) })
+	return err
 }
 
 // PauseTask asks a task to pause at its next stage boundary.

@@ -193,8 +193,9 @@ func (o *Orchestrator) cancelQueued(ids []string, reason string) {
 	}
 }
 
-// settle sets a plan's status from its tasks once no planRun is working on it: COMPLETED when
-// every task completed, FAILED when every task ended and some failed or were interrupted.
+// settle sets a plan's status from its tasks once no planRun is working on it, when every
+// task has ended: FAILED if some failed or were interrupted, else CANCELLED if some were
+// cancelled, else COMPLETED.
 // Tasks still PAUSED (or owed a start) keep the plan as it is. from is the planRun that just
 // closed, or nil.
 func (o *Orchestrator) settle(planID string, from *planRun) {
@@ -224,20 +225,24 @@ func (o *Orchestrator) settle(planID string, from *planRun) {
 		o.cfg.Logger.Error("settle plan", "plan_id", planID, "err", err)
 		return
 	}
-	allCompleted := true
+	failed, cancelled := false, false
 	for _, t := range tasks {
 		switch t.Status() {
 		case task.Pending, task.Running, task.Paused:
 			return
-		case task.Completed:
-		default:
-			allCompleted = false
+		case task.Failed, task.Interrupted:
+			failed = true
+		case task.Cancelled:
+			cancelled = true
 		}
 	}
-	if allCompleted {
-		err = p.Complete(o.now())
-	} else {
+	switch {
+	case failed:
 		err = p.Fail(o.now())
+	case cancelled:
+		err = p.Cancel(o.now())
+	default:
+		err = p.Complete(o.now())
 	}
 	if err == nil {
 		err = o.plans.Save(ctx, p)

@@ -302,7 +302,7 @@ func TestCancelStopsRunningSleepQuickly(t *testing.T) {
 	assert.Less(t, elapsed, 100*time.Millisecond)
 	require.NotNil(t, v.Task.LastError())
 	assert.Equal(t, stage.ClassCancelled, v.Task.LastError().Class)
-	assert.Equal(t, plan.Failed, h.wait(t, p.ID()).Plan.Status(), "a plan whose task was cancelled did not complete")
+	assert.Equal(t, plan.Cancelled, h.wait(t, p.ID()).Plan.Status(), "a plan whose only task was cancelled ends CANCELLED")
 }
 
 func TestCancelPlanEndsEveryTask(t *testing.T) {
@@ -313,15 +313,10 @@ func TestCancelPlanEndsEveryTask(t *testing.T) {
 		Stages: []stage.Spec{{Name: "bake", Kind: "sleep", Params: map[string]any{"duration": "10s"}}},
 	})
 	eventually(t, "two running", func() bool { return h.tenantStatus(t, "cp-001") == task.Running })
-	start := time.Now()
 	v, err := h.svc.CancelPlan(context.Background(), p.ID())
 	require.NoError(t, err)
 	assert.Equal(t, plan.Cancelled, v.Plan.Status())
-	eventually(t, "all cancelled", func() bool {
-		v, err := h.svc.Plan(context.Background(), p.ID())
-		return err == nil && v.Progress.Counts[task.Cancelled] == 6
-	})
-	assert.Less(t, time.Since(start), 5*time.Second)
+	assert.Equal(t, 6, v.Progress.Counts[task.Cancelled], "no task is still running once the plan is CANCELLED")
 }
 
 func TestRetryFromCheckpointAndFromStart(t *testing.T) {
@@ -447,4 +442,23 @@ func TestStopInterruptsRunningTasksKeepingCheckpoints(t *testing.T) {
 	v, err := h.svc.Plan(context.Background(), p.ID())
 	require.NoError(t, err)
 	assert.Equal(t, plan.Running, v.Plan.Status(), "nothing resumes or settles by itself after a stop")
+}
+
+func TestTemplateReadingANullOutputRenders(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, 8)
+	got := make(chan map[string]any, 1)
+	h.register(t, "use", func(ctx context.Context, req stage.Request) (json.RawMessage, error) {
+		got <- req.Params
+		return nil, nil
+	})
+	p := h.submit(t, app.SubmitRequest{
+		Tenants: tenants("nul", 1),
+		Stages: []stage.Spec{
+			{Name: "a", Kind: "noop"},
+			{Name: "b", Kind: "use", Params: map[string]any{"x": `[{{index .Outputs "a" "k"}}]`}},
+		},
+	})
+	assert.Equal(t, plan.Completed, h.wait(t, p.ID()).Plan.Status())
+	assert.Equal(t, "[<no value>]", (<-got)["x"], "as at submission, a missing output key renders as <no value>")
 }

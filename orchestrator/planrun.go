@@ -13,15 +13,15 @@ type planRun struct {
 	planID   string
 	renderer *stage.Renderer
 
-	mu       sync.Mutex
-	limit    int
-	queue    []string // task ids waiting to start, in plan order
-	running  int
-	failed   int
-	budget   int // 0: none
-	paused   bool
-	closed   bool          // no more work will be taken: enqueue must start a new planRun
-	wake     chan struct{} // signalled (non-blocking) whenever a wait condition may have changed
+	mu      sync.Mutex
+	limit   int
+	queue   []string // task ids waiting to start, in plan order
+	running int
+	failed  int
+	budget  int // 0: none
+	paused  bool
+	closed  bool          // no more work will be taken: enqueue must start a new planRun
+	wake    chan struct{} // signalled (non-blocking) whenever a wait condition may have changed
 }
 
 func newPlanRun(planID string, limit, budget int, paused bool) *planRun {

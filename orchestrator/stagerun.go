@@ -2,9 +2,9 @@ package orchestrator
 
 import (
 	"context"
-	"log/slog"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/executor-dev/executor/domain/checkpoint"

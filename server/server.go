@@ -33,6 +33,10 @@ type Server struct {
 	http  *http.Server
 	ln    net.Listener
 	done  chan error
+	// base is every request's parent context; Shutdown cancels it so open long polls end
+	// at once instead of holding shutdown until their deadline.
+	base       context.Context
+	cancelBase context.CancelFunc
 }
 
 // New wires an executor on the embedded in-memory store. Register custom stage kinds on
@@ -50,9 +54,11 @@ func New(cfg Config) *Server {
 		Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(),
 		Kinds: kinds, Holders: locker, Runner: orch,
 	})
+	base, cancelBase := context.WithCancel(context.Background())
 	return &Server{
-		cfg: cfg, kinds: kinds, orch: orch, svc: svc,
+		cfg: cfg, kinds: kinds, orch: orch, svc: svc, base: base, cancelBase: cancelBase,
 		http: &http.Server{
+			BaseContext:       func(net.Listener) context.Context { return base },
 			Handler:           api.NewRouter(svc, api.Options{Logger: cfg.Logger}),
 			ReadHeaderTimeout: 5 * time.Second,
 			ReadTimeout:       30 * time.Second,
@@ -100,6 +106,7 @@ func (s *Server) Done() <-chan error { return s.done }
 // Shutdown stops accepting requests, ends every run (tasks still running become INTERRUPTED,
 // their checkpoints intact) and waits for both, or for ctx.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.cancelBase()
 	herr := s.http.Shutdown(ctx)
 	oerr := s.orch.Stop(ctx)
 	return errors.Join(herr, oerr)

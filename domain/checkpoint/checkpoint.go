@@ -48,12 +48,17 @@ func (c *Checkpoint) Output(stage string) (json.RawMessage, bool) {
 }
 
 // Outputs returns each completed stage's output decoded, by stage name: what templates see.
+// A stage without output (null) reads as an empty object, as it does when templates are
+// checked at submission, so `index .Outputs "stage" "key"` renders instead of failing.
 func (c *Checkpoint) Outputs() map[string]any {
 	out := make(map[string]any, len(c.contextData))
 	for name, raw := range c.contextData {
 		var v any
 		if len(raw) > 0 && json.Unmarshal(raw, &v) != nil {
 			v = string(raw)
+		}
+		if v == nil {
+			v = map[string]any{}
 		}
 		out[name] = v
 	}

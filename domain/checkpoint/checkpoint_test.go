@@ -104,7 +104,7 @@ func TestOutputs(t *testing.T) {
 	assert.Equal(t, map[string]any{
 		"a": map[string]any{"url": "https://a"},
 		"b": []any{1.0, 2.0},
-		"c": nil,
+		"c": map[string]any{},
 	}, c.Outputs())
 
 	out, ok := c.Output("a")

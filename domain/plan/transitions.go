@@ -56,7 +56,8 @@ func (p *Plan) end(s Status, action string, now time.Time) error {
 	return nil
 }
 
-// Cancel ends the plan for good: SCHEDULED | PENDING | RUNNING | PAUSED → CANCELLED.
+// Cancel ends the plan: SCHEDULED | PENDING | RUNNING | PAUSED → CANCELLED. Only an operator's
+// retry of one of its tasks brings it back (Reopen).
 func (p *Plan) Cancel(now time.Time) error {
 	if p.status.Terminal() {
 		return p.refuse("cancel")

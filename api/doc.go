@@ -1,0 +1,19 @@
+// Package api is the executor's HTTP API (DESIGN §7): JSON under /v1, errors as RFC 9457
+// application/problem+json naming the first invalid field, plus /healthz and /readyz.
+//
+// The package is a thin transport over the use cases of package app: handlers decode and check
+// the request (strict JSON or YAML, size-limited), call one app.Service method, and write a wire
+// DTO (dto.go) mapped from the result (mapping.go). Aggregates never reach the wire. Every error
+// goes through one writer (problem.go) that maps domain and app errors to status codes.
+//
+// Files:
+//   - router.go: NewRouter, Options and the route table;
+//   - middleware.go: X-Request-Id and panic recovery;
+//   - problem.go: the error writer; respond.go: JSON responses;
+//   - decode.go, shape.go: strict JSON/YAML body decoding with field paths;
+//   - query.go: query and path parameters;
+//   - submit_request.go: PlanRequest → app.SubmitRequest;
+//   - plans.go, tenants.go, tasks.go, health.go: the handlers.
+//
+// docs/api.md is the reference for API users.
+package api

@@ -1,0 +1,178 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/executor-dev/executor/api"
+	"github.com/executor-dev/executor/server"
+	"github.com/executor-dev/executor/stagekind"
+)
+
+// startServer starts the real wiring on a free port, with kinds registered by register before
+// Start, and stops it when the test ends. It returns the base URL.
+func startServer(t *testing.T, register ...func(*stagekind.Registry)) string {
+	t.Helper()
+	srv := server.New(server.Config{Addr: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler)})
+	for _, reg := range register {
+		reg(srv.Kinds())
+	}
+	require.NoError(t, srv.Start())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		assert.NoError(t, srv.Shutdown(ctx))
+	})
+	return srv.URL()
+}
+
+// response is a read HTTP response.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// do sends a request; headers are name, value pairs.
+func do(t *testing.T, method, target string, body []byte, headers ...string) response {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(method, target, rd)
+	require.NoError(t, err)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return response{status: res.StatusCode, header: res.Header, body: b}
+}
+
+func get(t *testing.T, target string) response {
+	t.Helper()
+	return do(t, http.MethodGet, target, nil)
+}
+
+// postJSON posts v marshalled to JSON (nil: no body).
+func postJSON(t *testing.T, target string, v any, headers ...string) response {
+	t.Helper()
+	var body []byte
+	if v != nil {
+		var err error
+		body, err = json.Marshal(v)
+		require.NoError(t, err)
+	}
+	return do(t, http.MethodPost, target, body, append([]string{"Content-Type", "application/json"}, headers...)...)
+}
+
+// decode requires status and a JSON body and decodes it.
+func decode[T any](t *testing.T, res response, status int) T {
+	t.Helper()
+	require.Equal(t, status, res.status, "body: %s", res.body)
+	require.Equal(t, "application/json", res.header.Get("Content-Type"))
+	var v T
+	require.NoError(t, json.Unmarshal(res.body, &v), "body: %s", res.body)
+	return v
+}
+
+// requireProblem requires a problem+json answer with status naming field ("" for none) and
+// returns it.
+func requireProblem(t *testing.T, res response, status int, field string) api.Problem {
+	t.Helper()
+	require.Equal(t, status, res.status, "body: %s", res.body)
+	require.Equal(t, api.ProblemContentType, res.header.Get("Content-Type"))
+	var p api.Problem
+	require.NoError(t, json.Unmarshal(res.body, &p), "body: %s", res.body)
+	assert.Equal(t, status, p.Status)
+	assert.NotEmpty(t, p.Type)
+	assert.NotEmpty(t, p.Title)
+	assert.Equal(t, field, p.Field, "problem: %+v", p)
+	if field != "" {
+		require.NotEmpty(t, p.Errors)
+		assert.Equal(t, field, p.Errors[0].Field)
+	}
+	return p
+}
+
+// submit posts a plan and requires 201.
+func submit(t *testing.T, base string, req api.PlanRequest) api.Plan {
+	t.Helper()
+	return decode[api.Plan](t, postJSON(t, base+"/v1/plans", req), http.StatusCreated)
+}
+
+// waitPlan long-polls the plan until it ends (or 10s) and returns it.
+func waitPlan(t *testing.T, base, planID string) api.Plan {
+	t.Helper()
+	return decode[api.Plan](t, get(t, base+"/v1/plans/"+planID+"?wait=10s"), http.StatusOK)
+}
+
+func tenantTask(t *testing.T, base, tenantID string) api.Task {
+	t.Helper()
+	return decode[api.Task](t, get(t, base+"/v1/tenants/"+url.PathEscape(tenantID)+"/task"), http.StatusOK)
+}
+
+// eventuallyTenant waits until the tenant's latest task satisfies cond and returns it.
+func eventuallyTenant(t *testing.T, base, tenantID string, cond func(api.Task) bool) api.Task {
+	t.Helper()
+	var last api.Task
+	require.Eventually(t, func() bool {
+		last = tenantTask(t, base, tenantID)
+		return cond(last)
+	}, 10*time.Second, 10*time.Millisecond, "tenant %s never got there; last: %+v", tenantID, last)
+	return last
+}
+
+func listPlans(t *testing.T, base, query string) api.PlanList {
+	t.Helper()
+	return decode[api.PlanList](t, get(t, base+"/v1/plans"+query), http.StatusOK)
+}
+
+func planTasks(t *testing.T, base, planID, query string) []api.Task {
+	t.Helper()
+	return decode[api.TaskList](t, get(t, base+"/v1/plans/"+planID+"/tasks"+query), http.StatusOK).Tasks
+}
+
+func tenants(ids ...string) []api.TenantRequest {
+	out := make([]api.TenantRequest, len(ids))
+	for i, id := range ids {
+		out[i] = api.TenantRequest{ID: id}
+	}
+	return out
+}
+
+func noop(name string) api.StageRequest { return api.StageRequest{Name: name, Kind: "noop"} }
+
+func sleep(name, d string) api.StageRequest {
+	return api.StageRequest{Name: name, Kind: "sleep", Params: map[string]any{"duration": d}}
+}
+
+func tenantIDs(tasks []api.Task) []string {
+	out := make([]string, len(tasks))
+	for i, tk := range tasks {
+		out[i] = tk.TenantID
+	}
+	return out
+}
+
+func planIDs(plans []api.Plan) []string {
+	out := make([]string, len(plans))
+	for i, p := range plans {
+		out[i] = p.PlanID
+	}
+	return out
+}

@@ -1,0 +1,192 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"strings"
+
+	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/domain/task"
+)
+
+// Headers of plan submission.
+const (
+	// IdempotencyKeyHeader names a submission; repeating the key returns the first plan.
+	IdempotencyKeyHeader = "Idempotency-Key"
+	// IdempotentReplayedHeader is "true" on the answer to a repeated Idempotency-Key.
+	IdempotentReplayedHeader = "Idempotent-Replayed"
+	// MaxIdempotencyKeyLength bounds an Idempotency-Key.
+	MaxIdempotencyKeyLength = 200
+)
+
+// DefaultPlanPageSize is the page size of GET /v1/plans without ?limit=.
+const DefaultPlanPageSize = 50
+
+// submitPlan is POST /v1/plans: create a plan (201), replay an idempotent submission (200), or
+// preview one with ?dryRun=true (200).
+func (h *handlers) submitPlan(w http.ResponseWriter, r *http.Request) {
+	dryRun, err := queryBool(r, "dryRun")
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	key, err := idempotencyKey(r)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	var body PlanRequest
+	if err := h.decodeBody(w, r, &body, false); err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	req, err := body.SubmitRequest()
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	req.IdempotencyKey, req.DryRun = key, dryRun
+	sub, err := h.svc.Submit(r.Context(), req)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	if dryRun {
+		h.respond(w, r, http.StatusOK, DryRunFrom(sub))
+		return
+	}
+	w.Header().Set("Location", "/v1/plans/"+sub.Plan.Plan.ID())
+	status := http.StatusCreated
+	if sub.Replayed {
+		w.Header().Set(IdempotentReplayedHeader, "true")
+		status = http.StatusOK
+	}
+	h.respond(w, r, status, PlanFrom(sub.Plan))
+}
+
+// idempotencyKey returns the request's Idempotency-Key: absent, or 1 to 200 visible ASCII
+// characters sent once.
+func idempotencyKey(r *http.Request) (string, error) {
+	values := r.Header.Values(IdempotencyKeyHeader)
+	switch len(values) {
+	case 0:
+		return "", nil
+	case 1:
+	default:
+		return "", invalid(IdempotencyKeyHeader, "must be sent once")
+	}
+	key := values[0]
+	ok := len(key) >= 1 && len(key) <= MaxIdempotencyKeyLength
+	for i := 0; ok && i < len(key); i++ {
+		ok = key[i] > ' ' && key[i] < 0x7f
+	}
+	if !ok {
+		return "", invalid(IdempotencyKeyHeader,
+			fmt.Sprintf("must be 1 to %d visible ASCII characters", MaxIdempotencyKeyLength))
+	}
+	return key, nil
+}
+
+// listPlans is GET /v1/plans: plans newest first, ?status=, ?limit= and ?cursor= (the
+// nextCursor of the previous page).
+func (h *handlers) listPlans(w http.ResponseWriter, r *http.Request) {
+	limit, err := queryInt(r, "limit", DefaultPlanPageSize, 1, app.MaxListLimit)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	views, err := h.svc.ListPlans(r.Context(), plan.Filter{
+		Status: plan.Status(strings.ToUpper(q.Get("status"))), Before: q.Get("cursor"), Limit: limit,
+	})
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	out := PlanList{Plans: make([]Plan, len(views))}
+	for i, v := range views {
+		out.Plans[i] = PlanFrom(v)
+	}
+	if len(views) == limit {
+		out.NextCursor = views[len(views)-1].Plan.ID()
+	}
+	h.respond(w, r, http.StatusOK, out)
+}
+
+// getPlan is GET /v1/plans/{planId}; ?wait=30s long-polls until the plan ends or the wait
+// passes.
+func (h *handlers) getPlan(w http.ResponseWriter, r *http.Request) {
+	id, err := pathParam(r, "planId")
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	wait, waiting, err := queryDuration(r, "wait")
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	var v app.PlanView
+	if waiting {
+		v, err = h.svc.WaitPlan(r.Context(), id, wait)
+	} else {
+		v, err = h.svc.Plan(r.Context(), id)
+	}
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	h.respond(w, r, http.StatusOK, PlanFrom(v))
+}
+
+// planTasks is GET /v1/plans/{planId}/tasks: the plan's tasks in submission order, with
+// ?status=, ?offset= and ?limit=.
+func (h *handlers) planTasks(w http.ResponseWriter, r *http.Request) {
+	id, err := pathParam(r, "planId")
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	offset, err := queryInt(r, "offset", 0, 0, math.MaxInt32)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	limit, err := queryInt(r, "limit", app.MaxListLimit, 1, app.MaxListLimit)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	status := task.Status(strings.ToUpper(r.URL.Query().Get("status")))
+	views, err := h.svc.PlanTasks(r.Context(), id, status, offset, limit)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	out := TaskList{Tasks: make([]Task, len(views))}
+	for i, v := range views {
+		out.Tasks[i] = TaskFrom(v, false)
+	}
+	h.respond(w, r, http.StatusOK, out)
+}
+
+// planOp serves POST /v1/plans/{planId}/pause|resume|cancel with one of the Service's plan
+// controls, answering the plan as it is afterwards.
+func (h *handlers) planOp(op func(*app.Service, context.Context, string) (app.PlanView, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathParam(r, "planId")
+		if err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		v, err := op(h.svc, r.Context(), id)
+		if err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		h.respond(w, r, http.StatusOK, PlanFrom(v))
+	}
+}

@@ -1,0 +1,137 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/domain/checkpoint"
+	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/domain/task"
+)
+
+// ProblemContentType is the media type of every error response.
+const ProblemContentType = "application/problem+json"
+
+// Problem types: the "type" member of a Problem, one per error class (docs/api.md).
+const (
+	ProblemInvalidInput         = "urn:executor:problem:invalid-input"          // 400
+	ProblemNotFound             = "urn:executor:problem:not-found"              // 404
+	ProblemMethodNotAllowed     = "urn:executor:problem:method-not-allowed"     // 405
+	ProblemTenantConflict       = "urn:executor:problem:tenant-conflict"        // 409, with tenants
+	ProblemInvalidTransition    = "urn:executor:problem:invalid-transition"     // 409
+	ProblemPayloadTooLarge      = "urn:executor:problem:payload-too-large"      // 413
+	ProblemUnsupportedMediaType = "urn:executor:problem:unsupported-media-type" // 415
+	ProblemUnavailable          = "urn:executor:problem:unavailable"            // 503
+	ProblemInternal             = "urn:executor:problem:internal"               // 500
+)
+
+// requestError is an error of the HTTP exchange itself (an unknown route, a wrong method, an
+// unsupported media type) rather than of the use case.
+type requestError struct {
+	status int
+	typ    string
+	field  string
+	detail string
+}
+
+// Error returns the problem's detail.
+func (e *requestError) Error() string { return e.detail }
+
+// invalid is a 400 naming one field, in the same form as the app's validation errors.
+func invalid(field, reason string) error {
+	return &app.ValidationError{Violations: []app.FieldViolation{{Field: field, Reason: reason}}}
+}
+
+// writeError is the one error writer: it maps err to a problem and writes it. Errors it does
+// not know are logged and answered with a generic 500, never with their text.
+func (h *handlers) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	p := h.problemFor(r, err)
+	h.writeBody(w, r, ProblemContentType, p.Status, p)
+}
+
+func (h *handlers) problemFor(r *http.Request, err error) Problem {
+	var (
+		reqErr     *requestError
+		tooLarge   *http.MaxBytesError
+		validation *app.ValidationError
+		conflict   *app.ConflictError
+	)
+	problem := func(status int, typ, detail string) Problem {
+		return Problem{Type: typ, Title: http.StatusText(status), Status: status, Detail: detail}
+	}
+	switch {
+	case errors.As(err, &reqErr):
+		p := problem(reqErr.status, reqErr.typ, reqErr.detail)
+		if reqErr.field != "" {
+			p.Field = reqErr.field
+			p.Errors = []FieldProblem{{Field: reqErr.field, Detail: reqErr.detail}}
+		}
+		return p
+	case errors.As(err, &tooLarge):
+		return problem(http.StatusRequestEntityTooLarge, ProblemPayloadTooLarge,
+			fmt.Sprintf("the request body is larger than %d bytes", tooLarge.Limit))
+	case errors.As(err, &validation) && len(validation.Violations) > 0:
+		return validationProblem(validation.Violations)
+	case errors.Is(err, app.ErrInvalidInput):
+		return problem(http.StatusBadRequest, ProblemInvalidInput, err.Error())
+	case errors.As(err, &conflict):
+		p := problem(http.StatusConflict, ProblemTenantConflict, conflict.Error())
+		p.Tenants = conflict.Tenants
+		return p
+	case errors.Is(err, app.ErrConflict):
+		return problem(http.StatusConflict, ProblemTenantConflict, "a tenant has a task that has not ended")
+	case errors.Is(err, plan.ErrNotFound):
+		return problem(http.StatusNotFound, ProblemNotFound, "plan not found")
+	case errors.Is(err, task.ErrNotFound):
+		return problem(http.StatusNotFound, ProblemNotFound, "task not found")
+	case errors.Is(err, checkpoint.ErrNotFound):
+		return problem(http.StatusNotFound, ProblemNotFound, "the task has no checkpoint yet")
+	case errors.Is(err, plan.ErrInvalidTransition), errors.Is(err, task.ErrInvalidTransition):
+		return problem(http.StatusConflict, ProblemInvalidTransition, transitionDetail(err))
+	case errors.Is(err, task.ErrFenced):
+		return problem(http.StatusConflict, ProblemInvalidTransition, "a newer run owns the task; try again")
+	case r.Context().Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		// The caller went away (a long poll it gave up on): not a server fault.
+		h.opts.Logger.Debug("http request ended by the client",
+			"request_id", requestIDOf(r), "method", r.Method, "path", r.URL.Path, "err", err)
+		return problem(http.StatusServiceUnavailable, ProblemUnavailable, "the request was cancelled")
+	default:
+		id := requestIDOf(r)
+		h.opts.Logger.Error("http request failed",
+			"request_id", id, "method", r.Method, "path", r.URL.Path, "err", err)
+		return problem(http.StatusInternalServerError, ProblemInternal,
+			"internal error; the server log has the details under request id "+id)
+	}
+}
+
+func validationProblem(vs []app.FieldViolation) Problem {
+	p := Problem{
+		Type: ProblemInvalidInput, Title: http.StatusText(http.StatusBadRequest), Status: http.StatusBadRequest,
+		Field: vs[0].Field, Errors: make([]FieldProblem, len(vs)),
+	}
+	for i, v := range vs {
+		p.Errors[i] = FieldProblem{Field: v.Field, Detail: v.Reason}
+	}
+	p.Detail = vs[0].Field + ": " + vs[0].Reason
+	if len(vs) > 1 {
+		p.Detail += fmt.Sprintf(" (and %d more)", len(vs)-1)
+	}
+	return p
+}
+
+// transitionDetail is the domain's own description of a refused transition ("cannot pause a
+// COMPLETED plan"), without the wrapping context of lower layers.
+func transitionDetail(err error) string {
+	var pe *plan.TransitionError
+	if errors.As(err, &pe) {
+		return pe.Error()
+	}
+	var te *task.TransitionError
+	if errors.As(err, &te) {
+		return te.Error()
+	}
+	return "the operation is not allowed in the current state"
+}

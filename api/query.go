@@ -1,0 +1,60 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+)
+
+// pathParam returns the URL path parameter name, unescaped ("a%3Ab" is "a:b"). The use cases
+// validate it, so a bad id is a 400 naming the parameter before it reaches a store key.
+func pathParam(r *http.Request, name string) (string, error) {
+	v, err := url.PathUnescape(chi.URLParam(r, name))
+	if err != nil {
+		return "", invalid(name, "is not a valid URL path segment")
+	}
+	return v, nil
+}
+
+// queryInt returns ?name= as an integer in [lo, hi], or def when it is absent or empty.
+func queryInt(r *http.Request, name string, def, lo, hi int) (int, error) {
+	s := r.URL.Query().Get(name)
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < lo || n > hi {
+		return 0, invalid(name, fmt.Sprintf("must be an integer between %d and %d", lo, hi))
+	}
+	return n, nil
+}
+
+// queryBool returns ?name= as a boolean ("true", "false", "1", "0", ...); false when absent.
+func queryBool(r *http.Request, name string) (bool, error) {
+	s := r.URL.Query().Get(name)
+	if s == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, invalid(name, "must be true or false")
+	}
+	return b, nil
+}
+
+// queryDuration returns ?name= as a Go duration ("30s") and whether it was given.
+func queryDuration(r *http.Request, name string) (time.Duration, bool, error) {
+	s := r.URL.Query().Get(name)
+	if s == "" {
+		return 0, false, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, false, invalid(name, fmt.Sprintf("%q is not a duration such as \"30s\"", s))
+	}
+	return d, true, nil
+}

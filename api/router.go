@@ -1,0 +1,128 @@
+package api
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/executor-dev/executor/app"
+)
+
+// DefaultMaxBodyBytes bounds a request body.
+const DefaultMaxBodyBytes = 4 << 20
+
+// Options tunes the HTTP API. The zero value is usable.
+type Options struct {
+	MaxBodyBytes int64        // default DefaultMaxBodyBytes
+	Logger       *slog.Logger // default slog.Default()
+	// Readiness reports the body of GET /readyz; a Status other than "ok" answers 503.
+	// Default: {"status":"ok","redis":"disabled"} (the in-memory store).
+	Readiness func() Health
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Readiness == nil {
+		o.Readiness = func() Health { return Health{Status: "ok", Redis: "disabled"} }
+	}
+	return o
+}
+
+// handlers holds what every handler needs; the handlers are its methods, one file per resource.
+type handlers struct {
+	svc  *app.Service
+	opts Options
+}
+
+// NewRouter returns the HTTP API of DESIGN §7 over svc.
+func NewRouter(svc *app.Service, opts Options) http.Handler {
+	h := &handlers{svc: svc, opts: opts.withDefaults()}
+	r := chi.NewRouter()
+	r.Use(h.requestID, h.recoverer)
+	// Set before the routes so that every sub-router inherits them.
+	r.NotFound(h.notFound)
+	r.MethodNotAllowed(h.methodNotAllowed(r))
+
+	r.Get("/healthz", h.healthz)
+	r.Get("/readyz", h.readyz)
+
+	r.Route("/v1/plans", func(r chi.Router) {
+		r.Post("/", h.submitPlan)
+		r.Get("/", h.listPlans)
+		r.Route("/{planId}", func(r chi.Router) {
+			r.Get("/", h.getPlan)
+			r.Get("/tasks", h.planTasks)
+			r.Post("/pause", h.planOp((*app.Service).PausePlan))
+			r.Post("/resume", h.planOp((*app.Service).ResumePlan))
+			r.Post("/cancel", h.planOp((*app.Service).CancelPlan))
+		})
+	})
+	r.Route("/v1/tenants/{tenantId}", func(r chi.Router) {
+		r.Get("/task", h.tenantTask)
+		r.Get("/checkpoint", h.tenantCheckpoint)
+		r.Post("/retry", h.retryTenant)
+		r.Post("/pause", h.tenantOp((*app.Service).PauseTenant))
+		r.Post("/resume", h.tenantOp((*app.Service).ResumeTenant))
+		r.Post("/cancel", h.tenantOp((*app.Service).CancelTenant))
+	})
+	r.Route("/v1/tasks", func(r chi.Router) {
+		r.Get("/{taskId}", h.getTask)
+	})
+	return r
+}
+
+// notFound answers routes that do not exist.
+func (h *handlers) notFound(w http.ResponseWriter, r *http.Request) {
+	h.writeError(w, r, &requestError{
+		status: http.StatusNotFound, typ: ProblemNotFound,
+		detail: fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path),
+	})
+}
+
+// methodNotAllowed answers a known route called with a method it does not serve, with the
+// Allow header listing the methods it does serve.
+func (h *handlers) methodNotAllowed(routes chi.Routes) http.HandlerFunc {
+	// Built on first use, once every route is registered.
+	index := sync.OnceValue(func() *chi.Mux { return routeIndex(routes) })
+	return func(w http.ResponseWriter, r *http.Request) {
+		path := r.URL.RawPath
+		if path == "" {
+			path = r.URL.Path
+		}
+		var allow []string
+		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
+			http.MethodPatch, http.MethodDelete, http.MethodOptions} {
+			if index().Find(chi.NewRouteContext(), m, path) != "" {
+				allow = append(allow, m)
+			}
+		}
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		h.writeError(w, r, &requestError{
+			status: http.StatusMethodNotAllowed, typ: ProblemMethodNotAllowed,
+			detail: fmt.Sprintf("%s is not allowed on %s", r.Method, r.URL.Path),
+		})
+	}
+}
+
+// routeIndex flattens routes into a mux used only to look routes up: chi's Find does not
+// tell methods apart on the path of a mounted sub-router ("/v1/plans").
+func routeIndex(routes chi.Routes) *chi.Mux {
+	index := chi.NewRouter()
+	_ = chi.Walk(routes, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		index.Method(method, route, http.NotFoundHandler())
+		if trimmed := strings.TrimSuffix(route, "/"); trimmed != "" && trimmed != route {
+			index.Method(method, trimmed, http.NotFoundHandler())
+		}
+		return nil
+	})
+	return index
+}

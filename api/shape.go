@@ -1,0 +1,149 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/executor-dev/executor/app"
+)
+
+var timeType = reflect.TypeFor[time.Time]()
+
+// checkShape compares a generic JSON value (decoded with UseNumber) with the Go type it will be
+// decoded into and lists every unknown field and every value of the wrong type, each named by
+// its path ("stages[0].timeout"). It is what makes decoding strict and its errors precise:
+// encoding/json names neither the path of an unknown field nor the index of a bad element.
+// Field names are matched exactly (encoding/json alone would accept "Name" for "name").
+func checkShape(v any, t reflect.Type) []app.FieldViolation {
+	var out []app.FieldViolation
+	if _, ok := v.(map[string]any); !ok {
+		return append(out, app.FieldViolation{Field: "body", Reason: "must be a JSON object"})
+	}
+	walkShape(v, t, "", func(field, reason string) {
+		out = append(out, app.FieldViolation{Field: field, Reason: reason})
+	})
+	return out
+}
+
+func walkShape(v any, t reflect.Type, path string, add func(field, reason string)) {
+	if v == nil {
+		return // null leaves the field at its zero value, as encoding/json does
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == timeType {
+		s, ok := v.(string)
+		if !ok {
+			add(path, "must be an RFC 3339 time string, such as \"2026-11-21T10:00:00Z\"")
+		} else if _, err := time.Parse(time.RFC3339, s); err != nil {
+			add(path, fmt.Sprintf("%q is not an RFC 3339 time, such as \"2026-11-21T10:00:00Z\"", s))
+		}
+		return
+	}
+	switch t.Kind() {
+	case reflect.Interface:
+		return
+	case reflect.Struct:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			add(path, "must be an object")
+			return
+		}
+		fields := jsonFields(t)
+		for _, k := range sortedKeys(obj) {
+			f, known := fields[k]
+			if !known {
+				add(joinPath(path, k), "unknown field")
+				continue
+			}
+			walkShape(obj[k], f.Type, joinPath(path, k), add)
+		}
+	case reflect.Map:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			add(path, "must be an object")
+			return
+		}
+		for _, k := range sortedKeys(obj) {
+			walkShape(obj[k], t.Elem(), joinPath(path, k), add)
+		}
+	case reflect.Slice:
+		arr, ok := v.([]any)
+		if !ok {
+			add(path, "must be an array")
+			return
+		}
+		for i, e := range arr {
+			walkShape(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i), add)
+		}
+	case reflect.String:
+		if _, ok := v.(string); !ok {
+			add(path, "must be a string")
+		}
+	case reflect.Bool:
+		if _, ok := v.(bool); !ok {
+			add(path, "must be true or false")
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		n, ok := v.(json.Number)
+		if !ok {
+			add(path, "must be an integer")
+			return
+		}
+		i, err := n.Int64()
+		if err != nil || reflect.Zero(t).OverflowInt(i) {
+			add(path, "must be an integer in range")
+		}
+	case reflect.Float32, reflect.Float64:
+		n, ok := v.(json.Number)
+		if !ok {
+			add(path, "must be a number")
+			return
+		}
+		if f, err := n.Float64(); err != nil || math.IsInf(f, 0) {
+			add(path, "must be a number in range")
+		}
+	}
+}
+
+// jsonFields maps the JSON names of t's exported fields to the fields.
+func jsonFields(t reflect.Type) map[string]reflect.StructField {
+	out := make(map[string]reflect.StructField, t.NumField())
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch name {
+		case "-":
+			continue
+		case "":
+			name = f.Name
+		}
+		out[name] = f
+	}
+	return out
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}

@@ -1,0 +1,58 @@
+package api
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/domain/stage"
+)
+
+// SubmitRequest converts a decoded submission to the use case's request. Durations are Go
+// duration strings; every one that does not parse is reported, named by its path
+// ("stages[1].retry.maxBackoff"), in one *app.ValidationError (which matches
+// app.ErrInvalidInput). Everything else is validated by app.Service.Submit.
+func (req PlanRequest) SubmitRequest() (app.SubmitRequest, error) {
+	out := app.SubmitRequest{
+		Name: req.Name, Labels: req.Labels, MaxConcurrency: req.MaxConcurrency,
+		FailureBudget: req.FailureBudget, Stages: make([]stage.Spec, len(req.Stages)),
+		Tenants: make([]app.TenantInput, len(req.Tenants)),
+	}
+	if req.StartAt != nil {
+		out.StartAt = *req.StartAt
+	}
+	var bad []app.FieldViolation
+	duration := func(field, s string) time.Duration {
+		if s == "" {
+			return 0
+		}
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			bad = append(bad, app.FieldViolation{
+				Field: field, Reason: fmt.Sprintf("%q is not a duration such as \"10s\" or \"200ms\"", s),
+			})
+		}
+		return d
+	}
+	for i, s := range req.Stages {
+		field := fmt.Sprintf("stages[%d]", i)
+		spec := stage.Spec{Name: s.Name, Kind: s.Kind, Params: s.Params, Timeout: duration(field+".timeout", s.Timeout)}
+		if r := s.Retry; r != nil {
+			spec.Retry = stage.Policy{
+				MaxAttempts:    r.MaxAttempts,
+				InitialBackoff: duration(field+".retry.initialBackoff", r.InitialBackoff),
+				MaxBackoff:     duration(field+".retry.maxBackoff", r.MaxBackoff),
+				Multiplier:     r.Multiplier,
+				Jitter:         stage.Jitter(r.Jitter),
+			}
+		}
+		out.Stages[i] = spec
+	}
+	for i, t := range req.Tenants {
+		out.Tenants[i] = app.TenantInput{ID: t.ID, Params: t.Params}
+	}
+	if len(bad) > 0 {
+		return app.SubmitRequest{}, &app.ValidationError{Violations: bad}
+	}
+	return out, nil
+}

@@ -1,0 +1,80 @@
+package api
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/executor-dev/executor/app"
+)
+
+// tenantTask is GET /v1/tenants/{tenantId}/task: the tenant's latest task with its lease and
+// checkpoint summary.
+func (h *handlers) tenantTask(w http.ResponseWriter, r *http.Request) {
+	id, err := pathParam(r, "tenantId")
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	v, err := h.svc.TenantTask(r.Context(), id)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	h.respond(w, r, http.StatusOK, TaskFrom(v, true))
+}
+
+// tenantCheckpoint is GET /v1/tenants/{tenantId}/checkpoint: the checkpoint of the tenant's
+// latest task, 404 when it has none.
+func (h *handlers) tenantCheckpoint(w http.ResponseWriter, r *http.Request) {
+	id, err := pathParam(r, "tenantId")
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	cp, err := h.svc.TenantCheckpoint(r.Context(), id)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	h.respond(w, r, http.StatusOK, CheckpointFrom(id, cp))
+}
+
+// retryTenant is POST /v1/tenants/{tenantId}/retry with an optional RetryBody: run the
+// tenant's latest task again, from its checkpoint unless fromCheckpoint is false.
+func (h *handlers) retryTenant(w http.ResponseWriter, r *http.Request) {
+	id, err := pathParam(r, "tenantId")
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	var body RetryBody
+	if err := h.decodeBody(w, r, &body, true); err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	fromCheckpoint := body.FromCheckpoint == nil || *body.FromCheckpoint
+	v, err := h.svc.RetryTenant(r.Context(), id, fromCheckpoint)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	h.respond(w, r, http.StatusOK, TaskFrom(v, true))
+}
+
+// tenantOp serves POST /v1/tenants/{tenantId}/pause|resume|cancel with one of the Service's
+// tenant controls, answering the task as it is afterwards.
+func (h *handlers) tenantOp(op func(*app.Service, context.Context, string) (app.TaskView, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathParam(r, "tenantId")
+		if err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		v, err := op(h.svc, r.Context(), id)
+		if err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		h.respond(w, r, http.StatusOK, TaskFrom(v, true))
+	}
+}

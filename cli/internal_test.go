@@ -1,0 +1,278 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/executor-dev/executor/api"
+	"github.com/executor-dev/executor/client"
+	"github.com/executor-dev/executor/server"
+)
+
+// These tests drive run() directly to control the environment and standard input, which
+// Main takes from the process.
+
+func startTestServer(t *testing.T) string {
+	t.Helper()
+	srv := server.New(server.Config{Addr: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	require.NoError(t, srv.Start())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		assert.NoError(t, srv.Shutdown(ctx))
+	})
+	return srv.URL()
+}
+
+func unusedURL(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return "http://" + addr
+}
+
+func envOf(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
+}
+
+type outcome struct {
+	code           int
+	stdout, stderr string
+}
+
+func runWith(t *testing.T, stdin string, env map[string]string, args ...string) outcome {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, args, streams{stdin: strings.NewReader(stdin), stdout: &stdout, stderr: &stderr, getenv: envOf(env)})
+	return outcome{code, stdout.String(), stderr.String()}
+}
+
+func TestServerFromEnvironment(t *testing.T) {
+	t.Parallel()
+	live, dead := startTestServer(t), unusedURL(t)
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want int
+	}{
+		{name: "env used without the flag", env: map[string]string{EnvServer: live}, args: []string{"plan", "list"}, want: ExitOK},
+		{name: "flag beats env", env: map[string]string{EnvServer: dead}, args: []string{"--server", live, "plan", "list"}, want: ExitOK},
+		{name: "env pointing nowhere", env: map[string]string{EnvServer: dead}, args: []string{"plan", "list"}, want: ExitFailure},
+		{name: "bad env URL is a usage error", env: map[string]string{EnvServer: "localhost"}, args: []string{"plan", "list"}, want: ExitUsage},
+		{name: "token from env", env: map[string]string{EnvServer: live, EnvToken: "t0k"}, args: []string{"plan", "list"}, want: ExitOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			o := runWith(t, "", tt.env, tt.args...)
+			assert.Equal(t, tt.want, o.code, "stderr: %s", o.stderr)
+		})
+	}
+}
+
+func TestTokenPrecedence(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{name: "none", want: ""},
+		{name: "env", env: map[string]string{EnvToken: "from-env"}, want: "Bearer from-env"},
+		{name: "flag beats env", env: map[string]string{EnvToken: "from-env"}, args: []string{"--token", "from-flag"}, want: "Bearer from-flag"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			var got string
+			srv := newHeaderRecorder(t, func(h string) { mu.Lock(); got = h; mu.Unlock() })
+			env := map[string]string{EnvServer: srv}
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			o := runWith(t, "", env, append(tt.args, "plan", "list")...)
+			require.Equal(t, ExitOK, o.code, "stderr: %s", o.stderr)
+			mu.Lock()
+			defer mu.Unlock()
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+// newHeaderRecorder serves an empty plan list and reports each request's Authorization.
+func newHeaderRecorder(t *testing.T, seen func(string)) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen(r.Header.Get("Authorization"))
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"plans":[]}`)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func TestSubmitFromStdin(t *testing.T) {
+	t.Parallel()
+	url := startTestServer(t)
+	tests := []struct {
+		name, tenant, body string
+	}{
+		{name: "yaml", tenant: "stdin-y", body: "name: from-stdin\nstages:\n  - name: a\n    kind: noop\ntenants:\n  - id: stdin-y\n"},
+		{name: "json", tenant: "stdin-j", body: `  {"name":"from-stdin","stages":[{"name":"a","kind":"noop"}],"tenants":[{"id":"stdin-j"}]}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			o := runWith(t, tt.body, nil, "--server", url, "submit", "-f", "-", "--wait", "-o", "json")
+			require.Equal(t, ExitOK, o.code, "stderr: %s", o.stderr)
+			var p api.Plan
+			require.NoError(t, json.Unmarshal([]byte(o.stdout), &p))
+			assert.Equal(t, "from-stdin", p.Name)
+			assert.Equal(t, "COMPLETED", p.Status)
+		})
+	}
+}
+
+func TestReadPlanContentType(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tests := []struct {
+		name, file, body, want string
+	}{
+		{name: "yaml extension", file: "p.yaml", body: `{"name":"x"}`, want: client.ContentTypeYAML},
+		{name: "yml extension", file: "p.YML", body: "name: x", want: client.ContentTypeYAML},
+		{name: "json extension", file: "p.json", body: "name: x", want: client.ContentTypeJSON},
+		{name: "other extension, json body", file: "p.plan", body: "\n {\"name\":\"x\"}", want: client.ContentTypeJSON},
+		{name: "other extension, yaml body", file: "p.txt", body: "name: x", want: client.ContentTypeYAML},
+		{name: "stdin json", file: "-", body: `{"name":"x"}`, want: client.ContentTypeJSON},
+		{name: "stdin yaml", file: "-", body: "name: x", want: client.ContentTypeYAML},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			a := &app{streams: streams{stdin: strings.NewReader(tt.body)}}
+			path := tt.file
+			if path != "-" {
+				path = dir + "/" + tt.name + "-" + tt.file
+				require.NoError(t, os.WriteFile(path, []byte(tt.body), 0o600))
+			}
+			body, ct, err := a.readPlan(path)
+			require.NoError(t, err)
+			assert.Equal(t, tt.body, string(body))
+			assert.Equal(t, tt.want, ct)
+		})
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader in different goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// serve logs JSON to a non-terminal stderr, serves on --addr, and shuts down cleanly when its
+// context ends.
+func TestServe(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+	}{
+		{name: "flags", args: []string{"serve", "--addr", "127.0.0.1:0", "--workers", "4"}},
+		{name: "env", env: map[string]string{EnvAddr: "127.0.0.1:0", EnvWorkers: "4"}, args: []string{"serve"}},
+		{name: "flag beats env", env: map[string]string{EnvAddr: "256.0.0.1:1"}, args: []string{"serve", "--addr", "127.0.0.1:0"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var stdout, stderr syncBuffer
+			code := make(chan int, 1)
+			go func() {
+				code <- run(ctx, tt.args, streams{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, getenv: envOf(tt.env)})
+			}()
+
+			var addr string
+			require.Eventually(t, func() bool {
+				for _, line := range strings.Split(stderr.String(), "\n") {
+					var rec map[string]any
+					if json.Unmarshal([]byte(line), &rec) == nil && rec["addr"] != nil {
+						addr, _ = rec["addr"].(string)
+						return addr != ""
+					}
+				}
+				return false
+			}, 10*time.Second, 10*time.Millisecond, "no JSON log line with the address; stderr: %s", stderr.String())
+
+			h, err := client.New("http://"+addr, "", nil).Health(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, "ok", h.Status)
+
+			cancel()
+			select {
+			case c := <-code:
+				assert.Equal(t, ExitOK, c, "stderr: %s", stderr.String())
+			case <-time.After(35 * time.Second):
+				t.Fatal("serve did not stop")
+			}
+			assert.Empty(t, stdout.String())
+		})
+	}
+}
+
+func TestServeUsageAndStartErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want int
+	}{
+		{name: "workers env not a number", env: map[string]string{EnvWorkers: "many"}, args: []string{"serve"}, want: ExitUsage},
+		{name: "negative workers", args: []string{"serve", "--workers", "-3"}, want: ExitUsage},
+		{name: "positional argument", args: []string{"serve", "now"}, want: ExitUsage},
+		{name: "address that cannot be listened on", args: []string{"serve", "--addr", "256.0.0.1:1"}, want: ExitFailure},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			o := runWith(t, "", tt.env, tt.args...)
+			assert.Equal(t, tt.want, o.code, "stderr: %s", o.stderr)
+		})
+	}
+}

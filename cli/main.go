@@ -1,0 +1,240 @@
+// Package cli is the executor's command line (DESIGN §7): `executor serve` runs an executor,
+// every other command talks to one over its HTTP API through package client.
+//
+// Main is the whole program: it parses args, runs one command and returns the exit status
+// (ExitOK, ExitFailure, ExitUsage). It never calls os.Exit and keeps no global state, so tests
+// run it in-process and in parallel.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/executor-dev/executor/client"
+)
+
+// Exit statuses of Main.
+const (
+	ExitOK      = 0 // the command succeeded
+	ExitFailure = 1 // the command failed: a remote error, an unreachable server, a plan that did not complete under --wait
+	ExitUsage   = 2 // the command line is wrong: unknown command or flag, missing flag or argument, bad flag value
+)
+
+// Environment variables read by the CLI. A flag given on the command line beats its variable.
+const (
+	EnvServer  = "EXECUTOR_SERVER"
+	EnvToken   = "EXECUTOR_TOKEN"
+	EnvAddr    = "EXECUTOR_ADDR"
+	EnvWorkers = "EXECUTOR_WORKERS"
+)
+
+// Defaults of the global and serve flags.
+const (
+	DefaultServer = "http://127.0.0.1:8080"
+	DefaultAddr   = "127.0.0.1:8080"
+)
+
+// Output formats of -o.
+const (
+	OutputTable = "table"
+	OutputJSON  = "json"
+)
+
+// Main runs the executor command line with args (without the program name) and returns the
+// exit status. Results go to stdout; errors go to stderr as one line
+// "error: <status> <title>: <detail> (field: X)". ctx ends long-running commands (serve,
+// --wait, --watch); the caller makes it signal-aware.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return run(ctx, args, streams{stdin: os.Stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv})
+}
+
+// streams is what a run reads and writes besides its args.
+type streams struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+// app is the state of one run: the streams and the resolved global flags.
+type app struct {
+	streams
+	server string
+	token  string
+	output string
+}
+
+// usageError is a wrong command line: exit status 2.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return &usageError{err: fmt.Errorf(format, args...)}
+}
+
+func run(ctx context.Context, args []string, s streams) int {
+	if s.getenv == nil {
+		s.getenv = func(string) string { return "" }
+	}
+	if s.stdin == nil {
+		s.stdin = strings.NewReader("")
+	}
+	a := &app{streams: s}
+	root := a.newRoot()
+	root.SetArgs(args)
+	root.SetIn(s.stdin)
+	root.SetOut(s.stdout)
+	root.SetErr(s.stderr)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		path := root.CommandPath()
+		if cmd != nil {
+			path = cmd.CommandPath()
+		}
+		fmt.Fprintf(s.stderr, "error: %s\nRun '%s --help' for usage.\n", oneLine(err.Error()), path)
+		return ExitUsage
+	}
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		fmt.Fprintln(s.stderr, "error: interrupted")
+		return ExitFailure
+	}
+	fmt.Fprintf(s.stderr, "error: %s\n", oneLine(err.Error()))
+	return ExitFailure
+}
+
+func (a *app) newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "executor",
+		Short: "Deployment-orchestration executor: roll out staged plans to many tenants",
+		Long: `executor runs deployment plans: an ordered list of stages rolled out to many tenants,
+one task per tenant, with a checkpoint after every completed stage.
+
+'executor serve' runs an executor. Every other command talks to one over its HTTP API
+(--server, $EXECUTOR_SERVER). Exit status: 0 ok, 1 failed or remote error, 2 usage error.`,
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		Args:              groupArgs,
+		RunE:              groupRun,
+		PersistentPreRunE: a.resolveGlobals,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: err} })
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.server, "server", DefaultServer, "executor base URL (env "+EnvServer+")")
+	pf.StringVar(&a.token, "token", "", "bearer token sent to the server (env "+EnvToken+")")
+	pf.StringVarP(&a.output, "output", "o", OutputTable, "output format: table or json")
+
+	root.AddCommand(
+		a.serveCmd(),
+		a.submitCmd(),
+		a.planCmd(),
+		a.statusCmd(),
+		a.checkpointCmd(),
+		a.retryCmd(),
+		a.tenantOpCmd("pause", "Pause the tenant's latest task at its next stage boundary", (*client.Client).PauseTenant),
+		a.tenantOpCmd("resume", "Resume the tenant's paused task", (*client.Client).ResumeTenant),
+		a.tenantOpCmd("cancel", "Cancel the tenant's latest task", (*client.Client).CancelTenant),
+		a.taskCmd(),
+	)
+	return root
+}
+
+// resolveGlobals applies environment variables to global flags not given on the command
+// line and checks -o.
+func (a *app) resolveGlobals(cmd *cobra.Command, _ []string) error {
+	flags := cmd.Flags()
+	if !flags.Changed("server") {
+		if v := a.getenv(EnvServer); v != "" {
+			a.server = v
+		}
+	}
+	if !flags.Changed("token") {
+		if v := a.getenv(EnvToken); v != "" {
+			a.token = v
+		}
+	}
+	switch a.output {
+	case OutputTable, OutputJSON:
+	default:
+		return usagef("invalid value %q for -o/--output: want %s or %s", a.output, OutputTable, OutputJSON)
+	}
+	return nil
+}
+
+// client returns a client of --server.
+func (a *app) client() (*client.Client, error) {
+	u, err := url.Parse(a.server)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, usagef("invalid --server %q: want an http:// or https:// URL such as %s", a.server, DefaultServer)
+	}
+	c := client.New(a.server, a.token, nil)
+	c.UserAgent = "executor-cli"
+	return c, nil
+}
+
+// groupArgs accepts anything so that groupRun, not cobra, reports an unknown subcommand.
+func groupArgs(*cobra.Command, []string) error { return nil }
+
+// groupRun runs a command that only groups subcommands: any argument is an unknown
+// subcommand, no argument is a missing one.
+func groupRun(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += fmt.Sprintf(" (did you mean %q?)", s[0])
+		}
+		return &usageError{err: errors.New(msg)}
+	}
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	return usagef("%q needs a command: %s", cmd.CommandPath(), strings.Join(names, ", "))
+}
+
+// exactArgs requires one positional argument per name.
+func exactArgs(names ...string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < len(names) {
+			return usagef("%s: missing argument %s", cmd.CommandPath(), names[len(args)])
+		}
+		if len(args) > len(names) {
+			return usagef("%s: unexpected argument %q", cmd.CommandPath(), args[len(names)])
+		}
+		return nil
+	}
+}
+
+// noArgs refuses positional arguments.
+var noArgs = exactArgs()
+
+// requireFlags fails with a usage error when a flag is missing or empty.
+func requireFlags(names ...string) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
+		for _, name := range names {
+			f := cmd.Flags().Lookup(name)
+			if f == nil || !cmd.Flags().Changed(name) || f.Value.String() == "" {
+				return usagef("%s: required flag --%s is missing", cmd.CommandPath(), name)
+			}
+		}
+		return nil
+	}
+}
+
+// oneLine folds an error message onto one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

@@ -1,0 +1,264 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/executor-dev/executor/api"
+	"github.com/executor-dev/executor/domain/task"
+)
+
+// maxCell bounds free-text table cells (error messages).
+const maxCell = 80
+
+// print writes v as indented JSON under -o json, or the table drawn by table otherwise.
+func (a *app) print(v any, table func(w io.Writer)) error {
+	if a.output == OutputJSON {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	table(tw)
+	return tw.Flush()
+}
+
+func row(w io.Writer, cells ...string) {
+	for i, c := range cells {
+		if c == "" {
+			cells[i] = "-"
+		} else {
+			cells[i] = cell(c)
+		}
+	}
+	fmt.Fprintln(w, strings.Join(cells, "\t"))
+}
+
+// cell makes s safe for one tabwriter cell: no tabs, newlines or other control characters.
+func cell(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+func truncate(s string, n int) string {
+	s = oneLine(s)
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func formatTime(t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// taskStatusOrder is the order in which per-status counts are shown.
+var taskStatusOrder = func() []string {
+	out := make([]string, len(task.Statuses))
+	for i, s := range task.Statuses {
+		out[i] = string(s)
+	}
+	return out
+}()
+
+// progressCounts returns "STATUS=n" for every non-zero task status of a plan's progress, in
+// lifecycle order, then any status this CLI does not know, sorted.
+func progressCounts(progress map[string]int) []string {
+	var out []string
+	for _, s := range taskStatusOrder {
+		if n := progress[s]; n != 0 {
+			out = append(out, s+"="+strconv.Itoa(n))
+		}
+	}
+	for _, s := range slices.Sorted(maps.Keys(progress)) {
+		if s == "total" || slices.Contains(taskStatusOrder, s) || progress[s] == 0 {
+			continue
+		}
+		out = append(out, s+"="+strconv.Itoa(progress[s]))
+	}
+	return out
+}
+
+func planHeader(w io.Writer) {
+	fmt.Fprintln(w, "PLAN ID\tNAME\tSTATUS\tTASKS\tPROGRESS\tCREATED")
+}
+
+func planRow(w io.Writer, p api.Plan) {
+	row(w, p.PlanID, p.Name, p.Status, strconv.Itoa(p.Progress["total"]),
+		strings.Join(progressCounts(p.Progress), " "), formatTime(&p.CreatedAt))
+}
+
+func planTable(p api.Plan) func(io.Writer) {
+	return func(w io.Writer) {
+		planHeader(w)
+		planRow(w, p)
+	}
+}
+
+func planListTable(l api.PlanList) func(io.Writer) {
+	return func(w io.Writer) {
+		planHeader(w)
+		for _, p := range l.Plans {
+			planRow(w, p)
+		}
+	}
+}
+
+func taskHeader(w io.Writer) {
+	fmt.Fprintln(w, "TENANT\tTASK ID\tSTATUS\tATTEMPT\tSTAGE\tCHECKPOINT\tLEASE\tLAST ERROR")
+}
+
+func taskRow(w io.Writer, t api.Task) {
+	row(w, t.TenantID, t.TaskID, t.Status, strconv.Itoa(t.Attempt), taskStage(t),
+		taskCheckpoint(t), taskLease(t), taskError(t))
+}
+
+// taskStage is the next stage to run with its position, e.g. "s3 (3/4)", or "done (4/4)"
+// once every stage ran.
+func taskStage(t api.Task) string {
+	n := len(t.Stages)
+	if t.CurrentStageName == "" {
+		return fmt.Sprintf("done (%d/%d)", min(t.CurrentStage, n), n)
+	}
+	return fmt.Sprintf("%s (%d/%d)", t.CurrentStageName, t.CurrentStage+1, n)
+}
+
+// taskCheckpoint is the last completed stage's index and name, e.g. "1 (s2)".
+func taskCheckpoint(t api.Task) string {
+	cp := t.Checkpoint
+	if cp == nil || cp.LastCompletedStageIndex < 0 {
+		return ""
+	}
+	if k := len(cp.CompletedStages); k > 0 {
+		return fmt.Sprintf("%d (%s)", cp.LastCompletedStageIndex, cp.CompletedStages[k-1])
+	}
+	return strconv.Itoa(cp.LastCompletedStageIndex)
+}
+
+func taskLease(t api.Task) string {
+	if t.Lease == nil || !t.Lease.Held {
+		return ""
+	}
+	if t.Lease.Owner == "" {
+		return "held"
+	}
+	return t.Lease.Owner
+}
+
+// taskError is the last error as "<class>: <message>", truncated.
+func taskError(t api.Task) string {
+	if t.LastError == nil {
+		return ""
+	}
+	return truncate(t.LastError.Class+": "+t.LastError.Message, maxCell)
+}
+
+func taskTable(t api.Task) func(io.Writer) {
+	return func(w io.Writer) {
+		taskHeader(w)
+		taskRow(w, t)
+	}
+}
+
+// taskListTable lists tasks. A plan's task listing carries no lease or checkpoint (the
+// server leaves them out): those columns are left out too rather than shown empty.
+func taskListTable(l api.TaskList) func(io.Writer) {
+	full := slices.ContainsFunc(l.Tasks, func(t api.Task) bool { return t.Lease != nil || t.Checkpoint != nil })
+	return func(w io.Writer) {
+		if full {
+			taskHeader(w)
+		} else {
+			fmt.Fprintln(w, "TENANT\tTASK ID\tSTATUS\tATTEMPT\tSTAGE\tLAST ERROR")
+		}
+		for _, t := range l.Tasks {
+			if full {
+				taskRow(w, t)
+				continue
+			}
+			row(w, t.TenantID, t.TaskID, t.Status, strconv.Itoa(t.Attempt), taskStage(t), taskError(t))
+		}
+	}
+}
+
+// taskDetailTable is a task followed by its attempt ledger.
+func taskDetailTable(t api.Task) func(io.Writer) {
+	return func(w io.Writer) {
+		taskHeader(w)
+		taskRow(w, t)
+		if len(t.Attempts) == 0 {
+			return
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "STAGE\tRUN\tATTEMPT\tOUTCOME\tCLASS\tCODE\tDURATION\tBACKOFF\tERROR")
+		for _, at := range t.Attempts {
+			code, backoff := "", ""
+			if at.Code != 0 {
+				code = strconv.Itoa(at.Code)
+			}
+			if at.BackoffMs != 0 {
+				backoff = (time.Duration(at.BackoffMs) * time.Millisecond).String()
+			}
+			dur := ""
+			if !at.StartedAt.IsZero() && !at.EndedAt.IsZero() {
+				dur = at.EndedAt.Sub(at.StartedAt).Round(time.Millisecond).String()
+			}
+			row(w, fmt.Sprintf("%d %s", at.StageIndex, at.Stage), strconv.Itoa(at.Run), strconv.Itoa(at.Attempt),
+				at.Outcome, at.Class, code, dur, backoff, truncate(at.Error, maxCell))
+		}
+	}
+}
+
+func checkpointTable(cp api.Checkpoint) func(io.Writer) {
+	return func(w io.Writer) {
+		fmt.Fprintln(w, "TENANT\tTASK ID\tLAST COMPLETED\tCOMPLETED STAGES\tOUTPUTS\tSAVED AT\tFENCE")
+		last := strconv.Itoa(cp.LastCompletedStageIndex)
+		if cp.LastCompletedStageIndex < 0 {
+			last = "none"
+		}
+		row(w, cp.TenantID, cp.TaskID, last, strings.Join(cp.CompletedStages, ","),
+			strings.Join(slices.Sorted(maps.Keys(cp.ContextData)), ","), formatTime(&cp.SavedAt),
+			strconv.FormatUint(cp.Fence, 10))
+	}
+}
+
+// dryRunTable shows every tenant's rendered stages, then the conflicts.
+func dryRunTable(d api.DryRun) func(io.Writer) {
+	return func(w io.Writer) {
+		fmt.Fprintln(w, "TENANT\tSTAGE\tKIND\tPARAMS")
+		for _, t := range d.Tenants {
+			for _, s := range t.Stages {
+				params := ""
+				if len(s.Params) > 0 {
+					var b strings.Builder
+					enc := json.NewEncoder(&b)
+					enc.SetEscapeHTML(false)
+					if enc.Encode(s.Params) == nil {
+						params = truncate(b.String(), 2*maxCell)
+					}
+				}
+				row(w, t.TenantID, s.Name, s.Kind, params)
+			}
+		}
+		fmt.Fprintln(w)
+		if len(d.Conflicts) == 0 {
+			fmt.Fprintf(w, "%d tenants, no conflicts: nothing was created\n", len(d.Tenants))
+			return
+		}
+		fmt.Fprintf(w, "%d tenants, conflicts (a task that has not ended): %s\n", len(d.Tenants), strings.Join(d.Conflicts, ", "))
+	}
+}

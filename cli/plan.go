@@ -1,0 +1,188 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/executor-dev/executor/api"
+	usecase "github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/client"
+	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/domain/task"
+)
+
+func (a *app) planCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "plan",
+		Short: "List, show, pause, resume or cancel plans",
+		Args:  groupArgs,
+		RunE:  groupRun,
+	}
+	cmd.AddCommand(
+		a.planListCmd(),
+		a.planShowCmd(),
+		a.planTasksCmd(),
+		a.planOpCmd("pause", "Pause a plan: no new task starts, running tasks pause at their next stage boundary", (*client.Client).PausePlan),
+		a.planOpCmd("resume", "Resume a paused plan", (*client.Client).ResumePlan),
+		a.planOpCmd("cancel", "Cancel a plan and its unfinished tasks", (*client.Client).CancelPlan),
+	)
+	return cmd
+}
+
+func (a *app) planListCmd() *cobra.Command {
+	var status, cursor string
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List plans, newest first",
+		Long: `List plans, newest first, one page at a time (--limit, default the server's 50). When
+there are more, the table output ends with the --cursor of the next page on stderr; the JSON
+output carries it as nextCursor.`,
+		Example: `  executor plan list
+  executor plan list --status RUNNING
+  executor plan list --limit 20 --cursor 01JD...`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := planStatusFlag(status)
+			if err != nil {
+				return err
+			}
+			if limit < 0 || limit > usecase.MaxListLimit {
+				return usagef("invalid --limit %d: want 1 to %d", limit, usecase.MaxListLimit)
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			l, err := c.Plans(cmd.Context(), st, limit, cursor)
+			if err != nil {
+				return err
+			}
+			if err := a.print(l, planListTable(*l)); err != nil {
+				return err
+			}
+			if a.output == OutputTable && l.NextCursor != "" {
+				fmt.Fprintf(a.stderr, "more plans: --cursor %s\n", l.NextCursor)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&status, "status", "", "only plans in this status ("+strings.Join(planStatusNames(), ", ")+")")
+	f.IntVar(&limit, "limit", 0, "at most this many plans (default: the server's page size)")
+	f.StringVar(&cursor, "cursor", "", "the page after this cursor (nextCursor of the previous page)")
+	return cmd
+}
+
+func (a *app) planShowCmd() *cobra.Command {
+	var watch bool
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show a plan and its progress",
+		Long: `Show a plan and its progress (task counts per status). --watch waits until the plan
+ends, redrawing a live progress line on a terminal, prints the final plan and exits 1 unless
+it ended COMPLETED.`,
+		Example: `  executor plan show 01JD7X...
+  executor plan show 01JD7X... --watch`,
+		Args: exactArgs("ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			if watch {
+				return a.waitAndPrint(cmd, c, args[0])
+			}
+			p, err := c.Plan(cmd.Context(), args[0], 0)
+			if err != nil {
+				return err
+			}
+			return a.print(p, planTable(*p))
+		},
+	}
+	cmd.Flags().BoolVar(&watch, "watch", false, "wait until the plan ends, showing live progress on a terminal")
+	return cmd
+}
+
+func (a *app) planTasksCmd() *cobra.Command {
+	var status string
+	cmd := &cobra.Command{
+		Use:   "tasks ID",
+		Short: "List a plan's tasks in submission order",
+		Example: `  executor plan tasks 01JD7X...
+  executor plan tasks 01JD7X... --status FAILED`,
+		Args: exactArgs("ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := taskStatusFlag(status)
+			if err != nil {
+				return err
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			l, err := c.PlanTasks(cmd.Context(), args[0], st)
+			if err != nil {
+				return err
+			}
+			return a.print(l, taskListTable(*l))
+		},
+	}
+	cmd.Flags().StringVar(&status, "status", "", "only tasks in this status ("+strings.Join(taskStatusOrder, ", ")+")")
+	return cmd
+}
+
+func (a *app) planOpCmd(name, short string, op func(*client.Client, context.Context, string) (*api.Plan, error)) *cobra.Command {
+	return &cobra.Command{
+		Use:     name + " ID",
+		Short:   short,
+		Example: fmt.Sprintf("  executor plan %s 01JD7X...", name),
+		Args:    exactArgs("ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			p, err := op(c, cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			return a.print(p, planTable(*p))
+		},
+	}
+}
+
+func planStatusNames() []string {
+	out := make([]string, len(plan.Statuses))
+	for i, s := range plan.Statuses {
+		out[i] = string(s)
+	}
+	return out
+}
+
+// planStatusFlag checks a --status value (any case) against the plan statuses.
+func planStatusFlag(v string) (string, error) {
+	if v == "" {
+		return "", nil
+	}
+	s := plan.Status(strings.ToUpper(v))
+	if !s.Valid() {
+		return "", usagef("invalid --status %q: want one of %s", v, strings.Join(planStatusNames(), ", "))
+	}
+	return string(s), nil
+}
+
+// taskStatusFlag checks a --status value (any case) against the task statuses.
+func taskStatusFlag(v string) (string, error) {
+	if v == "" {
+		return "", nil
+	}
+	s := task.Status(strings.ToUpper(v))
+	if !s.Valid() {
+		return "", usagef("invalid --status %q: want one of %s", v, strings.Join(taskStatusOrder, ", "))
+	}
+	return string(s), nil
+}

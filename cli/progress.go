@@ -1,0 +1,169 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/executor-dev/executor/api"
+	"github.com/executor-dev/executor/client"
+	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/domain/task"
+)
+
+// Polling of --wait and --watch.
+const (
+	redrawEvery = 500 * time.Millisecond // live line redraw period on a terminal
+	livePoll    = time.Second            // ?wait= of each poll behind the live line
+	quietPoll   = 60 * time.Second       // ?wait= of each long poll off a terminal
+	barWidth    = 20
+)
+
+// progressLine renders a plan's progress as one status line that fits in width columns
+// (width <= 0: no limit), e.g.
+//
+//	RUNNING    [#########-----------]  45%  9/20  COMPLETED=8 FAILED=1 RUNNING=5 PENDING=6
+//
+// The bar and percentage count finished tasks (COMPLETED, FAILED, CANCELLED); the counts are
+// every non-zero task status. The line is cut to width-1 columns so that it never wraps.
+func progressLine(p api.Plan, width int) string {
+	total := p.Progress["total"]
+	done := 0
+	for _, s := range task.Statuses {
+		if s.Terminal() {
+			done += p.Progress[string(s)]
+		}
+	}
+	done = min(done, total)
+	pct, filled := 0, 0
+	switch {
+	case total > 0:
+		pct = done * 100 / total
+		filled = done * barWidth / total
+	case plan.Status(p.Status).Terminal():
+		pct, filled = 100, barWidth
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-10s [%s%s] %3d%%  %d/%d", p.Status,
+		strings.Repeat("#", filled), strings.Repeat("-", barWidth-filled), pct, done, total)
+	if counts := progressCounts(p.Progress); len(counts) > 0 {
+		b.WriteString("  ")
+		b.WriteString(strings.Join(counts, " "))
+	}
+	line := b.String()
+	if width > 0 {
+		if r := []rune(line); len(r) > width-1 {
+			line = strings.TrimRight(string(r[:max(width-1, 0)]), " ")
+		}
+	}
+	return line
+}
+
+// terminal returns w as a terminal's file, or nil when it is not one.
+func terminal(w io.Writer) *os.File {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	return f
+}
+
+// liveOutput is where the live progress line goes: stdout when it is a terminal and the
+// output is a table, else stderr when it is a terminal, else nowhere (nil).
+func (a *app) liveOutput() *os.File {
+	if a.output == OutputTable {
+		if f := terminal(a.stdout); f != nil {
+			return f
+		}
+	}
+	return terminal(a.stderr)
+}
+
+// waitPlan waits until the plan is terminal and returns it. On a terminal it redraws a
+// progress line every redrawEvery; otherwise it long-polls quietly.
+func (a *app) waitPlan(ctx context.Context, c *client.Client, id string) (*api.Plan, error) {
+	if f := a.liveOutput(); f != nil {
+		return watchLive(ctx, c, id, f)
+	}
+	for {
+		p, err := c.Plan(ctx, id, quietPoll)
+		if err != nil {
+			return nil, err
+		}
+		if plan.Status(p.Status).Terminal() {
+			return p, nil
+		}
+	}
+}
+
+type planResult struct {
+	plan *api.Plan
+	err  error
+}
+
+// watchLive polls the plan (?wait=1s) in the background and redraws its progress line on f
+// until the plan is terminal; the last line stays on screen.
+func watchLive(ctx context.Context, c *client.Client, id string, f *os.File) (*api.Plan, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	updates := make(chan planResult)
+	go func() {
+		wait := time.Duration(0) // the first answer at once, then long polls
+		for {
+			p, err := c.Plan(ctx, id, wait)
+			select {
+			case updates <- planResult{p, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil || plan.Status(p.Status).Terminal() {
+				return
+			}
+			wait = livePoll
+		}
+	}()
+	width := func() int {
+		w, _, err := term.GetSize(int(f.Fd()))
+		if err != nil || w <= 0 {
+			return 80
+		}
+		return w
+	}
+	draw := func(p *api.Plan) {
+		fmt.Fprintf(f, "\r%s\x1b[K", progressLine(*p, width()))
+	}
+	tick := time.NewTicker(redrawEvery)
+	defer tick.Stop()
+	var last *api.Plan
+	for {
+		select {
+		case r := <-updates:
+			if r.err != nil {
+				if last != nil {
+					fmt.Fprintln(f)
+				}
+				return nil, r.err
+			}
+			last = r.plan
+			draw(last)
+			if plan.Status(last.Status).Terminal() {
+				fmt.Fprintln(f)
+				return last, nil
+			}
+		case <-tick.C:
+			if last != nil {
+				draw(last)
+			}
+		case <-ctx.Done():
+			if last != nil {
+				fmt.Fprintln(f)
+			}
+			return nil, ctx.Err()
+		}
+	}
+}

@@ -1,0 +1,156 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/executor-dev/executor/api"
+	"github.com/executor-dev/executor/client"
+)
+
+func (a *app) statusCmd() *cobra.Command {
+	var tenant string
+	cmd := &cobra.Command{
+		Use:   "status --tenant T",
+		Short: "Show a tenant's latest task: status, attempt, stage, last error, lease, checkpoint",
+		Example: `  executor status --tenant tenant-001
+  executor status --tenant tenant-001 -o json | jq .lastError`,
+		Args:    noArgs,
+		PreRunE: requireFlags("tenant"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			t, err := c.TenantTask(cmd.Context(), tenant)
+			if err != nil {
+				return err
+			}
+			return a.print(t, taskTable(*t))
+		},
+	}
+	tenantFlag(cmd, &tenant)
+	return cmd
+}
+
+func (a *app) checkpointCmd() *cobra.Command {
+	var tenant string
+	cmd := &cobra.Command{
+		Use:   "checkpoint --tenant T",
+		Short: "Show the checkpoint of a tenant's latest task (exit 1 when there is none)",
+		Long: `Show the checkpoint of a tenant's latest task: the last completed stage, the completed
+stages and the names of their outputs (-o json shows the outputs). A task that has not
+completed a stage has no checkpoint: that is a 404 and exit status 1.`,
+		Example: `  executor checkpoint --tenant tenant-001
+  executor checkpoint --tenant tenant-001 -o json`,
+		Args:    noArgs,
+		PreRunE: requireFlags("tenant"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			cp, err := c.TenantCheckpoint(cmd.Context(), tenant)
+			if err != nil {
+				return err
+			}
+			return a.print(cp, checkpointTable(*cp))
+		},
+	}
+	tenantFlag(cmd, &tenant)
+	return cmd
+}
+
+func (a *app) retryCmd() *cobra.Command {
+	var tenant string
+	var fromCheckpoint bool
+	cmd := &cobra.Command{
+		Use:   "retry --tenant T [--from-checkpoint]",
+		Short: "Retry a tenant's FAILED, CANCELLED, PAUSED or INTERRUPTED task",
+		Long: `Retry the tenant's latest task (FAILED, CANCELLED, PAUSED or INTERRUPTED); its attempt
+goes up by one and it runs again under its plan, which reopens if it had ended.
+
+  --from-checkpoint   resume at the stage after the last completed one (stages that already
+                      completed do not run again).
+  without it          restart at stage 0: EVERY stage runs again, including the completed ones.
+
+The CLI always sends the choice explicitly; note that the HTTP API's default when the body
+omits it is to resume from the checkpoint.`,
+		Example: `  executor retry --tenant tenant-001 --from-checkpoint
+  executor retry --tenant tenant-001            # from stage 0`,
+		Args:    noArgs,
+		PreRunE: requireFlags("tenant"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			t, err := c.RetryTenant(cmd.Context(), tenant, fromCheckpoint)
+			if err != nil {
+				return err
+			}
+			return a.print(t, taskTable(*t))
+		},
+	}
+	tenantFlag(cmd, &tenant)
+	cmd.Flags().BoolVar(&fromCheckpoint, "from-checkpoint", false,
+		"resume after the last completed stage (default: restart at stage 0)")
+	return cmd
+}
+
+func (a *app) tenantOpCmd(name, short string, op func(*client.Client, context.Context, string) (*api.Task, error)) *cobra.Command {
+	var tenant string
+	cmd := &cobra.Command{
+		Use:     name + " --tenant T",
+		Short:   short,
+		Example: fmt.Sprintf("  executor %s --tenant tenant-001", name),
+		Args:    noArgs,
+		PreRunE: requireFlags("tenant"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			t, err := op(c, cmd.Context(), tenant)
+			if err != nil {
+				return err
+			}
+			return a.print(t, taskTable(*t))
+		},
+	}
+	tenantFlag(cmd, &tenant)
+	return cmd
+}
+
+func tenantFlag(cmd *cobra.Command, v *string) {
+	cmd.Flags().StringVarP(v, "tenant", "t", "", "tenant id (required)")
+}
+
+func (a *app) taskCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "task",
+		Short: "Show a task by id",
+		Args:  groupArgs,
+		RunE:  groupRun,
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use:     "show ID",
+		Short:   "Show a task with its attempt ledger",
+		Example: "  executor task show 01JD7Y...",
+		Args:    exactArgs("ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			t, err := c.Task(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			return a.print(t, taskDetailTable(*t))
+		},
+	})
+	return cmd
+}

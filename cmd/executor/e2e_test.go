@@ -1,0 +1,265 @@
+package main_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/executor-dev/executor/api"
+	"github.com/executor-dev/executor/server"
+)
+
+// binary is the executor built by TestMain.
+var binary string
+
+func TestMain(m *testing.M) {
+	os.Exit(buildAndRun(m))
+}
+
+func buildAndRun(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "executor-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: temp dir:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	binary = filepath.Join(dir, "executor")
+	build := exec.Command("go", "build", "-o", binary, "./")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: FAILED to build the executor binary with `go build -o", binary, "./`:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// target is the deployment target of the plan: it counts requests per tenant and stage and
+// answers 400 (a permanent failure) to t2 at s3 until fixed.
+type target struct {
+	fixed atomic.Bool
+	mu    sync.Mutex
+	hits  map[string]int // "tenant/stage" → requests
+	codes map[string][]int
+}
+
+func newTarget(t *testing.T) (*target, *httptest.Server) {
+	t.Helper()
+	tg := &target{hits: map[string]int{}, codes: map[string][]int{}}
+	srv := httptest.NewServer(tg)
+	t.Cleanup(srv.Close)
+	return tg, srv
+}
+
+func (tg *target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	key := strings.Trim(r.URL.Path, "/")
+	code := http.StatusOK
+	if key == "t2/s3" && !tg.fixed.Load() {
+		code = http.StatusBadRequest
+	}
+	tg.mu.Lock()
+	tg.hits[key]++
+	tg.codes[key] = append(tg.codes[key], code)
+	tg.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	if code == http.StatusOK {
+		_, _ = io.WriteString(w, `{"ok":true}`)
+		return
+	}
+	_, _ = io.WriteString(w, `{"error":"bad config"}`)
+}
+
+func (tg *target) count(key string) int {
+	tg.mu.Lock()
+	defer tg.mu.Unlock()
+	return tg.hits[key]
+}
+
+func (tg *target) statuses(key string) []int {
+	tg.mu.Lock()
+	defer tg.mu.Unlock()
+	return append([]int(nil), tg.codes[key]...)
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// runBinary runs the built executor against serverURL.
+func runBinary(t *testing.T, serverURL string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, append([]string{"--server", serverURL}, args...)...)
+	cmd.Env = append(os.Environ(), "EXECUTOR_SERVER=", "EXECUTOR_TOKEN=")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	r := result{stdout: stdout.String(), stderr: stderr.String()}
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exit):
+		r.code = exit.ExitCode()
+	default:
+		require.NoError(t, err, "running %v", args)
+	}
+	return r
+}
+
+func requireExit(t *testing.T, want int, r result) {
+	t.Helper()
+	require.Equal(t, want, r.code, "exit status\nstdout: %s\nstderr: %s", r.stdout, r.stderr)
+}
+
+func decode[T any](t *testing.T, s string) T {
+	t.Helper()
+	var v T
+	require.NoError(t, json.Unmarshal([]byte(s), &v), "not the expected JSON: %s", s)
+	return v
+}
+
+// The acceptance scenario: a plan fails for one tenant at a permanent error; the SRE reads
+// the tenant's status and checkpoint, fixes the target, retries from the checkpoint, and the
+// tenant (and its plan) complete without re-running the stages that had completed.
+func TestFailRetryFromCheckpoint(t *testing.T) {
+	tg, targetSrv := newTarget(t)
+
+	exe := server.New(server.Config{Addr: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	require.NoError(t, exe.Start())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		assert.NoError(t, exe.Shutdown(ctx))
+	})
+	url := exe.URL()
+
+	stages := make([]api.StageRequest, 4)
+	for i := range stages {
+		name := fmt.Sprintf("s%d", i+1)
+		stages[i] = api.StageRequest{Name: name, Kind: "http", Timeout: "5s", Params: map[string]any{
+			"method": "POST", "url": targetSrv.URL + "/{{.TenantID}}/" + name, "body": `{"tenant":"{{.TenantID}}"}`,
+		}}
+	}
+	plan := api.PlanRequest{
+		Name: "e2e", Stages: stages,
+		Tenants: []api.TenantRequest{{ID: "t1"}, {ID: "t2"}, {ID: "t3"}},
+	}
+	b, err := json.Marshal(plan)
+	require.NoError(t, err)
+	planFile := filepath.Join(t.TempDir(), "plan.json")
+	require.NoError(t, os.WriteFile(planFile, b, 0o600))
+
+	// 1. The plan ends FAILED: exit 1, the JSON plan says so.
+	r := runBinary(t, url, "submit", "-f", planFile, "--wait", "-o", "json")
+	requireExit(t, 1, r)
+	submitted := decode[api.Plan](t, r.stdout)
+	assert.Equal(t, "FAILED", submitted.Status)
+	assert.Equal(t, 2, submitted.Progress["COMPLETED"])
+	assert.Equal(t, 1, submitted.Progress["FAILED"])
+
+	// 2. t2 failed permanently at s3, after s1 and s2.
+	r = runBinary(t, url, "status", "--tenant", "t2", "-o", "json")
+	requireExit(t, 0, r)
+	task := decode[api.Task](t, r.stdout)
+	assert.Equal(t, "FAILED", task.Status)
+	assert.Equal(t, 1, task.Attempt)
+	require.NotNil(t, task.LastError)
+	assert.Equal(t, "permanent", task.LastError.Class)
+	assert.Equal(t, "s3", task.LastError.Stage)
+	assert.Equal(t, http.StatusBadRequest, task.LastError.Code)
+	require.NotNil(t, task.Checkpoint)
+	assert.Equal(t, 1, task.Checkpoint.LastCompletedStageIndex)
+
+	r = runBinary(t, url, "checkpoint", "--tenant", "t2", "-o", "json")
+	requireExit(t, 0, r)
+	cp := decode[api.Checkpoint](t, r.stdout)
+	assert.Equal(t, []string{"s1", "s2"}, cp.CompletedStages)
+	assert.Equal(t, task.TaskID, cp.TaskID)
+
+	r = runBinary(t, url, "plan", "show", submitted.PlanID, "-o", "json")
+	requireExit(t, 0, r)
+	assert.Equal(t, "FAILED", decode[api.Plan](t, r.stdout).Status)
+
+	// 3. Fix the target and retry from the checkpoint.
+	tg.fixed.Store(true)
+	r = runBinary(t, url, "retry", "--tenant", "t2", "--from-checkpoint", "-o", "json")
+	requireExit(t, 0, r)
+	assert.Equal(t, task.TaskID, decode[api.Task](t, r.stdout).TaskID)
+
+	var final api.Task
+	require.Eventually(t, func() bool {
+		r := runBinary(t, url, "status", "--tenant", "t2", "-o", "json")
+		if r.code != 0 {
+			return false
+		}
+		final = decode[api.Task](t, r.stdout)
+		return final.Status == "COMPLETED"
+	}, 10*time.Second, 100*time.Millisecond, "t2 never completed after the retry")
+	assert.Equal(t, 2, final.Attempt)
+
+	// 4. The retried task reopened its plan, which completes with it.
+	r = runBinary(t, url, "plan", "show", submitted.PlanID, "--watch", "-o", "json")
+	requireExit(t, 0, r)
+	reopened := decode[api.Plan](t, r.stdout)
+	assert.Equal(t, "COMPLETED", reopened.Status)
+	assert.Equal(t, 3, reopened.Progress["COMPLETED"])
+
+	// 5. The completed stages did not run again.
+	assert.Equal(t, 1, tg.count("t2/s1"))
+	assert.Equal(t, 1, tg.count("t2/s2"))
+	assert.Equal(t, []int{http.StatusBadRequest, http.StatusOK}, tg.statuses("t2/s3"))
+	assert.Equal(t, 1, tg.count("t2/s4"))
+	for _, tenant := range []string{"t1", "t3"} {
+		for i := 1; i <= 4; i++ {
+			key := fmt.Sprintf("%s/s%d", tenant, i)
+			assert.Equal(t, 1, tg.count(key), key)
+		}
+	}
+}
+
+// The binary maps its outcomes to exit statuses: usage 2, remote error 1.
+func TestBinaryExitStatuses(t *testing.T) {
+	exe := server.New(server.Config{Addr: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	require.NoError(t, exe.Start())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		assert.NoError(t, exe.Shutdown(ctx))
+	})
+	tests := []struct {
+		name string
+		args []string
+		want int
+	}{
+		{name: "help", args: []string{"--help"}, want: 0},
+		{name: "plan list", args: []string{"plan", "list"}, want: 0},
+		{name: "unknown flag", args: []string{"plan", "list", "--nope"}, want: 2},
+		{name: "missing tenant", args: []string{"status"}, want: 2},
+		{name: "unknown tenant", args: []string{"status", "--tenant", "ghost"}, want: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			requireExit(t, tt.want, runBinary(t, exe.URL(), tt.args...))
+		})
+	}
+}
