@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/executor-dev/executor/api"
+	"github.com/executor-dev/executor/client"
 	"github.com/executor-dev/executor/domain/task"
 )
 
@@ -29,6 +30,20 @@ func (a *app) print(v any, table func(w io.Writer)) error {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	table(tw)
 	return tw.Flush()
+}
+
+// fetchAndPrint calls the API with a.client() and prints what fetch returns, as JSON or as
+// the table render draws: the body of most client commands.
+func fetchAndPrint[T any](a *app, fetch func(c *client.Client) (*T, error), render func(T) func(io.Writer)) error {
+	c, err := a.client()
+	if err != nil {
+		return err
+	}
+	v, err := fetch(c)
+	if err != nil {
+		return err
+	}
+	return a.print(v, render(*v))
 }
 
 func row(w io.Writer, cells ...string) {

@@ -120,15 +120,9 @@ func (a *app) planTasksCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			l, err := c.PlanTasks(cmd.Context(), args[0], st)
-			if err != nil {
-				return err
-			}
-			return a.print(l, taskListTable(*l))
+			return fetchAndPrint(a, func(c *client.Client) (*api.TaskList, error) {
+				return c.PlanTasks(cmd.Context(), args[0], st)
+			}, taskListTable)
 		},
 	}
 	cmd.Flags().StringVar(&status, "status", "", "only tasks in this status ("+strings.Join(taskStatusOrder, ", ")+")")
@@ -142,15 +136,9 @@ func (a *app) planOpCmd(name, short string, op func(*client.Client, context.Cont
 		Example: fmt.Sprintf("  executor plan %s 01JD7X...", name),
 		Args:    exactArgs("ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			p, err := op(c, cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			return a.print(p, planTable(*p))
+			return fetchAndPrint(a, func(c *client.Client) (*api.Plan, error) {
+				return op(c, cmd.Context(), args[0])
+			}, planTable)
 		},
 	}
 }

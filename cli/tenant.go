@@ -20,15 +20,9 @@ func (a *app) statusCmd() *cobra.Command {
 		Args:    noArgs,
 		PreRunE: requireFlags("tenant"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			t, err := c.TenantTask(cmd.Context(), tenant)
-			if err != nil {
-				return err
-			}
-			return a.print(t, taskTable(*t))
+			return fetchAndPrint(a, func(c *client.Client) (*api.Task, error) {
+				return c.TenantTask(cmd.Context(), tenant)
+			}, taskTable)
 		},
 	}
 	tenantFlag(cmd, &tenant)
@@ -48,15 +42,9 @@ completed a stage has no checkpoint: that is a 404 and exit status 1.`,
 		Args:    noArgs,
 		PreRunE: requireFlags("tenant"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			cp, err := c.TenantCheckpoint(cmd.Context(), tenant)
-			if err != nil {
-				return err
-			}
-			return a.print(cp, checkpointTable(*cp))
+			return fetchAndPrint(a, func(c *client.Client) (*api.Checkpoint, error) {
+				return c.TenantCheckpoint(cmd.Context(), tenant)
+			}, checkpointTable)
 		},
 	}
 	tenantFlag(cmd, &tenant)
@@ -83,15 +71,9 @@ omits it is to resume from the checkpoint.`,
 		Args:    noArgs,
 		PreRunE: requireFlags("tenant"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			t, err := c.RetryTenant(cmd.Context(), tenant, fromCheckpoint)
-			if err != nil {
-				return err
-			}
-			return a.print(t, taskTable(*t))
+			return fetchAndPrint(a, func(c *client.Client) (*api.Task, error) {
+				return c.RetryTenant(cmd.Context(), tenant, fromCheckpoint)
+			}, taskTable)
 		},
 	}
 	tenantFlag(cmd, &tenant)
@@ -109,15 +91,9 @@ func (a *app) tenantOpCmd(name, short string, op func(*client.Client, context.Co
 		Args:    noArgs,
 		PreRunE: requireFlags("tenant"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			t, err := op(c, cmd.Context(), tenant)
-			if err != nil {
-				return err
-			}
-			return a.print(t, taskTable(*t))
+			return fetchAndPrint(a, func(c *client.Client) (*api.Task, error) {
+				return op(c, cmd.Context(), tenant)
+			}, taskTable)
 		},
 	}
 	tenantFlag(cmd, &tenant)
@@ -141,15 +117,9 @@ func (a *app) taskCmd() *cobra.Command {
 		Example: "  executor task show 01JD7Y...",
 		Args:    exactArgs("ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			t, err := c.Task(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			return a.print(t, taskDetailTable(*t))
+			return fetchAndPrint(a, func(c *client.Client) (*api.Task, error) {
+				return c.Task(cmd.Context(), args[0])
+			}, taskDetailTable)
 		},
 	})
 	return cmd
