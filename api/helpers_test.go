@@ -2,10 +2,8 @@ package api_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"testing"
@@ -15,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/executor-dev/executor/api"
-	"github.com/executor-dev/executor/server"
+	"github.com/executor-dev/executor/server/servertest"
 	"github.com/executor-dev/executor/stagekind"
 )
 
@@ -23,17 +21,7 @@ import (
 // Start, and stops it when the test ends. It returns the base URL.
 func startServer(t *testing.T, register ...func(*stagekind.Registry)) string {
 	t.Helper()
-	srv := server.New(server.Config{Addr: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler)})
-	for _, reg := range register {
-		reg(srv.Kinds())
-	}
-	require.NoError(t, srv.Start())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		assert.NoError(t, srv.Shutdown(ctx))
-	})
-	return srv.URL()
+	return servertest.Start(t, register...).URL()
 }
 
 // response is a read HTTP response.

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -23,19 +21,14 @@ import (
 	"github.com/executor-dev/executor/cli"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/server"
+	"github.com/executor-dev/executor/server/servertest"
+	"github.com/executor-dev/executor/stagekind"
 )
 
 // startServer starts an executor on a free port, shut down when the test ends.
 func startServer(t *testing.T) *server.Server {
 	t.Helper()
-	srv := server.New(server.Config{Addr: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	require.NoError(t, srv.Start())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		assert.NoError(t, srv.Shutdown(ctx))
-	})
-	return srv
+	return servertest.Start(t)
 }
 
 type result struct {
@@ -378,16 +371,9 @@ func (f *flaky) count(key string) int {
 // retry without --from-checkpoint restarts at stage 0: every stage runs again.
 func TestRetryFromStageZero(t *testing.T) {
 	t.Parallel()
-	srv := server.New(server.Config{Addr: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	kind := &flaky{runs: map[string]int{}}
 	kind.broken.Store(true)
-	require.NoError(t, srv.Kinds().Register("flaky", kind))
-	require.NoError(t, srv.Start())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		assert.NoError(t, srv.Shutdown(ctx))
-	})
+	srv := servertest.Start(t, func(k *stagekind.Registry) { require.NoError(t, k.Register("flaky", kind)) })
 	file := writePlan(t, "flaky", []string{"f1"},
 		api.StageRequest{Name: "first", Kind: "flaky"}, api.StageRequest{Name: "fragile", Kind: "flaky"})
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -20,7 +19,7 @@ import (
 
 	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/client"
-	"github.com/executor-dev/executor/server"
+	"github.com/executor-dev/executor/server/servertest"
 )
 
 // These tests drive run() directly to control the environment and standard input, which
@@ -28,14 +27,7 @@ import (
 
 func startTestServer(t *testing.T) string {
 	t.Helper()
-	srv := server.New(server.Config{Addr: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	require.NoError(t, srv.Start())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		assert.NoError(t, srv.Shutdown(ctx))
-	})
-	return srv.URL()
+	return servertest.Start(t).URL()
 }
 
 func unusedURL(t *testing.T) string {

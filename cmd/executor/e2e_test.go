@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -23,7 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/executor-dev/executor/api"
-	"github.com/executor-dev/executor/server"
+	"github.com/executor-dev/executor/server/servertest"
 )
 
 // binary is the executor built by TestMain.
@@ -143,13 +142,7 @@ func decode[T any](t *testing.T, s string) T {
 func TestFailRetryFromCheckpoint(t *testing.T) {
 	tg, targetSrv := newTarget(t)
 
-	exe := server.New(server.Config{Addr: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	require.NoError(t, exe.Start())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		assert.NoError(t, exe.Shutdown(ctx))
-	})
+	exe := servertest.Start(t)
 	url := exe.URL()
 
 	stages := make([]api.StageRequest, 4)
@@ -238,13 +231,7 @@ func TestFailRetryFromCheckpoint(t *testing.T) {
 
 // The binary maps its outcomes to exit statuses: usage 2, remote error 1.
 func TestBinaryExitStatuses(t *testing.T) {
-	exe := server.New(server.Config{Addr: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	require.NoError(t, exe.Start())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		assert.NoError(t, exe.Shutdown(ctx))
-	})
+	exe := servertest.Start(t)
 	tests := []struct {
 		name string
 		args []string

@@ -1,0 +1,33 @@
+// Package servertest starts the real executor wiring for tests: on a free loopback port,
+// quiet, and shut down when the test ends.
+package servertest
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/executor-dev/executor/server"
+	"github.com/executor-dev/executor/stagekind"
+)
+
+// Start starts an executor on 127.0.0.1:0 after register has added custom stage kinds, and
+// shuts it down (asserting a clean shutdown) when t ends.
+func Start(t testing.TB, register ...func(*stagekind.Registry)) *server.Server {
+	t.Helper()
+	srv := server.New(server.Config{Addr: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler)})
+	for _, reg := range register {
+		reg(srv.Kinds())
+	}
+	require.NoError(t, srv.Start())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		assert.NoError(t, srv.Shutdown(ctx))
+	})
+	return srv
+}
