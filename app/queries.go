@@ -17,10 +17,26 @@ const MaxWait = 5 * time.Minute
 // MaxListLimit bounds one page of plans or tasks.
 const MaxListLimit = 1000
 
+// tasksOf reads tasks as they stand (RUNNING tasks whose owner is gone read INTERRUPTED) and
+// says how many of them it interrupted.
+func (s *Service) tasksOf(ctx context.Context, ids []string) ([]*task.Task, int, error) {
+	tasks, err := s.Tasks.ByIDs(ctx, ids)
+	if err != nil {
+		return nil, 0, err
+	}
+	return s.Runner.Reap(ctx, tasks)
+}
+
+// view counts p's tasks. p is read before its tasks, so a terminal plan's counts are final.
 func (s *Service) view(ctx context.Context, p *plan.Plan) (PlanView, error) {
-	tasks, err := s.Tasks.ByIDs(ctx, p.TaskIDs())
+	tasks, reaped, err := s.tasksOf(ctx, p.TaskIDs())
 	if err != nil {
 		return PlanView{}, fmt.Errorf("app: tasks of plan %s: %w", p.ID(), err)
+	}
+	if reaped > 0 {
+		if p, err = s.Plans.Plan(ctx, p.ID()); err != nil { // reaping may have settled it
+			return PlanView{}, err
+		}
 	}
 	return PlanView{Plan: p, Progress: progressOf(tasks)}, nil
 }
@@ -105,7 +121,7 @@ func (s *Service) PlanTasks(ctx context.Context, planID string, status task.Stat
 	if err != nil {
 		return nil, err
 	}
-	tasks, err := s.Tasks.ByIDs(ctx, v.Plan.TaskIDs())
+	tasks, _, err := s.tasksOf(ctx, v.Plan.TaskIDs())
 	if err != nil {
 		return nil, err
 	}
@@ -135,6 +151,9 @@ func (s *Service) Task(ctx context.Context, taskID string) (TaskView, error) {
 	if err != nil {
 		return TaskView{}, err
 	}
+	if t, err = s.asItStands(ctx, t); err != nil {
+		return TaskView{}, err
+	}
 	return s.taskView(ctx, t)
 }
 
@@ -161,7 +180,20 @@ func (s *Service) latest(ctx context.Context, tenantID string) (*task.Task, erro
 	if err := checkTenantID("tenantId", tenantID); err != nil {
 		return nil, err
 	}
-	return s.Tasks.Latest(ctx, tenantID)
+	t, err := s.Tasks.Latest(ctx, tenantID)
+	if err != nil {
+		return nil, err
+	}
+	return s.asItStands(ctx, t)
+}
+
+// asItStands reads one task as it stands (see tasksOf).
+func (s *Service) asItStands(ctx context.Context, t *task.Task) (*task.Task, error) {
+	tasks, _, err := s.Runner.Reap(ctx, []*task.Task{t})
+	if err != nil {
+		return nil, err
+	}
+	return tasks[0], nil
 }
 
 func (s *Service) taskView(ctx context.Context, t *task.Task) (TaskView, error) {

@@ -33,6 +33,9 @@ type Runner interface {
 	ResumeTask(ctx context.Context, taskID string) error
 	CancelTask(ctx context.Context, taskID string) error
 	RetryTask(ctx context.Context, taskID string, fromCheckpoint bool) error
+	// Reap returns tasks as they stand, with RUNNING tasks whose owner is gone interrupted,
+	// and how many it interrupted.
+	Reap(ctx context.Context, tasks []*task.Task) ([]*task.Task, int, error)
 }
 
 // Deps are the Service's collaborators.

@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"os/signal"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -18,50 +17,59 @@ import (
 const ShutdownTimeout = 30 * time.Second
 
 func (a *app) serveCmd() *cobra.Command {
-	var addr string
-	var workers int
+	var cfg server.Config
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Run an executor (HTTP API on --addr, in-memory store)",
-		Long: `Run an executor: the HTTP API on --addr and the orchestrator with --workers task slots,
-on the embedded in-memory store. Logs go to stderr as JSON lines, or as text when stderr is a
-terminal. SIGINT or SIGTERM shuts down gracefully (at most 30s): running tasks become
-INTERRUPTED with their checkpoints intact, and nothing resumes by itself after a restart.`,
+		Short: "Run an executor (HTTP API on --addr; in-memory store, or Redis with --redis)",
+		Long: `Run an executor: the HTTP API on --addr and the orchestrator with --workers task slots.
+Without --redis it runs on the embedded in-memory store; with --redis every plan, task and
+checkpoint is written through to Redis, tenant leases are Redis leases (--lease-ttl), and a
+restarted executor answers every query from Redis. Logs go to stderr as JSON lines, or as text
+when stderr is a terminal. SIGINT or SIGTERM shuts down gracefully (at most 30s): running tasks
+become INTERRUPTED with their checkpoints intact, and nothing resumes by itself after a restart.`,
 		Example: `  executor serve
   executor serve --addr 0.0.0.0:8080 --workers 128
+  executor serve --redis redis://127.0.0.1:6379/0 --lease-ttl 30s
   EXECUTOR_ADDR=127.0.0.1:9090 executor serve`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !cmd.Flags().Changed("addr") {
-				if v := a.getenv(EnvAddr); v != "" {
-					addr = v
+			for flag, env := range map[string]string{
+				"addr": EnvAddr, "workers": EnvWorkers, "redis": EnvRedis, "prefix": EnvPrefix, "lease-ttl": EnvLeaseTTL,
+			} {
+				v := a.getenv(env)
+				if cmd.Flags().Changed(flag) || v == "" {
+					continue
+				}
+				if err := cmd.Flags().Set(flag, v); err != nil {
+					return usagef("invalid %s %q: %v", env, v, err)
 				}
 			}
-			if !cmd.Flags().Changed("workers") {
-				if v := a.getenv(EnvWorkers); v != "" {
-					n, err := strconv.Atoi(v)
-					if err != nil {
-						return usagef("invalid %s %q: want a number", EnvWorkers, v)
-					}
-					workers = n
-				}
+			if cfg.Workers < 1 {
+				return usagef("invalid workers %d: want at least 1", cfg.Workers)
 			}
-			if workers < 1 {
-				return usagef("invalid workers %d: want at least 1", workers)
+			if cfg.LeaseTTL < 3*time.Second/10 {
+				return usagef("invalid lease TTL %s: want at least 300ms", cfg.LeaseTTL)
 			}
-			return a.serve(cmd.Context(), addr, workers)
+			return a.serve(cmd.Context(), cfg)
 		},
 	}
-	cmd.Flags().StringVar(&addr, "addr", DefaultAddr, "listen address (env "+EnvAddr+")")
-	cmd.Flags().IntVar(&workers, "workers", 64, "tasks running at once across all plans (env "+EnvWorkers+")")
+	cmd.Flags().StringVar(&cfg.Addr, "addr", DefaultAddr, "listen address (env "+EnvAddr+")")
+	cmd.Flags().IntVar(&cfg.Workers, "workers", 64, "tasks running at once across all plans (env "+EnvWorkers+")")
+	cmd.Flags().StringVar(&cfg.RedisURL, "redis", "", "Redis URL, e.g. redis://127.0.0.1:6379/0; empty: the in-memory store (env "+EnvRedis+")")
+	cmd.Flags().StringVar(&cfg.Prefix, "prefix", "executor:", "Redis key prefix (env "+EnvPrefix+")")
+	cmd.Flags().DurationVar(&cfg.LeaseTTL, "lease-ttl", 60*time.Second, "tenant lease TTL, refreshed every TTL/3 (env "+EnvLeaseTTL+")")
 	return cmd
 }
 
 // serve runs an executor until ctx ends, SIGINT or SIGTERM arrives, or the server stops on
 // its own, then shuts it down within ShutdownTimeout.
-func (a *app) serve(ctx context.Context, addr string, workers int) error {
+func (a *app) serve(ctx context.Context, cfg server.Config) error {
 	logger := newLogger(a.stderr)
-	srv := server.New(server.Config{Addr: addr, Workers: workers, Logger: logger})
+	cfg.Logger = logger
+	srv, err := server.New(cfg)
+	if err != nil {
+		return err
+	}
 	if err := srv.Start(); err != nil {
 		return err
 	}

@@ -6,20 +6,29 @@ import (
 	"time"
 )
 
-// DefaultWorkers is the default cap on tasks running at once across all plans.
-const DefaultWorkers = 64
+// Defaults of Config.
+const (
+	DefaultWorkers  = 64
+	DefaultLeaseTTL = 60 * time.Second
+)
 
 // Config tunes an Orchestrator. Zero fields take defaults.
 type Config struct {
-	Workers int              // tasks running at once across all plans; default DefaultWorkers
-	Clock   func() time.Time // default time.Now
-	Rand    func() float64   // uniform in [0,1), for backoff jitter; default math/rand/v2
-	Logger  *slog.Logger     // default slog.Default()
+	Workers int // tasks running at once across all plans; default DefaultWorkers
+	// LeaseTTL is the tenant lease's TTL: a run heartbeats every LeaseTTL/3, and a RUNNING task
+	// whose heartbeat is older than LeaseTTL and whose lease is gone has lost its owner.
+	LeaseTTL time.Duration    // default DefaultLeaseTTL
+	Clock    func() time.Time // default time.Now
+	Rand     func() float64   // uniform in [0,1), for backoff jitter; default math/rand/v2
+	Logger   *slog.Logger     // default slog.Default()
 }
 
 func (c Config) withDefaults() Config {
 	if c.Workers <= 0 {
 		c.Workers = DefaultWorkers
+	}
+	if c.LeaseTTL <= 0 {
+		c.LeaseTTL = DefaultLeaseTTL
 	}
 	if c.Clock == nil {
 		c.Clock = time.Now

@@ -175,10 +175,11 @@ func (o *Orchestrator) requeue(ctx context.Context, taskID string, fn func(t *ta
 		return err
 	}
 	queued := false
-	err = o.withTask(ctx, taskID, func(t *task.Task, run *taskRun) (*checkpoint.Checkpoint, error) {
+	err = o.withTask(ctx, taskID, func(t *task.Task, _ *taskRun) (*checkpoint.Checkpoint, error) {
 		was := t.Status()
 		out, err := fn(t, cp)
-		queued = err == nil && run == nil && t.Status() == task.Pending && was != task.Pending
+		// A run still winding down (it just paused or failed) is waited for by the next claim.
+		queued = err == nil && t.Status() == task.Pending && was != task.Pending
 		return out, err
 	})
 	if err != nil || !queued {

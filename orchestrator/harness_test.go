@@ -24,6 +24,7 @@ type harness struct {
 	orch   *orchestrator.Orchestrator
 	kinds  *stagekind.Registry
 	locker *lock.Memory
+	db     *memrepo.DB
 }
 
 func newHarness(t *testing.T, workers int) *harness {
@@ -43,7 +44,7 @@ func newHarness(t *testing.T, workers int) *harness {
 		Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(),
 		Kinds: kinds, Holders: locker, Runner: orch,
 	})
-	return &harness{svc: svc, orch: orch, kinds: kinds, locker: locker}
+	return &harness{svc: svc, orch: orch, kinds: kinds, locker: locker, db: db}
 }
 
 func (h *harness) register(t *testing.T, kind string, fn stage.HandlerFunc) {

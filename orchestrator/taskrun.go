@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/lease"
@@ -14,6 +15,9 @@ import (
 
 // errSkip tells withTask that fn decided not to change the task.
 var errSkip = errors.New("orchestrator: no change")
+
+// errNotPending: a task claimed from the mirror turned out to have moved on in the store.
+var errNotPending = errors.New("orchestrator: task is no longer PENDING")
 
 // taskRun is a task being run by this process.
 type taskRun struct {
@@ -64,8 +68,23 @@ func (o *Orchestrator) commit(run *taskRun, cp *checkpoint.Checkpoint, fn func(t
 	return o.tasks.Save(ctx, run.task, cp)
 }
 
-// claim makes task id this process's run, if it is still PENDING.
+// claim makes task id this process's run, if it is still PENDING. A previous run of the same
+// task here (it paused, and was resumed at once) is waited for first, until it has released
+// the tenant's lease: the new run must not find its own task's lease still held.
 func (o *Orchestrator) claim(ctx context.Context, id string, cancel context.CancelCauseFunc) *taskRun {
+	for {
+		o.mu.Lock()
+		prev := o.active[id]
+		o.mu.Unlock()
+		if prev == nil {
+			break
+		}
+		select { // without the task lock: the previous run may need it to finish
+		case <-prev.done:
+		case <-ctx.Done():
+			return nil
+		}
+	}
 	unlock := o.taskLocks.lock(id)
 	defer unlock()
 	t, err := o.tasks.Task(ctx, id)
@@ -81,8 +100,11 @@ func (o *Orchestrator) claim(ctx context.Context, id string, cancel context.Canc
 		task: t, ctx: ctx, cancel: cancel, done: make(chan struct{}),
 	}
 	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.active[id] != nil {
+		return nil // another claim won the race: its planRun runs the task
+	}
 	o.active[id] = run
-	o.mu.Unlock()
 	return run
 }
 
@@ -104,7 +126,7 @@ func (o *Orchestrator) runTask(pr *planRun, id string) (failed bool) {
 	defer o.unclaim(run)
 	log := o.cfg.Logger.With("plan_id", run.planID, "task_id", id, "tenant_id", run.tenantID, "attempt", run.attempt)
 
-	held, err := o.locker.Acquire(ctx, run.tenantID, run.planID+":"+id)
+	held, err := o.locker.Acquire(ctx, run.tenantID, leaseOwner(run.planID, id))
 	if err != nil {
 		if ctx.Err() != nil {
 			return false // shutting down before the task started: it stays PENDING
@@ -138,18 +160,13 @@ func (o *Orchestrator) runTask(pr *planRun, id string) (failed bool) {
 		}
 	}()
 
-	var epoch uint64
-	err = o.commit(run, nil, func(t *task.Task) error {
-		var err error
-		if epoch, err = o.tasks.BumpFence(ctx, id); err != nil {
-			return err
-		}
-		return t.Start(epoch, o.now())
-	})
+	epoch, err := o.start(run)
 	if err != nil {
-		log.Error("start task", "err", err)
+		log.Warn("task not started", "err", err)
 		return false
 	}
+	stopBeat := o.heartbeat(run, log)
+	defer stopBeat()
 	cp, err := o.ckpts.Checkpoint(ctx, id)
 	if errors.Is(err, checkpoint.ErrNotFound) {
 		cp, err = checkpoint.New(id), nil
@@ -188,6 +205,31 @@ func (o *Orchestrator) runTask(pr *planRun, id string) (failed bool) {
 		log.Error("complete task", "err", err)
 	}
 	return false
+}
+
+// start bumps the task's fence epoch (the run holds the tenant's lease now) and starts the
+// task as the store holds it at that epoch, which may be newer than the copy claimed from the
+// mirror: another executor may have changed it meanwhile, and then it is not started.
+func (o *Orchestrator) start(run *taskRun) (uint64, error) {
+	unlock := o.taskLocks.lock(run.id)
+	defer unlock()
+	fresh, err := o.tasks.BumpFence(run.ctx, run.id)
+	if err != nil {
+		return 0, err
+	}
+	if fresh.Status() != task.Pending {
+		return 0, fmt.Errorf("%w: it is %s in the store", errNotPending, fresh.Status())
+	}
+	if err := fresh.Start(fresh.Fence(), o.now()); err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(run.ctx), persistTimeout)
+	defer cancel()
+	if err := o.tasks.Save(ctx, fresh, nil); err != nil {
+		return 0, err
+	}
+	run.task = fresh
+	return fresh.Fence(), nil
 }
 
 // boundary honours, between two stages, a cancelled run or a requested pause.
@@ -245,4 +287,30 @@ func (o *Orchestrator) end(run *taskRun, entry *task.Attempt, f task.Failure, lo
 		log.Error("end task", "class", f.Class, "err", err)
 	}
 	return failed
+}
+
+// heartbeat records, every LeaseTTL/3 while the run lasts, that its owner is alive, so long
+// stages are not mistaken for a dead owner. It returns a func that stops it and waits.
+func (o *Orchestrator) heartbeat(run *taskRun, log *slog.Logger) (stop func()) {
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(o.cfg.LeaseTTL / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				err := o.commit(run, nil, func(t *task.Task) error { return t.Beat(o.now()) })
+				if err != nil && !errors.Is(err, task.ErrInvalidTransition) {
+					log.Warn("heartbeat", "err", err)
+				}
+			case <-done:
+				return
+			case <-run.ctx.Done():
+				return
+			}
+		}
+	}()
+	return func() { close(done); <-stopped }
 }

@@ -9,19 +9,29 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/domain/checkpoint"
+	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/domain/task"
 	"github.com/executor-dev/executor/infra/lock"
 	"github.com/executor-dev/executor/infra/memrepo"
+	"github.com/executor-dev/executor/infra/rediskey"
+	"github.com/executor-dev/executor/infra/redisrepo"
 	"github.com/executor-dev/executor/orchestrator"
 	"github.com/executor-dev/executor/stagekind"
 )
 
 // Config is the executor's configuration.
 type Config struct {
-	Addr    string       // listen address; "127.0.0.1:0" picks a free port
-	Workers int          // tasks running at once across all plans; default orchestrator.DefaultWorkers
-	Logger  *slog.Logger // default slog.Default()
+	Addr     string        // listen address; "127.0.0.1:0" picks a free port
+	Workers  int           // tasks running at once across all plans; default orchestrator.DefaultWorkers
+	RedisURL string        // empty: the embedded in-memory store
+	Prefix   string        // Redis key prefix; default rediskey.DefaultPrefix
+	LeaseTTL time.Duration // tenant lease TTL; default orchestrator.DefaultLeaseTTL
+	Logger   *slog.Logger  // default slog.Default()
 }
 
 // Server is a wired executor.
@@ -30,6 +40,7 @@ type Server struct {
 	kinds *stagekind.Registry
 	orch  *orchestrator.Orchestrator
 	svc   *app.Service
+	redis redis.UniversalClient // nil on the in-memory store
 	http  *http.Server
 	ln    net.Listener
 	done  chan error
@@ -39,33 +50,78 @@ type Server struct {
 	cancelBase context.CancelFunc
 }
 
-// New wires an executor on the embedded in-memory store. Register custom stage kinds on
-// Kinds() before Start.
-func New(cfg Config) *Server {
+// stores are the repositories and locker of one backend.
+type stores struct {
+	plans  plan.Repository
+	tasks  task.Repository
+	ckpts  checkpoint.Store
+	locker interface {
+		orchestrator.Locker
+		app.Holders
+	}
+	readiness func() api.Health
+}
+
+// New wires an executor: on Redis when cfg.RedisURL is set, else on the embedded in-memory
+// store. Register custom stage kinds on Kinds() before Start.
+func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	db := memrepo.New()
-	locker := lock.NewMemory()
-	kinds := stagekind.Builtin(stagekind.HTTPOptions{})
-	orch := orchestrator.New(db.Plans(), db.Tasks(), db.Checkpoints(), locker, kinds,
-		orchestrator.Config{Workers: cfg.Workers, Logger: cfg.Logger})
-	svc := app.New(app.Deps{
-		Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(),
-		Kinds: kinds, Holders: locker, Runner: orch,
-	})
-	base, cancelBase := context.WithCancel(context.Background())
-	return &Server{
-		cfg: cfg, kinds: kinds, orch: orch, svc: svc, base: base, cancelBase: cancelBase,
-		http: &http.Server{
-			BaseContext:       func(net.Listener) context.Context { return base },
-			Handler:           api.NewRouter(svc, api.Options{Logger: cfg.Logger}),
-			ReadHeaderTimeout: 5 * time.Second,
-			ReadTimeout:       30 * time.Second,
-			IdleTimeout:       2 * time.Minute,
-			// No WriteTimeout: GET /v1/plans/{id}?wait= long-polls for up to app.MaxWait.
-		},
+	if cfg.LeaseTTL <= 0 {
+		cfg.LeaseTTL = orchestrator.DefaultLeaseTTL
 	}
+	s := &Server{cfg: cfg}
+	st, err := s.stores()
+	if err != nil {
+		return nil, err
+	}
+	s.kinds = stagekind.Builtin(stagekind.HTTPOptions{})
+	s.orch = orchestrator.New(st.plans, st.tasks, st.ckpts, st.locker, s.kinds,
+		orchestrator.Config{Workers: cfg.Workers, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger})
+	s.svc = app.New(app.Deps{
+		Plans: st.plans, Tasks: st.tasks, Checkpoints: st.ckpts,
+		Kinds: s.kinds, Holders: st.locker, Runner: s.orch,
+	})
+	s.base, s.cancelBase = context.WithCancel(context.Background())
+	s.http = &http.Server{
+		Handler:           api.NewRouter(s.svc, api.Options{Logger: cfg.Logger, Readiness: st.readiness}),
+		BaseContext:       func(net.Listener) context.Context { return s.base },
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		// No WriteTimeout: GET /v1/plans/{id}?wait= long-polls for up to app.MaxWait.
+	}
+	return s, nil
+}
+
+// stores builds the backend the configuration names.
+func (s *Server) stores() (stores, error) {
+	if s.cfg.RedisURL == "" {
+		db := memrepo.New()
+		return stores{plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(), locker: lock.NewMemory()}, nil
+	}
+	opts, err := redis.ParseURL(s.cfg.RedisURL)
+	if err != nil {
+		return stores{}, fmt.Errorf("server: --redis: %w", err)
+	}
+	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = 2*time.Second, 2*time.Second, 2*time.Second
+	s.redis = redis.NewClient(opts)
+	keys := rediskey.New(s.cfg.Prefix)
+	db := redisrepo.New(s.redis, redisrepo.Options{Keys: keys})
+	client := s.redis
+	return stores{
+		plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(),
+		locker: lock.NewRedis(s.redis, lock.RedisOptions{Keys: keys, TTL: s.cfg.LeaseTTL, Logger: s.cfg.Logger}),
+		readiness: func() api.Health {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			if err := client.Ping(ctx).Err(); err != nil {
+				return api.Health{Status: "unavailable", Redis: "down"}
+			}
+			return api.Health{Status: "ok", Redis: "ok"}
+		},
+	}, nil
 }
 
 // Kinds returns the stage kind registry, to register custom kinds.
@@ -90,7 +146,11 @@ func (s *Server) Start() error {
 		}
 		s.done <- err
 	}()
-	s.cfg.Logger.Info("executor serving", "addr", ln.Addr().String(), "store", "memory")
+	store := "memory"
+	if s.redis != nil {
+		store = "redis"
+	}
+	s.cfg.Logger.Info("executor serving", "addr", ln.Addr().String(), "store", store, "lease_ttl", s.cfg.LeaseTTL.String())
 	return nil
 }
 
@@ -104,10 +164,14 @@ func (s *Server) URL() string { return "http://" + s.Addr() }
 func (s *Server) Done() <-chan error { return s.done }
 
 // Shutdown stops accepting requests, ends every run (tasks still running become INTERRUPTED,
-// their checkpoints intact) and waits for both, or for ctx.
+// their checkpoints intact, their leases released) and waits for both, or for ctx.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.cancelBase()
 	herr := s.http.Shutdown(ctx)
 	oerr := s.orch.Stop(ctx)
-	return errors.Join(herr, oerr)
+	var rerr error
+	if s.redis != nil {
+		rerr = s.redis.Close()
+	}
+	return errors.Join(herr, oerr, rerr)
 }

@@ -15,7 +15,8 @@ import (
 
 func TestShutdownEndsOpenLongPolls(t *testing.T) {
 	t.Parallel()
-	srv := server.New(server.Config{Addr: "127.0.0.1:0"})
+	srv, err := server.New(server.Config{Addr: "127.0.0.1:0"})
+	require.NoError(t, err)
 	require.NoError(t, srv.Start())
 
 	body := `{"name":"slow","stages":[{"name":"bake","kind":"sleep","params":{"duration":"1m"}}],"tenants":[{"id":"slow-1"}]}`

@@ -19,7 +19,9 @@ type Repository interface {
 	// Save writes t and, when cp is not nil, its checkpoint, as one atomic write. It returns
 	// ErrFenced, writing nothing, when the stored task carries a newer fence epoch than t.
 	Save(ctx context.Context, t *Task, cp *checkpoint.Checkpoint) error
-	// BumpFence raises the stored task's fence epoch by one and returns it: the epoch of a
-	// new run that has just taken the tenant's lease.
-	BumpFence(ctx context.Context, id string) (uint64, error)
+	// BumpFence raises the stored task's fence epoch by one, atomically, and returns the task
+	// as stored with it (Fence() is the new epoch): the epoch of a new run that has just taken
+	// the tenant's lease, or of a reader taking over a task whose owner is gone. From then on
+	// every write carrying an older epoch is refused; the returned task is never a stale copy.
+	BumpFence(ctx context.Context, id string) (*Task, error)
 }

@@ -24,6 +24,7 @@ type State struct {
 	StartedAt      time.Time
 	FinishedAt     time.Time
 	UpdatedAt      time.Time
+	HeartbeatAt    time.Time
 	LastError      *Failure
 	Ledger         []Attempt
 	Fence          uint64
@@ -35,7 +36,7 @@ func (t *Task) State() State {
 		ID: t.id, PlanID: t.planID, TenantID: t.tenantID, Params: t.params, Stages: t.stages,
 		Status: t.status, PauseRequested: t.pauseRequested, Attempt: t.attempt,
 		CurrentStage: t.currentStage, CreatedAt: t.createdAt, StartedAt: t.startedAt,
-		FinishedAt: t.finishedAt, UpdatedAt: t.updatedAt, LastError: t.LastError(),
+		FinishedAt: t.finishedAt, UpdatedAt: t.updatedAt, HeartbeatAt: t.heartbeatAt, LastError: t.LastError(),
 		Ledger: t.Ledger(), Fence: t.fence,
 	}
 }
@@ -73,7 +74,7 @@ func Load(s State) (*Task, error) {
 		id: s.ID, planID: s.PlanID, tenantID: s.TenantID, params: s.Params, stages: s.Stages,
 		status: s.Status, pauseRequested: s.PauseRequested, attempt: s.Attempt,
 		currentStage: s.CurrentStage, createdAt: s.CreatedAt, startedAt: s.StartedAt,
-		finishedAt: s.FinishedAt, updatedAt: s.UpdatedAt, lastError: lastErr,
+		finishedAt: s.FinishedAt, updatedAt: s.UpdatedAt, heartbeatAt: s.HeartbeatAt, lastError: lastErr,
 		ledger: append([]Attempt(nil), s.Ledger...), fence: s.Fence,
 	}, nil
 }

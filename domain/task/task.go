@@ -24,6 +24,7 @@ type Task struct {
 	startedAt      time.Time
 	finishedAt     time.Time
 	updatedAt      time.Time
+	heartbeatAt    time.Time
 	lastError      *Failure
 	ledger         []Attempt
 	fence          uint64
@@ -90,6 +91,11 @@ func (t *Task) FinishedAt() time.Time { return t.finishedAt }
 
 // UpdatedAt returns when the task last changed.
 func (t *Task) UpdatedAt() time.Time { return t.updatedAt }
+
+// HeartbeatAt returns when the run owning the task last proved alive: its start, each of its
+// writes, and its periodic heartbeats. A RUNNING task whose heartbeat is older than the lease
+// TTL and whose lease is gone has lost its owner.
+func (t *Task) HeartbeatAt() time.Time { return t.heartbeatAt }
 
 // LastError returns the failure that last stopped the task, or nil.
 func (t *Task) LastError() *Failure {

@@ -21,6 +21,16 @@ func (t *Task) Start(epoch uint64, now time.Time) error {
 	t.startedAt = now.UTC()
 	t.finishedAt = time.Time{}
 	t.touch(now)
+	t.heartbeatAt = t.updatedAt
+	return nil
+}
+
+// Beat records that the run owning a RUNNING task is alive.
+func (t *Task) Beat(now time.Time) error {
+	if t.status != Running {
+		return t.refuse("heartbeat")
+	}
+	t.heartbeatAt = now.UTC()
 	return nil
 }
 
@@ -31,6 +41,7 @@ func (t *Task) Record(a Attempt) error {
 	}
 	t.ledger = append(t.ledger, a)
 	t.touch(a.EndedAt)
+	t.heartbeatAt = t.updatedAt
 	return nil
 }
 
@@ -44,6 +55,7 @@ func (t *Task) CompleteStage(index int, now time.Time) error {
 	}
 	t.currentStage++
 	t.touch(now)
+	t.heartbeatAt = t.updatedAt
 	return nil
 }
 
@@ -79,6 +91,21 @@ func (t *Task) Interrupt(f Failure, now time.Time) error {
 	t.pauseRequested = false
 	t.touch(now)
 	return nil
+}
+
+// Abandon records that the run owning a RUNNING task is gone (its lease expired and its
+// heartbeat is older than the lease TTL): the caller took the task over by bumping its fence
+// epoch to epoch, so the lost run can never write again, and the task becomes INTERRUPTED
+// with f as its last error. RUNNING → INTERRUPTED.
+func (t *Task) Abandon(epoch uint64, f Failure, now time.Time) error {
+	if t.status != Running {
+		return t.refuse("abandon")
+	}
+	if epoch < t.fence {
+		return ErrFenced
+	}
+	t.fence = epoch
+	return t.Interrupt(f, now)
 }
 
 // Pause honours a pause at a stage boundary: RUNNING → PAUSED.

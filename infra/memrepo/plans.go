@@ -21,17 +21,25 @@ func (r *PlanRepo) Create(_ context.Context, p *plan.Plan) error {
 	if _, ok := db.plans[p.ID()]; ok {
 		return fmt.Errorf("memrepo: plan %s exists", p.ID())
 	}
+	db.putPlan(p)
+	return nil
+}
+
+// putPlan stores p, keeping planIDs sorted and the first plan of an idempotency key. The
+// caller holds db.mu.
+func (db *DB) putPlan(p *plan.Plan) {
+	if _, ok := db.plans[p.ID()]; !ok {
+		i := sort.SearchStrings(db.planIDs, p.ID())
+		db.planIDs = append(db.planIDs, "")
+		copy(db.planIDs[i+1:], db.planIDs[i:])
+		db.planIDs[i] = p.ID()
+	}
 	db.plans[p.ID()] = p.State()
-	i := sort.SearchStrings(db.planIDs, p.ID())
-	db.planIDs = append(db.planIDs, "")
-	copy(db.planIDs[i+1:], db.planIDs[i:])
-	db.planIDs[i] = p.ID()
 	if k := p.IdempotencyKey(); k != "" {
 		if _, taken := db.idem[k]; !taken {
 			db.idem[k] = p.ID()
 		}
 	}
-	return nil
 }
 
 // Plan returns the plan with id.

@@ -95,16 +95,18 @@ func (r *TaskRepo) Save(_ context.Context, t *task.Task, cp *checkpoint.Checkpoi
 	return nil
 }
 
-// BumpFence raises the stored task's fence epoch by one and returns it.
-func (r *TaskRepo) BumpFence(_ context.Context, id string) (uint64, error) {
+// BumpFence raises the stored task's fence epoch by one and returns the task as stored.
+func (r *TaskRepo) BumpFence(_ context.Context, id string) (*task.Task, error) {
 	db := r.db
 	db.mu.Lock()
-	defer db.mu.Unlock()
 	s, ok := db.tasks[id]
-	if !ok {
-		return 0, task.ErrNotFound
+	if ok {
+		s.Fence++
+		db.tasks[id] = s
 	}
-	s.Fence++
-	db.tasks[id] = s
-	return s.Fence, nil
+	db.mu.Unlock()
+	if !ok {
+		return nil, task.ErrNotFound
+	}
+	return task.Load(s)
 }

@@ -129,8 +129,28 @@ func newTask(t *testing.T, planID, tenant string, now time.Time) *task.Task {
 	return tk
 }
 
+// createTasks stores tasks, first creating each one's plan when the store has none: a task
+// always belongs to a stored plan, which holds its stage template.
 func createTasks(t *testing.T, s Store, tasks ...*task.Task) {
 	t.Helper()
+	byPlan := map[string][]string{}
+	var order []string
+	for _, tk := range tasks {
+		if _, seen := byPlan[tk.PlanID()]; !seen {
+			order = append(order, tk.PlanID())
+		}
+		byPlan[tk.PlanID()] = append(byPlan[tk.PlanID()], tk.ID())
+	}
+	for _, planID := range order {
+		_, err := s.Plans.Plan(t.Context(), planID)
+		if !errors.Is(err, plan.ErrNotFound) {
+			require.NoError(t, err)
+			continue
+		}
+		p, err := plan.New(plan.Draft{ID: planID, Name: "tasks", Stages: stages(), TaskIDs: byPlan[planID]}, tasks[0].CreatedAt())
+		require.NoError(t, err)
+		require.NoError(t, s.Plans.Create(t.Context(), p))
+	}
 	require.NoError(t, s.Tasks.Create(t.Context(), tasks))
 }
 
@@ -447,8 +467,9 @@ func testTaskNotShared(t *testing.T, s Store) {
 // startRun takes the task's fence like a new run does, and starts it.
 func startRun(t *testing.T, s Store, id string, now time.Time) (*task.Task, uint64) {
 	t.Helper()
-	epoch, err := s.Tasks.BumpFence(t.Context(), id)
+	epochTask, err := s.Tasks.BumpFence(t.Context(), id)
 	require.NoError(t, err)
+	epoch := epochTask.Fence()
 	tk, err := s.Tasks.Task(t.Context(), id)
 	require.NoError(t, err)
 	require.NoError(t, tk.Start(epoch, now))
@@ -557,8 +578,9 @@ func testBumpFence(t *testing.T, s Store) {
 	createTasks(t, s, tk)
 	before := tk.State()
 	for want := uint64(1); want <= 3; want++ {
-		got, err := s.Tasks.BumpFence(t.Context(), tk.ID())
+		gotTask, err := s.Tasks.BumpFence(t.Context(), tk.ID())
 		require.NoError(t, err)
+		got := gotTask.Fence()
 		assert.Equal(t, want, got)
 		stored, err := s.Tasks.Task(t.Context(), tk.ID())
 		require.NoError(t, err)
@@ -581,8 +603,9 @@ func testBumpFence(t *testing.T, s Store) {
 	// Other tasks are unaffected.
 	other := newTask(t, tk.PlanID(), "tenant-b", at(0))
 	createTasks(t, s, other)
-	epoch, err := s.Tasks.BumpFence(t.Context(), other.ID())
+	epochTask, err := s.Tasks.BumpFence(t.Context(), other.ID())
 	require.NoError(t, err)
+	epoch := epochTask.Fence()
 	assert.Equal(t, uint64(1), epoch)
 }
 
@@ -597,8 +620,9 @@ func testStaleSaveFenced(t *testing.T, s Store) {
 	require.NoError(t, s.Tasks.Save(t.Context(), old, oldCP))
 
 	// A new run takes the tenant over: the stored fence moves past run 1's.
-	newEpoch, err := s.Tasks.BumpFence(t.Context(), tk.ID())
+	newEpochTask, err := s.Tasks.BumpFence(t.Context(), tk.ID())
 	require.NoError(t, err)
+	newEpoch := newEpochTask.Fence()
 	require.Greater(t, newEpoch, oldEpoch)
 	storedTask, err := s.Tasks.Task(t.Context(), tk.ID())
 	require.NoError(t, err)
@@ -660,10 +684,11 @@ func testConcurrency(t *testing.T, s Store) {
 	ctx := t.Context()
 	run := func(i int) error {
 		id := ids[i]
-		epoch, err := s.Tasks.BumpFence(ctx, id)
+		epochTask, err := s.Tasks.BumpFence(ctx, id)
 		if err != nil {
 			return fmt.Errorf("bump: %w", err)
 		}
+		epoch := epochTask.Fence()
 		tk, err := s.Tasks.Task(ctx, id)
 		if err != nil {
 			return fmt.Errorf("task: %w", err)

@@ -15,11 +15,25 @@ import (
 	"github.com/executor-dev/executor/stagekind"
 )
 
-// Start starts an executor on 127.0.0.1:0 after register has added custom stage kinds, and
-// shuts it down (asserting a clean shutdown) when t ends.
+// Start starts an executor on the in-memory store (see With).
 func Start(t testing.TB, register ...func(*stagekind.Registry)) *server.Server {
 	t.Helper()
-	srv := server.New(server.Config{Addr: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler)})
+	return With(t, server.Config{}, register...)
+}
+
+// With starts an executor configured by cfg, on 127.0.0.1:0 unless cfg.Addr says otherwise,
+// after register has added custom stage kinds, and shuts it down (asserting a clean
+// shutdown) when t ends.
+func With(t testing.TB, cfg server.Config, register ...func(*stagekind.Registry)) *server.Server {
+	t.Helper()
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:0"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	srv, err := server.New(cfg)
+	require.NoError(t, err)
 	for _, reg := range register {
 		reg(srv.Kinds())
 	}

@@ -1,0 +1,289 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/bsm/redislock"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/executor-dev/executor/domain/lease"
+	"github.com/executor-dev/executor/infra/rediskey"
+)
+
+// DefaultRedisTTL is the lease TTL used when RedisOptions.TTL is zero or negative.
+const DefaultRedisTTL = 60 * time.Second
+
+// MinRedisTTL is the smallest lease TTL a Redis locker uses; smaller RedisOptions.TTL values
+// are raised to it.
+const MinRedisTTL = 10 * time.Millisecond
+
+// tokenLen is the length of the random token bsm/redislock stores before Options.Metadata:
+// 16 random bytes in unpadded base64 (redislock v0.9.4, Client.randomToken).
+const tokenLen = 22
+
+// RedisOptions configures a Redis locker.
+type RedisOptions struct {
+	// Keys builds the lease keys (DESIGN §5); the zero value means rediskey.New("").
+	Keys rediskey.Keys
+	// TTL is how long a lease lives without a refresh; each lease refreshes it every TTL/3.
+	// Zero or negative means DefaultRedisTTL; values below MinRedisTTL are raised to it.
+	TTL time.Duration
+	// Logger receives refresh failures and lease losses; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Redis is a tenant locker on Redis (bsm/redislock): one key per tenant,
+// Keys.TenantLock(tenantID), whose value is redislock's random token followed by the owner.
+// Leases expire after the TTL unless refreshed, and each held lease refreshes itself.
+type Redis struct {
+	client redis.UniversalClient
+	locker *redislock.Client
+	keys   rediskey.Keys
+	ttl    time.Duration
+	log    *slog.Logger
+}
+
+var _ interface {
+	Acquire(context.Context, string, string) (lease.Lease, error)
+} = (*Redis)(nil)
+
+var _ interface {
+	Holder(context.Context, string) (lease.Holder, bool, error)
+} = (*Redis)(nil)
+
+// NewRedis returns a tenant locker on client. The client is not closed by the locker.
+func NewRedis(client redis.UniversalClient, opts RedisOptions) *Redis {
+	if opts.Keys.Prefix() == "" {
+		opts.Keys = rediskey.New("")
+	}
+	switch {
+	case opts.TTL <= 0:
+		opts.TTL = DefaultRedisTTL
+	case opts.TTL < MinRedisTTL:
+		opts.TTL = MinRedisTTL
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Redis{
+		client: client,
+		locker: redislock.New(client),
+		keys:   opts.Keys,
+		ttl:    opts.TTL,
+		log:    opts.Logger,
+	}
+}
+
+// TTL returns the lease TTL the locker uses.
+func (r *Redis) TTL() time.Duration { return r.ttl }
+
+// Acquire takes tenantID's lease for owner (the run's <planId>:<taskId>) without waiting.
+// When another run holds it, the error wraps lease.ErrHeld and names the holder when it can
+// be read. The returned lease refreshes itself every TTL/3 until Release or loss.
+func (r *Redis) Acquire(ctx context.Context, tenantID, owner string) (lease.Lease, error) {
+	key := r.keys.TenantLock(tenantID)
+	// The key's TTL starts when Redis runs the script, which is after this instant, so
+	// counting the lease's life from here never overestimates it.
+	start := time.Now()
+	lk, err := r.locker.Obtain(ctx, key, r.ttl, &redislock.Options{
+		Metadata:      owner,
+		RetryStrategy: redislock.NoRetry(),
+	})
+	if errors.Is(err, redislock.ErrNotObtained) {
+		if h, held, herr := r.Holder(ctx, tenantID); herr == nil && held {
+			return nil, fmt.Errorf("lock: tenant %s held by %s: %w", tenantID, h.Owner, lease.ErrHeld)
+		}
+		return nil, fmt.Errorf("lock: tenant %s: %w", tenantID, lease.ErrHeld)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock: acquire tenant %s: %w", tenantID, err)
+	}
+
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	l := &RedisLease{
+		lock:   lk,
+		tenant: tenantID,
+		owner:  owner,
+		ttl:    r.ttl,
+		log:    r.log.With("tenant", tenantID, "owner", owner, "key", key),
+		cancel: cancel,
+		lost:   make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+	go l.watch(wctx, start)
+	return l, nil
+}
+
+// Holder reports who holds tenantID's lease and how long it has left, reading the value and
+// its PTTL in one round trip. A lease that is not held gives (zero, false, nil).
+func (r *Redis) Holder(ctx context.Context, tenantID string) (lease.Holder, bool, error) {
+	key := r.keys.TenantLock(tenantID)
+	var get *redis.StringCmd
+	var pttl *redis.DurationCmd
+	_, err := r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		get = p.Get(ctx, key)
+		pttl = p.PTTL(ctx, key)
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return lease.Holder{}, false, fmt.Errorf("lock: holder of tenant %s: %w", tenantID, err)
+	}
+	val, err := get.Result()
+	if errors.Is(err, redis.Nil) {
+		return lease.Holder{}, false, nil
+	}
+	if err != nil {
+		return lease.Holder{}, false, fmt.Errorf("lock: holder of tenant %s: %w", tenantID, err)
+	}
+	left, err := pttl.Result()
+	if err != nil {
+		return lease.Holder{}, false, fmt.Errorf("lock: holder of tenant %s: %w", tenantID, err)
+	}
+	// PTTL answers -2 for a missing key and -1 for a key without expiry (go-redis passes
+	// both through as negative durations, not scaled).
+	if left == -2 {
+		return lease.Holder{}, false, nil
+	}
+	if left < 0 {
+		left = 0
+	}
+	h := lease.Holder{TTL: left}
+	if len(val) > tokenLen {
+		h.Owner = val[tokenLen:]
+	}
+	return h, true, nil
+}
+
+// RedisLease is a lease held in a Redis locker. A watchdog goroutine refreshes it every TTL/3
+// until Release or loss. The lease is lost (Lost closes) when a refresh finds the key gone or
+// taken by another token, or when no refresh has succeeded for a whole TTL, after which
+// Redis may have expired the key; transient refresh errors are retried at the next tick
+// until then.
+type RedisLease struct {
+	lock   *redislock.Lock
+	tenant string
+	owner  string
+	ttl    time.Duration
+	log    *slog.Logger
+
+	cancel context.CancelFunc // stops the watchdog
+	lost   chan struct{}      // closed by the watchdog, at most once, when the lease is lost
+	done   chan struct{}      // closed when the watchdog and its refresh have returned
+
+	mu       sync.Mutex // serialises Release's Redis call
+	released bool
+}
+
+// Lost is closed when the lease is lost before Release; the run holding it must stop.
+func (l *RedisLease) Lost() <-chan struct{} { return l.lost }
+
+// Release stops the watchdog, waits for it to return, and deletes the key if this lease
+// still holds it. Releasing a lost lease, a lease whose key is gone, or a released lease is
+// not an error; Release is safe to call concurrently, with itself and with loss. A Redis
+// error leaves the key to expire after the TTL and may be retried by calling Release again.
+func (l *RedisLease) Release(ctx context.Context) error {
+	l.cancel()
+	select {
+	case <-l.done:
+	case <-ctx.Done():
+		return fmt.Errorf("lock: release tenant %s: %w", l.tenant, ctx.Err())
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.released || l.isLost() {
+		// A lost lease's key belongs to someone else, or expires by itself within the TTL.
+		return nil
+	}
+	if err := l.lock.Release(ctx); err != nil && !errors.Is(err, redislock.ErrLockNotHeld) {
+		return fmt.Errorf("lock: release tenant %s: %w", l.tenant, err)
+	}
+	l.released = true
+	return nil
+}
+
+func (l *RedisLease) isLost() bool {
+	select {
+	case <-l.lost:
+		return true
+	default:
+		return false
+	}
+}
+
+// refreshResult is the outcome of one refresh, started at start.
+type refreshResult struct {
+	start time.Time
+	err   error
+}
+
+// watch refreshes the lease every TTL/3 until ctx is cancelled (Release) or the lease is
+// lost. okAt is when the last successful write of the key's TTL was sent. A refresh runs in
+// its own goroutine so that loss is declared on time even when the client blocks past its
+// context (go-redis without ContextTimeoutEnabled); at most one is in flight, and watch
+// waits for it before closing done.
+func (l *RedisLease) watch(ctx context.Context, okAt time.Time) {
+	var wg sync.WaitGroup
+	defer close(l.done)
+	defer wg.Wait()
+	defer l.cancel() // cancel an in-flight refresh when the lease is lost
+
+	interval := l.ttl / 3
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	expire := time.NewTimer(time.Until(okAt.Add(l.ttl)))
+	defer expire.Stop()
+	results := make(chan refreshResult, 1)
+	inFlight := false
+
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-expire.C:
+			if ctx.Err() != nil {
+				return
+			}
+			l.markLost("no successful refresh within the lease TTL")
+			return
+		case <-tick.C:
+			if inFlight {
+				continue
+			}
+			inFlight = true
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				start := time.Now()
+				rctx, cancel := context.WithTimeout(ctx, interval)
+				defer cancel()
+				results <- refreshResult{start: start, err: l.lock.Refresh(rctx, l.ttl, nil)}
+			}()
+		case res := <-results:
+			inFlight = false
+			switch {
+			case ctx.Err() != nil:
+				return
+			case res.err == nil:
+				okAt = res.start
+				expire.Reset(time.Until(okAt.Add(l.ttl)))
+			case errors.Is(res.err, redislock.ErrNotObtained):
+				l.markLost("the key is gone or held by another token")
+				return
+			default:
+				l.log.Warn("lock: lease refresh failed; retrying", "error", res.err,
+					"expires_in", time.Until(okAt.Add(l.ttl)))
+			}
+		}
+	}
+}
+
+// markLost closes lost; only watch calls it, once, just before returning.
+func (l *RedisLease) markLost(reason string) {
+	l.log.Error("lock: lease lost", "reason", reason)
+	close(l.lost)
+}

@@ -1,0 +1,78 @@
+package memrepo
+
+import (
+	"github.com/executor-dev/executor/domain/checkpoint"
+	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/domain/task"
+)
+
+// The methods in this file let a DB serve as the mirror of a durable store: they record what
+// the durable store already accepted (or what was read back from it), so they check no
+// fence and never fail.
+
+// Put records p, replacing any stored version.
+func (r *PlanRepo) Put(p *plan.Plan) {
+	r.db.mu.Lock()
+	defer r.db.mu.Unlock()
+	r.db.putPlan(p)
+}
+
+// Put records t and, when cp is not nil, its checkpoint, replacing stored versions.
+func (r *TaskRepo) Put(t *task.Task, cp *checkpoint.Checkpoint) {
+	db := r.db
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	db.tasks[t.ID()] = t.State()
+	if cp != nil {
+		db.ckpts[t.ID()] = cp.State()
+	}
+}
+
+// PutIfNewer records t, read back from the durable store, unless the stored version is newer
+// (a higher fence epoch, or the same epoch updated later): a read that raced a write must not
+// undo it. It returns the version it keeps.
+func (r *TaskRepo) PutIfNewer(t *task.Task) *task.Task {
+	db := r.db
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if cur, ok := db.tasks[t.ID()]; ok {
+		if cur.Fence > t.Fence() || (cur.Fence == t.Fence() && cur.UpdatedAt.After(t.UpdatedAt())) {
+			kept, err := task.Load(cur)
+			if err == nil {
+				return kept
+			}
+		}
+	}
+	db.tasks[t.ID()] = t.State()
+	return t
+}
+
+// PutLatest records taskID as tenantID's latest task.
+func (r *TaskRepo) PutLatest(tenantID, taskID string) {
+	r.db.mu.Lock()
+	defer r.db.mu.Unlock()
+	r.db.tenants[tenantID] = taskID
+}
+
+// Forget drops task id and its checkpoint, so the next read goes to the durable store.
+func (r *TaskRepo) Forget(id string) {
+	r.db.mu.Lock()
+	defer r.db.mu.Unlock()
+	delete(r.db.tasks, id)
+	delete(r.db.ckpts, id)
+}
+
+// PutIfNewer records cp, read back from the durable store, unless the stored version is
+// newer (a higher fence epoch, or more stages completed, or saved later).
+func (s *CheckpointStore) PutIfNewer(cp *checkpoint.Checkpoint) *checkpoint.Checkpoint {
+	s.db.mu.Lock()
+	defer s.db.mu.Unlock()
+	if cur, ok := s.db.ckpts[cp.TaskID()]; ok && (cur.Fence > cp.Fence() ||
+		(cur.Fence == cp.Fence() && cur.SavedAt.After(cp.SavedAt()))) {
+		if kept, err := checkpoint.Load(cur); err == nil {
+			return kept
+		}
+	}
+	s.db.ckpts[cp.TaskID()] = cp.State()
+	return cp
+}

@@ -1,0 +1,55 @@
+// Package rediskey builds every Redis key the executor uses (DESIGN §5), in one place. The
+// braces are literal Redis Cluster hash tags: every key of one task shares a slot, and every
+// key of one tenant shares a slot.
+package rediskey
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+)
+
+// DefaultPrefix is the default key prefix.
+const DefaultPrefix = "executor:"
+
+// Keys builds keys under a prefix.
+type Keys struct{ prefix string }
+
+// New returns keys under prefix ("" means DefaultPrefix).
+func New(prefix string) Keys {
+	if prefix == "" {
+		prefix = DefaultPrefix
+	}
+	return Keys{prefix: prefix}
+}
+
+// Prefix returns the prefix.
+func (k Keys) Prefix() string { return k.prefix }
+
+// Plan is the plan hash: executor:plan:{<planId>}.
+func (k Keys) Plan(planID string) string { return k.prefix + "plan:{" + planID + "}" }
+
+// Task is the task hash: executor:task:{<taskId>}.
+func (k Keys) Task(taskID string) string { return k.prefix + "task:{" + taskID + "}" }
+
+// Checkpoint is the task's checkpoint string: executor:ckpt:{<taskId>}.
+func (k Keys) Checkpoint(taskID string) string { return k.prefix + "ckpt:{" + taskID + "}" }
+
+// TenantIndex holds the tenant's latest task id: executor:index:tenant:{<tenantId>}.
+func (k Keys) TenantIndex(tenantID string) string {
+	return k.prefix + "index:tenant:{" + tenantID + "}"
+}
+
+// TenantLock is the tenant's lease: executor:lock:tenant:{<tenantId>}.
+func (k Keys) TenantLock(tenantID string) string {
+	return k.prefix + "lock:tenant:{" + tenantID + "}"
+}
+
+// Plans is the ZSET of plan ids by creation time: executor:plans.
+func (k Keys) Plans() string { return k.prefix + "plans" }
+
+// Idempotency maps an Idempotency-Key to the plan first submitted with it:
+// executor:idem:{<sha256 of the key>}. The key is hashed because it is client text.
+func (k Keys) Idempotency(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return k.prefix + "idem:{" + hex.EncodeToString(sum[:]) + "}"
+}

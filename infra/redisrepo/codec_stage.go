@@ -1,0 +1,74 @@
+package redisrepo
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/executor-dev/executor/domain/stage"
+)
+
+// specJSON is a stage spec as stored in the plan hash's "spec" field.
+type specJSON struct {
+	Name    string         `json:"name"`
+	Kind    string         `json:"kind"`
+	Params  map[string]any `json:"params,omitempty"`
+	Timeout string         `json:"timeout,omitempty"`
+	Retry   retryJSON      `json:"retry"`
+}
+
+type retryJSON struct {
+	MaxAttempts    int     `json:"maxAttempts"`
+	InitialBackoff string  `json:"initialBackoff"`
+	MaxBackoff     string  `json:"maxBackoff"`
+	Multiplier     float64 `json:"multiplier"`
+	Jitter         string  `json:"jitter"`
+}
+
+func encSpecs(specs []stage.Spec) ([]byte, error) {
+	out := make([]specJSON, len(specs))
+	for i, s := range specs {
+		out[i] = specJSON{
+			Name: s.Name, Kind: s.Kind, Params: s.Params,
+			Retry: retryJSON{
+				MaxAttempts: s.Retry.MaxAttempts, InitialBackoff: s.Retry.InitialBackoff.String(),
+				MaxBackoff: s.Retry.MaxBackoff.String(), Multiplier: s.Retry.Multiplier, Jitter: string(s.Retry.Jitter),
+			},
+		}
+		if s.Timeout > 0 {
+			out[i].Timeout = s.Timeout.String()
+		}
+	}
+	return json.Marshal(out)
+}
+
+func decSpecs(b []byte) ([]stage.Spec, error) {
+	var in []specJSON
+	if err := json.Unmarshal(b, &in); err != nil {
+		return nil, err
+	}
+	out := make([]stage.Spec, len(in))
+	for i, s := range in {
+		spec := stage.Spec{Name: s.Name, Kind: s.Kind, Params: s.Params, Retry: stage.Policy{
+			MaxAttempts: s.Retry.MaxAttempts, Multiplier: s.Retry.Multiplier, Jitter: stage.Jitter(s.Retry.Jitter),
+		}}
+		var err error
+		if spec.Timeout, err = parseDuration(s.Timeout); err != nil {
+			return nil, err
+		}
+		if spec.Retry.InitialBackoff, err = parseDuration(s.Retry.InitialBackoff); err != nil {
+			return nil, err
+		}
+		if spec.Retry.MaxBackoff, err = parseDuration(s.Retry.MaxBackoff); err != nil {
+			return nil, err
+		}
+		out[i] = spec
+	}
+	return out, nil
+}
+
+func parseDuration(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	return time.ParseDuration(s)
+}

@@ -1,0 +1,141 @@
+package redisrepo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/oklog/ulid/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/executor-dev/executor/domain/plan"
+)
+
+// PlanRepo is the Redis plan.Repository.
+type PlanRepo struct{ s *Store }
+
+var _ plan.Repository = (*PlanRepo)(nil)
+
+// Create writes the plan hash, its entry in the plans ZSET and its idempotency key in one
+// round trip.
+func (r *PlanRepo) Create(ctx context.Context, p *plan.Plan) error {
+	s := r.s
+	fields, err := planFields(p)
+	if err != nil {
+		return wrap("encode plan", err)
+	}
+	ttl := s.ttl
+	_, err = s.exec(ctx, func(pipe redis.Pipeliner) {
+		pipe.HSet(ctx, s.keys.Plan(p.ID()), fields...)
+		pipe.Expire(ctx, s.keys.Plan(p.ID()), ttl)
+		pipe.ZAdd(ctx, s.keys.Plans(), redis.Z{Score: float64(p.CreatedAt().UnixMilli()), Member: p.ID()})
+		// Plans whose keys expired leave the listing too.
+		pipe.ZRemRangeByScore(ctx, s.keys.Plans(), "-inf", strconv.FormatInt(p.CreatedAt().Add(-ttl).UnixMilli(), 10))
+		if k := p.IdempotencyKey(); k != "" {
+			pipe.SetNX(ctx, s.keys.Idempotency(k), p.ID(), ttl)
+		}
+	})
+	if err != nil {
+		return wrap("create plan", err)
+	}
+	s.mirror.Plans().Put(p)
+	return nil
+}
+
+// Plan returns the plan with id from the mirror, or from Redis.
+func (r *PlanRepo) Plan(ctx context.Context, id string) (*plan.Plan, error) {
+	if p, err := r.s.mirror.Plans().Plan(ctx, id); err == nil {
+		return p, nil
+	}
+	h, err := r.s.client.HGetAll(ctx, r.s.keys.Plan(id)).Result()
+	if err != nil {
+		return nil, wrap("read plan", err)
+	}
+	if len(h) == 0 {
+		return nil, plan.ErrNotFound
+	}
+	p, err := decodePlan(h)
+	if err != nil {
+		return nil, fmt.Errorf("redisrepo: decode plan %s: %w", id, err)
+	}
+	r.s.mirror.Plans().Put(p)
+	return p, nil
+}
+
+// ByIdempotencyKey returns the plan first submitted with key.
+func (r *PlanRepo) ByIdempotencyKey(ctx context.Context, key string) (*plan.Plan, error) {
+	if p, err := r.s.mirror.Plans().ByIdempotencyKey(ctx, key); err == nil {
+		return p, nil
+	}
+	id, err := r.s.client.Get(ctx, r.s.keys.Idempotency(key)).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, plan.ErrNotFound
+	}
+	if err != nil {
+		return nil, wrap("read idempotency key", err)
+	}
+	return r.Plan(ctx, id)
+}
+
+// List returns plans matching f, newest first, from the plans ZSET (so plans created by other
+// instances are listed too). Plans whose hash expired are dropped from the ZSET.
+func (r *PlanRepo) List(ctx context.Context, f plan.Filter) ([]*plan.Plan, error) {
+	s := r.s
+	max := "+inf"
+	if f.Before != "" {
+		u, err := ulid.ParseStrict(f.Before)
+		if err != nil {
+			return nil, fmt.Errorf("%w: cursor is not a ULID", plan.ErrInvalid)
+		}
+		max = strconv.FormatUint(u.Time(), 10)
+	}
+	const page = 256
+	var out []*plan.Plan
+	for offset := int64(0); ; offset += page {
+		ids, err := s.client.ZRevRangeByScore(ctx, s.keys.Plans(), &redis.ZRangeBy{
+			Max: max, Min: "-inf", Offset: offset, Count: page,
+		}).Result()
+		if err != nil {
+			return nil, wrap("list plans", err)
+		}
+		for _, id := range ids {
+			if f.Before != "" && id >= f.Before {
+				continue // same millisecond as the cursor, but not older
+			}
+			p, err := r.Plan(ctx, id)
+			if errors.Is(err, plan.ErrNotFound) {
+				s.client.ZRem(ctx, s.keys.Plans(), id) // best effort: the listing heals itself
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			if f.Status != "" && p.Status() != f.Status {
+				continue
+			}
+			out = append(out, p)
+			if f.Limit > 0 && len(out) == f.Limit {
+				return out, nil
+			}
+		}
+		if len(ids) < page {
+			return out, nil
+		}
+	}
+}
+
+// Save writes a plan's status fields and refreshes its TTL (save_plan.lua, one round trip).
+func (r *PlanRepo) Save(ctx context.Context, p *plan.Plan) error {
+	s := r.s
+	args := append([]any{s.ttlSeconds()}, planStatusFields(p)...)
+	n, err := savePlanScript.Run(ctx, s.client, []string{s.keys.Plan(p.ID())}, args...).Int()
+	if err != nil {
+		return wrap("save plan", err)
+	}
+	if n == 0 {
+		return plan.ErrNotFound
+	}
+	s.mirror.Plans().Put(p)
+	return nil
+}

@@ -1,0 +1,27 @@
+package redisrepo
+
+import (
+	_ "embed"
+
+	"github.com/redis/go-redis/v9"
+)
+
+var (
+	//go:embed scripts/save_task.lua
+	saveTaskSrc string
+	//go:embed scripts/bump_fence.lua
+	bumpFenceSrc string
+	//go:embed scripts/save_plan.lua
+	savePlanSrc string
+
+	saveTaskScript  = redis.NewScript(saveTaskSrc)
+	bumpFenceScript = redis.NewScript(bumpFenceSrc)
+	savePlanScript  = redis.NewScript(savePlanSrc)
+)
+
+// Results of save_task.lua.
+const (
+	saved      = 1
+	fenced     = 0
+	noSuchTask = -1
+)

@@ -1,0 +1,217 @@
+package redisrepo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/executor-dev/executor/domain/checkpoint"
+	"github.com/executor-dev/executor/domain/task"
+)
+
+// TaskRepo is the Redis task.Repository.
+type TaskRepo struct{ s *Store }
+
+var _ task.Repository = (*TaskRepo)(nil)
+
+// Create writes the tasks (fence 0) and points each tenant's index at its task, in pipelined
+// batches of batchSize commands: one round trip per batch, not per tenant.
+func (r *TaskRepo) Create(ctx context.Context, tasks []*task.Task) error {
+	s := r.s
+	fields := make([][]any, len(tasks))
+	for i, t := range tasks {
+		f, err := taskFields(t)
+		if err != nil {
+			return wrap("encode task", err)
+		}
+		fields[i] = append(f, "fence", t.Fence())
+	}
+	for start := 0; start < len(tasks); start += batchSize / 3 {
+		end := min(start+batchSize/3, len(tasks))
+		_, err := s.exec(ctx, func(pipe redis.Pipeliner) {
+			for i, t := range tasks[start:end] {
+				key := s.keys.Task(t.ID())
+				pipe.HSet(ctx, key, fields[start+i]...)
+				pipe.Expire(ctx, key, s.ttl)
+				pipe.Set(ctx, s.keys.TenantIndex(t.TenantID()), t.ID(), s.ttl)
+			}
+		})
+		if err != nil {
+			return wrap("create tasks", err)
+		}
+	}
+	for _, t := range tasks {
+		s.mirror.Tasks().Put(t, nil)
+		s.mirror.Tasks().PutLatest(t.TenantID(), t.ID())
+	}
+	return nil
+}
+
+// Task returns the task with id from the mirror, or from Redis.
+func (r *TaskRepo) Task(ctx context.Context, id string) (*task.Task, error) {
+	if t, err := r.s.mirror.Tasks().Task(ctx, id); err == nil {
+		return t, nil
+	}
+	h, err := r.s.client.HGetAll(ctx, r.s.keys.Task(id)).Result()
+	if err != nil {
+		return nil, wrap("read task", err)
+	}
+	return r.hydrate(ctx, id, h)
+}
+
+// hydrate decodes a task hash read from Redis and records it in the mirror, unless the
+// mirror meanwhile got a newer version (a write that raced this read).
+func (r *TaskRepo) hydrate(ctx context.Context, id string, h map[string]string) (*task.Task, error) {
+	t, err := r.decode(ctx, id, h)
+	if err != nil {
+		return nil, err
+	}
+	return r.s.mirror.Tasks().PutIfNewer(t), nil
+}
+
+// decode rebuilds a task from its hash, with the stage template of its plan.
+func (r *TaskRepo) decode(ctx context.Context, id string, h map[string]string) (*task.Task, error) {
+	if len(h) == 0 {
+		return nil, fmt.Errorf("%w: %s", task.ErrNotFound, id)
+	}
+	p, err := r.s.Plans().Plan(ctx, h["planId"])
+	if err != nil {
+		return nil, fmt.Errorf("redisrepo: plan of task %s: %w", id, err)
+	}
+	t, err := decodeTask(h, p.Stages())
+	if err != nil {
+		return nil, fmt.Errorf("redisrepo: decode task %s: %w", id, err)
+	}
+	return t, nil
+}
+
+// Latest returns the tenant's latest task, through the mirror's index or Redis's.
+func (r *TaskRepo) Latest(ctx context.Context, tenantID string) (*task.Task, error) {
+	if t, err := r.s.mirror.Tasks().Latest(ctx, tenantID); err == nil {
+		return t, nil
+	}
+	id, err := r.s.client.Get(ctx, r.s.keys.TenantIndex(tenantID)).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, task.ErrNotFound
+	}
+	if err != nil {
+		return nil, wrap("read tenant index", err)
+	}
+	t, err := r.Task(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	r.s.mirror.Tasks().PutLatest(tenantID, id)
+	return t, nil
+}
+
+// ByIDs returns the tasks with the given ids, in order: mirror hits first, the misses read
+// from Redis in pipelined batches.
+func (r *TaskRepo) ByIDs(ctx context.Context, ids []string) ([]*task.Task, error) {
+	s := r.s
+	out := make([]*task.Task, len(ids))
+	var missing []int
+	for i, id := range ids {
+		t, err := s.mirror.Tasks().Task(ctx, id)
+		if err != nil {
+			missing = append(missing, i)
+			continue
+		}
+		out[i] = t
+	}
+	for start := 0; start < len(missing); start += batchSize {
+		batch := missing[start:min(start+batchSize, len(missing))]
+		cmds, err := s.exec(ctx, func(pipe redis.Pipeliner) {
+			for _, i := range batch {
+				pipe.HGetAll(ctx, s.keys.Task(ids[i]))
+			}
+		})
+		if err != nil {
+			return nil, wrap("read tasks", err)
+		}
+		for j, i := range batch {
+			t, err := r.hydrate(ctx, ids[i], cmds[j].(*redis.MapStringStringCmd).Val())
+			if err != nil {
+				return nil, err
+			}
+			out[i] = t
+		}
+	}
+	return out, nil
+}
+
+// Save writes t and, when cp is not nil, its checkpoint in one round trip: the fenced
+// save_task.lua, pipelined with the TTL refresh of the plan and tenant index. A superseded
+// epoch writes nothing and returns task.ErrFenced.
+func (r *TaskRepo) Save(ctx context.Context, t *task.Task, cp *checkpoint.Checkpoint) error {
+	s := r.s
+	fields, err := taskFields(t)
+	if err != nil {
+		return wrap("encode task", err)
+	}
+	cpJSON := ""
+	if cp != nil {
+		b, err := encCheckpoint(cp)
+		if err != nil {
+			return wrap("encode checkpoint", err)
+		}
+		cpJSON = string(b)
+	}
+	keys := []string{s.keys.Task(t.ID()), s.keys.Checkpoint(t.ID())}
+	args := append([]any{t.Fence(), s.ttlSeconds(), cpJSON}, fields...)
+	run := func(script func(pipe redis.Pipeliner) *redis.Cmd) (*redis.Cmd, error) {
+		var res *redis.Cmd
+		_, err := s.exec(ctx, func(pipe redis.Pipeliner) {
+			res = script(pipe)
+			pipe.Expire(ctx, s.keys.Plan(t.PlanID()), s.ttl)
+			pipe.Expire(ctx, s.keys.TenantIndex(t.TenantID()), s.ttl)
+		})
+		if err == nil {
+			err = res.Err()
+		}
+		return res, err
+	}
+	res, err := run(func(pipe redis.Pipeliner) *redis.Cmd {
+		return saveTaskScript.EvalSha(ctx, pipe, keys, args...)
+	})
+	if isNoScript(err) { // Redis restarted and lost its script cache
+		res, err = run(func(pipe redis.Pipeliner) *redis.Cmd {
+			return saveTaskScript.Eval(ctx, pipe, keys, args...)
+		})
+	}
+	if err != nil {
+		return wrap("save task", err)
+	}
+	switch n, _ := res.Int(); n {
+	case saved:
+	case fenced:
+		s.mirror.Tasks().Forget(t.ID()) // our copy is stale: read the newer run's next time
+		return task.ErrFenced
+	default:
+		return fmt.Errorf("%w: %s", task.ErrNotFound, t.ID())
+	}
+	s.mirror.Tasks().Put(t, cp)
+	return nil
+}
+
+// BumpFence raises the task's fence epoch in Redis and returns the task as Redis holds it at
+// that epoch (bump_fence.lua: both in one atomic step), replacing the mirror's copy.
+func (r *TaskRepo) BumpFence(ctx context.Context, id string) (*task.Task, error) {
+	s := r.s
+	flat, err := bumpFenceScript.Run(ctx, s.client, []string{s.keys.Task(id)}, s.ttlSeconds()).StringSlice()
+	if err != nil {
+		return nil, wrap("bump fence", err)
+	}
+	h := make(map[string]string, len(flat)/2)
+	for i := 0; i+1 < len(flat); i += 2 {
+		h[flat[i]] = flat[i+1]
+	}
+	t, err := r.decode(ctx, id, h)
+	if err != nil {
+		return nil, err
+	}
+	s.mirror.Tasks().Put(t, nil)
+	return t, nil
+}

@@ -1,0 +1,87 @@
+package redisrepo_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/domain/stage"
+	"github.com/executor-dev/executor/infra/lock"
+	"github.com/executor-dev/executor/infra/rediskey"
+	"github.com/executor-dev/executor/infra/redisrepo"
+	"github.com/executor-dev/executor/infra/redistest"
+	"github.com/executor-dev/executor/orchestrator"
+	"github.com/executor-dev/executor/stagekind"
+)
+
+// An executor on Redis, whose Redis round trips are counted.
+type counted struct {
+	svc   *app.Service
+	trips *redistest.RoundTrips
+}
+
+func newCounted(t *testing.T, srv *redistest.Server, register func(*stagekind.Registry)) counted {
+	t.Helper()
+	client, trips := srv.CountingClient()
+	keys := rediskey.New("")
+	store := redisrepo.New(client, redisrepo.Options{Keys: keys})
+	locker := lock.NewRedis(client, lock.RedisOptions{Keys: keys})
+	kinds := stagekind.Builtin(stagekind.HTTPOptions{})
+	register(kinds)
+	orch := orchestrator.New(store.Plans(), store.Tasks(), store.Checkpoints(), locker, kinds, orchestrator.Config{})
+	orch.Start()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		require.NoError(t, orch.Stop(ctx))
+	})
+	svc := app.New(app.Deps{
+		Plans: store.Plans(), Tasks: store.Tasks(), Checkpoints: store.Checkpoints(),
+		Kinds: kinds, Holders: locker, Runner: orch,
+	})
+	return counted{svc: svc, trips: trips}
+}
+
+// Between the end of one stage and the start of the next, a run makes exactly one Redis round
+// trip: the fenced write of the task, its ledger entry and its checkpoint.
+func TestOneRoundTripPerStageTransition(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	var mu sync.Mutex
+	var at []int64 // round trips counted as each stage starts
+	var exe counted
+	exe = newCounted(t, srv, func(k *stagekind.Registry) {
+		require.NoError(t, k.Register("probe", stage.HandlerFunc(func(ctx context.Context, req stage.Request) (json.RawMessage, error) {
+			mu.Lock()
+			at = append(at, exe.trips.Count())
+			mu.Unlock()
+			return json.RawMessage(`{"stage":"` + req.Stage + `"}`), nil
+		})))
+	})
+	const n = 8
+	specs := make([]stage.Spec, n)
+	for i := range specs {
+		specs[i] = stage.Spec{Name: fmt.Sprintf("s%d", i), Kind: "probe"}
+	}
+	ctx := context.Background()
+	sub, err := exe.svc.Submit(ctx, app.SubmitRequest{Stages: specs, Tenants: []app.TenantInput{{ID: "rt-1"}}})
+	require.NoError(t, err)
+	v, err := exe.svc.WaitPlan(ctx, sub.Plan.Plan.ID(), 20*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, plan.Completed, v.Plan.Status())
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, at, n)
+	for i := 1; i < n; i++ {
+		assert.EqualValues(t, 1, at[i]-at[i-1], "round trips between stage %d and stage %d", i-1, i)
+	}
+}

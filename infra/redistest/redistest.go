@@ -1,0 +1,143 @@
+// Package redistest runs a private redis-server for tests: on a free loopback port (never the
+// shared 6379), with no persistence, owned by the test, which can stop, kill, freeze and
+// restart it. A missing redis-server binary fails the test with an install hint; it never
+// skips.
+package redistest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// InstallHint says how to get the binary.
+const InstallHint = "redis-server is not installed: run `apt-get install -y redis-server` (make test does this when run as root)"
+
+// Server is a redis-server process owned by a test.
+type Server struct {
+	t    testing.TB
+	bin  string
+	port int
+	dir  string
+
+	mu  sync.Mutex
+	cmd *exec.Cmd
+}
+
+// Start starts a redis-server on a free port and stops it when the test ends.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatal(InstallHint)
+	}
+	s := &Server{t: t, bin: bin, port: freePort(t), dir: t.TempDir()}
+	s.Restart()
+	t.Cleanup(s.Kill)
+	return s
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("redistest: free port: %v", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// Addr returns host:port.
+func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
+
+// URL returns a redis:// URL for the server.
+func (s *Server) URL() string { return "redis://" + s.Addr() + "/0" }
+
+// Client returns a new client for the server, closed when the test ends.
+func (s *Server) Client() *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	s.t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// Restart starts the server again (empty: nothing is persisted) on the same port, and waits
+// until it answers PING. Starting a running server is an error.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil {
+		s.t.Fatalf("redistest: server on %d is already running", s.port)
+	}
+	cmd := exec.Command(s.bin,
+		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", s.dir, "--protected-mode", "no", "--loglevel", "warning",
+		"--logfile", filepath.Join(s.dir, "redis.log"))
+	if err := cmd.Start(); err != nil {
+		s.t.Fatalf("redistest: start redis-server: %v", err)
+	}
+	s.cmd = cmd
+	c := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1})
+	defer c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		err := c.Ping(ctx).Err()
+		cancel()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("redistest: redis-server on %d did not answer: %v", s.port, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Stop shuts the server down gracefully (SIGTERM) and waits for it to exit.
+func (s *Server) Stop() { s.signal(syscall.SIGTERM) }
+
+// Kill kills the server (SIGKILL) and waits for it to exit. Killing a stopped server is a
+// no-op.
+func (s *Server) Kill() { s.signal(syscall.SIGKILL) }
+
+func (s *Server) signal(sig syscall.Signal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(sig)
+	_ = s.cmd.Wait()
+	s.cmd = nil
+}
+
+// Freeze stops the process (SIGSTOP) without closing its sockets, so clients time out; Thaw
+// resumes it.
+func (s *Server) Freeze() { s.send(syscall.SIGSTOP) }
+
+// Thaw resumes a frozen server (SIGCONT).
+func (s *Server) Thaw() { s.send(syscall.SIGCONT) }
+
+func (s *Server) send(sig syscall.Signal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		s.t.Fatalf("redistest: server on %d is not running", s.port)
+	}
+	if err := s.cmd.Process.Signal(sig); err != nil {
+		s.t.Fatalf("redistest: %v: %v", sig, err)
+	}
+}
+
+// String describes the server for test logs.
+func (s *Server) String() string { return fmt.Sprintf("redis-server on %s", s.Addr()) }

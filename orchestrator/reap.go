@@ -1,0 +1,120 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/executor-dev/executor/domain/stage"
+	"github.com/executor-dev/executor/domain/task"
+)
+
+// Reap returns tasks as they stand: a RUNNING task that no run of this process owns, whose
+// heartbeat is older than the lease TTL and whose tenant lease is gone (or held by another
+// run) lost its owner: it is taken over with a new fence epoch (so the lost run can never
+// write again), saved as INTERRUPTED, and returned so. Nothing scans for such tasks: they are
+// found when read. Tasks that need no change cost no I/O. It also returns how many it reaped.
+func (o *Orchestrator) Reap(ctx context.Context, tasks []*task.Task) ([]*task.Task, int, error) {
+	var out []*task.Task
+	plans := map[string]bool{}
+	for i, t := range tasks {
+		if !o.suspect(t) {
+			continue
+		}
+		reaped, err := o.reap(ctx, t)
+		if err != nil {
+			return nil, 0, err
+		}
+		if reaped == nil {
+			continue
+		}
+		if out == nil {
+			out = append([]*task.Task(nil), tasks...)
+		}
+		out[i] = reaped
+		plans[reaped.PlanID()] = true
+	}
+	for planID := range plans {
+		o.settle(planID, nil)
+	}
+	if out == nil {
+		return tasks, 0, nil
+	}
+	n := 0
+	for i := range out {
+		if out[i] != tasks[i] {
+			n++
+		}
+	}
+	return out, n, nil
+}
+
+// suspect is the cheap test: RUNNING, not run here, heartbeat older than the lease TTL.
+func (o *Orchestrator) suspect(t *task.Task) bool {
+	if t.Status() != task.Running || o.now().Sub(t.HeartbeatAt()) <= o.cfg.LeaseTTL {
+		return false
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	_, local := o.active[t.ID()]
+	return !local
+}
+
+// reap interrupts t if its lease is gone; it returns the interrupted task, or nil when t's
+// owner still holds the lease.
+func (o *Orchestrator) reap(ctx context.Context, t *task.Task) (*task.Task, error) {
+	h, held, err := o.locker.Holder(ctx, t.TenantID())
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator: lease of %s: %w", t.TenantID(), err)
+	}
+	if held && h.Owner == leaseOwner(t.PlanID(), t.ID()) {
+		return nil, nil // alive but slow to beat: not ours to judge
+	}
+	reaped, err := o.takeOver(ctx, t.ID())
+	if err != nil || reaped == nil {
+		return nil, err
+	}
+	o.cfg.Logger.Warn("task interrupted: its owner is gone", "plan_id", t.PlanID(), "task_id", t.ID(),
+		"tenant_id", t.TenantID(), "heartbeat_at", t.HeartbeatAt())
+	return reaped, nil
+}
+
+// takeOver bumps the task's fence first, so its lost run can no longer write, then judges
+// the task as the store holds it at that epoch (a mirror copy may be stale) and interrupts it
+// if it is still a RUNNING task without a live owner. A needless bump is harmless: every run bumps
+// the epoch again when it starts.
+func (o *Orchestrator) takeOver(ctx context.Context, id string) (*task.Task, error) {
+	unlock := o.taskLocks.lock(id)
+	defer unlock()
+	o.mu.Lock()
+	_, local := o.active[id]
+	o.mu.Unlock()
+	if local {
+		return nil, nil
+	}
+	cur, err := o.tasks.BumpFence(ctx, id) // the task as stored at the new epoch, never a stale copy
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator: reap %s: %w", id, err)
+	}
+	if !o.suspect(cur) {
+		return nil, nil // it ended, or beat, meanwhile
+	}
+	err = cur.Abandon(cur.Fence(), task.Failure{
+		Stage: stageName(cur), Class: stage.ClassLeaseLost,
+		Message: "owner lost: its lease is gone and it has not beaten since " + cur.HeartbeatAt().Format(time.RFC3339),
+	}, o.now())
+	if err == nil {
+		err = o.tasks.Save(ctx, cur, nil)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator: reap %s: %w", id, err)
+	}
+	return cur, nil
+}
+
+func stageName(t *task.Task) string {
+	if i := t.CurrentStage(); i < len(t.Stages()) {
+		return t.Stages()[i].Name
+	}
+	return ""
+}
