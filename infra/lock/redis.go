@@ -190,8 +190,12 @@ func (l *RedisLease) Release(ctx context.Context) error {
 	l.cancel()
 	select {
 	case <-l.done:
-	case <-ctx.Done():
-		return fmt.Errorf("lock: release tenant %s: %w", l.tenant, ctx.Err())
+	default:
+		select {
+		case <-l.done:
+		case <-ctx.Done():
+			return fmt.Errorf("lock: release tenant %s: %w", l.tenant, ctx.Err())
+		}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
