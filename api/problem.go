@@ -58,6 +58,7 @@ func (h *handlers) problemFor(r *http.Request, err error) Problem {
 		tooLarge   *http.MaxBytesError
 		validation *app.ValidationError
 		conflict   *app.ConflictError
+		busy       *task.BusyError
 	)
 	problem := func(status int, typ, detail string) Problem {
 		return Problem{Type: typ, Title: http.StatusText(status), Status: status, Detail: detail}
@@ -83,6 +84,10 @@ func (h *handlers) problemFor(r *http.Request, err error) Problem {
 		return p
 	case errors.Is(err, app.ErrConflict):
 		return problem(http.StatusConflict, ProblemTenantConflict, "a tenant has a task that has not ended")
+	case errors.As(err, &busy):
+		p := problem(http.StatusConflict, ProblemTenantConflict, "the tenant has moved on to another task")
+		p.Tenants = busy.Tenants
+		return p
 	case errors.Is(err, plan.ErrNotFound):
 		return problem(http.StatusNotFound, ProblemNotFound, "plan not found")
 	case errors.Is(err, task.ErrNotFound):

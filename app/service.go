@@ -38,8 +38,15 @@ type Runner interface {
 	Reap(ctx context.Context, tasks []*task.Task) ([]*task.Task, int, error)
 }
 
+// Creator stores a new plan with its tasks as one step against every other creator: nothing
+// is stored, and a *task.BusyError is returned, when a tenant's latest task has not ended.
+type Creator interface {
+	CreatePlan(ctx context.Context, p *plan.Plan, tasks []*task.Task) error
+}
+
 // Deps are the Service's collaborators.
 type Deps struct {
+	Creator     Creator
 	Plans       plan.Repository
 	Tasks       task.Repository
 	Checkpoints checkpoint.Store

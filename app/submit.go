@@ -112,10 +112,11 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Submission, e
 	if len(conflicts) > 0 {
 		return nil, &ConflictError{Tenants: conflicts}
 	}
-	if err := s.Tasks.Create(ctx, tasks); err != nil {
-		return nil, fmt.Errorf("app: create tasks: %w", err)
-	}
-	if err := s.Plans.Create(ctx, p); err != nil {
+	// The check above is this process's; CreatePlan's claim is every executor's.
+	var busy *task.BusyError
+	if err := s.Creator.CreatePlan(ctx, p, tasks); errors.As(err, &busy) {
+		return nil, &ConflictError{Tenants: busy.Tenants}
+	} else if err != nil {
 		return nil, fmt.Errorf("app: create plan: %w", err)
 	}
 	if err := s.Runner.Launch(ctx, p); err != nil {

@@ -33,7 +33,7 @@ func newService(t *testing.T) *app.Service {
 		require.NoError(t, orch.Stop(ctx))
 	})
 	return app.New(app.Deps{
-		Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(),
+		Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(),
 		Kinds: kinds, Holders: locker, Runner: orch,
 	})
 }

@@ -180,6 +180,10 @@ func (o *Orchestrator) requeue(ctx context.Context, taskID string, fn func(t *ta
 		out, err := fn(t, cp)
 		// A run still winding down (it just paused or failed) is waited for by the next claim.
 		queued = err == nil && t.Status() == task.Pending && was != task.Pending
+		if queued {
+			// The tenant must still be this task's: another executor may have given it a new one.
+			err = o.tasks.Reactivate(ctx, t)
+		}
 		return out, err
 	})
 	if err != nil || !queued {

@@ -41,7 +41,7 @@ func newHarness(t *testing.T, workers int) *harness {
 		require.NoError(t, orch.Stop(ctx))
 	})
 	svc := app.New(app.Deps{
-		Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(),
+		Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(),
 		Kinds: kinds, Holders: locker, Runner: orch,
 	})
 	return &harness{svc: svc, orch: orch, kinds: kinds, locker: locker, db: db}

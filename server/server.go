@@ -52,10 +52,11 @@ type Server struct {
 
 // stores are the repositories and locker of one backend.
 type stores struct {
-	plans  plan.Repository
-	tasks  task.Repository
-	ckpts  checkpoint.Store
-	locker interface {
+	creator app.Creator
+	plans   plan.Repository
+	tasks   task.Repository
+	ckpts   checkpoint.Store
+	locker  interface {
 		orchestrator.Locker
 		app.Holders
 	}
@@ -80,7 +81,7 @@ func New(cfg Config) (*Server, error) {
 	s.orch = orchestrator.New(st.plans, st.tasks, st.ckpts, st.locker, s.kinds,
 		orchestrator.Config{Workers: cfg.Workers, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger})
 	s.svc = app.New(app.Deps{
-		Plans: st.plans, Tasks: st.tasks, Checkpoints: st.ckpts,
+		Creator: st.creator, Plans: st.plans, Tasks: st.tasks, Checkpoints: st.ckpts,
 		Kinds: s.kinds, Holders: st.locker, Runner: s.orch,
 	})
 	s.base, s.cancelBase = context.WithCancel(context.Background())
@@ -99,7 +100,7 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) stores() (stores, error) {
 	if s.cfg.RedisURL == "" {
 		db := memrepo.New()
-		return stores{plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(), locker: lock.NewMemory()}, nil
+		return stores{creator: db, plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(), locker: lock.NewMemory()}, nil
 	}
 	opts, err := redis.ParseURL(s.cfg.RedisURL)
 	if err != nil {
@@ -111,7 +112,7 @@ func (s *Server) stores() (stores, error) {
 	db := redisrepo.New(s.redis, redisrepo.Options{Keys: keys})
 	client := s.redis
 	return stores{
-		plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(),
+		creator: db, plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(),
 		locker: lock.NewRedis(s.redis, lock.RedisOptions{Keys: keys, TTL: s.cfg.LeaseTTL, Logger: s.cfg.Logger}),
 		readiness: func() api.Health {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)

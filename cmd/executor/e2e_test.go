@@ -1,10 +1,7 @@
 package main_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -95,45 +92,6 @@ func (tg *target) statuses(key string) []int {
 	tg.mu.Lock()
 	defer tg.mu.Unlock()
 	return append([]int(nil), tg.codes[key]...)
-}
-
-type result struct {
-	code           int
-	stdout, stderr string
-}
-
-// runBinary runs the built executor against serverURL.
-func runBinary(t *testing.T, serverURL string, args ...string) result {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, append([]string{"--server", serverURL}, args...)...)
-	cmd.Env = append(os.Environ(), "EXECUTOR_SERVER=", "EXECUTOR_TOKEN=")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	r := result{stdout: stdout.String(), stderr: stderr.String()}
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exit):
-		r.code = exit.ExitCode()
-	default:
-		require.NoError(t, err, "running %v", args)
-	}
-	return r
-}
-
-func requireExit(t *testing.T, want int, r result) {
-	t.Helper()
-	require.Equal(t, want, r.code, "exit status\nstdout: %s\nstderr: %s", r.stdout, r.stderr)
-}
-
-func decode[T any](t *testing.T, s string) T {
-	t.Helper()
-	var v T
-	require.NoError(t, json.Unmarshal([]byte(s), &v), "not the expected JSON: %s", s)
-	return v
 }
 
 // The acceptance scenario: a plan fails for one tenant at a permanent error; the SRE reads

@@ -12,7 +12,21 @@ var (
 	ErrNotFound          = errors.New("task: not found")
 	ErrFenced            = errors.New("task: fenced: a newer run owns this task")
 	ErrInvalid           = errors.New("task: invalid")
+	ErrTenantBusy        = errors.New("task: tenant busy: its latest task has not ended")
 )
+
+// BusyError lists tenants whose latest task has not ended (or that moved on to another task),
+// so they cannot take a new one. It matches ErrTenantBusy.
+type BusyError struct {
+	Tenants []string
+}
+
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("task: tenants busy: %v", e.Tenants)
+}
+
+// Unwrap returns ErrTenantBusy.
+func (e *BusyError) Unwrap() error { return ErrTenantBusy }
 
 // TransitionError describes a refused transition. It matches ErrInvalidTransition.
 type TransitionError struct {

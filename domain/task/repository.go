@@ -8,8 +8,13 @@ import (
 
 // Repository stores tasks and the tenant → latest task index.
 type Repository interface {
-	// Create stores new tasks and points each tenant's index at its task.
+	// Create stores new tasks and points each tenant's index at its task, as one step against
+	// every other creator (other processes included): when a tenant's latest task has not
+	// ended it creates nothing and returns a *BusyError listing those tenants.
 	Create(ctx context.Context, tasks []*Task) error
+	// Reactivate makes t, about to run again (retry or resume), its tenant's active task once
+	// more; it fails with a *BusyError when the tenant moved on to another task meanwhile.
+	Reactivate(ctx context.Context, t *Task) error
 	// Task returns the task with id, or ErrNotFound.
 	Task(ctx context.Context, id string) (*Task, error)
 	// Latest returns the tenant's latest task, or ErrNotFound.

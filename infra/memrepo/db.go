@@ -1,6 +1,8 @@
 package memrepo
 
 import (
+	"context"
+	"fmt"
 	"sync"
 
 	"github.com/executor-dev/executor/domain/checkpoint"
@@ -38,3 +40,18 @@ func (db *DB) Tasks() *TaskRepo { return &TaskRepo{db: db} }
 
 // Checkpoints returns the checkpoint store.
 func (db *DB) Checkpoints() *CheckpointStore { return &CheckpointStore{db: db} }
+
+// CreatePlan stores a new plan with its tasks as one step: nothing is stored when a tenant is
+// busy (*task.BusyError) or an id exists.
+func (db *DB) CreatePlan(_ context.Context, p *plan.Plan, tasks []*task.Task) error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if _, ok := db.plans[p.ID()]; ok {
+		return fmt.Errorf("memrepo: plan %s exists", p.ID())
+	}
+	if err := db.createTasks(tasks); err != nil {
+		return err
+	}
+	db.putPlan(p)
+	return nil
+}

@@ -18,14 +18,36 @@ func (r *TaskRepo) Create(_ context.Context, tasks []*task.Task) error {
 	db := r.db
 	db.mu.Lock()
 	defer db.mu.Unlock()
+	return db.createTasks(tasks)
+}
+
+// createTasks stores tasks unless one exists or a tenant is busy. The caller holds db.mu.
+func (db *DB) createTasks(tasks []*task.Task) error {
+	var busy []string
 	for _, t := range tasks {
 		if _, ok := db.tasks[t.ID()]; ok {
 			return fmt.Errorf("memrepo: task %s exists", t.ID())
 		}
+		if id, ok := db.tenants[t.TenantID()]; ok && !db.tasks[id].Status.Terminal() {
+			busy = append(busy, t.TenantID())
+		}
+	}
+	if len(busy) > 0 {
+		return &task.BusyError{Tenants: busy}
 	}
 	for _, t := range tasks {
 		db.tasks[t.ID()] = t.State()
 		db.tenants[t.TenantID()] = t.ID()
+	}
+	return nil
+}
+
+// Reactivate checks that t is still its tenant's latest task.
+func (r *TaskRepo) Reactivate(_ context.Context, t *task.Task) error {
+	r.db.mu.RLock()
+	defer r.db.mu.RUnlock()
+	if r.db.tenants[t.TenantID()] != t.ID() {
+		return &task.BusyError{Tenants: []string{t.TenantID()}}
 	}
 	return nil
 }

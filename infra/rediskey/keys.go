@@ -39,6 +39,13 @@ func (k Keys) TenantIndex(tenantID string) string {
 	return k.prefix + "index:tenant:{" + tenantID + "}"
 }
 
+// TenantActive names the tenant's task that has not ended, while there is one:
+// executor:active:tenant:{<tenantId>}. Claimed with SET NX when a plan is created, so two
+// executors can never both give a tenant a new task.
+func (k Keys) TenantActive(tenantID string) string {
+	return k.prefix + "active:tenant:{" + tenantID + "}"
+}
+
 // TenantLock is the tenant's lease: executor:lock:tenant:{<tenantId>}.
 func (k Keys) TenantLock(tenantID string) string {
 	return k.prefix + "lock:tenant:{" + tenantID + "}"

@@ -18,11 +18,8 @@ var _ checkpoint.Store = (*CheckpointStore)(nil)
 
 func encCheckpoint(cp *checkpoint.Checkpoint) ([]byte, error) { return json.Marshal(cp.State()) }
 
-// Checkpoint returns the task's checkpoint from the mirror, or from Redis.
+// Checkpoint returns the task's checkpoint as Redis holds it.
 func (c *CheckpointStore) Checkpoint(ctx context.Context, taskID string) (*checkpoint.Checkpoint, error) {
-	if cp, err := c.s.mirror.Checkpoints().Checkpoint(ctx, taskID); err == nil {
-		return cp, nil
-	}
 	b, err := c.s.client.Get(ctx, c.s.keys.Checkpoint(taskID)).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, checkpoint.ErrNotFound

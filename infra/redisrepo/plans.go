@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/oklog/ulid/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/domain/stage"
 )
 
 // PlanRepo is the Redis plan.Repository.
@@ -25,30 +27,51 @@ func (r *PlanRepo) Create(ctx context.Context, p *plan.Plan) error {
 	if err != nil {
 		return wrap("encode plan", err)
 	}
-	ttl := s.ttl
-	_, err = s.exec(ctx, func(pipe redis.Pipeliner) {
-		pipe.HSet(ctx, s.keys.Plan(p.ID()), fields...)
-		pipe.Expire(ctx, s.keys.Plan(p.ID()), ttl)
-		pipe.ZAdd(ctx, s.keys.Plans(), redis.Z{Score: float64(p.CreatedAt().UnixMilli()), Member: p.ID()})
-		// Plans whose keys expired leave the listing too.
-		pipe.ZRemRangeByScore(ctx, s.keys.Plans(), "-inf", strconv.FormatInt(p.CreatedAt().Add(-ttl).UnixMilli(), 10))
-		if k := p.IdempotencyKey(); k != "" {
-			pipe.SetNX(ctx, s.keys.Idempotency(k), p.ID(), ttl)
-		}
-	})
-	if err != nil {
+	if _, err = s.exec(ctx, func(pipe redis.Pipeliner) { s.queuePlan(ctx, pipe, p, fields) }); err != nil {
 		return wrap("create plan", err)
 	}
 	s.mirror.Plans().Put(p)
 	return nil
 }
 
-// Plan returns the plan with id from the mirror, or from Redis.
+// queuePlan queues the writes of a new plan: its hash, its ZSET entry (trimming entries older
+// than the TTL, whose plans expired) and its idempotency key.
+func (s *Store) queuePlan(ctx context.Context, pipe redis.Pipeliner, p *plan.Plan, fields []any) {
+	pipe.HSet(ctx, s.keys.Plan(p.ID()), fields...)
+	pipe.Expire(ctx, s.keys.Plan(p.ID()), s.ttl)
+	pipe.ZAdd(ctx, s.keys.Plans(), redis.Z{Score: float64(p.CreatedAt().UnixMilli()), Member: p.ID()})
+	pipe.ZRemRangeByScore(ctx, s.keys.Plans(), "-inf", strconv.FormatInt(p.CreatedAt().Add(-s.ttl).UnixMilli(), 10))
+	if k := p.IdempotencyKey(); k != "" {
+		pipe.SetNX(ctx, s.keys.Idempotency(k), p.ID(), s.ttl)
+	}
+}
+
+// Plan returns the plan with id as Redis holds it. Its immutable part (stage template, task
+// ids) comes from the mirror when it has the plan, so only the status fields are read.
 func (r *PlanRepo) Plan(ctx context.Context, id string) (*plan.Plan, error) {
-	if p, err := r.s.mirror.Plans().Plan(ctx, id); err == nil {
+	s := r.s
+	if cached, err := s.mirror.Plans().Plan(ctx, id); err == nil {
+		vals, err := s.client.HMGet(ctx, s.keys.Plan(id), "status", "startedAt", "finishedAt").Result()
+		if err != nil {
+			return nil, wrap("read plan", err)
+		}
+		if vals[0] == nil {
+			return nil, plan.ErrNotFound // expired
+		}
+		st := cached.State()
+		st.Status = plan.Status(vals[0].(string))
+		if err := decTimes(map[string]string{"startedAt": str(vals[1]), "finishedAt": str(vals[2])},
+			map[string]*time.Time{"startedAt": &st.StartedAt, "finishedAt": &st.FinishedAt}); err != nil {
+			return nil, fmt.Errorf("redisrepo: decode plan %s: %w", id, err)
+		}
+		p, err := plan.Load(st)
+		if err != nil {
+			return nil, fmt.Errorf("redisrepo: decode plan %s: %w", id, err)
+		}
+		s.mirror.Plans().Put(p)
 		return p, nil
 	}
-	h, err := r.s.client.HGetAll(ctx, r.s.keys.Plan(id)).Result()
+	h, err := s.client.HGetAll(ctx, s.keys.Plan(id)).Result()
 	if err != nil {
 		return nil, wrap("read plan", err)
 	}
@@ -59,15 +82,29 @@ func (r *PlanRepo) Plan(ctx context.Context, id string) (*plan.Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redisrepo: decode plan %s: %w", id, err)
 	}
-	r.s.mirror.Plans().Put(p)
+	s.mirror.Plans().Put(p)
 	return p, nil
 }
 
-// ByIdempotencyKey returns the plan first submitted with key.
-func (r *PlanRepo) ByIdempotencyKey(ctx context.Context, key string) (*plan.Plan, error) {
-	if p, err := r.s.mirror.Plans().ByIdempotencyKey(ctx, key); err == nil {
-		return p, nil
+// stages returns a plan's stage template, which never changes: from the mirror, or Redis.
+func (s *Store) stages(ctx context.Context, planID string) ([]stage.Spec, error) {
+	if p, err := s.mirror.Plans().Plan(ctx, planID); err == nil {
+		return p.Stages(), nil
 	}
+	p, err := s.Plans().Plan(ctx, planID)
+	if err != nil {
+		return nil, err
+	}
+	return p.Stages(), nil
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// ByIdempotencyKey returns the plan first submitted with key (by any executor).
+func (r *PlanRepo) ByIdempotencyKey(ctx context.Context, key string) (*plan.Plan, error) {
 	id, err := r.s.client.Get(ctx, r.s.keys.Idempotency(key)).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, plan.ErrNotFound

@@ -19,6 +19,6 @@ func TestContract(t *testing.T) {
 	var n atomic.Int64
 	repotest.Run(t, func(t *testing.T) repotest.Store {
 		s := redisrepo.New(client, redisrepo.Options{Keys: rediskey.New(fmt.Sprintf("c%d:", n.Add(1)))})
-		return repotest.Store{Plans: s.Plans(), Tasks: s.Tasks(), Checkpoints: s.Checkpoints()}
+		return repotest.Store{Creator: s, Plans: s.Plans(), Tasks: s.Tasks(), Checkpoints: s.Checkpoints()}
 	})
 }

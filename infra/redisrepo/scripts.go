@@ -13,10 +13,16 @@ var (
 	bumpFenceSrc string
 	//go:embed scripts/save_plan.lua
 	savePlanSrc string
+	//go:embed scripts/release_tenant.lua
+	releaseTenantSrc string
+	//go:embed scripts/reactivate.lua
+	reactivateSrc string
 
-	saveTaskScript  = redis.NewScript(saveTaskSrc)
-	bumpFenceScript = redis.NewScript(bumpFenceSrc)
-	savePlanScript  = redis.NewScript(savePlanSrc)
+	saveTaskScript      = redis.NewScript(saveTaskSrc)
+	bumpFenceScript     = redis.NewScript(bumpFenceSrc)
+	savePlanScript      = redis.NewScript(savePlanSrc)
+	releaseTenantScript = redis.NewScript(releaseTenantSrc)
+	reactivateScript    = redis.NewScript(reactivateSrc)
 )
 
 // Results of save_task.lua.

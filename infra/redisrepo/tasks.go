@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/executor-dev/executor/domain/checkpoint"
+	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/task"
 )
 
@@ -16,44 +17,29 @@ type TaskRepo struct{ s *Store }
 
 var _ task.Repository = (*TaskRepo)(nil)
 
-// Create writes the tasks (fence 0) and points each tenant's index at its task, in pipelined
-// batches of batchSize commands: one round trip per batch, not per tenant.
+// Create claims the tasks' tenants (a *task.BusyError when one is taken), then writes the
+// tasks (fence 0) and points each tenant's index at its task, in pipelined batches of
+// batchSize commands: one round trip per batch, not per tenant.
 func (r *TaskRepo) Create(ctx context.Context, tasks []*task.Task) error {
+	return r.s.create(ctx, nil, tasks)
+}
+
+// Reactivate makes t its tenant's active task again (reactivate.lua).
+func (r *TaskRepo) Reactivate(ctx context.Context, t *task.Task) error {
 	s := r.s
-	fields := make([][]any, len(tasks))
-	for i, t := range tasks {
-		f, err := taskFields(t)
-		if err != nil {
-			return wrap("encode task", err)
-		}
-		fields[i] = append(f, "fence", t.Fence())
+	keys := []string{s.keys.TenantIndex(t.TenantID()), s.keys.TenantActive(t.TenantID())}
+	n, err := reactivateScript.Run(ctx, s.client, keys, t.ID(), s.ttlSeconds()).Int()
+	if err != nil {
+		return wrap("reactivate task", err)
 	}
-	for start := 0; start < len(tasks); start += batchSize / 3 {
-		end := min(start+batchSize/3, len(tasks))
-		_, err := s.exec(ctx, func(pipe redis.Pipeliner) {
-			for i, t := range tasks[start:end] {
-				key := s.keys.Task(t.ID())
-				pipe.HSet(ctx, key, fields[start+i]...)
-				pipe.Expire(ctx, key, s.ttl)
-				pipe.Set(ctx, s.keys.TenantIndex(t.TenantID()), t.ID(), s.ttl)
-			}
-		})
-		if err != nil {
-			return wrap("create tasks", err)
-		}
-	}
-	for _, t := range tasks {
-		s.mirror.Tasks().Put(t, nil)
-		s.mirror.Tasks().PutLatest(t.TenantID(), t.ID())
+	if n == 0 {
+		return &task.BusyError{Tenants: []string{t.TenantID()}}
 	}
 	return nil
 }
 
-// Task returns the task with id from the mirror, or from Redis.
+// Task returns the task with id as Redis holds it.
 func (r *TaskRepo) Task(ctx context.Context, id string) (*task.Task, error) {
-	if t, err := r.s.mirror.Tasks().Task(ctx, id); err == nil {
-		return t, nil
-	}
 	h, err := r.s.client.HGetAll(ctx, r.s.keys.Task(id)).Result()
 	if err != nil {
 		return nil, wrap("read task", err)
@@ -76,22 +62,24 @@ func (r *TaskRepo) decode(ctx context.Context, id string, h map[string]string) (
 	if len(h) == 0 {
 		return nil, fmt.Errorf("%w: %s", task.ErrNotFound, id)
 	}
-	p, err := r.s.Plans().Plan(ctx, h["planId"])
+	stages, err := r.s.stages(ctx, h["planId"])
+	if errors.Is(err, plan.ErrNotFound) {
+		// Its plan is not written yet (an executor is creating it) or expired: not there.
+		return nil, fmt.Errorf("%w: %s", task.ErrNotFound, id)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("redisrepo: plan of task %s: %w", id, err)
 	}
-	t, err := decodeTask(h, p.Stages())
+	t, err := decodeTask(h, stages)
 	if err != nil {
 		return nil, fmt.Errorf("redisrepo: decode task %s: %w", id, err)
 	}
 	return t, nil
 }
 
-// Latest returns the tenant's latest task, through the mirror's index or Redis's.
+// Latest returns the tenant's latest task, through Redis's index: another executor may have
+// given the tenant a newer task.
 func (r *TaskRepo) Latest(ctx context.Context, tenantID string) (*task.Task, error) {
-	if t, err := r.s.mirror.Tasks().Latest(ctx, tenantID); err == nil {
-		return t, nil
-	}
 	id, err := r.s.client.Get(ctx, r.s.keys.TenantIndex(tenantID)).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, task.ErrNotFound
@@ -107,36 +95,26 @@ func (r *TaskRepo) Latest(ctx context.Context, tenantID string) (*task.Task, err
 	return t, nil
 }
 
-// ByIDs returns the tasks with the given ids, in order: mirror hits first, the misses read
-// from Redis in pipelined batches.
+// ByIDs returns the tasks with the given ids, in order, read from Redis in pipelined batches.
 func (r *TaskRepo) ByIDs(ctx context.Context, ids []string) ([]*task.Task, error) {
 	s := r.s
 	out := make([]*task.Task, len(ids))
-	var missing []int
-	for i, id := range ids {
-		t, err := s.mirror.Tasks().Task(ctx, id)
-		if err != nil {
-			missing = append(missing, i)
-			continue
-		}
-		out[i] = t
-	}
-	for start := 0; start < len(missing); start += batchSize {
-		batch := missing[start:min(start+batchSize, len(missing))]
+	for start := 0; start < len(ids); start += batchSize {
+		batch := ids[start:min(start+batchSize, len(ids))]
 		cmds, err := s.exec(ctx, func(pipe redis.Pipeliner) {
-			for _, i := range batch {
-				pipe.HGetAll(ctx, s.keys.Task(ids[i]))
+			for _, id := range batch {
+				pipe.HGetAll(ctx, s.keys.Task(id))
 			}
 		})
 		if err != nil {
 			return nil, wrap("read tasks", err)
 		}
-		for j, i := range batch {
-			t, err := r.hydrate(ctx, ids[i], cmds[j].(*redis.MapStringStringCmd).Val())
+		for j, id := range batch {
+			t, err := r.hydrate(ctx, id, cmds[j].(*redis.MapStringStringCmd).Val())
 			if err != nil {
 				return nil, err
 			}
-			out[i] = t
+			out[start+j] = t
 		}
 	}
 	return out, nil
@@ -167,6 +145,7 @@ func (r *TaskRepo) Save(ctx context.Context, t *task.Task, cp *checkpoint.Checkp
 			res = script(pipe)
 			pipe.Expire(ctx, s.keys.Plan(t.PlanID()), s.ttl)
 			pipe.Expire(ctx, s.keys.TenantIndex(t.TenantID()), s.ttl)
+			pipe.Expire(ctx, s.keys.TenantActive(t.TenantID()), s.ttl)
 		})
 		if err == nil {
 			err = res.Err()
@@ -193,6 +172,12 @@ func (r *TaskRepo) Save(ctx context.Context, t *task.Task, cp *checkpoint.Checkp
 		return fmt.Errorf("%w: %s", task.ErrNotFound, t.ID())
 	}
 	s.mirror.Tasks().Put(t, cp)
+	if t.Status().Terminal() { // the tenant is free for its next task (one more round trip, once per run)
+		err := releaseTenantScript.Run(ctx, s.client, []string{s.keys.TenantActive(t.TenantID())}, t.ID()).Err()
+		if err != nil {
+			return wrap("release tenant", err)
+		}
+	}
 	return nil
 }
 

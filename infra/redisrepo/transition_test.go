@@ -44,7 +44,7 @@ func newCounted(t *testing.T, srv *redistest.Server, register func(*stagekind.Re
 		require.NoError(t, orch.Stop(ctx))
 	})
 	svc := app.New(app.Deps{
-		Plans: store.Plans(), Tasks: store.Tasks(), Checkpoints: store.Checkpoints(),
+		Creator: store, Plans: store.Plans(), Tasks: store.Tasks(), Checkpoints: store.Checkpoints(),
 		Kinds: kinds, Holders: locker, Runner: orch,
 	})
 	return counted{svc: svc, trips: trips}

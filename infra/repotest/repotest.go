@@ -9,6 +9,7 @@
 package repotest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,8 +27,15 @@ import (
 	"github.com/executor-dev/executor/domain/task"
 )
 
+// Creator stores a plan with its tasks as one step (app.Creator; repeated here so the suite
+// does not depend on the application layer).
+type Creator interface {
+	CreatePlan(ctx context.Context, p *plan.Plan, tasks []*task.Task) error
+}
+
 // Store is one implementation's repositories, all backed by the same storage.
 type Store struct {
+	Creator     Creator
 	Plans       plan.Repository
 	Tasks       task.Repository
 	Checkpoints checkpoint.Store
@@ -58,6 +66,9 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"Task/SaveWithoutCheckpointKeepsIt", testSaveWithoutCheckpoint},
 		{"Task/BumpFence", testBumpFence},
 		{"Task/StaleSaveIsFenced", testStaleSaveFenced},
+		{"Task/BusyTenantGetsNoNewTask", testBusyTenant},
+		{"Task/Reactivate", testReactivate},
+		{"Plan/CreatePlanWithTasks", testCreatePlan},
 		{"Concurrency", testConcurrency},
 	}
 	for _, tt := range tests {
@@ -67,6 +78,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 			require.NotNil(t, s.Plans, "Store.Plans")
 			require.NotNil(t, s.Tasks, "Store.Tasks")
 			require.NotNil(t, s.Checkpoints, "Store.Checkpoints")
+			require.NotNil(t, s.Creator, "Store.Creator")
 			tt.fn(t, s)
 		})
 	}
@@ -402,6 +414,7 @@ func testTaskLatest(t *testing.T, s Store) {
 	require.NoError(t, err)
 	assert.Equal(t, first.ID(), latest.ID())
 
+	endTask(t, s, first)
 	second := newTask(t, ulid.Make().String(), "tenant-a", at(10))
 	createTasks(t, s, second)
 
@@ -412,14 +425,13 @@ func testTaskLatest(t *testing.T, s Store) {
 
 	old, err := s.Tasks.Task(t.Context(), first.ID())
 	require.NoError(t, err, "the earlier task stays readable")
-	requireSameTask(t, first, old)
+	assert.Equal(t, task.Cancelled, old.Status())
 
 	latest, err = s.Tasks.Latest(t.Context(), "tenant-b")
 	require.NoError(t, err)
 	assert.Equal(t, other.ID(), latest.ID(), "other tenants are unaffected")
 
-	// Saving the older task does not move the index back.
-	require.NoError(t, old.Cancel(nil, at(11)))
+	// Saving the older task does not move the index back, nor take the tenant.
 	require.NoError(t, s.Tasks.Save(t.Context(), old, nil))
 	latest, err = s.Tasks.Latest(t.Context(), "tenant-a")
 	require.NoError(t, err)
@@ -762,4 +774,92 @@ func testConcurrency(t *testing.T, s Store) {
 		cp := readCheckpoint(t, s, tk.ID())
 		assert.Equal(t, map[string]any{"build": map[string]any{"i": float64(i)}}, cp.Outputs())
 	}
+}
+
+// endTask cancels a stored task, so its tenant may take a new one.
+func endTask(t *testing.T, s Store, tk *task.Task) {
+	t.Helper()
+	cur, err := s.Tasks.Task(t.Context(), tk.ID())
+	require.NoError(t, err)
+	require.NoError(t, cur.Cancel(nil, at(5)))
+	require.NoError(t, s.Tasks.Save(t.Context(), cur, nil))
+}
+
+func testBusyTenant(t *testing.T, s Store) {
+	first := newTask(t, ulid.Make().String(), "tenant-a", at(0))
+	createTasks(t, s, first)
+
+	free := newTask(t, ulid.Make().String(), "tenant-free", at(1))
+	again := newTask(t, free.PlanID(), "tenant-a", at(1))
+	err := s.Tasks.Create(t.Context(), []*task.Task{free, again})
+	require.ErrorIs(t, err, task.ErrTenantBusy)
+	var busy *task.BusyError
+	require.ErrorAs(t, err, &busy)
+	assert.Equal(t, []string{"tenant-a"}, busy.Tenants)
+
+	_, err = s.Tasks.Task(t.Context(), free.ID())
+	require.ErrorIs(t, err, task.ErrNotFound, "nothing of a refused batch is created")
+	_, err = s.Tasks.Latest(t.Context(), "tenant-free")
+	require.ErrorIs(t, err, task.ErrNotFound)
+	latest, err := s.Tasks.Latest(t.Context(), "tenant-a")
+	require.NoError(t, err)
+	assert.Equal(t, first.ID(), latest.ID())
+
+	// The free tenant is not left claimed by the refused batch.
+	createTasks(t, s, newTask(t, ulid.Make().String(), "tenant-free", at(2)))
+	// Once the first task ended, the tenant takes a new task.
+	endTask(t, s, first)
+	createTasks(t, s, newTask(t, ulid.Make().String(), "tenant-a", at(6)))
+}
+
+func testReactivate(t *testing.T, s Store) {
+	first := newTask(t, ulid.Make().String(), "tenant-a", at(0))
+	createTasks(t, s, first)
+	require.NoError(t, s.Tasks.Reactivate(t.Context(), first), "the tenant's latest task holds it")
+
+	endTask(t, s, first)
+	require.NoError(t, s.Tasks.Reactivate(t.Context(), first), "an ended latest task may run again")
+	retried, err := s.Tasks.Task(t.Context(), first.ID())
+	require.NoError(t, err)
+	require.NoError(t, retried.Retry(0, at(6)))
+	require.NoError(t, s.Tasks.Save(t.Context(), retried, nil))
+	busy := newTask(t, ulid.Make().String(), "tenant-a", at(7))
+	require.ErrorIs(t, s.Tasks.Create(t.Context(), []*task.Task{busy}), task.ErrTenantBusy, "the retried task holds the tenant")
+
+	endTask(t, s, first)
+	second := newTask(t, ulid.Make().String(), "tenant-a", at(10))
+	createTasks(t, s, second)
+	require.ErrorIs(t, s.Tasks.Reactivate(t.Context(), first), task.ErrTenantBusy, "the tenant moved on")
+	require.NoError(t, s.Tasks.Reactivate(t.Context(), second))
+}
+
+func testCreatePlan(t *testing.T, s Store) {
+	p := newPlan(t, "", at(0))
+	tasks := []*task.Task{}
+	for i, id := range p.TaskIDs() {
+		tk, err := task.Load(task.State{
+			ID: id, PlanID: p.ID(), TenantID: fmt.Sprintf("tenant-%d", i), Stages: stages(),
+			Status: task.Pending, Attempt: 1, CreatedAt: at(0), UpdatedAt: at(0),
+		})
+		require.NoError(t, err)
+		tasks = append(tasks, tk)
+	}
+	require.NoError(t, s.Creator.CreatePlan(t.Context(), p, tasks))
+	got, err := s.Plans.Plan(t.Context(), p.ID())
+	require.NoError(t, err)
+	requireSamePlan(t, p, got)
+	all, err := s.Tasks.ByIDs(t.Context(), p.TaskIDs())
+	require.NoError(t, err)
+	require.Len(t, all, len(tasks))
+
+	// A second plan for a busy tenant creates nothing at all.
+	p2 := newPlan(t, "", at(1))
+	clash, err := task.Load(task.State{
+		ID: p2.TaskIDs()[0], PlanID: p2.ID(), TenantID: "tenant-0", Stages: stages(),
+		Status: task.Pending, Attempt: 1, CreatedAt: at(1), UpdatedAt: at(1),
+	})
+	require.NoError(t, err)
+	require.ErrorIs(t, s.Creator.CreatePlan(t.Context(), p2, []*task.Task{clash}), task.ErrTenantBusy)
+	_, err = s.Plans.Plan(t.Context(), p2.ID())
+	require.ErrorIs(t, err, plan.ErrNotFound)
 }

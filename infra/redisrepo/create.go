@@ -1,0 +1,87 @@
+package redisrepo
+
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/domain/task"
+)
+
+// CreatePlan stores a new plan with its tasks as one step against every other executor: it
+// claims every tenant first (a *task.BusyError, and nothing written, when one is taken), then
+// writes the plan, the tasks, and last the tenant index, so a reader that follows an index
+// always finds the task and its plan.
+func (s *Store) CreatePlan(ctx context.Context, p *plan.Plan, tasks []*task.Task) error {
+	return s.create(ctx, p, tasks)
+}
+
+// create claims the tasks' tenants and writes p (when not nil), the tasks and the index, in
+// pipelined batches. If a write fails after the claim, the claim is released.
+func (s *Store) create(ctx context.Context, p *plan.Plan, tasks []*task.Task) error {
+	var planFieldsList []any
+	if p != nil {
+		var err error
+		if planFieldsList, err = planFields(p); err != nil {
+			return wrap("encode plan", err)
+		}
+	}
+	fields := make([][]any, len(tasks))
+	for i, t := range tasks {
+		f, err := taskFields(t)
+		if err != nil {
+			return wrap("encode task", err)
+		}
+		fields[i] = append(f, "fence", t.Fence())
+	}
+	if err := s.claim(ctx, tasks); err != nil {
+		return err
+	}
+	if err := s.write(ctx, p, planFieldsList, tasks, fields); err != nil {
+		s.release(ctx, tasks)
+		return err
+	}
+	if p != nil {
+		s.mirror.Plans().Put(p)
+	}
+	for _, t := range tasks {
+		s.mirror.Tasks().Put(t, nil)
+		s.mirror.Tasks().PutLatest(t.TenantID(), t.ID())
+	}
+	return nil
+}
+
+func (s *Store) write(ctx context.Context, p *plan.Plan, planFields []any, tasks []*task.Task, fields [][]any) error {
+	if p != nil {
+		if _, err := s.exec(ctx, func(pipe redis.Pipeliner) { s.queuePlan(ctx, pipe, p, planFields) }); err != nil {
+			return wrap("create plan", err)
+		}
+	}
+	const perTask = 2
+	for start := 0; start < len(tasks); start += batchSize / perTask {
+		end := min(start+batchSize/perTask, len(tasks))
+		_, err := s.exec(ctx, func(pipe redis.Pipeliner) {
+			for i, t := range tasks[start:end] {
+				pipe.HSet(ctx, s.keys.Task(t.ID()), fields[start+i]...)
+				pipe.Expire(ctx, s.keys.Task(t.ID()), s.ttl)
+			}
+		})
+		if err != nil {
+			return wrap("create tasks", err)
+		}
+	}
+	for start := 0; start < len(tasks); start += batchSize / perTask {
+		end := min(start+batchSize/perTask, len(tasks))
+		_, err := s.exec(ctx, func(pipe redis.Pipeliner) {
+			for _, t := range tasks[start:end] {
+				pipe.Set(ctx, s.keys.TenantIndex(t.TenantID()), t.ID(), s.ttl)
+				pipe.Expire(ctx, s.keys.TenantActive(t.TenantID()), s.ttl) // the claim now lives as long as its task
+			}
+		})
+		if err != nil {
+			return wrap("index tasks", err)
+		}
+	}
+	return nil
+}
