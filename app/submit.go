@@ -97,22 +97,19 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Submission, e
 		return nil, err
 	}
 
-	s.submitMu.Lock()
+	if req.DryRun {
+		conflicts, err := s.conflicts(ctx, req.Tenants)
+		if err != nil {
+			return nil, err
+		}
+		return &Submission{Preview: preview, Conflicts: conflicts}, nil
+	}
+	s.submitMu.Lock() // one idempotency key, one plan
 	defer s.submitMu.Unlock()
 	if sub, err := s.replay(ctx, req); sub != nil || err != nil {
 		return sub, err
 	}
-	conflicts, err := s.conflicts(ctx, req.Tenants)
-	if err != nil {
-		return nil, err
-	}
-	if req.DryRun {
-		return &Submission{Preview: preview, Conflicts: conflicts}, nil
-	}
-	if len(conflicts) > 0 {
-		return nil, &ConflictError{Tenants: conflicts}
-	}
-	// The check above is this process's; CreatePlan's claim is every executor's.
+	// The store checks the tenants as one step with the creation, for every executor.
 	var busy *task.BusyError
 	if err := s.Creator.CreatePlan(ctx, p, tasks); errors.As(err, &busy) {
 		return nil, &ConflictError{Tenants: busy.Tenants}
@@ -245,7 +242,8 @@ func tenantError(i int, tenantID string, err error) error {
 	return invalid(fmt.Sprintf("tenants[%d]", i), err.Error())
 }
 
-// conflicts lists the tenants whose latest task has not ended.
+// conflicts lists the tenants whose latest task has not ended (a dry run's preview of the
+// store's check).
 func (s *Service) conflicts(ctx context.Context, tenants []TenantInput) ([]string, error) {
 	var out []string
 	for _, tn := range tenants {
