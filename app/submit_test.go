@@ -12,30 +12,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/app/apptest"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/infra/lock"
 	"github.com/executor-dev/executor/infra/memrepo"
 	"github.com/executor-dev/executor/orchestrator"
-	"github.com/executor-dev/executor/stagekind"
 )
 
 func newService(t *testing.T) *app.Service {
 	t.Helper()
 	db := memrepo.New()
-	locker := lock.NewMemory()
-	kinds := stagekind.Builtin(stagekind.HTTPOptions{})
-	orch := orchestrator.New(db.Plans(), db.Tasks(), db.Checkpoints(), locker, kinds, orchestrator.Config{})
-	orch.Start()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		require.NoError(t, orch.Stop(ctx))
-	})
-	return app.New(app.Deps{
-		Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(),
-		Kinds: kinds, Holders: locker, Runner: orch,
-	})
+	svc, _ := apptest.New(t, apptest.Stores{
+		Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Locker: lock.NewMemory(),
+	}, nil, orchestrator.Config{})
+	return svc
 }
 
 func sleepPlan(tenants ...string) app.SubmitRequest {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/app/apptest"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/domain/task"
@@ -32,18 +33,9 @@ func newHarness(t *testing.T, workers int) *harness {
 	db := memrepo.New()
 	locker := lock.NewMemory()
 	kinds := stagekind.Builtin(stagekind.HTTPOptions{})
-	orch := orchestrator.New(db.Plans(), db.Tasks(), db.Checkpoints(), locker, kinds,
-		orchestrator.Config{Workers: workers, Rand: func() float64 { return 0.5 }})
-	orch.Start()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		require.NoError(t, orch.Stop(ctx))
-	})
-	svc := app.New(app.Deps{
-		Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(),
-		Kinds: kinds, Holders: locker, Runner: orch,
-	})
+	svc, orch := apptest.New(t, apptest.Stores{
+		Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Locker: locker,
+	}, kinds, orchestrator.Config{Workers: workers, Rand: func() float64 { return 0.5 }})
 	return &harness{svc: svc, orch: orch, kinds: kinds, locker: locker, db: db}
 }
 

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/executor-dev/executor/api"
@@ -269,4 +270,21 @@ func (p *executorProc) kill(t *testing.T) {
 func (p *executorProc) cli(t *testing.T, args ...string) result {
 	t.Helper()
 	return runBinary(t, p.URL(), args...)
+}
+
+// assertT2ResumedAtS3 checks the fail-at-s3 scenario's target: t2's completed stages s1 and
+// s2 ran once, s3 twice (refused, then accepted after the retry), s4 once; t1 and t3 ran
+// every stage once.
+func assertT2ResumedAtS3(t *testing.T, tg *target) {
+	t.Helper()
+	assert.Equal(t, 1, tg.count("t2/s1"))
+	assert.Equal(t, 1, tg.count("t2/s2"))
+	assert.Equal(t, []int{http.StatusBadRequest, http.StatusOK}, tg.statuses("t2/s3"))
+	assert.Equal(t, 1, tg.count("t2/s4"))
+	for _, tenant := range []string{"t1", "t3"} {
+		for i := 1; i <= 4; i++ {
+			key := fmt.Sprintf("%s/s%d", tenant, i)
+			assert.Equal(t, 1, tg.count(key), key)
+		}
+	}
 }

@@ -10,10 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/app/apptest"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/domain/task"
-	"github.com/executor-dev/executor/infra/lock"
-	"github.com/executor-dev/executor/infra/redisrepo"
 	"github.com/executor-dev/executor/infra/rediskey"
 	"github.com/executor-dev/executor/infra/redistest"
 	"github.com/executor-dev/executor/orchestrator"
@@ -27,9 +26,7 @@ func TestLosingTheLeaseInterruptsTheRun(t *testing.T) {
 	srv := redistest.Start(t)
 	client := srv.Client()
 	keys := rediskey.New("")
-	store := redisrepo.New(client, redisrepo.Options{Keys: keys})
 	const ttl = 600 * time.Millisecond
-	locker := lock.NewRedis(client, lock.RedisOptions{Keys: keys, TTL: ttl})
 	kinds := stagekind.Builtin(stagekind.HTTPOptions{})
 	stopped := make(chan error, 1)
 	require.NoError(t, kinds.Register("hang", stage.HandlerFunc(func(ctx context.Context, _ stage.Request) (json.RawMessage, error) {
@@ -37,17 +34,7 @@ func TestLosingTheLeaseInterruptsTheRun(t *testing.T) {
 		stopped <- ctx.Err()
 		return nil, ctx.Err()
 	})))
-	orch := orchestrator.New(store.Plans(), store.Tasks(), store.Checkpoints(), locker, kinds, orchestrator.Config{LeaseTTL: ttl})
-	orch.Start()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		require.NoError(t, orch.Stop(ctx))
-	})
-	svc := app.New(app.Deps{
-		Creator: store, Plans: store.Plans(), Tasks: store.Tasks(), Checkpoints: store.Checkpoints(),
-		Kinds: kinds, Holders: locker, Runner: orch,
-	})
+	svc, _ := apptest.New(t, onRedis(client, ttl), kinds, orchestrator.Config{LeaseTTL: ttl})
 	ctx := context.Background()
 	_, err := svc.Submit(ctx, app.SubmitRequest{
 		Stages:  []stage.Spec{{Name: "one", Kind: "noop"}, {Name: "two", Kind: "hang"}},

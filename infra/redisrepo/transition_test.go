@@ -8,10 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/app/apptest"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/infra/lock"
@@ -31,23 +33,20 @@ type counted struct {
 func newCounted(t *testing.T, srv *redistest.Server, register func(*stagekind.Registry)) counted {
 	t.Helper()
 	client, trips := srv.CountingClient()
-	keys := rediskey.New("")
-	store := redisrepo.New(client, redisrepo.Options{Keys: keys})
-	locker := lock.NewRedis(client, lock.RedisOptions{Keys: keys})
 	kinds := stagekind.Builtin(stagekind.HTTPOptions{})
 	register(kinds)
-	orch := orchestrator.New(store.Plans(), store.Tasks(), store.Checkpoints(), locker, kinds, orchestrator.Config{})
-	orch.Start()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		require.NoError(t, orch.Stop(ctx))
-	})
-	svc := app.New(app.Deps{
-		Creator: store, Plans: store.Plans(), Tasks: store.Tasks(), Checkpoints: store.Checkpoints(),
-		Kinds: kinds, Holders: locker, Runner: orch,
-	})
+	svc, _ := apptest.New(t, onRedis(client, lock.DefaultRedisTTL), kinds, orchestrator.Config{})
 	return counted{svc: svc, trips: trips}
+}
+
+// onRedis is the Redis backend on client, under the default prefix, with leases of leaseTTL.
+func onRedis(client redis.UniversalClient, leaseTTL time.Duration) apptest.Stores {
+	keys := rediskey.New("")
+	store := redisrepo.New(client, redisrepo.Options{Keys: keys})
+	return apptest.Stores{
+		Creator: store, Plans: store.Plans(), Tasks: store.Tasks(), Checkpoints: store.Checkpoints(),
+		Locker: lock.NewRedis(client, lock.RedisOptions{Keys: keys, TTL: leaseTTL}),
+	}
 }
 
 // Between the end of one stage and the start of the next, a run makes exactly one Redis round

@@ -1,0 +1,51 @@
+// Package apptest wires the use cases and the orchestrator over any store, for tests: the same
+// wiring as server, without HTTP, with the orchestrator stopped when the test ends.
+package apptest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/domain/checkpoint"
+	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/domain/task"
+	"github.com/executor-dev/executor/orchestrator"
+	"github.com/executor-dev/executor/stagekind"
+)
+
+// Stores is one backend: its repositories and its tenant locker.
+type Stores struct {
+	Creator     app.Creator
+	Plans       plan.Repository
+	Tasks       task.Repository
+	Checkpoints checkpoint.Store
+	Locker      interface {
+		orchestrator.Locker
+		app.Holders
+	}
+}
+
+// New starts an orchestrator over st with kinds (the built-in kinds when nil) and returns the
+// use cases on it. The orchestrator is stopped, and must stop cleanly, when t ends.
+func New(t testing.TB, st Stores, kinds *stagekind.Registry, cfg orchestrator.Config) (*app.Service, *orchestrator.Orchestrator) {
+	t.Helper()
+	if kinds == nil {
+		kinds = stagekind.Builtin(stagekind.HTTPOptions{})
+	}
+	orch := orchestrator.New(st.Plans, st.Tasks, st.Checkpoints, st.Locker, kinds, cfg)
+	orch.Start()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		require.NoError(t, orch.Stop(ctx))
+	})
+	svc := app.New(app.Deps{
+		Creator: st.Creator, Plans: st.Plans, Tasks: st.Tasks, Checkpoints: st.Checkpoints,
+		Kinds: kinds, Holders: st.Locker, Runner: orch,
+	})
+	return svc, orch
+}
