@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -61,12 +62,15 @@ func TestPauseResumePlan(t *testing.T) {
 	base := startServer(t)
 	p := submit(t, base, api.PlanRequest{
 		Name: "pausable", MaxConcurrency: 1,
-		Stages:  []api.StageRequest{sleep("bake", "500ms"), noop("after")},
+		Stages:  []api.StageRequest{sleep("bake", "1s"), noop("after")},
 		Tenants: tenants("pp-1", "pp-2", "pp-3"),
 	})
 	require.Equal(t, "RUNNING", p.Status)
 	// Pause while pp-1 runs its first stage (a task not started yet would simply stay queued).
+	// RUNNING shows just before the run passes the boundary ahead of stage 0, where a pause
+	// would be honoured at once: give it a moment to be inside the 1 s bake.
 	eventuallyTenant(t, base, "pp-1", func(tk api.Task) bool { return tk.Status == "RUNNING" })
+	time.Sleep(200 * time.Millisecond)
 
 	paused := decode[api.Plan](t, postJSON(t, base+"/v1/plans/"+p.PlanID+"/pause", nil), http.StatusOK)
 	assert.Equal(t, "PAUSED", paused.Status)
@@ -99,9 +103,10 @@ func TestPauseResumeCancelTenant(t *testing.T) {
 	t.Run("pause and resume", func(t *testing.T) {
 		t.Parallel()
 		p := submit(t, base, api.PlanRequest{
-			Stages: []api.StageRequest{sleep("bake", "500ms"), noop("push"), noop("check")}, Tenants: tenants("solo"),
+			Stages: []api.StageRequest{sleep("bake", "1s"), noop("push"), noop("check")}, Tenants: tenants("solo"),
 		})
 		eventuallyTenant(t, base, "solo", func(tk api.Task) bool { return tk.Status == "RUNNING" })
+		time.Sleep(200 * time.Millisecond) // inside the bake, past the boundary ahead of stage 0
 		asked := decode[api.Task](t, postJSON(t, base+"/v1/tenants/solo/pause", nil), http.StatusOK)
 		assert.True(t, asked.PauseRequested)
 		assert.NotNil(t, asked.Lease)
