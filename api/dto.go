@@ -193,6 +193,8 @@ type FieldProblem struct {
 
 // Health is the body of /healthz and /readyz.
 type Health struct {
-	Status string `json:"status"`          // "ok"
-	Redis  string `json:"redis,omitempty"` // "ok" | "degraded" | "disabled" (readyz)
+	Status  string     `json:"status"`            // "ok"
+	Redis   string     `json:"redis,omitempty"`   // "ok" | "degraded" | "disabled" (readyz)
+	Since   *time.Time `json:"since,omitempty"`   // degraded: since when
+	Journal *int       `json:"journal,omitempty"` // degraded: aggregates waiting to be written back
 }

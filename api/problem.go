@@ -82,6 +82,8 @@ func (h *handlers) problemFor(r *http.Request, err error) Problem {
 		p := problem(http.StatusConflict, ProblemTenantConflict, conflict.Error())
 		p.Tenants = conflict.Tenants
 		return p
+	case errors.Is(err, app.ErrUnavailable):
+		return problem(http.StatusServiceUnavailable, ProblemUnavailable, err.Error())
 	case errors.Is(err, app.ErrConflict):
 		return problem(http.StatusConflict, ProblemTenantConflict, "a tenant has a task that has not ended")
 	case errors.As(err, &busy):

@@ -9,6 +9,8 @@ import (
 var (
 	ErrInvalidInput = errors.New("app: invalid input")
 	ErrConflict     = errors.New("app: tenant conflict")
+	// ErrUnavailable: the executor runs degraded (Redis away) and was told to refuse new plans.
+	ErrUnavailable = errors.New("app: redis is unreachable and this executor refuses new plans until it is back")
 )
 
 // FieldViolation names one invalid field of a request.

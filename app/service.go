@@ -54,6 +54,9 @@ type Deps struct {
 	Holders     Holders
 	Runner      Runner
 	Clock       func() time.Time // default time.Now
+	// RefuseNewPlans, when set and true, makes Submit answer ErrUnavailable (the executor runs
+	// degraded and --degraded-new-plans=reject).
+	RefuseNewPlans func() bool
 }
 
 // Service implements the use cases.

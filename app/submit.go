@@ -97,6 +97,9 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Submission, e
 		return nil, err
 	}
 
+	if !req.DryRun && s.RefuseNewPlans != nil && s.RefuseNewPlans() {
+		return nil, ErrUnavailable
+	}
 	if req.DryRun {
 		conflicts, err := s.conflicts(ctx, req.Tenants)
 		if err != nil {

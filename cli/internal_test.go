@@ -261,6 +261,7 @@ func TestServeUsageAndStartErrors(t *testing.T) {
 		{name: "address that cannot be listened on", args: []string{"serve", "--addr", "256.0.0.1:1"}, want: ExitFailure},
 		{name: "redis URL that does not parse", args: []string{"serve", "--addr", "127.0.0.1:0", "--redis", "http://nope"}, want: ExitFailure},
 		{name: "lease TTL too short", args: []string{"serve", "--lease-ttl", "1ms"}, want: ExitUsage},
+		{name: "degraded-new-plans neither accept nor reject", args: []string{"serve", "--degraded-new-plans", "maybe"}, want: ExitUsage},
 		{name: "lease TTL env not a duration", env: map[string]string{EnvLeaseTTL: "soon"}, args: []string{"serve"}, want: ExitUsage},
 	}
 	for _, tt := range tests {

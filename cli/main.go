@@ -29,13 +29,14 @@ const (
 
 // Environment variables read by the CLI. A flag given on the command line beats its variable.
 const (
-	EnvServer   = "EXECUTOR_SERVER"
-	EnvToken    = "EXECUTOR_TOKEN"
-	EnvAddr     = "EXECUTOR_ADDR"
-	EnvWorkers  = "EXECUTOR_WORKERS"
-	EnvRedis    = "EXECUTOR_REDIS_URL"
-	EnvPrefix   = "EXECUTOR_PREFIX"
-	EnvLeaseTTL = "EXECUTOR_LEASE_TTL"
+	EnvServer           = "EXECUTOR_SERVER"
+	EnvToken            = "EXECUTOR_TOKEN"
+	EnvAddr             = "EXECUTOR_ADDR"
+	EnvWorkers          = "EXECUTOR_WORKERS"
+	EnvRedis            = "EXECUTOR_REDIS_URL"
+	EnvPrefix           = "EXECUTOR_PREFIX"
+	EnvLeaseTTL         = "EXECUTOR_LEASE_TTL"
+	EnvDegradedNewPlans = "EXECUTOR_DEGRADED_NEW_PLANS"
 )
 
 // Defaults of the global and serve flags.

@@ -18,6 +18,7 @@ const ShutdownTimeout = 30 * time.Second
 
 func (a *app) serveCmd() *cobra.Command {
 	var cfg server.Config
+	var degradedNewPlans string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run an executor (HTTP API on --addr; in-memory store, or Redis with --redis)",
@@ -35,6 +36,7 @@ become INTERRUPTED with their checkpoints intact, and nothing resumes by itself 
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for flag, env := range map[string]string{
 				"addr": EnvAddr, "workers": EnvWorkers, "redis": EnvRedis, "prefix": EnvPrefix, "lease-ttl": EnvLeaseTTL,
+				"degraded-new-plans": EnvDegradedNewPlans,
 			} {
 				v := a.getenv(env)
 				if cmd.Flags().Changed(flag) || v == "" {
@@ -47,6 +49,13 @@ become INTERRUPTED with their checkpoints intact, and nothing resumes by itself 
 			if cfg.Workers < 1 {
 				return usagef("invalid workers %d: want at least 1", cfg.Workers)
 			}
+			switch degradedNewPlans {
+			case "accept":
+			case "reject":
+				cfg.RejectNewPlansWhileDegraded = true
+			default:
+				return usagef("invalid --degraded-new-plans %q: want accept or reject", degradedNewPlans)
+			}
 			if cfg.LeaseTTL < 3*time.Second/10 {
 				return usagef("invalid lease TTL %s: want at least 300ms", cfg.LeaseTTL)
 			}
@@ -58,6 +67,8 @@ become INTERRUPTED with their checkpoints intact, and nothing resumes by itself 
 	cmd.Flags().StringVar(&cfg.RedisURL, "redis", "", "Redis URL, e.g. redis://127.0.0.1:6379/0; empty: the in-memory store (env "+EnvRedis+")")
 	cmd.Flags().StringVar(&cfg.Prefix, "prefix", "executor:", "Redis key prefix (env "+EnvPrefix+")")
 	cmd.Flags().DurationVar(&cfg.LeaseTTL, "lease-ttl", 60*time.Second, "tenant lease TTL, refreshed every TTL/3 (env "+EnvLeaseTTL+")")
+	cmd.Flags().StringVar(&degradedNewPlans, "degraded-new-plans", "accept",
+		"while Redis is away: accept new plans (run them on memory) or reject them with 503 (env "+EnvDegradedNewPlans+")")
 	return cmd
 }
 

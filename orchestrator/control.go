@@ -265,3 +265,14 @@ func (o *Orchestrator) activeIn(planID string) []string {
 	}
 	return ids
 }
+
+// Fenced stops this executor's run of taskID, if any, because another executor took the task
+// (or its tenant) while Redis was away: the run ends with class fenced and writes nothing more.
+func (o *Orchestrator) Fenced(taskID string) {
+	o.mu.Lock()
+	run := o.active[taskID]
+	o.mu.Unlock()
+	if run != nil {
+		run.cancel(errFenced)
+	}
+}

@@ -18,6 +18,7 @@ var (
 	errCancelRequested = errors.New("cancelled by operator")
 	errShutdown        = errors.New("executor shutting down")
 	errLeaseLost       = errors.New("tenant lease lost")
+	errFenced          = errors.New("another executor took the task while Redis was away")
 )
 
 // persistTimeout bounds a write made after the run's own context has ended.

@@ -258,6 +258,8 @@ func (o *Orchestrator) causeFailure(run *taskRun, stageName string) task.Failure
 	switch {
 	case errors.Is(cause, errLeaseLost):
 		return task.Failure{Stage: stageName, Class: stage.ClassLeaseLost, Message: cause.Error()}
+	case errors.Is(cause, errFenced):
+		return task.Failure{Stage: stageName, Class: stage.ClassFenced, Message: cause.Error()}
 	default:
 		return task.Failure{Stage: stageName, Class: stage.ClassCancelled, Message: cause.Error()}
 	}
@@ -267,6 +269,11 @@ func (o *Orchestrator) causeFailure(run *taskRun, stageName string) task.Failure
 // INTERRUPTED when the lease or the executor went away, FAILED otherwise. It reports FAILED.
 func (o *Orchestrator) end(run *taskRun, entry *task.Attempt, f task.Failure, log *slog.Logger) (failed bool) {
 	cause := context.Cause(run.ctx)
+	if run.ctx.Err() != nil && errors.Is(cause, errFenced) {
+		// The store keeps the other executor's state: this run has nothing left to write.
+		log.Warn("run stopped: fenced", "class", stage.ClassFenced, "stage", f.Stage)
+		return false
+	}
 	err := o.commit(run, nil, func(t *task.Task) error {
 		if entry != nil {
 			if err := t.Record(*entry); err != nil {

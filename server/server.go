@@ -18,6 +18,7 @@ import (
 	"github.com/executor-dev/executor/domain/task"
 	"github.com/executor-dev/executor/infra/lock"
 	"github.com/executor-dev/executor/infra/memrepo"
+	"github.com/executor-dev/executor/infra/outage"
 	"github.com/executor-dev/executor/infra/rediskey"
 	"github.com/executor-dev/executor/infra/redisrepo"
 	"github.com/executor-dev/executor/orchestrator"
@@ -31,7 +32,10 @@ type Config struct {
 	RedisURL string        // empty: the embedded in-memory store
 	Prefix   string        // Redis key prefix; default rediskey.DefaultPrefix
 	LeaseTTL time.Duration // tenant lease TTL; default orchestrator.DefaultLeaseTTL
-	Logger   *slog.Logger  // default slog.Default()
+	// RejectNewPlansWhileDegraded makes POST /v1/plans answer 503 while Redis is away
+	// (--degraded-new-plans=reject), for operators who run several executors.
+	RejectNewPlansWhileDegraded bool
+	Logger                      *slog.Logger // default slog.Default()
 }
 
 // Server is a wired executor.
@@ -41,6 +45,8 @@ type Server struct {
 	orch  *orchestrator.Orchestrator
 	svc   *app.Service
 	redis redis.UniversalClient // nil on the in-memory store
+	store *redisrepo.Store      // nil on the in-memory store
+	mon   *outage.Monitor       // nil on the in-memory store
 	http  *http.Server
 	ln    net.Listener
 	done  chan error
@@ -83,6 +89,13 @@ func New(cfg Config) (*Server, error) {
 	s.svc = app.New(app.Deps{
 		Creator: st.creator, Plans: st.plans, Tasks: st.tasks, Checkpoints: st.ckpts,
 		Kinds: s.kinds, Holders: st.locker, Runner: s.orch,
+		RefuseNewPlans: func() bool {
+			if !cfg.RejectNewPlansWhileDegraded || s.mon == nil {
+				return false
+			}
+			down, _ := s.mon.Degraded()
+			return down
+		},
 	})
 	s.base, s.cancelBase = context.WithCancel(context.Background())
 	s.http = &http.Server{
@@ -106,23 +119,34 @@ func (s *Server) stores() (stores, error) {
 	if err != nil {
 		return stores{}, fmt.Errorf("server: --redis: %w", err)
 	}
-	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = 2*time.Second, 2*time.Second, 2*time.Second
+	// Short timeouts and one retry: a Redis that does not answer makes the executor degraded
+	// (it keeps running on memory) within about a second, instead of stalling every run.
+	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.PoolTimeout = time.Second, time.Second, time.Second, time.Second
+	opts.MaxRetries = 1
 	s.redis = redis.NewClient(opts)
 	keys := rediskey.New(s.cfg.Prefix)
-	db := redisrepo.New(s.redis, redisrepo.Options{Keys: keys})
-	client := s.redis
+	s.mon = outage.NewMonitor(s.cfg.Logger)
+	s.store = redisrepo.New(s.redis, redisrepo.Options{
+		Keys: keys, Monitor: s.mon, Logger: s.cfg.Logger,
+		OnConflict: func(taskID string) { s.orch.Fenced(taskID) },
+	})
+	db := s.store
 	return stores{
 		creator: db, plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(),
-		locker: lock.NewRedis(s.redis, lock.RedisOptions{Keys: keys, TTL: s.cfg.LeaseTTL, Logger: s.cfg.Logger}),
-		readiness: func() api.Health {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			defer cancel()
-			if err := client.Ping(ctx).Err(); err != nil {
-				return api.Health{Status: "unavailable", Redis: "down"}
-			}
-			return api.Health{Status: "ok", Redis: "ok"}
-		},
+		locker:    lock.NewRedis(s.redis, lock.RedisOptions{Keys: keys, TTL: s.cfg.LeaseTTL, Logger: s.cfg.Logger}),
+		readiness: s.readiness,
 	}, nil
+}
+
+// readiness reports Redis as ok or degraded (since when, and how much waits to be written
+// back). A degraded executor is still ready: it keeps serving on memory.
+func (s *Server) readiness() api.Health {
+	down, since := s.mon.Degraded()
+	if !down {
+		return api.Health{Status: "ok", Redis: "ok"}
+	}
+	n := s.store.JournalLen()
+	return api.Health{Status: "ok", Redis: "degraded", Since: &since, Journal: &n}
 }
 
 // Kinds returns the stage kind registry, to register custom kinds.
@@ -138,6 +162,9 @@ func (s *Server) Start() error {
 		return fmt.Errorf("server: listen %s: %w", s.cfg.Addr, err)
 	}
 	s.ln = ln
+	if s.store != nil {
+		s.store.Start(context.Background())
+	}
 	s.orch.Start()
 	s.done = make(chan error, 1)
 	go func() {
@@ -172,6 +199,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	oerr := s.orch.Stop(ctx)
 	var rerr error
 	if s.redis != nil {
+		// A journal still waiting here (Redis away at shutdown) goes with the process.
+		s.store.Stop()
 		rerr = s.redis.Close()
 	}
 	return errors.Join(herr, oerr, rerr)

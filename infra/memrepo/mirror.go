@@ -76,3 +76,25 @@ func (s *CheckpointStore) PutIfNewer(cp *checkpoint.Checkpoint) *checkpoint.Chec
 	s.db.ckpts[cp.TaskID()] = cp.State()
 	return cp
 }
+
+// States returns every stored plan's persisted form (for a write-back of everything).
+func (r *PlanRepo) States() []plan.State {
+	r.db.mu.RLock()
+	defer r.db.mu.RUnlock()
+	out := make([]plan.State, 0, len(r.db.plans))
+	for _, s := range r.db.plans {
+		out = append(out, s)
+	}
+	return out
+}
+
+// States returns every stored task's persisted form (for a write-back of everything).
+func (r *TaskRepo) States() []task.State {
+	r.db.mu.RLock()
+	defer r.db.mu.RUnlock()
+	out := make([]task.State, 0, len(r.db.tasks))
+	for _, s := range r.db.tasks {
+		out = append(out, s)
+	}
+	return out
+}

@@ -51,6 +51,11 @@ func (k Keys) TenantLock(tenantID string) string {
 	return k.prefix + "lock:tenant:{" + tenantID + "}"
 }
 
+// Instance is one executor process's sentinel: present while the Redis it writes to keeps
+// its data; missing after Redis restarted empty, which calls for a full write-back:
+// executor:instance:{<id>}.
+func (k Keys) Instance(id string) string { return k.prefix + "instance:{" + id + "}" }
+
 // Plans is the ZSET of plan ids by creation time: executor:plans.
 func (k Keys) Plans() string { return k.prefix + "plans" }
 

@@ -11,15 +11,10 @@ import (
 	"github.com/executor-dev/executor/domain/checkpoint"
 )
 
-// CheckpointStore is the Redis checkpoint.Store.
-type CheckpointStore struct{ s *Store }
-
-var _ checkpoint.Store = (*CheckpointStore)(nil)
-
 func encCheckpoint(cp *checkpoint.Checkpoint) ([]byte, error) { return json.Marshal(cp.State()) }
 
 // Checkpoint returns the task's checkpoint as Redis holds it.
-func (c *CheckpointStore) Checkpoint(ctx context.Context, taskID string) (*checkpoint.Checkpoint, error) {
+func (c *CheckpointStore) checkpointOnline(ctx context.Context, taskID string) (*checkpoint.Checkpoint, error) {
 	b, err := c.s.client.Get(ctx, c.s.keys.Checkpoint(taskID)).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, checkpoint.ErrNotFound

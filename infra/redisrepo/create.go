@@ -13,7 +13,7 @@ import (
 // claims every tenant first (a *task.BusyError, and nothing written, when one is taken), then
 // writes the plan, the tasks, and last the tenant index, so a reader that follows an index
 // always finds the task and its plan.
-func (s *Store) CreatePlan(ctx context.Context, p *plan.Plan, tasks []*task.Task) error {
+func (s *Store) createPlanOnline(ctx context.Context, p *plan.Plan, tasks []*task.Task) error {
 	return s.create(ctx, p, tasks)
 }
 
@@ -38,7 +38,7 @@ func (s *Store) create(ctx context.Context, p *plan.Plan, tasks []*task.Task) er
 	if err := s.claim(ctx, tasks); err != nil {
 		return err
 	}
-	if err := s.write(ctx, p, planFieldsList, tasks, fields); err != nil {
+	if err := s.writeNew(ctx, p, planFieldsList, tasks, fields); err != nil {
 		s.release(ctx, tasks)
 		return err
 	}
@@ -52,7 +52,7 @@ func (s *Store) create(ctx context.Context, p *plan.Plan, tasks []*task.Task) er
 	return nil
 }
 
-func (s *Store) write(ctx context.Context, p *plan.Plan, planFields []any, tasks []*task.Task, fields [][]any) error {
+func (s *Store) writeNew(ctx context.Context, p *plan.Plan, planFields []any, tasks []*task.Task, fields [][]any) error {
 	if p != nil {
 		if _, err := s.exec(ctx, func(pipe redis.Pipeliner) { s.queuePlan(ctx, pipe, p, planFields) }); err != nil {
 			return wrap("create plan", err)

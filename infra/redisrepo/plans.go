@@ -14,14 +14,9 @@ import (
 	"github.com/executor-dev/executor/domain/stage"
 )
 
-// PlanRepo is the Redis plan.Repository.
-type PlanRepo struct{ s *Store }
-
-var _ plan.Repository = (*PlanRepo)(nil)
-
 // Create writes the plan hash, its entry in the plans ZSET and its idempotency key in one
 // round trip.
-func (r *PlanRepo) Create(ctx context.Context, p *plan.Plan) error {
+func (r *PlanRepo) createOnline(ctx context.Context, p *plan.Plan) error {
 	s := r.s
 	fields, err := planFields(p)
 	if err != nil {
@@ -48,7 +43,7 @@ func (s *Store) queuePlan(ctx context.Context, pipe redis.Pipeliner, p *plan.Pla
 
 // Plan returns the plan with id as Redis holds it. Its immutable part (stage template, task
 // ids) comes from the mirror when it has the plan, so only the status fields are read.
-func (r *PlanRepo) Plan(ctx context.Context, id string) (*plan.Plan, error) {
+func (r *PlanRepo) planOnline(ctx context.Context, id string) (*plan.Plan, error) {
 	s := r.s
 	if cached, err := s.mirror.Plans().Plan(ctx, id); err == nil {
 		vals, err := s.client.HMGet(ctx, s.keys.Plan(id), "status", "startedAt", "finishedAt").Result()
@@ -91,7 +86,7 @@ func (s *Store) stages(ctx context.Context, planID string) ([]stage.Spec, error)
 	if p, err := s.mirror.Plans().Plan(ctx, planID); err == nil {
 		return p.Stages(), nil
 	}
-	p, err := s.Plans().Plan(ctx, planID)
+	p, err := s.Plans().planOnline(ctx, planID)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +99,7 @@ func str(v any) string {
 }
 
 // ByIdempotencyKey returns the plan first submitted with key (by any executor).
-func (r *PlanRepo) ByIdempotencyKey(ctx context.Context, key string) (*plan.Plan, error) {
+func (r *PlanRepo) byIdempotencyKeyOnline(ctx context.Context, key string) (*plan.Plan, error) {
 	id, err := r.s.client.Get(ctx, r.s.keys.Idempotency(key)).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, plan.ErrNotFound
@@ -112,12 +107,12 @@ func (r *PlanRepo) ByIdempotencyKey(ctx context.Context, key string) (*plan.Plan
 	if err != nil {
 		return nil, wrap("read idempotency key", err)
 	}
-	return r.Plan(ctx, id)
+	return r.planOnline(ctx, id)
 }
 
 // List returns plans matching f, newest first, from the plans ZSET (so plans created by other
 // instances are listed too). Plans whose hash expired are dropped from the ZSET.
-func (r *PlanRepo) List(ctx context.Context, f plan.Filter) ([]*plan.Plan, error) {
+func (r *PlanRepo) listOnline(ctx context.Context, f plan.Filter) ([]*plan.Plan, error) {
 	s := r.s
 	max := "+inf"
 	if f.Before != "" {
@@ -140,7 +135,7 @@ func (r *PlanRepo) List(ctx context.Context, f plan.Filter) ([]*plan.Plan, error
 			if f.Before != "" && id >= f.Before {
 				continue // same millisecond as the cursor, but not older
 			}
-			p, err := r.Plan(ctx, id)
+			p, err := r.planOnline(ctx, id)
 			if errors.Is(err, plan.ErrNotFound) {
 				s.client.ZRem(ctx, s.keys.Plans(), id) // best effort: the listing heals itself
 				continue
@@ -163,7 +158,7 @@ func (r *PlanRepo) List(ctx context.Context, f plan.Filter) ([]*plan.Plan, error
 }
 
 // Save writes a plan's status fields and refreshes its TTL (save_plan.lua, one round trip).
-func (r *PlanRepo) Save(ctx context.Context, p *plan.Plan) error {
+func (r *PlanRepo) saveOnline(ctx context.Context, p *plan.Plan) error {
 	s := r.s
 	args := append([]any{s.ttlSeconds()}, planStatusFields(p)...)
 	n, err := savePlanScript.Run(ctx, s.client, []string{s.keys.Plan(p.ID())}, args...).Int()

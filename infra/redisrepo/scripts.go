@@ -17,12 +17,18 @@ var (
 	releaseTenantSrc string
 	//go:embed scripts/reactivate.lua
 	reactivateSrc string
+	//go:embed scripts/restore_task.lua
+	restoreTaskSrc string
+	//go:embed scripts/restore_tenant.lua
+	restoreTenantSrc string
 
 	saveTaskScript      = redis.NewScript(saveTaskSrc)
 	bumpFenceScript     = redis.NewScript(bumpFenceSrc)
 	savePlanScript      = redis.NewScript(savePlanSrc)
 	releaseTenantScript = redis.NewScript(releaseTenantSrc)
 	reactivateScript    = redis.NewScript(reactivateSrc)
+	restoreTaskScript   = redis.NewScript(restoreTaskSrc)
+	restoreTenantScript = redis.NewScript(restoreTenantSrc)
 )
 
 // Results of save_task.lua.

@@ -2,13 +2,17 @@ package redisrepo
 
 import (
 	"context"
+	"log/slog"
+
 	"errors"
 	"fmt"
+	"github.com/oklog/ulid/v2"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/executor-dev/executor/infra/memrepo"
+	"github.com/executor-dev/executor/infra/outage"
 	"github.com/executor-dev/executor/infra/rediskey"
 )
 
@@ -20,19 +24,34 @@ const batchSize = 512
 
 // Options tunes a Store. Zero fields take defaults.
 type Options struct {
-	Keys rediskey.Keys // default rediskey.New("")
-	TTL  time.Duration // default DefaultTTL
+	Keys    rediskey.Keys   // default rediskey.New("")
+	TTL     time.Duration   // default DefaultTTL
+	Monitor *outage.Monitor // shared with the locker; default a new one
+	Logger  *slog.Logger    // default slog.Default()
+	// OnConflict is told about a task whose write-back was refused because another executor
+	// took it (or its tenant) while Redis was away: this executor's run of it must stop.
+	OnConflict func(taskID string)
 }
 
-// Store is the Redis-backed store with its in-memory mirror.
+// Store is the Redis-backed store with its in-memory mirror. While Redis is away it runs on
+// the mirror and journals what changed (see Start for the write-back).
 type Store struct {
-	client redis.UniversalClient
-	keys   rediskey.Keys
-	ttl    time.Duration
-	mirror *memrepo.DB
+	client     redis.UniversalClient
+	keys       rediskey.Keys
+	ttl        time.Duration
+	mirror     *memrepo.DB
+	mon        *outage.Monitor
+	journal    *journal
+	log        *slog.Logger
+	onConflict func(taskID string)
+	instance   string // this store's sentinel key, to notice a Redis that lost its data
+
+	stop chan struct{}
+	done chan struct{}
 }
 
-// New returns a store on client.
+// New returns a store on client. Start it to write back what was journaled while Redis was
+// away.
 func New(client redis.UniversalClient, opts Options) *Store {
 	if opts.Keys == (rediskey.Keys{}) {
 		opts.Keys = rediskey.New("")
@@ -40,8 +59,24 @@ func New(client redis.UniversalClient, opts Options) *Store {
 	if opts.TTL <= 0 {
 		opts.TTL = DefaultTTL
 	}
-	return &Store{client: client, keys: opts.Keys, ttl: opts.TTL, mirror: memrepo.New()}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Monitor == nil {
+		opts.Monitor = outage.NewMonitor(opts.Logger)
+	}
+	if opts.OnConflict == nil {
+		opts.OnConflict = func(string) {}
+	}
+	return &Store{
+		client: client, keys: opts.Keys, ttl: opts.TTL, mirror: memrepo.New(), mon: opts.Monitor,
+		journal: newJournal(), log: opts.Logger, onConflict: opts.OnConflict,
+		instance: opts.Keys.Instance(ulid.Make().String()),
+	}
 }
+
+// JournalLen returns how many aggregates wait to be written back to Redis.
+func (s *Store) JournalLen() int { return s.journal.len() }
 
 // Plans returns the plan repository.
 func (s *Store) Plans() *PlanRepo { return &PlanRepo{s: s} }

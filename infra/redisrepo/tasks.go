@@ -12,20 +12,15 @@ import (
 	"github.com/executor-dev/executor/domain/task"
 )
 
-// TaskRepo is the Redis task.Repository.
-type TaskRepo struct{ s *Store }
-
-var _ task.Repository = (*TaskRepo)(nil)
-
 // Create claims the tasks' tenants (a *task.BusyError when one is taken), then writes the
 // tasks (fence 0) and points each tenant's index at its task, in pipelined batches of
 // batchSize commands: one round trip per batch, not per tenant.
-func (r *TaskRepo) Create(ctx context.Context, tasks []*task.Task) error {
+func (r *TaskRepo) createOnline(ctx context.Context, tasks []*task.Task) error {
 	return r.s.create(ctx, nil, tasks)
 }
 
 // Reactivate makes t its tenant's active task again (reactivate.lua).
-func (r *TaskRepo) Reactivate(ctx context.Context, t *task.Task) error {
+func (r *TaskRepo) reactivateOnline(ctx context.Context, t *task.Task) error {
 	s := r.s
 	keys := []string{s.keys.TenantIndex(t.TenantID()), s.keys.TenantActive(t.TenantID())}
 	n, err := reactivateScript.Run(ctx, s.client, keys, t.ID(), s.ttlSeconds()).Int()
@@ -39,7 +34,7 @@ func (r *TaskRepo) Reactivate(ctx context.Context, t *task.Task) error {
 }
 
 // Task returns the task with id as Redis holds it.
-func (r *TaskRepo) Task(ctx context.Context, id string) (*task.Task, error) {
+func (r *TaskRepo) taskOnline(ctx context.Context, id string) (*task.Task, error) {
 	h, err := r.s.client.HGetAll(ctx, r.s.keys.Task(id)).Result()
 	if err != nil {
 		return nil, wrap("read task", err)
@@ -79,7 +74,7 @@ func (r *TaskRepo) decode(ctx context.Context, id string, h map[string]string) (
 
 // Latest returns the tenant's latest task, through Redis's index: another executor may have
 // given the tenant a newer task.
-func (r *TaskRepo) Latest(ctx context.Context, tenantID string) (*task.Task, error) {
+func (r *TaskRepo) latestOnline(ctx context.Context, tenantID string) (*task.Task, error) {
 	id, err := r.s.client.Get(ctx, r.s.keys.TenantIndex(tenantID)).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, task.ErrNotFound
@@ -87,7 +82,7 @@ func (r *TaskRepo) Latest(ctx context.Context, tenantID string) (*task.Task, err
 	if err != nil {
 		return nil, wrap("read tenant index", err)
 	}
-	t, err := r.Task(ctx, id)
+	t, err := r.taskOnline(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +91,7 @@ func (r *TaskRepo) Latest(ctx context.Context, tenantID string) (*task.Task, err
 }
 
 // ByIDs returns the tasks with the given ids, in order, read from Redis in pipelined batches.
-func (r *TaskRepo) ByIDs(ctx context.Context, ids []string) ([]*task.Task, error) {
+func (r *TaskRepo) byIDsOnline(ctx context.Context, ids []string) ([]*task.Task, error) {
 	s := r.s
 	out := make([]*task.Task, len(ids))
 	for start := 0; start < len(ids); start += batchSize {
@@ -123,7 +118,7 @@ func (r *TaskRepo) ByIDs(ctx context.Context, ids []string) ([]*task.Task, error
 // Save writes t and, when cp is not nil, its checkpoint in one round trip: the fenced
 // save_task.lua, pipelined with the TTL refresh of the plan and tenant index. A superseded
 // epoch writes nothing and returns task.ErrFenced.
-func (r *TaskRepo) Save(ctx context.Context, t *task.Task, cp *checkpoint.Checkpoint) error {
+func (r *TaskRepo) saveOnline(ctx context.Context, t *task.Task, cp *checkpoint.Checkpoint) error {
 	s := r.s
 	fields, err := taskFields(t)
 	if err != nil {
@@ -183,7 +178,7 @@ func (r *TaskRepo) Save(ctx context.Context, t *task.Task, cp *checkpoint.Checkp
 
 // BumpFence raises the task's fence epoch in Redis and returns the task as Redis holds it at
 // that epoch (bump_fence.lua: both in one atomic step), replacing the mirror's copy.
-func (r *TaskRepo) BumpFence(ctx context.Context, id string) (*task.Task, error) {
+func (r *TaskRepo) bumpFenceOnline(ctx context.Context, id string) (*task.Task, error) {
 	s := r.s
 	flat, err := bumpFenceScript.Run(ctx, s.client, []string{s.keys.Task(id)}, s.ttlSeconds()).StringSlice()
 	if err != nil {

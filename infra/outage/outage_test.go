@@ -1,0 +1,72 @@
+package outage_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"syscall"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+
+	"github.com/executor-dev/executor/infra/outage"
+)
+
+func TestIsTellsOutagesFromAnswers(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"nil", nil, false},
+		{"refused", &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}, true},
+		{"wrapped refused", fmt.Errorf("redisrepo: save task: %w", syscall.ECONNREFUSED), true},
+		{"eof", io.EOF, true},
+		{"timeout", context.DeadlineExceeded, true},
+		{"pool timeout", redis.ErrPoolTimeout, true},
+		{"key missing", redis.Nil, false},
+		{"caller gave up", context.Canceled, false},
+		{"plain error", errors.New("fenced"), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			assert.Equal(t, tc.want, outage.Is(tc.err))
+		})
+	}
+}
+
+func TestMonitorSwitchesOncePerOutage(t *testing.T) {
+	t.Parallel()
+	m := outage.NewMonitor(slog.New(slog.DiscardHandler))
+	down, _ := m.Degraded()
+	assert.False(t, down)
+
+	changed := m.Changed()
+	assert.False(t, m.Fail(errors.New("not an outage")))
+	assert.True(t, m.Fail(io.EOF))
+	down, since := m.Degraded()
+	assert.True(t, down)
+	assert.False(t, since.IsZero())
+	<-changed // closed by the switch
+
+	again := m.Changed()
+	assert.True(t, m.Fail(io.EOF))
+	_, since2 := m.Degraded()
+	assert.Equal(t, since, since2, "one outage, one start")
+	select {
+	case <-again:
+		t.Fatal("a second failure is not a change")
+	default:
+	}
+
+	m.Recover()
+	<-again
+	down, _ = m.Degraded()
+	assert.False(t, down)
+}

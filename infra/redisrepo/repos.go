@@ -1,0 +1,117 @@
+package redisrepo
+
+import (
+	"context"
+
+	"github.com/executor-dev/executor/domain/checkpoint"
+	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/domain/task"
+)
+
+// The repositories' methods: each runs on Redis (the …Online methods), or on the mirror while
+// Redis is away, journaling what it changed (gate.go).
+
+// PlanRepo is the Redis plan.Repository.
+type PlanRepo struct{ s *Store }
+
+var _ plan.Repository = (*PlanRepo)(nil)
+
+// Create writes a new plan: its hash, its entry in the plans ZSET and its idempotency key.
+func (r *PlanRepo) Create(ctx context.Context, p *plan.Plan) error {
+	return r.s.change(func() error { return r.createOnline(ctx, p) },
+		func() error { return r.s.mirror.Plans().Create(ctx, p) }, []string{p.ID()}, nil)
+}
+
+// Plan returns the plan with id.
+func (r *PlanRepo) Plan(ctx context.Context, id string) (*plan.Plan, error) {
+	return read(r.s, func() (*plan.Plan, error) { return r.planOnline(ctx, id) },
+		func() (*plan.Plan, error) { return r.s.mirror.Plans().Plan(ctx, id) })
+}
+
+// ByIdempotencyKey returns the plan first submitted with key (by any executor).
+func (r *PlanRepo) ByIdempotencyKey(ctx context.Context, key string) (*plan.Plan, error) {
+	return read(r.s, func() (*plan.Plan, error) { return r.byIdempotencyKeyOnline(ctx, key) },
+		func() (*plan.Plan, error) { return r.s.mirror.Plans().ByIdempotencyKey(ctx, key) })
+}
+
+// List returns plans matching f, newest first (of every executor, while Redis answers).
+func (r *PlanRepo) List(ctx context.Context, f plan.Filter) ([]*plan.Plan, error) {
+	return read(r.s, func() ([]*plan.Plan, error) { return r.listOnline(ctx, f) },
+		func() ([]*plan.Plan, error) { return r.s.mirror.Plans().List(ctx, f) })
+}
+
+// Save writes a plan's status fields and refreshes its TTL.
+func (r *PlanRepo) Save(ctx context.Context, p *plan.Plan) error {
+	return r.s.change(func() error { return r.saveOnline(ctx, p) },
+		func() error { return r.s.mirror.Plans().Save(ctx, p) }, []string{p.ID()}, nil)
+}
+
+// TaskRepo is the Redis task.Repository.
+type TaskRepo struct{ s *Store }
+
+var _ task.Repository = (*TaskRepo)(nil)
+
+// Create claims the tasks' tenants (a *task.BusyError when one is taken), then writes the
+// tasks and points each tenant's index at its task.
+func (r *TaskRepo) Create(ctx context.Context, tasks []*task.Task) error {
+	return r.s.change(func() error { return r.createOnline(ctx, tasks) },
+		func() error { return r.s.mirror.Tasks().Create(ctx, tasks) }, nil, taskIDs(tasks))
+}
+
+// Reactivate makes t its tenant's active task again. While Redis is away only this
+// executor's tasks are checked; the write-back checks the rest.
+func (r *TaskRepo) Reactivate(ctx context.Context, t *task.Task) error {
+	return r.s.change(func() error { return r.reactivateOnline(ctx, t) },
+		func() error { return r.s.mirror.Tasks().Reactivate(ctx, t) }, nil, nil)
+}
+
+// Task returns the task with id.
+func (r *TaskRepo) Task(ctx context.Context, id string) (*task.Task, error) {
+	return read(r.s, func() (*task.Task, error) { return r.taskOnline(ctx, id) },
+		func() (*task.Task, error) { return r.s.mirror.Tasks().Task(ctx, id) })
+}
+
+// Latest returns the tenant's latest task.
+func (r *TaskRepo) Latest(ctx context.Context, tenantID string) (*task.Task, error) {
+	return read(r.s, func() (*task.Task, error) { return r.latestOnline(ctx, tenantID) },
+		func() (*task.Task, error) { return r.s.mirror.Tasks().Latest(ctx, tenantID) })
+}
+
+// ByIDs returns the tasks with the given ids, in order.
+func (r *TaskRepo) ByIDs(ctx context.Context, ids []string) ([]*task.Task, error) {
+	return read(r.s, func() ([]*task.Task, error) { return r.byIDsOnline(ctx, ids) },
+		func() ([]*task.Task, error) { return r.s.mirror.Tasks().ByIDs(ctx, ids) })
+}
+
+// Save writes t and, when cp is not nil, its checkpoint, as one fenced write.
+func (r *TaskRepo) Save(ctx context.Context, t *task.Task, cp *checkpoint.Checkpoint) error {
+	return r.s.change(func() error { return r.saveOnline(ctx, t, cp) },
+		func() error { return r.s.mirror.Tasks().Save(ctx, t, cp) }, nil, []string{t.ID()})
+}
+
+// BumpFence raises the task's fence epoch and returns the task as stored at it.
+func (r *TaskRepo) BumpFence(ctx context.Context, id string) (*task.Task, error) {
+	var out *task.Task
+	err := r.s.change(func() (err error) { out, err = r.bumpFenceOnline(ctx, id); return err },
+		func() (err error) { out, err = r.s.mirror.Tasks().BumpFence(ctx, id); return err }, nil, []string{id})
+	return out, err
+}
+
+// CheckpointStore is the Redis checkpoint.Store.
+type CheckpointStore struct{ s *Store }
+
+var _ checkpoint.Store = (*CheckpointStore)(nil)
+
+// Checkpoint returns the task's checkpoint.
+func (c *CheckpointStore) Checkpoint(ctx context.Context, taskID string) (*checkpoint.Checkpoint, error) {
+	return read(c.s, func() (*checkpoint.Checkpoint, error) { return c.checkpointOnline(ctx, taskID) },
+		func() (*checkpoint.Checkpoint, error) { return c.s.mirror.Checkpoints().Checkpoint(ctx, taskID) })
+}
+
+// CreatePlan stores a new plan with its tasks as one step against every other executor (see
+// createPlanOnline). While Redis is away, only this executor's tenants are checked; the
+// write-back finds conflicts with other executors.
+func (s *Store) CreatePlan(ctx context.Context, p *plan.Plan, tasks []*task.Task) error {
+	return s.change(func() error { return s.createPlanOnline(ctx, p, tasks) },
+		func() error { return s.mirror.CreatePlan(ctx, p, tasks) }, []string{p.ID()}, taskIDs(tasks))
+}

@@ -1,0 +1,280 @@
+package redisrepo
+
+import (
+	"context"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/domain/task"
+)
+
+// Probe and write-back timing.
+const (
+	probeMin        = 100 * time.Millisecond
+	probeMax        = 2 * time.Second
+	probeTimeout    = time.Second
+	sentinelRefresh = time.Minute
+	lockedPasses    = 5 // write-back passes before the last one, which blocks writers
+)
+
+// Start checks Redis (an executor may start while it is down: it then runs degraded from the
+// start) and starts the probe: while degraded it PINGs Redis with backoff and, when Redis
+// answers, writes back everything journaled (everything in the mirror, when Redis came back
+// empty) through the fenced scripts, then leaves degraded mode. Stop ends it.
+func (s *Store) Start(ctx context.Context) {
+	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	if err := s.touchSentinel(pctx); err != nil {
+		s.mon.Fail(err)
+	}
+	cancel()
+	s.stop, s.done = make(chan struct{}), make(chan struct{})
+	go s.probe()
+}
+
+// Stop ends the probe and waits for it.
+func (s *Store) Stop() {
+	if s.stop == nil {
+		return
+	}
+	close(s.stop)
+	<-s.done
+	s.stop = nil
+}
+
+func (s *Store) probe() {
+	defer close(s.done)
+	backoff := probeMin
+	for {
+		changed := s.mon.Changed()
+		if !s.degraded() {
+			select {
+			case <-s.stop:
+				return
+			case <-changed:
+			case <-time.After(sentinelRefresh):
+				ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+				s.mon.Fail(s.touchSentinel(ctx))
+				cancel()
+			}
+			backoff = probeMin
+			continue
+		}
+		select {
+		case <-s.stop:
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, probeMax)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := s.resync(ctx)
+		cancel()
+		if err != nil {
+			s.log.Debug("redis write-back not done yet", "err", err, "journal", s.journal.len())
+			continue
+		}
+		backoff = probeMin
+	}
+}
+
+// touchSentinel marks that this executor's Redis has its data (TTL: a dead executor's
+// sentinel goes away).
+func (s *Store) touchSentinel(ctx context.Context) error {
+	return s.client.Set(ctx, s.instance, time.Now().UTC().Format(time.RFC3339), 10*sentinelRefresh).Err()
+}
+
+// resync writes the journal back and leaves degraded mode once it is empty.
+func (s *Store) resync(ctx context.Context) error {
+	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	err := s.client.Ping(pctx).Err()
+	cancel()
+	if err != nil {
+		return err
+	}
+	n, err := s.client.Exists(ctx, s.instance).Result()
+	if err != nil {
+		return err
+	}
+	if n == 0 { // Redis lost its data (restarted empty): write everything back
+		s.log.Warn("redis came back without this executor's data: writing back every plan and task it holds")
+		s.journalEverything()
+	}
+	for pass := 0; pass < lockedPasses && s.journal.len() > 0; pass++ {
+		if err := s.writeBack(ctx); err != nil {
+			return err
+		}
+	}
+	// The last pass blocks writers, so nothing is journaled after it and before recovery.
+	s.journal.mu.Lock()
+	defer s.journal.mu.Unlock()
+	if err := s.writeBackLocked(ctx); err != nil {
+		return err
+	}
+	if err := s.touchSentinel(ctx); err != nil {
+		return err
+	}
+	s.mon.Recover()
+	return nil
+}
+
+// journalEverything journals every aggregate of the mirror that has not expired.
+func (s *Store) journalEverything() {
+	cutoff := time.Now().Add(-s.ttl)
+	plans, tasks := s.mirror.Plans().States(), s.mirror.Tasks().States()
+	j := s.journal
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for _, p := range plans {
+		if p.CreatedAt.After(cutoff) || p.FinishedAt.IsZero() {
+			j.plans[p.ID] = true
+		}
+	}
+	for _, t := range tasks {
+		if t.UpdatedAt.After(cutoff) {
+			j.tasks[t.ID] = true
+		}
+	}
+}
+
+func (s *Store) writeBack(ctx context.Context) error {
+	plans, tasks := s.journal.take()
+	if err := s.restore(ctx, plans, tasks); err != nil {
+		s.journal.putBack(plans, tasks)
+		return err
+	}
+	return nil
+}
+
+// writeBackLocked is writeBack for a caller holding the journal's lock.
+func (s *Store) writeBackLocked(ctx context.Context) error {
+	j := s.journal
+	var plans, tasks []string
+	for id := range j.plans {
+		plans = append(plans, id)
+	}
+	for id := range j.tasks {
+		tasks = append(tasks, id)
+	}
+	if err := s.restore(ctx, sortStrings(plans), sortStrings(tasks)); err != nil {
+		return err
+	}
+	j.plans, j.tasks = map[string]bool{}, map[string]bool{}
+	return nil
+}
+
+// restore writes back plans and tasks from the mirror, in pipelined batches: plans first, so
+// that every task written back finds its plan.
+func (s *Store) restore(ctx context.Context, planIDs, taskIDs []string) error {
+	var planList []*plan.Plan
+	for _, id := range planIDs {
+		if p, err := s.mirror.Plans().Plan(ctx, id); err == nil {
+			planList = append(planList, p)
+		}
+	}
+	for start := 0; start < len(planList); start += batchSize / 8 {
+		batch := planList[start:min(start+batchSize/8, len(planList))]
+		var encErr error
+		_, err := s.exec(ctx, func(pipe redis.Pipeliner) {
+			for _, p := range batch {
+				fields, err := planFields(p)
+				if err != nil {
+					encErr = err
+					return
+				}
+				s.queuePlan(ctx, pipe, p, fields)
+			}
+		})
+		if err = firstErr(encErr, err); err != nil {
+			return wrap("write back plans", err)
+		}
+	}
+	var taskList []*task.Task
+	for _, id := range taskIDs {
+		if t, err := s.mirror.Tasks().Task(ctx, id); err == nil {
+			taskList = append(taskList, t)
+		}
+	}
+	for start := 0; start < len(taskList); start += batchSize / 4 {
+		batch := taskList[start:min(start+batchSize/4, len(taskList))]
+		if err := s.restoreTasks(ctx, batch); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// restoreTasks writes back a batch of tasks (restore_task.lua), then their tenants
+// (restore_tenant.lua). A task another executor took meanwhile is a conflict: Redis keeps the
+// other executor's state, the mirror forgets this one, and OnConflict stops the local run.
+func (s *Store) restoreTasks(ctx context.Context, tasks []*task.Task) error {
+	cmds := make([]*redis.Cmd, len(tasks))
+	var encErr error
+	_, err := s.exec(ctx, func(pipe redis.Pipeliner) {
+		for i, t := range tasks {
+			fields, err := taskFields(t)
+			if err != nil {
+				encErr = err
+				return
+			}
+			cpJSON := ""
+			if cp, err := s.mirror.Checkpoints().Checkpoint(ctx, t.ID()); err == nil {
+				b, err := encCheckpoint(cp)
+				if err != nil {
+					encErr = err
+					return
+				}
+				cpJSON = string(b)
+			}
+			args := append([]any{t.Fence(), s.ttlSeconds(), cpJSON}, append(fields, "fence", t.Fence())...)
+			cmds[i] = restoreTaskScript.Eval(ctx, pipe, []string{s.keys.Task(t.ID()), s.keys.Checkpoint(t.ID())}, args...)
+		}
+	})
+	if err = firstErr(encErr, err); err != nil {
+		return wrap("write back tasks", err)
+	}
+	var written []*task.Task
+	for i, t := range tasks {
+		if n, _ := cmds[i].Int(); n == 1 {
+			written = append(written, t)
+		} else {
+			s.conflict(t, "another executor took the task while Redis was away")
+		}
+	}
+	tenantCmds := make([]*redis.Cmd, len(written))
+	_, err = s.exec(ctx, func(pipe redis.Pipeliner) {
+		for i, t := range written {
+			ended := "0"
+			if t.Status().Terminal() {
+				ended = "1"
+			}
+			keys := []string{s.keys.TenantIndex(t.TenantID()), s.keys.TenantActive(t.TenantID())}
+			tenantCmds[i] = restoreTenantScript.Eval(ctx, pipe, keys, t.ID(), s.ttlSeconds(), ended)
+		}
+	})
+	if err != nil {
+		return wrap("write back tenants", err)
+	}
+	for i, t := range written {
+		if n, _ := tenantCmds[i].Int(); n != 1 && !t.Status().Terminal() {
+			s.conflict(t, "another executor gave the tenant a new task while Redis was away")
+		}
+	}
+	return nil
+}
+
+func (s *Store) conflict(t *task.Task, reason string) {
+	s.log.Warn("conflict on write-back: this executor's run stops; Redis keeps the other executor's state",
+		"task_id", t.ID(), "tenant_id", t.TenantID(), "plan_id", t.PlanID(), "reason", reason)
+	s.mirror.Tasks().Forget(t.ID())
+	s.onConflict(t.ID())
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

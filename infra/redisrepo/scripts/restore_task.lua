@@ -1,0 +1,20 @@
+-- restore_task.lua: write back a task (and its checkpoint) that changed while Redis was away,
+-- as its full latest state: create it if Redis lost it, update it unless a newer run took it.
+-- KEYS[1]  the task hash        executor:task:{<taskId>}
+-- KEYS[2]  the task checkpoint  executor:ckpt:{<taskId>}
+-- ARGV[1]  the task's fence epoch
+-- ARGV[2]  TTL in seconds
+-- ARGV[3]  the checkpoint JSON, or "" when the task has none
+-- ARGV[4…] field, value pairs of the whole task hash (fence included)
+-- returns  1 written; 0 fenced: Redis holds a newer epoch (another executor took the task),
+--          nothing written
+local stored = redis.call('HGET', KEYS[1], 'fence')
+if stored and tonumber(stored) > tonumber(ARGV[1]) then
+  return 0
+end
+redis.call('HSET', KEYS[1], unpack(ARGV, 4))
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+if ARGV[3] ~= '' then
+  redis.call('SET', KEYS[2], ARGV[3], 'EX', ARGV[2])
+end
+return 1
