@@ -133,7 +133,7 @@ func (s *Server) stores() (stores, error) {
 	db := s.store
 	return stores{
 		creator: db, plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(),
-		locker:    lock.NewRedis(s.redis, lock.RedisOptions{Keys: keys, TTL: s.cfg.LeaseTTL, Logger: s.cfg.Logger}),
+		locker:    lock.NewFailover(s.redis, lock.RedisOptions{Keys: keys, TTL: s.cfg.LeaseTTL, Logger: s.cfg.Logger}, s.mon),
 		readiness: s.readiness,
 	}, nil
 }

@@ -1,5 +1,5 @@
-// Package lock implements tenant leases (DESIGN §5) with two lockers that share one contract,
-// Acquire(ctx, tenantID, owner) (lease.Lease, error) and Holder(ctx, tenantID):
+// Package lock implements tenant leases (DESIGN §5, §6) with three lockers that share one
+// contract, Acquire(ctx, tenantID, owner) (lease.Lease, error) and Holder(ctx, tenantID):
 //
 //   - Memory is in-process: the embedded default, and the fallback while Redis is away. Its
 //     leases never expire and are never lost; they end on Release.
@@ -8,6 +8,13 @@
 //     expires after the lease TTL unless refreshed. Each lease refreshes itself every TTL/3
 //     and is lost (Lost closes) when the key is gone or taken, or when no refresh has
 //     succeeded for a whole TTL.
+//   - Failover is the locker of degraded mode: every lease is an in-process lease (so two
+//     runs of one process never share a tenant) plus, whenever Redis lets it, the same Redis
+//     key as the Redis locker's. Redis errors that mean an outage are reported to an
+//     outage.Monitor and never lose a lease: a lease taken while Redis is away runs on memory
+//     alone, and its watchdog (every TTL/3) takes the Redis key as soon as Redis answers; a
+//     held key that vanished (an emptied, restarted Redis) is re-taken with the same value.
+//     A lease is lost only when Redis answers that another run holds the tenant.
 //
-// In both, a tenant held by another run gives an error wrapping lease.ErrHeld.
+// In all three, a tenant held by another run gives an error wrapping lease.ErrHeld.
 package lock

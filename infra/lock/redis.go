@@ -90,15 +90,9 @@ func (r *Redis) Acquire(ctx context.Context, tenantID, owner string) (lease.Leas
 	// The key's TTL starts when Redis runs the script, which is after this instant, so
 	// counting the lease's life from here never overestimates it.
 	start := time.Now()
-	lk, err := r.locker.Obtain(ctx, key, r.ttl, &redislock.Options{
-		Metadata:      owner,
-		RetryStrategy: redislock.NoRetry(),
-	})
+	lk, err := r.obtain(ctx, key, "", owner)
 	if errors.Is(err, redislock.ErrNotObtained) {
-		if h, held, herr := r.Holder(ctx, tenantID); herr == nil && held {
-			return nil, fmt.Errorf("lock: tenant %s held by %s: %w", tenantID, h.Owner, lease.ErrHeld)
-		}
-		return nil, fmt.Errorf("lock: tenant %s: %w", tenantID, lease.ErrHeld)
+		return nil, r.heldError(ctx, tenantID)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("lock: acquire tenant %s: %w", tenantID, err)
@@ -122,41 +116,80 @@ func (r *Redis) Acquire(ctx context.Context, tenantID, owner string) (lease.Leas
 // Holder reports who holds tenantID's lease and how long it has left, reading the value and
 // its PTTL in one round trip. A lease that is not held gives (zero, false, nil).
 func (r *Redis) Holder(ctx context.Context, tenantID string) (lease.Holder, bool, error) {
-	key := r.keys.TenantLock(tenantID)
+	val, left, held, err := r.read(ctx, r.keys.TenantLock(tenantID))
+	if err != nil || !held {
+		if err != nil {
+			err = fmt.Errorf("lock: holder of tenant %s: %w", tenantID, err)
+		}
+		return lease.Holder{}, false, err
+	}
+	return lease.Holder{Owner: ownerOf(val), TTL: left}, true, nil
+}
+
+// obtain runs redislock's obtain script once (no retry): it sets key to token+owner with
+// the locker's TTL if the key is absent, or if it already holds a value starting with token
+// (re-taking a lease with its own value). An empty token means a fresh random one. Another
+// holder gives redislock.ErrNotObtained; other errors are Redis's, unwrapped.
+func (r *Redis) obtain(ctx context.Context, key, token, owner string) (*redislock.Lock, error) {
+	return r.locker.Obtain(ctx, key, r.ttl, &redislock.Options{
+		Token:         token,
+		Metadata:      owner,
+		RetryStrategy: redislock.NoRetry(),
+	})
+}
+
+// heldError is the error for tenantID's lease held by another run: it wraps lease.ErrHeld
+// and names the holder when it can be read.
+func (r *Redis) heldError(ctx context.Context, tenantID string) error {
+	if h, held, err := r.Holder(ctx, tenantID); err == nil && held {
+		return fmt.Errorf("lock: tenant %s held by %s: %w", tenantID, h.Owner, lease.ErrHeld)
+	}
+	return fmt.Errorf("lock: tenant %s: %w", tenantID, lease.ErrHeld)
+}
+
+// read returns key's value and time left in one round trip; held is false when the key does
+// not exist. left is 0 for a key without expiry. redis.Nil never leaves read; other errors
+// are Redis's, unwrapped.
+func (r *Redis) read(ctx context.Context, key string) (val string, left time.Duration, held bool, err error) {
 	var get *redis.StringCmd
 	var pttl *redis.DurationCmd
-	_, err := r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	_, err = r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		get = p.Get(ctx, key)
 		pttl = p.PTTL(ctx, key)
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return lease.Holder{}, false, fmt.Errorf("lock: holder of tenant %s: %w", tenantID, err)
+		return "", 0, false, err
 	}
-	val, err := get.Result()
+	val, err = get.Result()
 	if errors.Is(err, redis.Nil) {
-		return lease.Holder{}, false, nil
+		return "", 0, false, nil
 	}
 	if err != nil {
-		return lease.Holder{}, false, fmt.Errorf("lock: holder of tenant %s: %w", tenantID, err)
+		return "", 0, false, err
 	}
-	left, err := pttl.Result()
+	left, err = pttl.Result()
 	if err != nil {
-		return lease.Holder{}, false, fmt.Errorf("lock: holder of tenant %s: %w", tenantID, err)
+		return "", 0, false, err
 	}
 	// PTTL answers -2 for a missing key and -1 for a key without expiry (go-redis passes
 	// both through as negative durations, not scaled).
 	if left == -2 {
-		return lease.Holder{}, false, nil
+		return "", 0, false, nil
 	}
 	if left < 0 {
 		left = 0
 	}
-	h := lease.Holder{TTL: left}
+	return val, left, true, nil
+}
+
+// ownerOf returns the owner stored in a lease key's value, after redislock's token; "" when
+// the value is too short to hold one.
+func ownerOf(val string) string {
 	if len(val) > tokenLen {
-		h.Owner = val[tokenLen:]
+		return val[tokenLen:]
 	}
-	return h, true, nil
+	return ""
 }
 
 // RedisLease is a lease held in a Redis locker. A watchdog goroutine refreshes it every TTL/3

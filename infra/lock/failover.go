@@ -1,0 +1,397 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/bsm/redislock"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/executor-dev/executor/domain/lease"
+	"github.com/executor-dev/executor/infra/outage"
+)
+
+// Failover is the tenant locker of degraded mode (DESIGN §6): Redis leases while Redis
+// answers, in-process leases while it does not, and never a run stopped merely because
+// Redis is unreachable.
+//
+// Every lease is first an in-process (Memory) lease, so two runs of this process never share
+// a tenant whatever Redis does. On top of it, the lease holds the tenant's Redis key (as the
+// Redis locker does: Keys.TenantLock, redislock token followed by the owner) whenever Redis
+// lets it. A lease taken while Redis is away is a degraded lease, on memory alone; its
+// watchdog re-takes the Redis key as soon as Redis answers. A Redis-backed lease whose key
+// vanished (a restarted, emptied Redis) re-takes it with the same value. The lease is lost
+// only when Redis answers that another run holds the tenant.
+//
+// Failover reports connectivity errors to the outage monitor (Fail) and asks it whether to
+// try Redis at all (Degraded); recovering the monitor is the store's business.
+type Failover struct {
+	redis *Redis
+	mem   *Memory
+	mon   *outage.Monitor
+}
+
+var _ interface {
+	Acquire(context.Context, string, string) (lease.Lease, error)
+	Holder(context.Context, string) (lease.Holder, bool, error)
+} = (*Failover)(nil)
+
+// NewFailover returns a failover locker on client, with opts as for NewRedis, reporting
+// Redis outages to mon (nil means a private monitor). The client is not closed by the
+// locker.
+func NewFailover(client redis.UniversalClient, opts RedisOptions, mon *outage.Monitor) *Failover {
+	r := NewRedis(client, opts)
+	if mon == nil {
+		mon = outage.NewMonitor(r.log)
+	}
+	return &Failover{redis: r, mem: NewMemory(), mon: mon}
+}
+
+// TTL returns the Redis lease TTL the locker uses; its leases' watchdogs tick every TTL/3.
+func (f *Failover) TTL() time.Duration { return f.redis.ttl }
+
+// Acquire takes tenantID's lease for owner (the run's <planId>:<taskId>) without waiting.
+//
+// It first takes the in-process lease: a tenant held by another run of this process gives
+// an error wrapping lease.ErrHeld. Then, unless the monitor says Redis is down, it takes the
+// Redis key: another holder gives an error wrapping lease.ErrHeld; a connectivity error is
+// reported to the monitor and the lease goes on as a degraded lease, on memory alone, until
+// its watchdog can re-take the key; any other error fails the acquisition.
+func (f *Failover) Acquire(ctx context.Context, tenantID, owner string) (lease.Lease, error) {
+	mem, err := f.mem.Acquire(ctx, tenantID, owner)
+	if err != nil {
+		if errors.Is(err, lease.ErrHeld) {
+			return nil, err // already "lock: <tenant> held by <owner>: ..."
+		}
+		return nil, fmt.Errorf("lock: acquire tenant %s: %w", tenantID, err)
+	}
+	key := f.redis.keys.TenantLock(tenantID)
+	log := f.redis.log.With("tenant", tenantID, "owner", owner, "key", key)
+
+	var lk *redislock.Lock
+	if down, _ := f.mon.Degraded(); down {
+		log.Debug("lock: lease taken on memory: running degraded")
+	} else {
+		lk, err = f.redis.obtain(ctx, key, "", owner)
+		switch {
+		case err == nil:
+		case errors.Is(err, redislock.ErrNotObtained):
+			_ = mem.Release(ctx)
+			return nil, f.redis.heldError(ctx, tenantID)
+		case ctx.Err() == nil && f.mon.Fail(err):
+			// The caller's own deadline is not an outage; a refused or silent Redis is.
+			log.Debug("lock: lease taken on memory: Redis unreachable", "error", err)
+		default:
+			_ = mem.Release(ctx)
+			return nil, fmt.Errorf("lock: acquire tenant %s: %w", tenantID, err)
+		}
+	}
+
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	l := &FailoverLease{
+		f:      f,
+		tenant: tenantID,
+		owner:  owner,
+		key:    key,
+		mem:    mem,
+		log:    log,
+		cancel: cancel,
+		lost:   make(chan struct{}),
+		done:   make(chan struct{}),
+		rlock:  lk,
+	}
+	go l.watch(wctx)
+	return l, nil
+}
+
+// Holder reports who holds tenantID's lease. While the monitor says Redis is down it is the
+// in-process answer. Otherwise it is Redis's answer (owner after the token, PTTL), falling
+// back to the in-process answer when Redis says nobody holds the tenant but a degraded
+// lease of this process does (its watchdog has not re-taken the key yet); a connectivity
+// error is reported to the monitor and answered from memory.
+func (f *Failover) Holder(ctx context.Context, tenantID string) (lease.Holder, bool, error) {
+	if down, _ := f.mon.Degraded(); down {
+		return f.mem.Holder(ctx, tenantID)
+	}
+	h, held, err := f.redis.Holder(ctx, tenantID)
+	switch {
+	case err == nil && held:
+		return h, true, nil
+	case err == nil, ctx.Err() == nil && f.mon.Fail(err):
+		return f.mem.Holder(ctx, tenantID)
+	default:
+		return lease.Holder{}, false, err // already "lock: holder of tenant ...: %w"
+	}
+}
+
+// FailoverLease is a lease held in a Failover locker: an in-process lease, plus the
+// tenant's Redis key whenever Redis lets it hold it. One watchdog goroutine ticks every
+// TTL/3 until Release or loss; each tick runs one Redis step in a goroutine of its own (at
+// most one in flight), so that a Redis that does not answer never stalls the watchdog:
+//
+//   - holding the key, the step refreshes it. A refresh that finds the key gone re-takes it
+//     with the same value (token and owner); a key held by another value loses the lease.
+//   - holding no key (degraded), the step tries to take it with a fresh token. A key held
+//     by another owner loses the lease; a leftover key of the same owner (an earlier run of
+//     the same task, released while Redis was away) is waited for until it expires, and
+//     loses the lease only if it is kept alive past its PTTL or replaced.
+//
+// Connectivity errors, and a step still unanswered after TTL/3, are reported to the outage
+// monitor and retried at the next tick: an unreachable Redis never loses the lease.
+type FailoverLease struct {
+	f      *Failover
+	tenant string
+	owner  string
+	key    string
+	mem    lease.Lease
+	log    *slog.Logger
+
+	cancel context.CancelFunc // stops the watchdog
+	lost   chan struct{}      // closed by the watchdog, at most once, when the lease is lost
+	done   chan struct{}      // closed, under mu, when the watchdog and its step have returned
+
+	// rlock is the Redis lock the lease holds, nil while degraded or once lost. Only the
+	// watchdog uses it until done is closed; only finish (under mu) after.
+	rlock *redislock.Lock
+
+	mu        sync.Mutex
+	released  bool // finish has run
+	abandoned bool // a Release gave up waiting: the watchdog finishes the release on exit
+}
+
+// Lost is closed when Redis answers that another run holds the tenant before Release; the
+// run holding the lease must stop. The in-process lease stays held until Release, so no
+// other run of this process takes the tenant before this one has stopped.
+func (l *FailoverLease) Lost() <-chan struct{} { return l.lost }
+
+// Release stops the watchdog, waits for it to return, deletes the Redis key if the lease
+// holds it, and frees the in-process lease. A key already gone, or a Redis that does not
+// answer within TTL/3, is not a failure: the key expires by itself after the TTL. Releasing a lost or a
+// released lease is not an error, and Release is safe to call concurrently, with itself and
+// with loss.
+//
+// If ctx ends while the watchdog is still waiting for Redis (a client that ignores context
+// deadlines on a frozen server), Release returns ctx's error and the watchdog completes the
+// release as soon as its call returns.
+func (l *FailoverLease) Release(ctx context.Context) error {
+	l.cancel()
+	select {
+	case <-l.done:
+	case <-ctx.Done():
+		l.mu.Lock()
+		select {
+		case <-l.done: // the watchdog returned meanwhile without seeing abandoned
+			l.mu.Unlock()
+		default:
+			l.abandoned = true
+			l.mu.Unlock()
+			return fmt.Errorf("lock: release tenant %s: %w (finishing when Redis answers)", l.tenant, ctx.Err())
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.finish(ctx)
+}
+
+// finish deletes the Redis key if the lease still holds it and frees the in-process lease,
+// once; l.mu must be held and the watchdog must have stopped.
+func (l *FailoverLease) finish(ctx context.Context) error {
+	if l.released {
+		return nil
+	}
+	l.released = true
+	var err error
+	if l.rlock != nil {
+		// Bounded like a watchdog step: a Redis that does not answer soon lets the key expire.
+		rctx, cancel := context.WithTimeout(ctx, l.f.redis.ttl/3)
+		rerr := l.rlock.Release(rctx)
+		cancel()
+		switch {
+		case rerr == nil:
+		case errors.Is(rerr, redislock.ErrLockNotHeld):
+			l.log.Debug("lock: release: the key was already gone or taken")
+		case ctx.Err() == nil && l.f.mon.Fail(rerr):
+			l.log.Debug("lock: release: Redis unreachable; the key expires by itself", "error", rerr)
+		default:
+			err = fmt.Errorf("lock: release tenant %s: %w", l.tenant, rerr)
+		}
+		l.rlock = nil
+	}
+	_ = l.mem.Release(ctx) // never fails
+	return err
+}
+
+// stepResult is the outcome of one watchdog step.
+type stepResult struct {
+	lock  *redislock.Lock // the Redis lock held after the step; nil when none
+	other string          // the value of a key another token holds, when that stopped the step
+	left  time.Duration   // other's time left; 0 when it never expires
+	err   error           // a failure that changed nothing; retried at the next tick
+}
+
+// watch runs the lease's Redis steps every TTL/3 until ctx is cancelled (Release) or the
+// lease is lost. It closes done when it and its step have returned.
+func (l *FailoverLease) watch(ctx context.Context) {
+	var wg sync.WaitGroup
+	defer l.exit(&wg)
+
+	interval := l.f.redis.ttl / 3
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	results := make(chan stepResult, 1)
+	var (
+		inFlight   bool
+		started    time.Time
+		reported   bool      // the in-flight step's silence was reported to the monitor
+		staleVal   string    // a same-owner key of another token being waited for
+		staleUntil time.Time // when staleVal should have expired unless kept alive
+	)
+	for {
+		select {
+		case <-ctx.Done():
+			if inFlight {
+				// A step that took the key just now leaves it to Release to delete.
+				if res := <-results; res.lock != nil {
+					l.rlock = res.lock
+				}
+			}
+			return
+		case <-tick.C:
+			if inFlight {
+				if !reported && time.Since(started) >= interval {
+					reported = true
+					l.f.mon.Fail(fmt.Errorf("lock: tenant %s: Redis did not answer within %v: %w",
+						l.tenant, interval, context.DeadlineExceeded))
+				}
+				continue
+			}
+			inFlight, started, reported = true, time.Now(), false
+			held := l.rlock
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sctx, cancel := context.WithTimeout(ctx, interval)
+				defer cancel()
+				results <- l.step(sctx, held)
+			}()
+		case res := <-results:
+			inFlight = false
+			if ctx.Err() != nil {
+				if res.lock != nil {
+					l.rlock = res.lock
+				}
+				return
+			}
+			if res.err != nil {
+				if !l.f.mon.Fail(res.err) {
+					l.log.Warn("lock: lease step failed; retrying", "error", res.err)
+				} else {
+					l.log.Debug("lock: Redis unreachable; the lease goes on in memory", "error", res.err)
+				}
+				continue
+			}
+			if res.other == "" {
+				if l.rlock == nil && res.lock != nil {
+					l.log.Info("lock: lease taken in Redis again")
+				}
+				l.rlock, staleVal = res.lock, ""
+				continue
+			}
+			// Another token holds the key.
+			if l.rlock != nil {
+				l.markLost(fmt.Sprintf("the key is held by %q", ownerOf(res.other)))
+				return
+			}
+			switch owner := ownerOf(res.other); {
+			case owner != l.owner:
+				l.markLost(fmt.Sprintf("the key is held by %q", owner))
+				return
+			case res.left == 0:
+				l.markLost("the key is held without expiry by another lease of the same owner")
+				return
+			case staleVal == "":
+				staleVal, staleUntil = res.other, time.Now().Add(res.left+interval)
+				l.log.Warn("lock: another lease of the same owner holds the key; waiting for it to expire",
+					"expires_in", res.left)
+			case res.other != staleVal:
+				l.markLost("the key was re-taken by another lease of the same owner")
+				return
+			case time.Now().After(staleUntil):
+				l.markLost("another lease of the same owner keeps the key alive")
+				return
+			}
+		}
+	}
+}
+
+// exit waits for the in-flight step, finishes the release if a Release gave up waiting,
+// and closes done, under mu so that Release sees either done closed or its abandonment
+// taken over.
+func (l *FailoverLease) exit(wg *sync.WaitGroup) {
+	wg.Wait()
+	l.cancel()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.abandoned {
+		ctx, cancel := context.WithTimeout(context.Background(), l.f.redis.ttl)
+		defer cancel()
+		if err := l.finish(ctx); err != nil {
+			l.log.Warn("lock: release", "error", err)
+		}
+	}
+	close(l.done)
+}
+
+// step runs one watchdog step against Redis: refresh (or re-take with the same value) the
+// key held, or take it with a fresh token when none is.
+func (l *FailoverLease) step(ctx context.Context, held *redislock.Lock) stepResult {
+	if held != nil {
+		err := held.Refresh(ctx, l.f.redis.ttl, nil)
+		if err == nil {
+			return stepResult{lock: held}
+		}
+		if !errors.Is(err, redislock.ErrNotObtained) {
+			return stepResult{lock: held, err: fmt.Errorf("lock: refresh tenant %s: %w", l.tenant, err)}
+		}
+		// The key is gone (expired, or an emptied Redis) or another token holds it: re-take
+		// it with the same value if it is absent. The fence epoch is the caller's business.
+		lk, err := l.f.redis.obtain(ctx, l.key, held.Token(), l.owner)
+		if err == nil {
+			l.log.Info("lock: lease key was gone; taken again with the same value")
+			return stepResult{lock: lk}
+		}
+		if !errors.Is(err, redislock.ErrNotObtained) {
+			return stepResult{lock: held, err: fmt.Errorf("lock: re-take tenant %s: %w", l.tenant, err)}
+		}
+	} else {
+		lk, err := l.f.redis.obtain(ctx, l.key, "", l.owner)
+		if err == nil {
+			return stepResult{lock: lk}
+		}
+		if !errors.Is(err, redislock.ErrNotObtained) {
+			return stepResult{err: fmt.Errorf("lock: take tenant %s: %w", l.tenant, err)}
+		}
+	}
+	val, left, ok, err := l.f.redis.read(ctx, l.key)
+	switch {
+	case err != nil:
+		return stepResult{lock: held, err: fmt.Errorf("lock: holder of tenant %s: %w", l.tenant, err)}
+	case !ok:
+		// Expired between the two calls: try again at the next tick.
+		return stepResult{lock: held}
+	default:
+		return stepResult{lock: held, other: val, left: left}
+	}
+}
+
+// markLost closes lost and forgets the Redis lock, which is no longer ours; only watch
+// calls it, once, just before returning.
+func (l *FailoverLease) markLost(reason string) {
+	l.rlock = nil
+	l.log.Error("lock: lease lost", "reason", reason)
+	close(l.lost)
+}
