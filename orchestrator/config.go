@@ -21,6 +21,9 @@ type Config struct {
 	Clock    func() time.Time // default time.Now
 	Rand     func() float64   // uniform in [0,1), for backoff jitter; default math/rand/v2
 	Logger   *slog.Logger     // default slog.Default()
+	// Degraded reports whether the store runs on memory (Redis away): then nobody else's task
+	// can be judged (its owner may be alive on Redis), so reads reap nothing. Default: never.
+	Degraded func() bool
 }
 
 func (c Config) withDefaults() Config {
@@ -35,6 +38,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Rand == nil {
 		c.Rand = rand.Float64
+	}
+	if c.Degraded == nil {
+		c.Degraded = func() bool { return false }
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -51,7 +51,7 @@ func (o *Orchestrator) Reap(ctx context.Context, tasks []*task.Task) ([]*task.Ta
 
 // suspect is the cheap test: RUNNING, not run here, heartbeat older than the lease TTL.
 func (o *Orchestrator) suspect(t *task.Task) bool {
-	if t.Status() != task.Running || o.now().Sub(t.HeartbeatAt()) <= o.cfg.LeaseTTL {
+	if t.Status() != task.Running || o.now().Sub(t.HeartbeatAt()) <= o.cfg.LeaseTTL || o.cfg.Degraded() {
 		return false
 	}
 	o.mu.Lock()

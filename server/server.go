@@ -85,17 +85,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.kinds = stagekind.Builtin(stagekind.HTTPOptions{})
 	s.orch = orchestrator.New(st.plans, st.tasks, st.ckpts, st.locker, s.kinds,
-		orchestrator.Config{Workers: cfg.Workers, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger})
+		orchestrator.Config{Workers: cfg.Workers, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger, Degraded: s.degraded})
 	s.svc = app.New(app.Deps{
 		Creator: st.creator, Plans: st.plans, Tasks: st.tasks, Checkpoints: st.ckpts,
 		Kinds: s.kinds, Holders: st.locker, Runner: s.orch,
-		RefuseNewPlans: func() bool {
-			if !cfg.RejectNewPlansWhileDegraded || s.mon == nil {
-				return false
-			}
-			down, _ := s.mon.Degraded()
-			return down
-		},
+		RefuseNewPlans: func() bool { return cfg.RejectNewPlansWhileDegraded && s.degraded() },
 	})
 	s.base, s.cancelBase = context.WithCancel(context.Background())
 	s.http = &http.Server{
@@ -136,6 +130,15 @@ func (s *Server) stores() (stores, error) {
 		locker:    lock.NewFailover(s.redis, lock.RedisOptions{Keys: keys, TTL: s.cfg.LeaseTTL, Logger: s.cfg.Logger}, s.mon),
 		readiness: s.readiness,
 	}, nil
+}
+
+// degraded reports whether the executor runs on memory because Redis is away.
+func (s *Server) degraded() bool {
+	if s.mon == nil {
+		return false
+	}
+	down, _ := s.mon.Degraded()
+	return down
 }
 
 // readiness reports Redis as ok or degraded (since when, and how much waits to be written

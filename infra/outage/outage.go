@@ -16,11 +16,19 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// ErrDataLost is returned when Redis no longer holds what this executor wrote (it restarted
+// empty between two commands, with no failure seen): an outage too, so that everything is
+// written back.
+var ErrDataLost = errors.New("outage: redis lost data this executor wrote")
+
 // Is reports whether err means Redis could not be reached or did not answer in time (as
 // opposed to an answer: a script's refusal, a missing key, a caller's cancellation).
 func Is(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, redis.Nil) {
 		return false
+	}
+	if errors.Is(err, ErrDataLost) {
+		return true
 	}
 	var netErr net.Error
 	switch {

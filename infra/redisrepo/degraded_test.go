@@ -200,3 +200,30 @@ func TestWriteBackConflictKeepsTheOtherExecutorsState(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, taken.Attempt(), seen.Attempt(), "A now reads B's state")
 }
+
+// A Redis that lost its data without any command failing (restarted between two commands, or
+// flushed) is noticed by the next write, which finds its task gone: everything is written back.
+func TestRedisThatLostDataUnnoticedIsRepopulated(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	store, mon := startStore(t, fastClient(t, srv.Addr()), nil)
+	ctx := context.Background()
+	p, tasks := newPlan(t, "l1", "l2")
+	require.NoError(t, store.CreatePlan(ctx, p, tasks))
+	runStage(t, store, tasks[0].ID())
+
+	require.NoError(t, srv.Client().FlushAll(ctx).Err())
+	runStage(t, store, tasks[0].ID()) // finds its task gone: degraded, journaled
+	require.Eventually(t, func() bool { d, _ := mon.Degraded(); return !d && store.JournalLen() == 0 },
+		10*time.Second, 20*time.Millisecond)
+
+	fresh := redisrepo.New(srv.Client(), redisrepo.Options{})
+	got, err := fresh.Tasks().Task(ctx, tasks[0].ID())
+	require.NoError(t, err)
+	assert.Equal(t, 2, got.CurrentStage())
+	other, err := fresh.Tasks().Latest(ctx, "l2")
+	require.NoError(t, err, "aggregates the outage did not touch are written back too")
+	assert.Equal(t, tasks[1].ID(), other.ID())
+	_, err = fresh.Plans().Plan(ctx, p.ID())
+	require.NoError(t, err)
+}

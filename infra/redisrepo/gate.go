@@ -1,5 +1,11 @@
 package redisrepo
 
+import (
+	"errors"
+
+	"github.com/executor-dev/executor/infra/outage"
+)
+
 // degraded reports whether Redis is away: operations then run on the mirror.
 func (s *Store) degraded() bool {
 	d, _ := s.mon.Degraded()
@@ -14,6 +20,9 @@ func read[T any](s *Store, online, offline func() (T, error)) (T, error) {
 		if !s.mon.Fail(err) {
 			return v, err
 		}
+		if errors.Is(err, outage.ErrDataLost) {
+			s.lostData.Store(true)
+		}
 	}
 	return offline()
 }
@@ -27,6 +36,9 @@ func (s *Store) change(online, offline func() error, plans, tasks []string) erro
 			err := online()
 			if !s.mon.Fail(err) {
 				return err
+			}
+			if errors.Is(err, outage.ErrDataLost) {
+				s.lostData.Store(true)
 			}
 		}
 		if done, err := s.journaled(offline, plans, tasks); done {

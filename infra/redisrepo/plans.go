@@ -12,6 +12,7 @@ import (
 
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
+	"github.com/executor-dev/executor/infra/outage"
 )
 
 // Create writes the plan hash, its entry in the plans ZSET and its idempotency key in one
@@ -51,6 +52,9 @@ func (r *PlanRepo) planOnline(ctx context.Context, id string) (*plan.Plan, error
 			return nil, wrap("read plan", err)
 		}
 		if vals[0] == nil {
+			if !cached.Status().Terminal() || time.Since(cached.FinishedAt()) < s.ttl {
+				return nil, fmt.Errorf("redisrepo: plan %s: %w", id, outage.ErrDataLost)
+			}
 			return nil, plan.ErrNotFound // expired
 		}
 		st := cached.State()

@@ -96,7 +96,7 @@ func (s *Store) resync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if n == 0 { // Redis lost its data (restarted empty): write everything back
+	if n == 0 || s.lostData.Swap(false) { // Redis lost its data (restarted empty): write everything back
 		s.log.Warn("redis came back without this executor's data: writing back every plan and task it holds")
 		s.journalEverything()
 	}

@@ -3,6 +3,7 @@ package redisrepo
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 
 	"errors"
 	"fmt"
@@ -44,7 +45,8 @@ type Store struct {
 	journal    *journal
 	log        *slog.Logger
 	onConflict func(taskID string)
-	instance   string // this store's sentinel key, to notice a Redis that lost its data
+	instance   string      // this store's sentinel key, to notice a Redis that lost its data
+	lostData   atomic.Bool // a write found Redis without data it held: write everything back
 
 	stop chan struct{}
 	done chan struct{}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/task"
+	"github.com/executor-dev/executor/infra/outage"
 )
 
 // Create claims the tasks' tenants (a *task.BusyError when one is taken), then writes the
@@ -55,7 +57,7 @@ func (r *TaskRepo) hydrate(ctx context.Context, id string, h map[string]string) 
 // decode rebuilds a task from its hash, with the stage template of its plan.
 func (r *TaskRepo) decode(ctx context.Context, id string, h map[string]string) (*task.Task, error) {
 	if len(h) == 0 {
-		return nil, fmt.Errorf("%w: %s", task.ErrNotFound, id)
+		return nil, r.s.missing(ctx, id)
 	}
 	stages, err := r.s.stages(ctx, h["planId"])
 	if errors.Is(err, plan.ErrNotFound) {
@@ -164,7 +166,7 @@ func (r *TaskRepo) saveOnline(ctx context.Context, t *task.Task, cp *checkpoint.
 		s.mirror.Tasks().Forget(t.ID()) // our copy is stale: read the newer run's next time
 		return task.ErrFenced
 	default:
-		return fmt.Errorf("%w: %s", task.ErrNotFound, t.ID())
+		return s.missing(ctx, t.ID())
 	}
 	s.mirror.Tasks().Put(t, cp)
 	if t.Status().Terminal() { // the tenant is free for its next task (one more round trip, once per run)
@@ -184,6 +186,9 @@ func (r *TaskRepo) bumpFenceOnline(ctx context.Context, id string) (*task.Task, 
 	if err != nil {
 		return nil, wrap("bump fence", err)
 	}
+	if len(flat) == 0 {
+		return nil, s.missing(ctx, id)
+	}
 	h := make(map[string]string, len(flat)/2)
 	for i := 0; i+1 < len(flat); i += 2 {
 		h[flat[i]] = flat[i+1]
@@ -194,4 +199,14 @@ func (r *TaskRepo) bumpFenceOnline(ctx context.Context, id string) (*task.Task, 
 	}
 	s.mirror.Tasks().Put(t, nil)
 	return t, nil
+}
+
+// missing explains a write that found no task in Redis: if this executor holds the task, Redis
+// lost it (it restarted empty unnoticed), an outage calling for a full write-back; else the
+// task does not exist.
+func (s *Store) missing(ctx context.Context, id string) error {
+	if t, err := s.mirror.Tasks().Task(ctx, id); err == nil && time.Since(t.UpdatedAt()) < s.ttl {
+		return fmt.Errorf("redisrepo: task %s: %w", id, outage.ErrDataLost)
+	}
+	return fmt.Errorf("%w: %s", task.ErrNotFound, id)
 }
