@@ -5,14 +5,16 @@ import (
 	"time"
 )
 
-// Times are stored as RFC 3339 with nanoseconds, UTC, so an SRE can read a hash with
-// HGETALL; the zero time is stored as "".
+// Times are stored as RFC 3339 UTC with all nine digits of nanoseconds, so an SRE can read a
+// hash with HGETALL and a later time always sorts later as a string (restore_task.lua compares
+// them); the zero time is stored as "".
+const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
 
 func encTime(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return t.UTC().Format(time.RFC3339Nano)
+	return t.UTC().Format(timeLayout)
 }
 
 func decTime(s string) (time.Time, error) {

@@ -226,7 +226,7 @@ func (s *Store) restoreTasks(ctx context.Context, tasks []*task.Task) error {
 				}
 				cpJSON = string(b)
 			}
-			args := append([]any{t.Fence(), s.ttlSeconds(), cpJSON}, append(fields, "fence", t.Fence())...)
+			args := append([]any{t.Fence(), s.ttlSeconds(), cpJSON, encTime(t.UpdatedAt())}, append(fields, "fence", t.Fence())...)
 			cmds[i] = restoreTaskScript.Eval(ctx, pipe, []string{s.keys.Task(t.ID()), s.keys.Checkpoint(t.ID())}, args...)
 		}
 	})
@@ -235,9 +235,12 @@ func (s *Store) restoreTasks(ctx context.Context, tasks []*task.Task) error {
 	}
 	var written []*task.Task
 	for i, t := range tasks {
-		if n, _ := cmds[i].Int(); n == 1 {
+		switch n, _ := cmds[i].Int(); n {
+		case 1:
 			written = append(written, t)
-		} else {
+		case 2: // Redis has a later write at this epoch: ours was a stale copy; read theirs next time
+			s.mirror.Tasks().Forget(t.ID())
+		default:
 			s.conflict(t, "another executor took the task while Redis was away")
 		}
 	}

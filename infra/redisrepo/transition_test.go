@@ -50,22 +50,31 @@ func onRedis(client redis.UniversalClient, leaseTTL time.Duration) apptest.Store
 }
 
 // Between the end of one stage and the start of the next, a run makes exactly one Redis round
-// trip: the fenced write of the task, its ledger entry and its checkpoint.
+// trip: the fenced write of the task, its ledger entry and its checkpoint. (Nothing else may use
+// the counted client meanwhile: stage 0 waits until Submit has returned, and the test waits for
+// the last stage before it reads the plan.)
 func TestOneRoundTripPerStageTransition(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
+	const n = 8
 	var mu sync.Mutex
 	var at []int64 // round trips counted as each stage starts
+	submitted, finished := make(chan struct{}), make(chan struct{})
 	var exe counted
 	exe = newCounted(t, srv, func(k *stagekind.Registry) {
 		require.NoError(t, k.Register("probe", stage.HandlerFunc(func(ctx context.Context, req stage.Request) (json.RawMessage, error) {
+			if req.StageIndex == 0 {
+				<-submitted
+			}
 			mu.Lock()
 			at = append(at, exe.trips.Count())
 			mu.Unlock()
+			if req.StageIndex == n-1 {
+				close(finished)
+			}
 			return json.RawMessage(`{"stage":"` + req.Stage + `"}`), nil
 		})))
 	})
-	const n = 8
 	specs := make([]stage.Spec, n)
 	for i := range specs {
 		specs[i] = stage.Spec{Name: fmt.Sprintf("s%d", i), Kind: "probe"}
@@ -73,6 +82,12 @@ func TestOneRoundTripPerStageTransition(t *testing.T) {
 	ctx := context.Background()
 	sub, err := exe.svc.Submit(ctx, app.SubmitRequest{Stages: specs, Tenants: []app.TenantInput{{ID: "rt-1"}}})
 	require.NoError(t, err)
+	close(submitted)
+	select {
+	case <-finished:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the plan did not run")
+	}
 	v, err := exe.svc.WaitPlan(ctx, sub.Plan.Plan.ID(), 20*time.Second)
 	require.NoError(t, err)
 	require.Equal(t, plan.Completed, v.Plan.Status())
