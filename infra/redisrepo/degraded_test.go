@@ -227,3 +227,24 @@ func TestRedisThatLostDataUnnoticedIsRepopulated(t *testing.T) {
 	_, err = fresh.Plans().Plan(ctx, p.ID())
 	require.NoError(t, err)
 }
+
+// A Redis that lost its script cache (SCRIPT FLUSH, or a restart) answers NOSCRIPT: the scripts
+// are sent again and nothing degrades.
+func TestNoScriptIsHandledBySendingTheScriptAgain(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	store, mon := startStore(t, fastClient(t, srv.Addr()), nil)
+	ctx := context.Background()
+	p, tasks := newPlan(t, "ns1")
+	require.NoError(t, store.CreatePlan(ctx, p, tasks))
+	runStage(t, store, tasks[0].ID())
+
+	require.NoError(t, srv.Client().ScriptFlush(ctx).Err())
+	runStage(t, store, tasks[0].ID())
+	runStage(t, store, tasks[0].ID())
+	down, _ := mon.Degraded()
+	assert.False(t, down, "NOSCRIPT is not an outage")
+	got, err := redisrepo.New(srv.Client(), redisrepo.Options{}).Tasks().Task(ctx, tasks[0].ID())
+	require.NoError(t, err)
+	assert.Equal(t, task.Completed, got.Status())
+}
