@@ -14,7 +14,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"os"
 	"runtime"
 	"strconv"
 	"sync"
@@ -40,32 +42,41 @@ const (
 	dgPollTick = 20 * time.Millisecond
 )
 
-// bakeRecorder is the "bake" stage kind: it sleeps params.ms milliseconds (honouring ctx)
+// dgLogger is nil (servertest discards the executor's logs) unless DG_LOG is set: then the
+// executor logs at debug level to stderr, to see what degraded mode did when a test fails.
+func dgLogger() *slog.Logger {
+	if os.Getenv("DG_LOG") == "" {
+		return nil
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// dgBake is the "bake" stage kind: it sleeps params.ms milliseconds (honouring ctx)
 // and counts, per tenant and stage, the calls it got and the calls that completed.
-type bakeRecorder struct {
+type dgBake struct {
 	mu        sync.Mutex
 	calls     map[string]int // "tenant/stage" -> calls
 	completed int            // calls that slept their full time
 }
 
-func newBakeRecorder() *bakeRecorder { return &bakeRecorder{calls: map[string]int{}} }
+func newDGBake() *dgBake { return &dgBake{calls: map[string]int{}} }
 
-func bakeKey(tenant, stage string) string { return tenant + "/" + stage }
+func dgBakeKey(tenant, stage string) string { return tenant + "/" + stage }
 
 // register adds the kind to an executor's registry (servertest.With's register func).
-func (b *bakeRecorder) register(reg *stagekind.Registry) {
+func (b *dgBake) register(reg *stagekind.Registry) {
 	if err := reg.Register("bake", stage.HandlerFunc(b.run)); err != nil {
 		panic(err)
 	}
 }
 
-func (b *bakeRecorder) run(ctx context.Context, req stage.Request) (json.RawMessage, error) {
-	ms, err := bakeMillis(req.Params["ms"])
+func (b *dgBake) run(ctx context.Context, req stage.Request) (json.RawMessage, error) {
+	ms, err := dgBakeMillis(req.Params["ms"])
 	if err != nil {
 		return nil, stage.Permanent(err)
 	}
 	b.mu.Lock()
-	b.calls[bakeKey(req.TenantID, req.Stage)]++
+	b.calls[dgBakeKey(req.TenantID, req.Stage)]++
 	b.mu.Unlock()
 	t := time.NewTimer(time.Duration(ms) * time.Millisecond)
 	defer t.Stop()
@@ -80,7 +91,7 @@ func (b *bakeRecorder) run(ctx context.Context, req stage.Request) (json.RawMess
 	return json.Marshal(map[string]int64{"baked": ms})
 }
 
-func bakeMillis(v any) (int64, error) {
+func dgBakeMillis(v any) (int64, error) {
 	switch n := v.(type) {
 	case float64:
 		return int64(n), nil
@@ -96,7 +107,7 @@ func bakeMillis(v any) (int64, error) {
 	return 0, fmt.Errorf("bake: params.ms must be a number, not %T", v)
 }
 
-func (b *bakeRecorder) completedCount() int {
+func (b *dgBake) completedCount() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.completed
@@ -104,14 +115,14 @@ func (b *bakeRecorder) completedCount() int {
 
 // requireEachRanOnce asserts that every stage of every tenant was called exactly once, and
 // nothing else was called.
-func (b *bakeRecorder) requireEachRanOnce(t *testing.T, tenants, stages []string) {
+func (b *dgBake) requireEachRanOnce(t *testing.T, tenants, stages []string) {
 	t.Helper()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	want := map[string]int{}
 	for _, tn := range tenants {
 		for _, st := range stages {
-			want[bakeKey(tn, st)] = 1
+			want[dgBakeKey(tn, st)] = 1
 		}
 	}
 	var twice, skipped []string
@@ -211,7 +222,7 @@ func (c *dgClient) submit(p dgPlan) api.Plan {
 	return out
 }
 
-// waitPlan long-polls the plan until it ends and requires it COMPLETED.
+// waitCompleted long-polls the plan until it ends and requires it COMPLETED.
 func (c *dgClient) waitCompleted(planID string) api.Plan {
 	c.t.Helper()
 	var out api.Plan
@@ -248,8 +259,8 @@ func (c *dgClient) waitRedis(want string) api.Health {
 	return h
 }
 
-// requireDegraded checks a degraded /readyz answer.
-func requireDegraded(t *testing.T, h api.Health) {
+// dgRequireDegraded checks a degraded /readyz answer.
+func dgRequireDegraded(t *testing.T, h api.Health) {
 	t.Helper()
 	require.Equal(t, "ok", h.Status)
 	require.Equal(t, "degraded", h.Redis)
@@ -288,29 +299,34 @@ func dgPoll(t *testing.T, limit time.Duration, cond func() bool, msgAndArgs ...a
 	}
 }
 
-// waitCompletions waits until the recorder saw n stage completions.
-func waitCompletions(t *testing.T, rec *bakeRecorder, n int) {
+// dgWaitCompletions waits until the recorder saw n stage completions.
+func dgWaitCompletions(t *testing.T, rec *dgBake, n int) {
 	t.Helper()
 	dgPoll(t, dgWait, func() bool { return rec.completedCount() >= n }, "fewer than %d stage completions", n)
 }
 
-// holdOutage keeps polling /readyz for d after start, requiring it degraded throughout: Redis
-// is away, so the executor must not claim otherwise. It returns how many answers it saw.
-func holdOutage(t *testing.T, c *dgClient, start time.Time, d time.Duration) int {
+// dgHoldOutage keeps polling /readyz and the plan for d after start: /readyz must say degraded
+// throughout (Redis is away, the executor must not claim otherwise) and the plan must still
+// be served (from memory). It returns how many rounds it made.
+func dgHoldOutage(t *testing.T, c *dgClient, planID string, start time.Time, d time.Duration) int {
 	t.Helper()
 	n := 0
 	for time.Since(start) < d {
-		requireDegraded(t, c.readyz())
+		dgRequireDegraded(t, c.readyz())
+		var p api.Plan
+		resp := c.do(http.MethodGet, "/v1/plans/"+planID, nil, &p)
+		require.Equal(t, http.StatusOK, resp.StatusCode, "GET the plan while Redis is away")
+		require.Contains(t, []string{"RUNNING", "COMPLETED"}, p.Status)
 		n++
 		time.Sleep(50 * time.Millisecond)
 	}
 	return n
 }
 
-// requireRedisMatchesAPI checks that Redis (a fresh client) holds the plan, and every task with
+// dgRequireRedisMatchesAPI checks that Redis (a fresh client) holds the plan, and every task with
 // its checkpoint and tenant index, equal to what the API answers, and that every task ran
 // all its stages.
-func requireRedisMatchesAPI(t *testing.T, c *dgClient, rdb *redis.Client, p dgPlan, planID string) {
+func dgRequireRedisMatchesAPI(t *testing.T, c *dgClient, rdb *redis.Client, p dgPlan, planID string) {
 	t.Helper()
 	ctx := context.Background()
 
@@ -375,8 +391,8 @@ func requireRedisMatchesAPI(t *testing.T, c *dgClient, rdb *redis.Client, p dgPl
 func TestRedisKilledMidPlanThenBackEmpty(t *testing.T) {
 	t.Parallel()
 	rs := redistest.Start(t)
-	rec := newBakeRecorder()
-	srv := servertest.With(t, server.Config{RedisURL: rs.URL(), LeaseTTL: 2 * time.Second}, rec.register)
+	rec := newDGBake()
+	srv := servertest.With(t, server.Config{RedisURL: rs.URL(), LeaseTTL: 2 * time.Second, Logger: dgLogger()}, rec.register)
 	c := newDGClient(t, srv)
 	require.Equal(t, "ok", c.readyz().Redis)
 
@@ -384,17 +400,17 @@ func TestRedisKilledMidPlanThenBackEmpty(t *testing.T) {
 	total := len(p.tenants) * len(p.stages)
 	submitted := c.submit(p)
 
-	waitCompletions(t, rec, total*30/100)
+	dgWaitCompletions(t, rec, total*30/100)
 	rs.Kill()
 	killed := time.Now()
 	t.Logf("redis killed after %d/%d stage completions", rec.completedCount(), total)
 
 	h := c.waitRedis("degraded")
-	requireDegraded(t, h)
-	sawDegraded := true
+	dgRequireDegraded(t, h)
+	sawDegraded := h.Redis == "degraded"
 	t.Logf("readyz degraded %v after the kill: since %v, journal %d", time.Since(killed).Round(time.Millisecond), *h.Since, *h.Journal)
 
-	n := holdOutage(t, c, killed, 3*time.Second)
+	n := dgHoldOutage(t, c, submitted.PlanID, killed, 3*time.Second)
 	t.Logf("readyz degraded throughout the outage (%d answers); %d/%d stages completed", n, rec.completedCount(), total)
 	rs.Restart() // empty
 	restarted := time.Now()
@@ -405,7 +421,7 @@ func TestRedisKilledMidPlanThenBackEmpty(t *testing.T) {
 
 	require.True(t, sawDegraded)
 	rec.requireEachRanOnce(t, p.tenants, p.stages)
-	requireRedisMatchesAPI(t, c, rs.Client(), p, submitted.PlanID)
+	dgRequireRedisMatchesAPI(t, c, rs.Client(), p, submitted.PlanID)
 }
 
 // Redis is frozen (SIGSTOP) for ~3 s, longer than the executor's 1 s client timeouts, in the
@@ -423,8 +439,8 @@ func TestRedisFrozenLongerThanTheClientTimeout(t *testing.T) {
 	before := runtime.NumGoroutine()
 
 	ok := t.Run("executor", func(t *testing.T) {
-		rec := newBakeRecorder()
-		srv := servertest.With(t, server.Config{RedisURL: rs.URL(), LeaseTTL: 2 * time.Second}, rec.register)
+		rec := newDGBake()
+		srv := servertest.With(t, server.Config{RedisURL: rs.URL(), LeaseTTL: 2 * time.Second, Logger: dgLogger()}, rec.register)
 		frozen := false
 		// Registered after servertest's cleanup, so it runs first: a test that fails while
 		// Redis is frozen does not leave the executor's shutdown waiting on it.
@@ -440,16 +456,16 @@ func TestRedisFrozenLongerThanTheClientTimeout(t *testing.T) {
 		total := len(p.tenants) * len(p.stages)
 		submitted := c.submit(p)
 
-		waitCompletions(t, rec, total*30/100)
+		dgWaitCompletions(t, rec, total*30/100)
 		rs.Freeze()
 		frozen = true
 		frozenAt := time.Now()
 		t.Logf("redis frozen after %d/%d stage completions", rec.completedCount(), total)
 
 		h := c.waitRedis("degraded")
-		requireDegraded(t, h)
+		dgRequireDegraded(t, h)
 		t.Logf("readyz degraded %v after the freeze: journal %d", time.Since(frozenAt).Round(time.Millisecond), *h.Journal)
-		n := holdOutage(t, c, frozenAt, 3*time.Second)
+		n := dgHoldOutage(t, c, submitted.PlanID, frozenAt, 3*time.Second)
 		t.Logf("readyz degraded throughout the freeze (%d answers); %d/%d stages completed", n, rec.completedCount(), total)
 		rs.Thaw()
 		frozen = false
@@ -466,7 +482,7 @@ func TestRedisFrozenLongerThanTheClientTimeout(t *testing.T) {
 			require.NoError(t, err, "task %s (tenant %s) in Redis", id, p.tenants[i])
 			assert.Equal(t, "COMPLETED", status, "task %s (tenant %s) in Redis", id, p.tenants[i])
 		}
-		requireRedisMatchesAPI(t, c, rdb, p, submitted.PlanID)
+		dgRequireRedisMatchesAPI(t, c, rdb, p, submitted.PlanID)
 	})
 	require.True(t, ok, "the executor subtest failed")
 
@@ -491,16 +507,16 @@ func TestServeStartsDegradedWhenRedisIsDown(t *testing.T) {
 	t.Parallel()
 	rs := redistest.Start(t)
 	rs.Kill()
-	rec := newBakeRecorder()
-	srv := servertest.With(t, server.Config{RedisURL: rs.URL(), LeaseTTL: 2 * time.Second}, rec.register)
+	rec := newDGBake()
+	srv := servertest.With(t, server.Config{RedisURL: rs.URL(), LeaseTTL: 2 * time.Second, Logger: dgLogger()}, rec.register)
 	c := newDGClient(t, srv)
 
-	requireDegraded(t, c.waitRedis("degraded"))
+	dgRequireDegraded(t, c.waitRedis("degraded"))
 
 	p := newDGPlan("cold", 3, []int{30, 60}, 0)
 	submitted := c.submit(p) // accepted by default while degraded
 	c.waitCompleted(submitted.PlanID)
-	requireDegraded(t, c.readyz()) // nothing brought Redis back
+	dgRequireDegraded(t, c.readyz()) // nothing brought Redis back
 	rec.requireEachRanOnce(t, p.tenants, p.stages)
 	for _, tk := range c.planTasks(submitted.PlanID) {
 		assert.Equal(t, "COMPLETED", tk.Status, tk.TenantID)
@@ -508,7 +524,7 @@ func TestServeStartsDegradedWhenRedisIsDown(t *testing.T) {
 
 	rs.Restart()
 	c.waitRedis("ok")
-	requireRedisMatchesAPI(t, c, rs.Client(), p, submitted.PlanID)
+	dgRequireRedisMatchesAPI(t, c, rs.Client(), p, submitted.PlanID)
 }
 
 // With RejectNewPlansWhileDegraded, an executor whose Redis is down refuses new plans with a
@@ -517,10 +533,10 @@ func TestServeRejectsNewPlansWhileRedisIsDown(t *testing.T) {
 	t.Parallel()
 	rs := redistest.Start(t)
 	rs.Kill()
-	rec := newBakeRecorder()
-	srv := servertest.With(t, server.Config{RedisURL: rs.URL(), RejectNewPlansWhileDegraded: true}, rec.register)
+	rec := newDGBake()
+	srv := servertest.With(t, server.Config{RedisURL: rs.URL(), RejectNewPlansWhileDegraded: true, Logger: dgLogger()}, rec.register)
 	c := newDGClient(t, srv)
-	requireDegraded(t, c.waitRedis("degraded"))
+	dgRequireDegraded(t, c.waitRedis("degraded"))
 
 	p := newDGPlan("refused", 2, []int{20}, 0)
 	var prob api.Problem
@@ -539,5 +555,36 @@ func TestServeRejectsNewPlansWhileRedisIsDown(t *testing.T) {
 	submitted := c.submit(p)
 	c.waitCompleted(submitted.PlanID)
 	rec.requireEachRanOnce(t, p.tenants, p.stages)
-	requireRedisMatchesAPI(t, c, rs.Client(), p, submitted.PlanID)
+	dgRequireRedisMatchesAPI(t, c, rs.Client(), p, submitted.PlanID)
+}
+
+// Redis is killed and restarted at once (empty) mid-plan, maybe too fast for any command to
+// fail: the executor must still notice that Redis lost its data (a write finds no task, a
+// read no plan) and write everything back. The plan completes, every stage ran exactly once,
+// and Redis ends up holding what the API shows.
+func TestRedisRestartedEmptyUnnoticedMidPlan(t *testing.T) {
+	t.Parallel()
+	rs := redistest.Start(t)
+	rec := newDGBake()
+	srv := servertest.With(t, server.Config{RedisURL: rs.URL(), LeaseTTL: 2 * time.Second, Logger: dgLogger()}, rec.register)
+	c := newDGClient(t, srv)
+	require.Equal(t, "ok", c.readyz().Redis)
+
+	p := newDGPlan("blink", 12, []int{60, 140, 100}, 4)
+	total := len(p.tenants) * len(p.stages)
+	submitted := c.submit(p)
+
+	dgWaitCompletions(t, rec, total*40/100)
+	rs.Kill()
+	rs.Restart() // empty
+	done := rec.completedCount()
+	t.Logf("redis restarted empty after %d/%d stage completions", done, total)
+	// No HTTP request yet (a GET of the plan would notice the loss by itself): the runs'
+	// own writes must notice it.
+	dgWaitCompletions(t, rec, done+4)
+
+	c.waitCompleted(submitted.PlanID)
+	c.waitRedis("ok")
+	rec.requireEachRanOnce(t, p.tenants, p.stages)
+	dgRequireRedisMatchesAPI(t, c, rs.Client(), p, submitted.PlanID)
 }

@@ -116,7 +116,7 @@ func (s *Server) stores() (stores, error) {
 	// Short timeouts and one retry: a Redis that does not answer makes the executor degraded
 	// (it keeps running on memory) within about a second, instead of stalling every run.
 	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.PoolTimeout = time.Second, time.Second, time.Second, time.Second
-	opts.MaxRetries = 1
+	opts.MaxRetries, opts.DialerRetries = 1, 1 // go-redis re-dials a refused connection 5 times by default
 	s.redis = redis.NewClient(opts)
 	keys := rediskey.New(s.cfg.Prefix)
 	s.mon = outage.NewMonitor(s.cfg.Logger)
