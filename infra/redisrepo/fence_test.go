@@ -19,13 +19,16 @@ import (
 	"github.com/executor-dev/executor/infra/redistest"
 )
 
-// raw reads a task's hash and checkpoint exactly as Redis stores them.
-func raw(t *testing.T, srv *redistest.Server, taskID string) (map[string]string, string) {
+// raw reads a task's hash and (when withCheckpoint) checkpoint exactly as Redis stores them.
+func raw(t *testing.T, srv *redistest.Server, taskID string, withCheckpoint bool) (map[string]string, string) {
 	t.Helper()
 	c := srv.Client()
 	keys := rediskey.New("")
 	h, err := c.HGetAll(context.Background(), keys.Task(taskID)).Result()
 	require.NoError(t, err)
+	if !withCheckpoint {
+		return h, ""
+	}
 	cp, err := c.Get(context.Background(), keys.Checkpoint(taskID)).Result()
 	require.NoError(t, err)
 	return h, cp
@@ -84,7 +87,7 @@ func TestSupersededRunnerIsFenced(t *testing.T) {
 	require.NoError(t, runB.CompleteStage(1, now.Add(time.Second)))
 	require.NoError(t, cpB.Record(1, "restart", json.RawMessage(`{"by":"B"}`), epochB, now.Add(time.Second)))
 	require.NoError(t, procB.Tasks().Save(ctx, runB, cpB))
-	wantHash, wantCkpt := raw(t, srv, tk.ID())
+	wantHash, wantCkpt := raw(t, srv, tk.ID(), true)
 
 	// A wakes up and writes its stage 1, with and without a checkpoint: both refused.
 	require.NoError(t, runA.CompleteStage(1, now.Add(2*time.Second)))
@@ -92,7 +95,7 @@ func TestSupersededRunnerIsFenced(t *testing.T) {
 	require.ErrorIs(t, procA.Tasks().Save(ctx, runA, cpA), task.ErrFenced)
 	require.ErrorIs(t, procA.Tasks().Save(ctx, runA, nil), task.ErrFenced)
 
-	gotHash, gotCkpt := raw(t, srv, tk.ID())
+	gotHash, gotCkpt := raw(t, srv, tk.ID(), true)
 	assert.Equal(t, wantHash, gotHash, "the task hash is byte-identical to the newer run's")
 	assert.Equal(t, wantCkpt, gotCkpt, "the checkpoint is byte-identical to the newer run's")
 	assert.Equal(t, "3", gotHash["fence"])
@@ -102,4 +105,35 @@ func TestSupersededRunnerIsFenced(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2, seen.CurrentStage())
 	assert.Equal(t, 2, seen.Attempt())
+}
+
+// A write delayed in the network past its client's timeout may reach Redis after a later
+// write of the same run (written back after the outage it caused): it changes nothing.
+func TestDelayedOlderWriteOfTheSameRunChangesNothing(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	store := redisrepo.New(srv.Client(), redisrepo.Options{})
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	specs := []stage.Spec{{Name: "one", Kind: "noop"}, {Name: "two", Kind: "noop"}}
+	tk, err := task.New(ulid.Make().String(), "delayed-1", nil, specs, now)
+	require.NoError(t, err)
+	p, err := plan.New(plan.Draft{ID: tk.PlanID(), Stages: specs, TaskIDs: []string{tk.ID()}}, now)
+	require.NoError(t, err)
+	require.NoError(t, store.CreatePlan(ctx, p, []*task.Task{tk}))
+	run, err := store.Tasks().BumpFence(ctx, tk.ID())
+	require.NoError(t, err)
+	require.NoError(t, run.Start(run.Fence(), now.Add(time.Second)))
+	older, err := task.Load(run.State()) // the write that will arrive late: RUNNING at stage 0
+	require.NoError(t, err)
+	require.NoError(t, run.CompleteStage(0, now.Add(2*time.Second)))
+	require.NoError(t, run.CompleteStage(1, now.Add(3*time.Second)))
+	require.NoError(t, run.Complete(now.Add(3*time.Second)))
+	require.NoError(t, store.Tasks().Save(ctx, run, nil))
+	want, _ := raw(t, srv, tk.ID(), false)
+
+	require.NoError(t, store.Tasks().Save(ctx, older, nil), "a stale write is not an error: there is nothing to do")
+	got, _ := raw(t, srv, tk.ID(), false)
+	assert.Equal(t, want, got)
+	assert.Equal(t, "COMPLETED", got["status"])
 }

@@ -36,4 +36,5 @@ const (
 	saved      = 1
 	fenced     = 0
 	noSuchTask = -1
+	stale      = 2
 )

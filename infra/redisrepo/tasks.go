@@ -135,7 +135,7 @@ func (r *TaskRepo) saveOnline(ctx context.Context, t *task.Task, cp *checkpoint.
 		cpJSON = string(b)
 	}
 	keys := []string{s.keys.Task(t.ID()), s.keys.Checkpoint(t.ID())}
-	args := append([]any{t.Fence(), s.ttlSeconds(), cpJSON}, fields...)
+	args := append([]any{t.Fence(), s.ttlSeconds(), cpJSON, encTime(t.UpdatedAt())}, fields...)
 	run := func(script func(pipe redis.Pipeliner) *redis.Cmd) (*redis.Cmd, error) {
 		var res *redis.Cmd
 		_, err := s.exec(ctx, func(pipe redis.Pipeliner) {
@@ -161,6 +161,8 @@ func (r *TaskRepo) saveOnline(ctx context.Context, t *task.Task, cp *checkpoint.
 		return wrap("save task", err)
 	}
 	switch n, _ := res.Int(); n {
+	case stale: // a later write of this run is there already: nothing to do
+		return nil
 	case saved:
 	case fenced:
 		s.mirror.Tasks().Forget(t.ID()) // our copy is stale: read the newer run's next time
