@@ -13,17 +13,18 @@ import (
 // a plan: the tenants are free again after it. Once written, a claim lives as long as its task.
 const claimTTL = 10 * time.Minute
 
-// claim marks every task's tenant as taken by that task (SET NX on the tenant's active
-// marker, pipelined). When a tenant is taken already, it releases what it claimed and returns
+// claim marks every task's tenant as taken by that task (claim_tenant.lua on the tenant's
+// active marker, pipelined; a claim retried after a lost reply finds itself and succeeds). When a tenant is taken already, it releases what it claimed and returns
 // a *task.BusyError: across executors, exactly one of two plans for one tenant gets it.
 func (s *Store) claim(ctx context.Context, tasks []*task.Task) error {
 	var busy []string
 	var claimed []*task.Task
 	for start := 0; start < len(tasks); start += batchSize {
 		batch := tasks[start:min(start+batchSize, len(tasks))]
-		cmds, err := s.exec(ctx, func(pipe redis.Pipeliner) {
-			for _, t := range batch {
-				pipe.SetNX(ctx, s.keys.TenantActive(t.TenantID()), t.ID(), claimTTL)
+		cmds := make([]*redis.Cmd, len(batch))
+		_, err := s.exec(ctx, func(pipe redis.Pipeliner) {
+			for i, t := range batch {
+				cmds[i] = claimTenantScript.Eval(ctx, pipe, []string{s.keys.TenantActive(t.TenantID())}, t.ID(), int64(claimTTL/time.Second))
 			}
 		})
 		if err != nil {
@@ -31,7 +32,7 @@ func (s *Store) claim(ctx context.Context, tasks []*task.Task) error {
 			return wrap("claim tenants", err)
 		}
 		for i, t := range batch {
-			if cmds[i].(*redis.BoolCmd).Val() {
+			if n, _ := cmds[i].Int(); n == 1 {
 				claimed = append(claimed, t)
 			} else {
 				busy = append(busy, t.TenantID())

@@ -9,8 +9,9 @@ import (
 	"github.com/executor-dev/executor/domain/plan"
 )
 
-// planFields is the whole plan hash, written once at creation.
-func planFields(p *plan.Plan) ([]any, error) {
+// planFields is the whole plan hash, status fields first, stamped as changed at updated (its
+// creation, or a write-back's own time).
+func planFields(p *plan.Plan, updated time.Time) ([]any, error) {
 	s := p.State()
 	spec, err := encSpecs(s.Stages)
 	if err != nil {
@@ -24,18 +25,23 @@ func planFields(p *plan.Plan) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append([]any{
+	return append(planStatusFields(p, updated), []any{
 		"planId", s.ID, "name", s.Name, "labels", labels, "spec", spec, "taskIds", taskIDs,
 		"maxConcurrency", s.MaxConcurrency, "failureBudget", s.FailureBudget,
 		"startAt", encTime(s.StartAt), "createdAt", encTime(s.CreatedAt),
 		"idempotencyKey", s.IdempotencyKey,
-	}, planStatusFields(p)...), nil
+	}...), nil
 }
 
-// planStatusFields are the fields a plan's transitions change.
-func planStatusFields(p *plan.Plan) []any {
+// planStatusPairs is how many field, value pairs planStatusFields returns.
+const planStatusPairs = 4
+
+// planStatusFields are the fields a plan's transitions change, with when this change was made
+// (updatedAt: a change that reaches Redis late never overwrites a later one).
+func planStatusFields(p *plan.Plan, updated time.Time) []any {
 	return []any{
 		"status", string(p.Status()), "startedAt", encTime(p.StartedAt()), "finishedAt", encTime(p.FinishedAt()),
+		"updatedAt", encTime(updated),
 	}
 }
 

@@ -23,7 +23,7 @@ func (s *Store) create(ctx context.Context, p *plan.Plan, tasks []*task.Task) er
 	var planFieldsList []any
 	if p != nil {
 		var err error
-		if planFieldsList, err = planFields(p); err != nil {
+		if planFieldsList, err = planFields(p, p.CreatedAt()); err != nil {
 			return wrap("encode plan", err)
 		}
 	}
@@ -63,8 +63,7 @@ func (s *Store) writeNew(ctx context.Context, p *plan.Plan, planFields []any, ta
 		end := min(start+batchSize/perTask, len(tasks))
 		_, err := s.exec(ctx, func(pipe redis.Pipeliner) {
 			for i, t := range tasks[start:end] {
-				pipe.HSet(ctx, s.keys.Task(t.ID()), fields[start+i]...)
-				pipe.Expire(ctx, s.keys.Task(t.ID()), s.ttl)
+				createTaskScript.Eval(ctx, pipe, []string{s.keys.Task(t.ID())}, append([]any{s.ttlSeconds()}, fields[start+i]...)...)
 			}
 		})
 		if err != nil {

@@ -19,7 +19,7 @@ import (
 // round trip.
 func (r *PlanRepo) createOnline(ctx context.Context, p *plan.Plan) error {
 	s := r.s
-	fields, err := planFields(p)
+	fields, err := planFields(p, p.CreatedAt())
 	if err != nil {
 		return wrap("encode plan", err)
 	}
@@ -33,8 +33,9 @@ func (r *PlanRepo) createOnline(ctx context.Context, p *plan.Plan) error {
 // queuePlan queues the writes of a new plan: its hash, its ZSET entry (trimming entries older
 // than the TTL, whose plans expired) and its idempotency key.
 func (s *Store) queuePlan(ctx context.Context, pipe redis.Pipeliner, p *plan.Plan, fields []any) {
-	pipe.HSet(ctx, s.keys.Plan(p.ID()), fields...)
-	pipe.Expire(ctx, s.keys.Plan(p.ID()), s.ttl)
+	// create_plan.lua: the whole hash if Redis has none, else the status fields unless older.
+	args := append([]any{s.ttlSeconds(), fields[7], planStatusPairs}, fields...)
+	createPlanScript.Eval(ctx, pipe, []string{s.keys.Plan(p.ID())}, args...)
 	pipe.ZAdd(ctx, s.keys.Plans(), redis.Z{Score: float64(p.CreatedAt().UnixMilli()), Member: p.ID()})
 	pipe.ZRemRangeByScore(ctx, s.keys.Plans(), "-inf", strconv.FormatInt(p.CreatedAt().Add(-s.ttl).UnixMilli(), 10))
 	if k := p.IdempotencyKey(); k != "" {
@@ -67,7 +68,7 @@ func (r *PlanRepo) planOnline(ctx context.Context, id string) (*plan.Plan, error
 		if err != nil {
 			return nil, fmt.Errorf("redisrepo: decode plan %s: %w", id, err)
 		}
-		s.mirror.Plans().Put(p)
+		// Not put in the mirror: a slow read must not undo a change journaled meanwhile.
 		return p, nil
 	}
 	h, err := s.client.HGetAll(ctx, s.keys.Plan(id)).Result()
@@ -164,7 +165,8 @@ func (r *PlanRepo) listOnline(ctx context.Context, f plan.Filter) ([]*plan.Plan,
 // Save writes a plan's status fields and refreshes its TTL (save_plan.lua, one round trip).
 func (r *PlanRepo) saveOnline(ctx context.Context, p *plan.Plan) error {
 	s := r.s
-	args := append([]any{s.ttlSeconds()}, planStatusFields(p)...)
+	now := time.Now()
+	args := append([]any{s.ttlSeconds(), encTime(now)}, planStatusFields(p, now)...)
 	n, err := savePlanScript.Run(ctx, s.client, []string{s.keys.Plan(p.ID())}, args...).Int()
 	if err != nil {
 		return wrap("save plan", err)
@@ -172,6 +174,6 @@ func (r *PlanRepo) saveOnline(ctx context.Context, p *plan.Plan) error {
 	if n == 0 {
 		return plan.ErrNotFound
 	}
-	s.mirror.Plans().Put(p)
+	s.mirror.Plans().Put(p) // n == 2 (a later change is in Redis) still records ours locally
 	return nil
 }

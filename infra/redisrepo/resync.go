@@ -177,7 +177,7 @@ func (s *Store) restore(ctx context.Context, planIDs, taskIDs []string) error {
 		var encErr error
 		_, err := s.exec(ctx, func(pipe redis.Pipeliner) {
 			for _, p := range batch {
-				fields, err := planFields(p)
+				fields, err := planFields(p, time.Now()) // the write-back is the latest change it knows
 				if err != nil {
 					encErr = err
 					return

@@ -17,6 +17,12 @@ var (
 	releaseTenantSrc string
 	//go:embed scripts/reactivate.lua
 	reactivateSrc string
+	//go:embed scripts/claim_tenant.lua
+	claimTenantSrc string
+	//go:embed scripts/create_task.lua
+	createTaskSrc string
+	//go:embed scripts/create_plan.lua
+	createPlanSrc string
 	//go:embed scripts/restore_task.lua
 	restoreTaskSrc string
 	//go:embed scripts/restore_tenant.lua
@@ -28,6 +34,9 @@ var (
 	releaseTenantScript = redis.NewScript(releaseTenantSrc)
 	reactivateScript    = redis.NewScript(reactivateSrc)
 	restoreTaskScript   = redis.NewScript(restoreTaskSrc)
+	claimTenantScript   = redis.NewScript(claimTenantSrc)
+	createTaskScript    = redis.NewScript(createTaskSrc)
+	createPlanScript    = redis.NewScript(createPlanSrc)
 	restoreTenantScript = redis.NewScript(restoreTenantSrc)
 )
 

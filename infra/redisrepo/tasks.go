@@ -2,8 +2,10 @@ package redisrepo
 
 import (
 	"context"
+
 	"errors"
 	"fmt"
+	"github.com/oklog/ulid/v2"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -184,7 +186,8 @@ func (r *TaskRepo) saveOnline(ctx context.Context, t *task.Task, cp *checkpoint.
 // that epoch (bump_fence.lua: both in one atomic step), replacing the mirror's copy.
 func (r *TaskRepo) bumpFenceOnline(ctx context.Context, id string) (*task.Task, error) {
 	s := r.s
-	flat, err := bumpFenceScript.Run(ctx, s.client, []string{s.keys.Task(id)}, s.ttlSeconds()).StringSlice()
+	token := ulid.Make().String() // a retry of this bump (after a lost reply) bumps nothing twice
+	flat, err := bumpFenceScript.Run(ctx, s.client, []string{s.keys.Task(id)}, s.ttlSeconds(), token).StringSlice()
 	if err != nil {
 		return nil, wrap("bump fence", err)
 	}

@@ -1,0 +1,287 @@
+package server_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/executor-dev/executor/api"
+	"github.com/executor-dev/executor/domain/stage"
+	"github.com/executor-dev/executor/infra/rediskey"
+	"github.com/executor-dev/executor/infra/redistest"
+	"github.com/executor-dev/executor/server"
+	"github.com/executor-dev/executor/server/servertest"
+	"github.com/executor-dev/executor/stagekind"
+)
+
+// cfLogBuffer is a bytes.Buffer safe for a logger writing while the test reads.
+type cfLogBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *cfLogBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *cfLogBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// records returns the JSON log records written so far.
+func (b *cfLogBuffer) records() []map[string]any {
+	var out []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(b.String()))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var rec map[string]any
+		if json.Unmarshal(sc.Bytes(), &rec) == nil {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+// cfHoldKind is one executor's "hold" stage kind, which blocks until released or until its
+// context ends, and its "note" kind, a noop that records which stages it ran.
+type cfHoldKind struct {
+	release   chan struct{} // closed to let hold stages finish
+	entered   chan string   // task id of every hold stage started
+	cancelled chan string   // "<task id>: <cause>" of every hold stage whose context ended
+
+	mu    sync.Mutex
+	notes []string // "<task id>/<stage>/<run>" of every note stage run
+}
+
+func newCFHoldKind() *cfHoldKind {
+	return &cfHoldKind{release: make(chan struct{}), entered: make(chan string, 16), cancelled: make(chan string, 16)}
+}
+
+func (h *cfHoldKind) register(reg *stagekind.Registry) {
+	err := reg.Register("hold", stage.HandlerFunc(func(ctx context.Context, req stage.Request) (json.RawMessage, error) {
+		h.entered <- req.TaskID
+		select {
+		case <-h.release:
+			return json.RawMessage(`{"held":true}`), nil
+		case <-ctx.Done():
+			h.cancelled <- req.TaskID + ": " + fmt.Sprint(context.Cause(ctx))
+			return nil, ctx.Err()
+		}
+	}))
+	if err != nil {
+		panic(err)
+	}
+	err = reg.Register("note", stage.HandlerFunc(func(_ context.Context, req stage.Request) (json.RawMessage, error) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.notes = append(h.notes, fmt.Sprintf("%s/%s/%d", req.TaskID, req.Stage, req.Run))
+		return nil, nil
+	}))
+	if err != nil {
+		panic(err)
+	}
+}
+
+func (h *cfHoldKind) ran(taskID, stageName string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, n := range h.notes {
+		if strings.HasPrefix(n, taskID+"/"+stageName+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// cfHTTP sends a request with an optional JSON body and decodes a JSON answer into out
+// (when not nil); it returns the status code.
+func cfHTTP(t testing.TB, method, url, body string, out any) int {
+	t.Helper()
+	status, err := cfTryHTTP(method, url, body, out)
+	require.NoError(t, err, "%s %s", method, url)
+	return status
+}
+
+func cfTryHTTP(method, url, body string, out any) (int, error) {
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		return 0, err
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return resp.StatusCode, err
+	}
+	if out != nil && resp.StatusCode < 300 {
+		if err := json.Unmarshal(b, out); err != nil {
+			return resp.StatusCode, fmt.Errorf("decode %s: %w", b, err)
+		}
+	}
+	if resp.StatusCode >= 300 {
+		return resp.StatusCode, fmt.Errorf("%s %s: %d %s", method, url, resp.StatusCode, b)
+	}
+	return resp.StatusCode, nil
+}
+
+// cfReadyz returns the executor's /readyz answer (zero when it does not answer); safe in
+// Eventually's goroutine.
+func cfReadyz(srv *server.Server) api.Health {
+	var h api.Health
+	_, _ = cfTryHTTP(http.MethodGet, srv.URL()+"/readyz", "", &h)
+	return h
+}
+
+// A cut off Redis while it runs a task; B, still on Redis, finds the task's owner gone (it
+// reads INTERRUPTED), retries it and completes it. When A reaches Redis again its write-back
+// conflicts: A's run stops, A logs the conflict, and Redis keeps B's state, which both
+// executors then read.
+func TestConflictAfterOutageKeepsTheOtherExecutorsState(t *testing.T) {
+	t.Parallel()
+	const ttl = time.Second
+	const tenant = "tenant-x"
+	rs := redistest.Start(t)
+	proxy := rs.NewProxy()
+	logsA := &cfLogBuffer{}
+	kindA, kindB := newCFHoldKind(), newCFHoldKind()
+	a := servertest.With(t, server.Config{RedisURL: proxy.URL(), LeaseTTL: ttl,
+		Logger: slog.New(slog.NewJSONHandler(logsA, &slog.HandlerOptions{Level: slog.LevelDebug}))}, kindA.register)
+	b := servertest.With(t, server.Config{RedisURL: rs.URL(), LeaseTTL: ttl}, kindB.register)
+	defer func() {
+		if t.Failed() {
+			t.Logf("A's logs:\n%s", logsA.String())
+		}
+	}()
+
+	// "after" is a "note" stage: a noop that records which executor ran it.
+	var p api.Plan
+	body := `{"name":"conflict","stages":[{"name":"quick","kind":"noop"},{"name":"hold","kind":"hold"},{"name":"after","kind":"note"}],
+	          "tenants":[{"id":"` + tenant + `"}]}`
+	require.Equal(t, http.StatusCreated, cfHTTP(t, http.MethodPost, a.URL()+"/v1/plans", body, &p))
+	require.Len(t, p.TaskIDs, 1)
+	id := p.TaskIDs[0]
+	select {
+	case got := <-kindA.entered:
+		require.Equal(t, id, got)
+	case <-time.After(10 * time.Second):
+		t.Fatal("A's run did not reach the hold stage")
+	}
+
+	proxy.Cut() // A alone loses Redis
+	cut := time.Now()
+	require.Eventually(t, func() bool { return cfReadyz(a).Redis == "degraded" }, 5*time.Second, 20*time.Millisecond,
+		"A's heartbeat finds Redis away")
+	time.Sleep(time.Until(cut.Add(2*ttl + ttl/2))) // past the lease TTL and the heartbeat margin
+
+	var seen api.Task
+	cfHTTP(t, http.MethodGet, b.URL()+"/v1/tenants/"+tenant+"/task", "", &seen)
+	require.Equal(t, "INTERRUPTED", seen.Status, "B finds A's run gone")
+	require.NotNil(t, seen.LastError)
+	assert.Equal(t, string(stage.ClassLeaseLost), seen.LastError.Class)
+
+	cfHTTP(t, http.MethodPost, b.URL()+"/v1/tenants/"+tenant+"/retry", `{"fromCheckpoint":true}`, &seen)
+	select {
+	case got := <-kindB.entered:
+		require.Equal(t, id, got)
+	case <-time.After(10 * time.Second):
+		t.Fatal("B's run did not reach the hold stage")
+	}
+	close(kindB.release)
+	var done api.Plan
+	cfHTTP(t, http.MethodGet, b.URL()+"/v1/plans/"+p.PlanID+"?wait=20s", "", &done)
+	require.Equal(t, "COMPLETED", done.Status)
+	cfHTTP(t, http.MethodGet, b.URL()+"/v1/tasks/"+id, "", &seen)
+	require.Equal(t, "COMPLETED", seen.Status)
+	require.Equal(t, 2, seen.Attempt)
+	require.True(t, kindB.ran(id, "after"), "B ran the last stage")
+
+	keys := rediskey.New("")
+	c := rs.Client()
+	ctx := context.Background()
+	wantHash, err := c.HGetAll(ctx, keys.Task(id)).Result()
+	require.NoError(t, err)
+	wantCkpt, err := c.Get(ctx, keys.Checkpoint(id)).Result()
+	require.NoError(t, err)
+	wantPlan, err := c.HGet(ctx, keys.Plan(p.PlanID), "status").Result()
+	require.NoError(t, err)
+	require.Equal(t, "COMPLETED", wantPlan)
+
+	proxy.Restore()
+	select {
+	case got := <-kindA.cancelled:
+		assert.True(t, strings.HasPrefix(got, id+": "), got)
+		t.Logf("A's hold stage ended after %v: %s", time.Since(cut).Round(time.Millisecond), got)
+	case <-time.After(10 * time.Second):
+		t.Fatal("A's run of the task did not stop")
+	}
+	require.Eventually(t, func() bool { return cfReadyz(a).Redis == "ok" }, 15*time.Second, 20*time.Millisecond,
+		"A leaves degraded mode")
+	assert.False(t, kindA.ran(id, "after"), "A never runs the stage after hold")
+
+	conflictLogged := func() bool {
+		for _, rec := range logsA.records() {
+			if rec["task_id"] != id {
+				continue
+			}
+			msg, _ := rec["msg"].(string)
+			class, _ := rec["class"].(string)
+			if strings.Contains(msg, "conflict") || strings.Contains(msg, "fenced") || class == string(stage.ClassFenced) {
+				return true
+			}
+		}
+		return false
+	}
+	assert.Eventually(t, conflictLogged, 5*time.Second, 20*time.Millisecond, "A logs the conflict with the task id")
+
+	gotHash, err := c.HGetAll(ctx, keys.Task(id)).Result()
+	require.NoError(t, err)
+	gotCkpt, err := c.Get(ctx, keys.Checkpoint(id)).Result()
+	require.NoError(t, err)
+	assert.Equal(t, wantHash, gotHash, "Redis keeps B's task")
+	assert.Equal(t, wantCkpt, gotCkpt, "and B's checkpoint")
+	gotPlan, err := c.HGet(ctx, keys.Plan(p.PlanID), "status").Result()
+	require.NoError(t, err)
+	assert.Equal(t, wantPlan, gotPlan, "and B's plan status")
+
+	for name, srv := range map[string]*server.Server{"A": a, "B": b} {
+		var tk api.Task
+		cfHTTP(t, http.MethodGet, srv.URL()+"/v1/tenants/"+tenant+"/task", "", &tk)
+		assert.Equal(t, id, tk.TaskID, name)
+		assert.Equal(t, "COMPLETED", tk.Status, name)
+		assert.Equal(t, 2, tk.Attempt, name)
+		var pl api.Plan
+		cfHTTP(t, http.MethodGet, srv.URL()+"/v1/plans/"+p.PlanID, "", &pl)
+		assert.Equal(t, "COMPLETED", pl.Status, name)
+	}
+	// Nothing A does afterwards changes Redis either (a late write-back, a settle).
+	time.Sleep(500 * time.Millisecond)
+	gotHash, err = c.HGetAll(ctx, keys.Task(id)).Result()
+	require.NoError(t, err)
+	assert.Equal(t, wantHash, gotHash, "Redis still keeps B's task")
+}
