@@ -177,24 +177,6 @@ func TestReadPlanContentType(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader in different goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // serve logs JSON to a non-terminal stderr, serves on --addr, and shuts down cleanly when its
 // context ends.
 func TestServe(t *testing.T) {
@@ -213,7 +195,7 @@ func TestServe(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			var stdout, stderr syncBuffer
+			var stdout, stderr servertest.Buffer
 			code := make(chan int, 1)
 			go func() {
 				code <- run(ctx, tt.args, streams{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, getenv: envOf(tt.env)})

@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,26 +25,8 @@ import (
 	"github.com/executor-dev/executor/stagekind"
 )
 
-// cfLogBuffer is a bytes.Buffer safe for a logger writing while the test reads.
-type cfLogBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *cfLogBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *cfLogBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// records returns the JSON log records written so far.
-func (b *cfLogBuffer) records() []map[string]any {
+// logRecords returns the JSON log records written to b so far.
+func logRecords(b *servertest.Buffer) []map[string]any {
 	var out []map[string]any
 	sc := bufio.NewScanner(strings.NewReader(b.String()))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -168,7 +149,7 @@ func TestConflictAfterOutageKeepsTheOtherExecutorsState(t *testing.T) {
 	const tenant = "tenant-x"
 	rs := redistest.Start(t)
 	proxy := rs.NewProxy()
-	logsA := &cfLogBuffer{}
+	logsA := &servertest.Buffer{}
 	kindA, kindB := newCFHoldKind(), newCFHoldKind()
 	a := servertest.With(t, server.Config{RedisURL: proxy.URL(), LeaseTTL: ttl,
 		Logger: slog.New(slog.NewJSONHandler(logsA, &slog.HandlerOptions{Level: slog.LevelDebug}))}, kindA.register)
@@ -245,7 +226,7 @@ func TestConflictAfterOutageKeepsTheOtherExecutorsState(t *testing.T) {
 	assert.False(t, kindA.ran(id, "after"), "A never runs the stage after hold")
 
 	conflictLogged := func() bool {
-		for _, rec := range logsA.records() {
+		for _, rec := range logRecords(logsA) {
 			if rec["task_id"] != id {
 				continue
 			}

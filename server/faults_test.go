@@ -84,7 +84,7 @@ func ftRun(t *testing.T, late bool) {
 	plans := int(ftEnvInt("FAULT_PLANS", faultPlans))
 	rs := redistest.Start(t)
 	fp := rs.NewFaultProxy(redistest.Faults{Seed: seed, Drop: faultDrop, LoseReply: faultLoseReply, Delay: faultDelay, Hold: faultHold, Late: late})
-	logs := &cfLogBuffer{}
+	logs := &servertest.Buffer{}
 	srv := servertest.With(t, server.Config{RedisURL: fp.URL(), LeaseTTL: 2 * time.Second,
 		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	fp.Inject(true)
@@ -211,7 +211,7 @@ func ftRunPlan(srv *server.Server, n int) (res ftPlanResult) {
 
 // ftLogTasks prints a plan's tasks (with lease and checkpoint) and the executor's log
 // records about them.
-func ftLogTasks(t *testing.T, srv *server.Server, logs *cfLogBuffer, planID string) {
+func ftLogTasks(t *testing.T, srv *server.Server, logs *servertest.Buffer, planID string) {
 	t.Helper()
 	var p api.Plan
 	if _, err := cfTryHTTP(http.MethodGet, srv.URL()+"/v1/plans/"+planID, "", &p); err != nil {
@@ -229,7 +229,7 @@ func ftLogTasks(t *testing.T, srv *server.Server, logs *cfLogBuffer, planID stri
 		ckpt, _ := json.Marshal(tk.Checkpoint)
 		t.Logf("  task %s %s: %s attempt %d stage %d lastError %s lease %s checkpoint %s",
 			tk.TaskID, tk.TenantID, tk.Status, tk.Attempt, tk.CurrentStage, lastErr, lease, ckpt)
-		for _, rec := range logs.records() {
+		for _, rec := range logRecords(logs) {
 			if rec["task_id"] == id || rec["tenant_id"] == tk.TenantID || rec["tenant"] == tk.TenantID {
 				b, _ := json.Marshal(rec)
 				t.Logf("    %s", b)
@@ -331,12 +331,12 @@ func ftCompareViews(t *testing.T, what string, redis, exec ftView) {
 
 // ftLogOutages summarises the executor's log: its outages (degraded spells) and what started
 // them, and its warnings and errors by message.
-func ftLogOutages(t *testing.T, logs *cfLogBuffer) {
+func ftLogOutages(t *testing.T, logs *servertest.Buffer) {
 	t.Helper()
 	causes := map[string]int{}
 	msgs := map[string]int{}
 	outages, recoveries := 0, 0
-	for _, rec := range logs.records() {
+	for _, rec := range logRecords(logs) {
 		msg, _ := rec["msg"].(string)
 		if strings.HasPrefix(msg, "redis answers again") {
 			recoveries++

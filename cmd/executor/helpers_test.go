@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/executor-dev/executor/api"
+	"github.com/executor-dev/executor/server/servertest"
 )
 
 // cliTimeout bounds one run of a client command, so that no test hangs on one.
@@ -109,33 +110,15 @@ func httpStages(base, timeout string, names ...string) []api.StageRequest {
 	return stages
 }
 
-// syncBuffer is a bytes.Buffer safe for the process's writer and the test's readers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // executorProc is a real `executor serve` process, owned by one test.
 type executorProc struct {
 	name   string
 	addr   string
 	cmd    *exec.Cmd
-	output *syncBuffer   // its stderr (logs) and stdout
-	exited chan struct{} // closed once Wait returned
-	err    error         // Wait's error, read only after exited closed
-	killMu sync.Mutex    // serialises kill
+	output *servertest.Buffer // its stderr (logs) and stdout
+	exited chan struct{}      // closed once Wait returned
+	err    error              // Wait's error, read only after exited closed
+	killMu sync.Mutex         // serialises kill
 	killed bool
 }
 
@@ -174,7 +157,7 @@ func spawnExecutor(t *testing.T, name, redisURL string) *executorProc {
 	p := &executorProc{
 		name:   name,
 		addr:   "127.0.0.1:" + strconv.Itoa(freePort(t)),
-		output: &syncBuffer{},
+		output: &servertest.Buffer{},
 		exited: make(chan struct{}),
 	}
 	p.cmd = exec.Command(binary, "serve",
