@@ -150,6 +150,7 @@ one task per tenant, with a checkpoint after every completed stage.
 		a.tenantOpCmd("resume", "Resume the tenant's paused task", (*client.Client).ResumeTenant),
 		a.tenantOpCmd("cancel", "Cancel the tenant's latest task", (*client.Client).CancelTenant),
 		a.taskCmd(),
+		a.benchCmd(),
 	)
 	return root
 }

@@ -38,22 +38,17 @@ type Config struct {
 	Logger                      *slog.Logger // default slog.Default()
 }
 
-// Server is a wired executor.
-type Server struct {
-	cfg   Config
-	kinds *stagekind.Registry
-	orch  *orchestrator.Orchestrator
-	svc   *app.Service
-	redis redis.UniversalClient // nil on the in-memory store
-	store *redisrepo.Store      // nil on the in-memory store
-	mon   *outage.Monitor       // nil on the in-memory store
-	http  *http.Server
-	ln    net.Listener
-	done  chan error
-	// base is every request's parent context; Shutdown cancels it so open long polls end
-	// at once instead of holding shutdown until their deadline.
-	base       context.Context
-	cancelBase context.CancelFunc
+// Executor is a wired executor without its HTTP API: stores, locker, stage kinds,
+// orchestrator and use cases. Server serves it over HTTP; the bench command runs it as it is.
+type Executor struct {
+	cfg       Config
+	kinds     *stagekind.Registry
+	orch      *orchestrator.Orchestrator
+	svc       *app.Service
+	redis     *redis.Client    // nil on the in-memory store
+	store     *redisrepo.Store // nil on the in-memory store
+	mon       *outage.Monitor  // nil on the in-memory store
+	readiness func() api.Health
 }
 
 // stores are the repositories and locker of one backend.
@@ -66,34 +61,135 @@ type stores struct {
 		orchestrator.Locker
 		app.Holders
 	}
-	readiness func() api.Health
 }
 
-// New wires an executor: on Redis when cfg.RedisURL is set, else on the embedded in-memory
-// store. Register custom stage kinds on Kinds() before Start.
-func New(cfg Config) (*Server, error) {
+// NewExecutor wires an executor: on Redis when cfg.RedisURL is set, else on the embedded
+// in-memory store. Register custom stage kinds on Kinds() before Start.
+func NewExecutor(cfg Config) (*Executor, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.LeaseTTL <= 0 {
 		cfg.LeaseTTL = orchestrator.DefaultLeaseTTL
 	}
-	s := &Server{cfg: cfg}
-	st, err := s.stores()
+	e := &Executor{cfg: cfg}
+	st, err := e.stores()
 	if err != nil {
 		return nil, err
 	}
-	s.kinds = stagekind.Builtin(stagekind.HTTPOptions{})
-	s.orch = orchestrator.New(st.plans, st.tasks, st.ckpts, st.locker, s.kinds,
-		orchestrator.Config{Workers: cfg.Workers, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger, Degraded: s.degraded})
-	s.svc = app.New(app.Deps{
+	e.kinds = stagekind.Builtin(stagekind.HTTPOptions{})
+	e.orch = orchestrator.New(st.plans, st.tasks, st.ckpts, st.locker, e.kinds,
+		orchestrator.Config{Workers: cfg.Workers, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger, Degraded: e.Degraded})
+	e.svc = app.New(app.Deps{
 		Creator: st.creator, Plans: st.plans, Tasks: st.tasks, Checkpoints: st.ckpts,
-		Kinds: s.kinds, Holders: st.locker, Runner: s.orch,
-		RefuseNewPlans: func() bool { return cfg.RejectNewPlansWhileDegraded && s.degraded() },
+		Kinds: e.kinds, Holders: st.locker, Runner: e.orch,
+		RefuseNewPlans: func() bool { return cfg.RejectNewPlansWhileDegraded && e.Degraded() },
 	})
+	return e, nil
+}
+
+// stores builds the backend the configuration names.
+func (e *Executor) stores() (stores, error) {
+	if e.cfg.RedisURL == "" {
+		db := memrepo.New()
+		return stores{creator: db, plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(), locker: lock.NewMemory()}, nil
+	}
+	opts, err := redis.ParseURL(e.cfg.RedisURL)
+	if err != nil {
+		return stores{}, fmt.Errorf("server: --redis: %w", err)
+	}
+	// Short timeouts and one retry: a Redis that does not answer makes the executor degraded
+	// (it keeps running on memory) within about a second, instead of stalling every run.
+	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.PoolTimeout = time.Second, time.Second, time.Second, time.Second
+	opts.MaxRetries, opts.DialerRetries = 1, 1 // go-redis re-dials a refused connection 5 times by default
+	e.redis = redis.NewClient(opts)
+	keys := rediskey.New(e.cfg.Prefix)
+	e.mon = outage.NewMonitor(e.cfg.Logger)
+	e.store = redisrepo.New(e.redis, redisrepo.Options{
+		Keys: keys, Monitor: e.mon, Logger: e.cfg.Logger,
+		OnConflict: func(taskID string) { e.orch.Fenced(taskID) },
+	})
+	e.readiness = e.redisReadiness
+	db := e.store
+	return stores{
+		creator: db, plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(),
+		locker: lock.NewFailover(e.redis, lock.RedisOptions{Keys: keys, TTL: e.cfg.LeaseTTL, Logger: e.cfg.Logger}, e.mon),
+	}, nil
+}
+
+// Degraded reports whether the executor runs on memory because Redis is away.
+func (e *Executor) Degraded() bool {
+	if e.mon == nil {
+		return false
+	}
+	down, _ := e.mon.Degraded()
+	return down
+}
+
+// redisReadiness reports Redis as ok or degraded (since when, and how much waits to be
+// written back). A degraded executor is still ready: it keeps serving on memory.
+func (e *Executor) redisReadiness() api.Health {
+	down, since := e.mon.Degraded()
+	if !down {
+		return api.Health{Status: "ok", Redis: "ok"}
+	}
+	n := e.store.JournalLen()
+	return api.Health{Status: "ok", Redis: "degraded", Since: &since, Journal: &n}
+}
+
+// Kinds returns the stage kind registry, to register custom kinds.
+func (e *Executor) Kinds() *stagekind.Registry { return e.kinds }
+
+// Service returns the use cases.
+func (e *Executor) Service() *app.Service { return e.svc }
+
+// Redis returns the executor's Redis client (nil on the in-memory store), for tools that
+// measure it; commands sent on it are the executor's own.
+func (e *Executor) Redis() *redis.Client { return e.redis }
+
+// Start starts the store's probe and the orchestrator.
+func (e *Executor) Start() {
+	if e.store != nil {
+		e.store.Start(context.Background())
+	}
+	e.orch.Start()
+}
+
+// Stop ends every run (tasks still running become INTERRUPTED, their checkpoints intact,
+// their leases released), stops the store's probe and closes the Redis client.
+func (e *Executor) Stop(ctx context.Context) error {
+	oerr := e.orch.Stop(ctx)
+	var rerr error
+	if e.redis != nil {
+		// A journal still waiting here (Redis away at shutdown) goes with the process.
+		e.store.Stop()
+		rerr = e.redis.Close()
+	}
+	return errors.Join(oerr, rerr)
+}
+
+// Server is a wired executor serving its HTTP API.
+type Server struct {
+	*Executor
+	http *http.Server
+	ln   net.Listener
+	done chan error
+	// base is every request's parent context; Shutdown cancels it so open long polls end
+	// at once instead of holding shutdown until their deadline.
+	base       context.Context
+	cancelBase context.CancelFunc
+}
+
+// New wires an executor (see NewExecutor) and its HTTP API.
+func New(cfg Config) (*Server, error) {
+	exe, err := NewExecutor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{Executor: exe}
 	s.base, s.cancelBase = context.WithCancel(context.Background())
 	s.http = &http.Server{
-		Handler:           api.NewRouter(s.svc, api.Options{Logger: cfg.Logger, Readiness: st.readiness}),
+		Handler:           api.NewRouter(exe.svc, api.Options{Logger: exe.cfg.Logger, Readiness: exe.readiness}),
 		BaseContext:       func(net.Listener) context.Context { return s.base },
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
@@ -103,61 +199,6 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// stores builds the backend the configuration names.
-func (s *Server) stores() (stores, error) {
-	if s.cfg.RedisURL == "" {
-		db := memrepo.New()
-		return stores{creator: db, plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(), locker: lock.NewMemory()}, nil
-	}
-	opts, err := redis.ParseURL(s.cfg.RedisURL)
-	if err != nil {
-		return stores{}, fmt.Errorf("server: --redis: %w", err)
-	}
-	// Short timeouts and one retry: a Redis that does not answer makes the executor degraded
-	// (it keeps running on memory) within about a second, instead of stalling every run.
-	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.PoolTimeout = time.Second, time.Second, time.Second, time.Second
-	opts.MaxRetries, opts.DialerRetries = 1, 1 // go-redis re-dials a refused connection 5 times by default
-	s.redis = redis.NewClient(opts)
-	keys := rediskey.New(s.cfg.Prefix)
-	s.mon = outage.NewMonitor(s.cfg.Logger)
-	s.store = redisrepo.New(s.redis, redisrepo.Options{
-		Keys: keys, Monitor: s.mon, Logger: s.cfg.Logger,
-		OnConflict: func(taskID string) { s.orch.Fenced(taskID) },
-	})
-	db := s.store
-	return stores{
-		creator: db, plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(),
-		locker:    lock.NewFailover(s.redis, lock.RedisOptions{Keys: keys, TTL: s.cfg.LeaseTTL, Logger: s.cfg.Logger}, s.mon),
-		readiness: s.readiness,
-	}, nil
-}
-
-// degraded reports whether the executor runs on memory because Redis is away.
-func (s *Server) degraded() bool {
-	if s.mon == nil {
-		return false
-	}
-	down, _ := s.mon.Degraded()
-	return down
-}
-
-// readiness reports Redis as ok or degraded (since when, and how much waits to be written
-// back). A degraded executor is still ready: it keeps serving on memory.
-func (s *Server) readiness() api.Health {
-	down, since := s.mon.Degraded()
-	if !down {
-		return api.Health{Status: "ok", Redis: "ok"}
-	}
-	n := s.store.JournalLen()
-	return api.Health{Status: "ok", Redis: "degraded", Since: &since, Journal: &n}
-}
-
-// Kinds returns the stage kind registry, to register custom kinds.
-func (s *Server) Kinds() *stagekind.Registry { return s.kinds }
-
-// Service returns the use cases.
-func (s *Server) Service() *app.Service { return s.svc }
-
 // Start listens on the configured address and serves in the background.
 func (s *Server) Start() error {
 	ln, err := net.Listen("tcp", s.cfg.Addr)
@@ -165,10 +206,7 @@ func (s *Server) Start() error {
 		return fmt.Errorf("server: listen %s: %w", s.cfg.Addr, err)
 	}
 	s.ln = ln
-	if s.store != nil {
-		s.store.Start(context.Background())
-	}
-	s.orch.Start()
+	s.Executor.Start()
 	s.done = make(chan error, 1)
 	go func() {
 		err := s.http.Serve(ln)
@@ -194,17 +232,10 @@ func (s *Server) URL() string { return "http://" + s.Addr() }
 // Done is closed with the serve loop's error when it stops on its own.
 func (s *Server) Done() <-chan error { return s.done }
 
-// Shutdown stops accepting requests, ends every run (tasks still running become INTERRUPTED,
-// their checkpoints intact, their leases released) and waits for both, or for ctx.
+// Shutdown stops accepting requests, ends every run (see Executor.Stop) and waits for both,
+// or for ctx.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.cancelBase()
 	herr := s.http.Shutdown(ctx)
-	oerr := s.orch.Stop(ctx)
-	var rerr error
-	if s.redis != nil {
-		// A journal still waiting here (Redis away at shutdown) goes with the process.
-		s.store.Stop()
-		rerr = s.redis.Close()
-	}
-	return errors.Join(herr, oerr, rerr)
+	return errors.Join(herr, s.Executor.Stop(ctx))
 }

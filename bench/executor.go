@@ -1,0 +1,115 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/server"
+)
+
+// executor is an in-process executor: the server's wiring (server.Executor), without HTTP,
+// with its Redis round trips counted.
+type executor struct {
+	*server.Executor
+	svc    *app.Service
+	redis  *redis.Client // nil on the in-memory store
+	rt     *roundTrips   // nil on the in-memory store
+	prefix string        // this run's key prefix; "" on the in-memory store
+}
+
+// newExecutor wires and starts an executor on Redis when redisURL is set, else on memory.
+func newExecutor(ctx context.Context, redisURL, prefix string, workers int, logger *slog.Logger) (*executor, error) {
+	exe, err := server.NewExecutor(server.Config{RedisURL: redisURL, Prefix: prefix, Workers: workers, Logger: logger})
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	e := &executor{Executor: exe, svc: exe.Service(), redis: exe.Redis()}
+	if e.redis != nil {
+		e.rt = &roundTrips{}
+		e.redis.AddHook(e.rt)
+		if err := e.redis.Ping(uncounted(ctx)).Err(); err != nil {
+			_ = e.redis.Close()
+			return nil, fmt.Errorf("bench: redis %s: %w", redactURL(redisURL), err)
+		}
+		e.prefix = prefix
+	}
+	exe.Start()
+	return e, nil
+}
+
+// close deletes this run's keys, then stops the executor (which closes the client).
+func (e *executor) close(ctx context.Context) error {
+	var derr error
+	if e.redis != nil {
+		derr = e.deleteKeys(uncounted(ctx))
+	}
+	return errors.Join(derr, e.Stop(ctx))
+}
+
+// deleteKeys unlinks every key under this run's prefix, and nothing else.
+func (e *executor) deleteKeys(ctx context.Context) error {
+	if e.prefix == "" {
+		return nil
+	}
+	iter := e.redis.Scan(ctx, 0, globEscape(e.prefix)+"*", 1000).Iterator()
+	batch := make([]string, 0, 1000)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := e.redis.Unlink(ctx, batch...).Err()
+		batch = batch[:0]
+		return err
+	}
+	for iter.Next(ctx) {
+		if k := iter.Val(); strings.HasPrefix(k, e.prefix) {
+			batch = append(batch, k)
+		}
+		if len(batch) == cap(batch) {
+			if err := flush(); err != nil {
+				return fmt.Errorf("bench: delete keys: %w", err)
+			}
+		}
+	}
+	if err := iter.Err(); err != nil {
+		return fmt.Errorf("bench: scan keys: %w", err)
+	}
+	if err := flush(); err != nil {
+		return fmt.Errorf("bench: delete keys: %w", err)
+	}
+	return nil
+}
+
+// usedMemory returns INFO memory used_memory.
+func (e *executor) usedMemory(ctx context.Context) (int64, error) {
+	info, err := e.redis.Info(uncounted(ctx), "memory").Result()
+	if err != nil {
+		return 0, fmt.Errorf("bench: INFO memory: %w", err)
+	}
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, errors.New("bench: INFO memory has no used_memory")
+}
+
+// globEscape escapes the glob metacharacters of a SCAN MATCH pattern.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '*', '?', '[', ']', '\\', '^', '-':
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

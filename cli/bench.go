@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/executor-dev/executor/bench"
+)
+
+func (a *app) benchCmd() *cobra.Command {
+	cfg := bench.Config{
+		Prefix: bench.DefaultPrefix, Tenants: bench.DefaultTenants, Stages: bench.DefaultStages,
+		Concurrency: bench.DefaultConcurrency, Workers: bench.DefaultWorkers, AcceptTenants: bench.DefaultAcceptTenants,
+		QueryRate: bench.DefaultQueryRate, QueryDuration: bench.DefaultQueryDuration,
+	}
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure throughput and latency of an in-process executor (memory, or Redis with --redis)",
+		Long: `Measure an executor wired in-process (no HTTP, only the built-in stage kinds), on the
+in-memory store or on the Redis given with --redis (keys under --prefix plus a per-run ULID,
+deleted when the run ends). It reports stage transitions/s and tasks/s of a plan of --tenants ×
+--stages noop stages at --concurrency, Redis round trips per transition and Redis bytes per task,
+the time to accept a plan of --accept-tenants tenants, and tenant query latency p50/p99 at
+--query-rate requests/s for --query-duration. A table with the targets of issue 5, or -o json.`,
+		Example: `  executor bench
+  executor bench --redis redis://127.0.0.1:6379/0 --tenants 10000
+  executor bench --tenants 100 --stages 5 -o json`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for name, v := range map[string]int{
+				"tenants": cfg.Tenants, "stages": cfg.Stages, "concurrency": cfg.Concurrency, "workers": cfg.Workers,
+				"accept-tenants": cfg.AcceptTenants, "query-rate": cfg.QueryRate,
+			} {
+				if v < 1 {
+					return usagef("invalid --%s %d: want at least 1", name, v)
+				}
+			}
+			if cfg.Concurrency > 1000 {
+				return usagef("invalid --concurrency %d: want at most 1000", cfg.Concurrency)
+			}
+			if cfg.QueryDuration <= 0 {
+				return usagef("invalid --query-duration %s: want a positive duration", cfg.QueryDuration)
+			}
+			res, err := bench.Run(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			return a.print(res, benchTable(res))
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.RedisURL, "redis", "", "Redis URL, e.g. redis://127.0.0.1:6379/0; empty: the in-memory store")
+	f.StringVar(&cfg.Prefix, "prefix", cfg.Prefix, "Redis key prefix; a ULID is appended per run")
+	f.IntVar(&cfg.Tenants, "tenants", cfg.Tenants, "tenants of the measured plan")
+	f.IntVar(&cfg.Stages, "stages", cfg.Stages, "noop stages per tenant")
+	f.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "the plan's maxConcurrency (at most 1000)")
+	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "tasks running at once across all plans")
+	f.IntVar(&cfg.AcceptTenants, "accept-tenants", cfg.AcceptTenants, "tenants of the plan whose acceptance is timed")
+	f.IntVar(&cfg.QueryRate, "query-rate", cfg.QueryRate, "tenant queries per second")
+	f.DurationVar(&cfg.QueryDuration, "query-duration", cfg.QueryDuration, "how long the tenant queries run")
+	return cmd
+}
+
+// benchTable renders a result as metric, value and the target of issue 5.
+func benchTable(r bench.Result) func(io.Writer) {
+	return func(w io.Writer) {
+		c := r.Config
+		na := func(v string) string {
+			if !r.RedisMetrics {
+				return "n/a (memory)"
+			}
+			return v
+		}
+		fmt.Fprintln(w, "METRIC\tVALUE\tTARGET")
+		fmt.Fprintf(w, "store\t%s\t-\n", r.Store)
+		fmt.Fprintf(w, "plan\t%d tenants × %d noop stages, concurrency %d, %d workers\t-\n", c.Tenants, c.Stages, c.Concurrency, c.Workers)
+		fmt.Fprintf(w, "plan wall time\t%s\t-\n", fmtMs(r.PlanMs))
+		fmt.Fprintf(w, "stage transitions/s\t%.0f\t≥ 30000\n", r.TransitionsPerSec)
+		fmt.Fprintf(w, "tasks/s\t%.0f\t-\n", r.TasksPerSec)
+		fmt.Fprintf(w, "Redis round trips/transition\t%s\t≤ 1\n", na(strconv.FormatFloat(r.RoundTripsPerTransition, 'f', 2, 64)))
+		fmt.Fprintf(w, "Redis bytes/task\t%s\t≤ 1536 (10-stage task)\n", na(fmt.Sprintf("%.0f", r.RedisBytesPerTask)))
+		fmt.Fprintf(w, "accept %d-tenant plan\t%s\t< 300ms (10000 tenants)\n", c.AcceptTenants, fmtMs(r.AcceptMs))
+		fmt.Fprintf(w, "tenant queries\t%d in %s (%.0f/s, %d errors)\t-\n", r.Queries, c.QueryDuration, r.QueryRateGot, r.QueryErrors)
+		fmt.Fprintf(w, "tenant query p50\t%s\t-\n", fmtMs(r.QueryP50Ms))
+		fmt.Fprintf(w, "tenant query p99\t%s\t< 2ms at 2000 req/s\n", fmtMs(r.QueryP99Ms))
+	}
+}
+
+func fmtMs(ms float64) string {
+	return time.Duration(ms * float64(time.Millisecond)).Round(time.Microsecond).String()
+}
