@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -553,19 +552,7 @@ func TestFailoverLeaseLeavesNoGoroutines(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFailoverFixture(t, failFast)
-			// Warm the client's pool up so its own goroutines are in the baseline.
-			warm, err := f.locker.Acquire(context.Background(), "warm", "p:t")
-			require.NoError(t, err)
-			require.NoError(t, warm.Release(context.Background()))
-			before := settledGoroutines(t)
-
-			l, err := f.locker.Acquire(context.Background(), "t1", "p:t")
-			require.NoError(t, err)
-			assert.Greater(t, runtime.NumGoroutine(), before, "the lease runs a watchdog")
-			time.Sleep(failoverTTL) // let the watchdog refresh a few times
-			tt.end(t, f, l)
-
-			requireGoroutinesBackTo(t, before)
+			requireLeaseLeavesNoGoroutines(t, f.locker, failoverTTL, func(l lease.Lease) { tt.end(t, f, l) })
 		})
 	}
 }

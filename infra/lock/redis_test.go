@@ -517,24 +517,34 @@ func TestRedisLeaseLeavesNoGoroutines(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newRedisFixture(t, ttl)
-			// Warm the client's pool up so its own goroutines are in the baseline.
-			warm, err := f.locker.Acquire(context.Background(), "warm", "p:t")
-			require.NoError(t, err)
-			require.NoError(t, warm.Release(context.Background()))
-			before := settledGoroutines(t)
-
-			l, err := f.locker.Acquire(context.Background(), "t1", "p:t")
-			require.NoError(t, err)
-			assert.Greater(t, runtime.NumGoroutine(), before, "the lease runs a watchdog")
-			time.Sleep(ttl) // let the watchdog refresh a few times
-			tt.end(t, f, l)
-
-			requireGoroutinesBackTo(t, before)
+			requireLeaseLeavesNoGoroutines(t, f.locker, ttl, func(l lease.Lease) { tt.end(t, f, l) })
 		})
 	}
 }
 
 // requireGoroutinesBackTo waits until the process runs no more goroutines than before.
+// requireLeaseLeavesNoGoroutines takes tenant t1's lease on locker, lets its watchdog run for
+// settle, ends it with end (release, loss, ...), and requires the process's goroutines back
+// to their count before the lease.
+func requireLeaseLeavesNoGoroutines(t *testing.T, locker interface {
+	Acquire(ctx context.Context, tenantID, owner string) (lease.Lease, error)
+}, settle time.Duration, end func(lease.Lease)) {
+	t.Helper()
+	// Warm the client's pool up so its own goroutines are in the baseline.
+	warm, err := locker.Acquire(context.Background(), "warm", "p:t")
+	require.NoError(t, err)
+	require.NoError(t, warm.Release(context.Background()))
+	before := settledGoroutines(t)
+
+	l, err := locker.Acquire(context.Background(), "t1", "p:t")
+	require.NoError(t, err)
+	assert.Greater(t, runtime.NumGoroutine(), before, "the lease runs a watchdog")
+	time.Sleep(settle) // let the watchdog refresh a few times
+	end(l)
+
+	requireGoroutinesBackTo(t, before)
+}
+
 func requireGoroutinesBackTo(t *testing.T, before int) {
 	t.Helper()
 	// Eventually runs the condition in a goroutine of its own, one at a time: discount it.
