@@ -1,13 +1,17 @@
 # The one test command (README, .ci/run): every test, with the race detector.
 GO ?= go
 
-.PHONY: test build vet deps
+.PHONY: test build vet deps bench screenshots
 
-# Tests start their own redis-server on free ports; install it when missing (as root).
+# Tests start their own redis-server on free ports and drive the console in headless
+# Chromium; install what is missing (as root).
 deps:
 	@command -v redis-server >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq redis-server; \
 	  else echo "redis-server missing: run 'sudo apt-get install -y redis-server'" >&2; exit 1; fi; }
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium; \
+	  else echo "chromium missing: run 'sudo apt-get install -y chromium'" >&2; exit 1; fi; }
 
 test: deps
 	$(GO) vet ./...
@@ -18,3 +22,12 @@ build:
 
 vet:
 	$(GO) vet ./...
+
+# The Go benchmarks of the hot paths (docs/performance.md); `executor bench` measures a whole
+# executor. Not part of `make test`: speed is measured, never asserted.
+bench: deps
+	$(GO) test -p 1 -run '^$$' -bench . -benchtime 1s ./infra/redisrepo/ ./orchestrator/ ./app/ ./infra/memrepo/
+
+# The console's screenshots in docs/, taken by its browser test.
+screenshots: deps
+	CONSOLE_SCREENSHOTS=$(CURDIR)/docs $(GO) test -count=1 -run TestConsoleInChromium ./server/

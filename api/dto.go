@@ -198,3 +198,30 @@ type Health struct {
 	Since   *time.Time `json:"since,omitempty"`   // degraded: since when
 	Journal *int       `json:"journal,omitempty"` // degraded: aggregates waiting to be written back
 }
+
+// Event is one transition as GET /v1/events sends it (the data of a server-sent event whose
+// id is ID and whose name is Kind).
+type Event struct {
+	ID       uint64    `json:"id"`
+	Kind     string    `json:"kind"` // plan, task or stage
+	At       time.Time `json:"at"`
+	PlanID   string    `json:"planId"`
+	TaskID   string    `json:"taskId,omitempty"`
+	TenantID string    `json:"tenantId,omitempty"`
+	// Status is the plan's or task's status after the transition.
+	Status string `json:"status"`
+	// Stage is a task's next stage, or for a stage event the stage completed (0-based).
+	Stage       int           `json:"stage"`
+	StageName   string        `json:"stageName,omitempty"`
+	Run         int           `json:"run,omitempty"`
+	LastAttempt *EventAttempt `json:"lastAttempt,omitempty"`
+}
+
+// EventAttempt is a task's latest stage attempt in an Event.
+type EventAttempt struct {
+	StageIndex int    `json:"stageIndex"`
+	Stage      string `json:"stage"`
+	Attempt    int    `json:"attempt"`
+	Outcome    string `json:"outcome"`
+	Class      string `json:"class,omitempty"`
+}

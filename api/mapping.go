@@ -5,6 +5,7 @@ import (
 
 	"github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/domain/checkpoint"
+	"github.com/executor-dev/executor/domain/event"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/domain/task"
 )
@@ -96,6 +97,18 @@ func DryRunFrom(sub *app.Submission) DryRun {
 			stages[j] = RenderedStage{Name: s.Name, Kind: s.Kind, Params: s.Params}
 		}
 		out.Tenants[i] = TenantPreview{TenantID: tp.TenantID, Stages: stages}
+	}
+	return out
+}
+
+// EventFrom maps a published event to its wire form.
+func EventFrom(e event.Event) Event {
+	out := Event{
+		ID: e.ID, Kind: string(e.Kind), At: e.At, PlanID: e.PlanID, TaskID: e.TaskID, TenantID: e.TenantID,
+		Status: e.Status, Stage: e.Stage, StageName: e.StageName, Run: e.Run,
+	}
+	if a := e.Last; a != nil {
+		out.LastAttempt = &EventAttempt{StageIndex: a.StageIndex, Stage: a.Stage, Attempt: a.Attempt, Outcome: a.Outcome, Class: a.Class}
 	}
 	return out
 }

@@ -90,6 +90,8 @@ func (h *handlers) problemFor(r *http.Request, err error) Problem {
 		p := problem(http.StatusConflict, ProblemTenantConflict, "the tenant has moved on to another task")
 		p.Tenants = busy.Tenants
 		return p
+	case errors.Is(err, app.ErrNoEvents):
+		return problem(http.StatusNotFound, ProblemNotFound, err.Error())
 	case errors.Is(err, plan.ErrNotFound):
 		return problem(http.StatusNotFound, ProblemNotFound, "plan not found")
 	case errors.Is(err, task.ErrNotFound):

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -19,9 +20,15 @@ const DefaultMaxBodyBytes = 4 << 20
 type Options struct {
 	MaxBodyBytes int64        // default DefaultMaxBodyBytes
 	Logger       *slog.Logger // default slog.Default()
+	// EventHeartbeat is how often GET /v1/events writes a heartbeat comment; default
+	// DefaultEventHeartbeat.
+	EventHeartbeat time.Duration
 	// Readiness reports the body of GET /readyz; a Status other than "ok" answers 503.
 	// Default: {"status":"ok","redis":"disabled"} (the in-memory store).
 	Readiness func() Health
+	// Console, when set, is the web console: it is served at / and /assets/* (GET only).
+	// Unset, / is a 404 like any unknown path.
+	Console http.Handler
 }
 
 func (o Options) withDefaults() Options {
@@ -30,6 +37,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.EventHeartbeat <= 0 {
+		o.EventHeartbeat = DefaultEventHeartbeat
 	}
 	if o.Readiness == nil {
 		o.Readiness = func() Health { return Health{Status: "ok", Redis: "disabled"} }
@@ -54,6 +64,10 @@ func NewRouter(svc *app.Service, opts Options) http.Handler {
 
 	r.Get("/healthz", h.healthz)
 	r.Get("/readyz", h.readyz)
+	if c := h.opts.Console; c != nil {
+		r.Get("/", c.ServeHTTP)
+		r.Get("/assets/*", c.ServeHTTP)
+	}
 
 	r.Route("/v1/plans", func(r chi.Router) {
 		r.Post("/", h.submitPlan)
@@ -74,6 +88,7 @@ func NewRouter(svc *app.Service, opts Options) http.Handler {
 		r.Post("/resume", h.tenantOp((*app.Service).ResumeTenant))
 		r.Post("/cancel", h.tenantOp((*app.Service).CancelTenant))
 	})
+	r.Get("/v1/events", h.streamEvents)
 	r.Route("/v1/tasks", func(r chi.Router) {
 		r.Get("/{taskId}", h.getTask)
 	})

@@ -11,6 +11,8 @@ var (
 	ErrConflict     = errors.New("app: tenant conflict")
 	// ErrUnavailable: the executor runs degraded (Redis away) and was told to refuse new plans.
 	ErrUnavailable = errors.New("app: redis is unreachable and this executor refuses new plans until it is back")
+	// ErrNoEvents: the executor was wired without an event source.
+	ErrNoEvents = errors.New("app: this executor publishes no events")
 )
 
 // FieldViolation names one invalid field of a request.

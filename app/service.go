@@ -53,6 +53,7 @@ type Deps struct {
 	Kinds       Kinds
 	Holders     Holders
 	Runner      Runner
+	Events      EventSource      // GET /v1/events; nil: none (WatchEvents says ErrNoEvents)
 	Clock       func() time.Time // default time.Now
 	// RefuseNewPlans, when set and true, makes Submit answer ErrUnavailable (the executor runs
 	// degraded and --degraded-new-plans=reject).

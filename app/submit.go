@@ -122,8 +122,12 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Submission, e
 	if err := s.Runner.Launch(ctx, p); err != nil {
 		return nil, fmt.Errorf("app: launch plan: %w", err)
 	}
-	v, err := s.view(ctx, p)
-	return &Submission{Plan: v}, err
+	// The tasks were all just written PENDING: no need to read them back (a 10,000-tenant plan).
+	statuses := make([]task.Status, len(tasks))
+	for i, t := range tasks {
+		statuses[i] = t.Status()
+	}
+	return &Submission{Plan: PlanView{Plan: p, Progress: progressOf(statuses)}}, nil
 }
 
 // replay returns the plan first submitted with the request's idempotency key, if any.
@@ -211,14 +215,21 @@ func (s *Service) checkSubmission(req SubmitRequest) ([]stage.Spec, error) {
 // unknown until those stages ran.
 func (s *Service) render(stages []stage.Spec, tasks []*task.Task) ([]TenantPreview, error) {
 	r := stage.NewRenderer()
+	// The same for every tenant: each stage's field name and the earlier stages' placeholders.
+	fields := make([]string, len(stages))
+	placeholders := make([]map[string]any, len(stages))
+	for si := range stages {
+		fields[si] = fmt.Sprintf("stages[%d].params", si)
+		placeholders[si] = stage.PlaceholderOutputs(stages, si)
+	}
 	previews := make([]TenantPreview, len(tasks))
 	for ti, t := range tasks {
 		previews[ti] = TenantPreview{TenantID: t.TenantID(), Stages: make([]RenderedStage, len(stages))}
 		for si, sp := range stages {
-			field := fmt.Sprintf("stages[%d].params", si)
+			field := fields[si]
 			params, err := r.Render(field, sp.Params, stage.Data{
 				TenantID: t.TenantID(), PlanID: t.PlanID(), TaskID: t.ID(), Attempt: 1,
-				Params: t.Params(), Outputs: stage.PlaceholderOutputs(stages, si),
+				Params: t.Params(), Outputs: placeholders[si],
 			})
 			if err == nil && !sp.UsesOutputs() {
 				h, _ := s.Kinds.Handler(sp.Kind)

@@ -32,10 +32,10 @@ type LeaseView struct {
 	Holder lease.Holder
 }
 
-func progressOf(tasks []*task.Task) Progress {
-	p := Progress{Total: len(tasks), Counts: map[task.Status]int{}}
-	for _, t := range tasks {
-		p.Counts[t.Status()]++
+func progressOf(statuses []task.Status) Progress {
+	p := Progress{Total: len(statuses), Counts: map[task.Status]int{}}
+	for _, st := range statuses {
+		p.Counts[st]++
 	}
 	return p
 }

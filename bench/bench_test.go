@@ -62,9 +62,9 @@ func TestRunRedis(t *testing.T) {
 	other := srv.Client()
 	require.NoError(t, other.Set(context.Background(), "someone-else:key", "v", 0).Err())
 
-	// 10 stages rather than 3: a task's fixed round trips (claiming and releasing its tenant,
-	// reading it and its checkpoint) are spread over its stages, and over only 3 stages they
-	// come to about 4 round trips per transition today.
+	// 10 stages rather than 3: a task's fixed commands (its lease, fence bump, tenant release)
+	// are spread over its stages. 16 runs at once share round trips (the auto-pipeline), so
+	// the whole plan takes less than one round trip per transition.
 	cfg := smallConfig()
 	cfg.Tenants, cfg.Stages = 20, 10
 	cfg.RedisURL = srv.URL()
@@ -73,8 +73,8 @@ func TestRunRedis(t *testing.T) {
 	requireCommon(t, res, 20, 10)
 	assert.Equal(t, "redis", res.Store)
 	assert.True(t, res.RedisMetrics)
-	assert.GreaterOrEqual(t, res.RoundTripsPerTransition, 1.0)
-	assert.LessOrEqual(t, res.RoundTripsPerTransition, 3.0)
+	assert.Positive(t, res.RoundTripsPerTransition)
+	assert.LessOrEqual(t, res.RoundTripsPerTransition, 1.0)
 	assert.Positive(t, res.RedisBytesPerTask)
 
 	// The run deleted its own keys and nothing else.

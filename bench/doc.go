@@ -9,8 +9,8 @@
 //     command sent alone and every pipeline (one round trip each) made by the orchestrator while
 //     that plan runs, divided by Tenants × Stages; the bench's own calls (Submit, WaitPlan, INFO)
 //     are not counted;
-//   - on Redis, bytes per task: INFO memory used_memory after the plan completed minus before it
-//     was submitted, divided by Tenants;
+//   - on Redis, bytes per task: INFO memory used_memory less mem_clients_normal (connection
+//     buffers) after the plan completed minus before it was submitted, divided by Tenants;
 //   - the time to accept a plan of AcceptTenants fresh tenants with one noop stage: the duration
 //     of the Submit call;
 //   - tenant query latency p50/p99: QueryRate app.Service.TenantTask calls per second on random
@@ -18,7 +18,7 @@
 //     percentiles are read from the sorted latencies.
 //
 // On the in-memory store the Redis-only measurements are zero and Result.RedisMetrics is false.
-// On Redis every run writes under its own key prefix (Config.Prefix followed by a ULID), so runs
+// On Redis every run writes under its own key prefix (Config.Prefix followed by a 6-character run id), so runs
 // never collide, and deletes the keys under that prefix, and only those, when it ends.
 //
 // Speed targets are reported by the CLI (executor bench), never asserted here.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -53,7 +54,8 @@ func (e *executor) close(ctx context.Context) error {
 	return errors.Join(derr, e.Stop(ctx))
 }
 
-// deleteKeys unlinks every key under this run's prefix, and nothing else.
+// deleteKeys deletes every key under this run's prefix, and nothing else. DEL, not UNLINK:
+// memory freed in the background would still count in the next run's measurement.
 func (e *executor) deleteKeys(ctx context.Context) error {
 	if e.prefix == "" {
 		return nil
@@ -64,7 +66,7 @@ func (e *executor) deleteKeys(ctx context.Context) error {
 		if len(batch) == 0 {
 			return nil
 		}
-		err := e.redis.Unlink(ctx, batch...).Err()
+		err := e.redis.Del(ctx, batch...).Err()
 		batch = batch[:0]
 		return err
 	}
@@ -87,18 +89,53 @@ func (e *executor) deleteKeys(ctx context.Context) error {
 	return nil
 }
 
-// usedMemory returns INFO memory used_memory.
+// usedMemory returns INFO memory used_memory less the memory of client connections
+// (mem_clients_normal: query and reply buffers, which follow the number of connections and
+// batches in flight, not the data). It first waits (up to lazyFreeWait) until Redis has no
+// objects left to free in the background (lazyfree_pending_objects: another client's UNLINK
+// or FLUSHALL ASYNC), whose memory would otherwise count before and be gone after.
 func (e *executor) usedMemory(ctx context.Context) (int64, error) {
-	info, err := e.redis.Info(uncounted(ctx), "memory").Result()
-	if err != nil {
-		return 0, fmt.Errorf("bench: INFO memory: %w", err)
-	}
-	for line := range strings.Lines(info) {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
-			return strconv.ParseInt(v, 10, 64)
+	deadline := time.Now().Add(lazyFreeWait)
+	for {
+		fields, err := e.memoryInfo(ctx)
+		if err != nil {
+			return 0, err
+		}
+		used, ok := fields["used_memory"]
+		if !ok {
+			return 0, errors.New("bench: INFO memory has no used_memory")
+		}
+		if fields["lazyfree_pending_objects"] == 0 || time.Now().After(deadline) {
+			return used - fields["mem_clients_normal"], nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	return 0, errors.New("bench: INFO memory has no used_memory")
+}
+
+// lazyFreeWait bounds how long usedMemory waits for Redis's background frees.
+const lazyFreeWait = 10 * time.Second
+
+// memoryInfo returns the numeric fields of INFO memory.
+func (e *executor) memoryInfo(ctx context.Context) (map[string]int64, error) {
+	info, err := e.redis.Info(uncounted(ctx), "memory").Result()
+	if err != nil {
+		return nil, fmt.Errorf("bench: INFO memory: %w", err)
+	}
+	fields := map[string]int64{}
+	for line := range strings.Lines(info) {
+		name, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok {
+			continue
+		}
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			fields[name] = n
+		}
+	}
+	return fields, nil
 }
 
 // globEscape escapes the glob metacharacters of a SCAN MATCH pattern.

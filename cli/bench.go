@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 	"strconv"
 	"time"
 
@@ -17,17 +19,18 @@ func (a *app) benchCmd() *cobra.Command {
 		Concurrency: bench.DefaultConcurrency, Workers: bench.DefaultWorkers, AcceptTenants: bench.DefaultAcceptTenants,
 		QueryRate: bench.DefaultQueryRate, QueryDuration: bench.DefaultQueryDuration,
 	}
+	var cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure throughput and latency of an in-process executor (memory, or Redis with --redis)",
 		Long: `Measure an executor wired in-process (no HTTP, only the built-in stage kinds), on the
-in-memory store or on the Redis given with --redis (keys under --prefix plus a per-run ULID,
+in-memory store or on the Redis given with --redis (keys under --prefix plus a 6-character run id,
 deleted when the run ends). It reports stage transitions/s and tasks/s of a plan of --tenants ×
 --stages noop stages at --concurrency, Redis round trips per transition and Redis bytes per task,
 the time to accept a plan of --accept-tenants tenants, and tenant query latency p50/p99 at
 --query-rate requests/s for --query-duration. A table with the targets of issue 5, or -o json.`,
 		Example: `  executor bench
-  executor bench --redis redis://127.0.0.1:6379/0 --tenants 10000
+  executor bench --redis redis://127.0.0.1:6379/0 --tenants 100000
   executor bench --tenants 100 --stages 5 -o json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -45,7 +48,14 @@ the time to accept a plan of --accept-tenants tenants, and tenant query latency 
 			if cfg.QueryDuration <= 0 {
 				return usagef("invalid --query-duration %s: want a positive duration", cfg.QueryDuration)
 			}
+			stop, err := startCPUProfile(cpuProfile)
+			if err != nil {
+				return err
+			}
 			res, err := bench.Run(cmd.Context(), cfg)
+			if perr := stop(); err == nil {
+				err = perr
+			}
 			if err != nil {
 				return err
 			}
@@ -54,7 +64,7 @@ the time to accept a plan of --accept-tenants tenants, and tenant query latency 
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.RedisURL, "redis", "", "Redis URL, e.g. redis://127.0.0.1:6379/0; empty: the in-memory store")
-	f.StringVar(&cfg.Prefix, "prefix", cfg.Prefix, "Redis key prefix; a ULID is appended per run")
+	f.StringVar(&cfg.Prefix, "prefix", cfg.Prefix, "Redis key prefix; a 6-character run id is appended")
 	f.IntVar(&cfg.Tenants, "tenants", cfg.Tenants, "tenants of the measured plan")
 	f.IntVar(&cfg.Stages, "stages", cfg.Stages, "noop stages per tenant")
 	f.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "the plan's maxConcurrency (at most 1000)")
@@ -62,6 +72,7 @@ the time to accept a plan of --accept-tenants tenants, and tenant query latency 
 	f.IntVar(&cfg.AcceptTenants, "accept-tenants", cfg.AcceptTenants, "tenants of the plan whose acceptance is timed")
 	f.IntVar(&cfg.QueryRate, "query-rate", cfg.QueryRate, "tenant queries per second")
 	f.DurationVar(&cfg.QueryDuration, "query-duration", cfg.QueryDuration, "how long the tenant queries run")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	return cmd
 }
 
@@ -92,4 +103,20 @@ func benchTable(r bench.Result) func(io.Writer) {
 
 func fmtMs(ms float64) string {
 	return time.Duration(ms * float64(time.Millisecond)).Round(time.Microsecond).String()
+}
+
+// startCPUProfile starts a CPU profile into path ("" = none) and returns what stops it.
+func startCPUProfile(path string) (stop func() error, err error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("bench: --cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("bench: --cpuprofile: %w", err)
+	}
+	return func() error { pprof.StopCPUProfile(); return f.Close() }, nil
 }

@@ -244,6 +244,8 @@ func TestServeUsageAndStartErrors(t *testing.T) {
 		{name: "redis URL that does not parse", args: []string{"serve", "--addr", "127.0.0.1:0", "--redis", "http://nope"}, want: ExitFailure},
 		{name: "lease TTL too short", args: []string{"serve", "--lease-ttl", "1ms"}, want: ExitUsage},
 		{name: "degraded-new-plans neither accept nor reject", args: []string{"serve", "--degraded-new-plans", "maybe"}, want: ExitUsage},
+		{name: "events stream without redis", args: []string{"serve", "--events-stream"}, want: ExitUsage},
+		{name: "events stream env without redis", env: map[string]string{EnvEventsStream: "true"}, args: []string{"serve"}, want: ExitUsage},
 		{name: "lease TTL env not a duration", env: map[string]string{EnvLeaseTTL: "soon"}, args: []string{"serve"}, want: ExitUsage},
 	}
 	for _, tt := range tests {

@@ -37,6 +37,7 @@ const (
 	EnvPrefix           = "EXECUTOR_PREFIX"
 	EnvLeaseTTL         = "EXECUTOR_LEASE_TTL"
 	EnvDegradedNewPlans = "EXECUTOR_DEGRADED_NEW_PLANS"
+	EnvEventsStream     = "EXECUTOR_EVENTS_STREAM"
 )
 
 // Defaults of the global and serve flags.

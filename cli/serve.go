@@ -36,7 +36,7 @@ become INTERRUPTED with their checkpoints intact, and nothing resumes by itself 
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for flag, env := range map[string]string{
 				"addr": EnvAddr, "workers": EnvWorkers, "redis": EnvRedis, "prefix": EnvPrefix, "lease-ttl": EnvLeaseTTL,
-				"degraded-new-plans": EnvDegradedNewPlans,
+				"degraded-new-plans": EnvDegradedNewPlans, "events-stream": EnvEventsStream,
 			} {
 				v := a.getenv(env)
 				if cmd.Flags().Changed(flag) || v == "" {
@@ -56,6 +56,9 @@ become INTERRUPTED with their checkpoints intact, and nothing resumes by itself 
 			default:
 				return usagef("invalid --degraded-new-plans %q: want accept or reject", degradedNewPlans)
 			}
+			if cfg.EventStream && cfg.RedisURL == "" {
+				return usagef("--events-stream needs --redis: the stream is a Redis key")
+			}
 			if cfg.LeaseTTL < 3*time.Second/10 {
 				return usagef("invalid lease TTL %s: want at least 300ms", cfg.LeaseTTL)
 			}
@@ -69,6 +72,8 @@ become INTERRUPTED with their checkpoints intact, and nothing resumes by itself 
 	cmd.Flags().DurationVar(&cfg.LeaseTTL, "lease-ttl", 60*time.Second, "tenant lease TTL, refreshed every TTL/3 (env "+EnvLeaseTTL+")")
 	cmd.Flags().StringVar(&degradedNewPlans, "degraded-new-plans", "accept",
 		"while Redis is away: accept new plans (run them on memory) or reject them with 503 (env "+EnvDegradedNewPlans+")")
+	cmd.Flags().BoolVar(&cfg.EventStream, "events-stream", false,
+		"also write every event to the Redis stream <prefix>events, capped at about 10,000 entries, for external subscribers (env "+EnvEventsStream+")")
 	return cmd
 }
 

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"github.com/executor-dev/executor/domain/event"
 	"log/slog"
 	"math/rand/v2"
 	"time"
@@ -24,6 +25,9 @@ type Config struct {
 	// Degraded reports whether the store runs on memory (Redis away): then nobody else's task
 	// can be judged (its owner may be alive on Redis), so reads reap nothing. Default: never.
 	Degraded func() bool
+	// Events is told of every plan, task and stage transition (docs/api.md, GET /v1/events).
+	// Default: nobody.
+	Events event.Publisher
 }
 
 func (c Config) withDefaults() Config {
@@ -44,6 +48,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Events == nil {
+		c.Events = noEvents{}
 	}
 	return c
 }

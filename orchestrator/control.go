@@ -193,7 +193,7 @@ func (o *Orchestrator) requeue(ctx context.Context, taskID string, fn func(t *ta
 		if err := p.Reopen(); err != nil {
 			return err
 		}
-		if err := o.plans.Save(ctx, p); err != nil {
+		if err := o.savePlan(ctx, p); err != nil {
 			return fmt.Errorf("orchestrator: reopen plan %s: %w", p.ID(), err)
 		}
 		o.notify(p.ID())
@@ -240,7 +240,7 @@ func (o *Orchestrator) changePlan(ctx context.Context, planID string, fn func(*p
 	if err := fn(p); err != nil {
 		return nil, err
 	}
-	if err := o.plans.Save(ctx, p); err != nil {
+	if err := o.savePlan(ctx, p); err != nil {
 		return nil, fmt.Errorf("orchestrator: save plan %s: %w", planID, err)
 	}
 	o.notify(planID)

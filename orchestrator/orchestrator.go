@@ -34,8 +34,8 @@ type Orchestrator struct {
 	cfg    Config
 	slots  chan struct{} // global worker cap
 
-	planLocks stripes
-	taskLocks stripes
+	planLocks keyedMutex
+	taskLocks keyedMutex
 
 	ctx  context.Context
 	stop context.CancelCauseFunc
@@ -101,7 +101,7 @@ func (o *Orchestrator) Launch(ctx context.Context, p *plan.Plan) error {
 	if err := p.Start(o.now()); err != nil {
 		return err
 	}
-	if err := o.plans.Save(ctx, p); err != nil {
+	if err := o.savePlan(ctx, p); err != nil {
 		return fmt.Errorf("orchestrator: start plan %s: %w", p.ID(), err)
 	}
 	o.notify(p.ID())
@@ -121,7 +121,7 @@ func (o *Orchestrator) release(planID string) {
 		err = p.Release()
 	}
 	if err == nil {
-		err = o.plans.Save(ctx, p)
+		err = o.savePlan(ctx, p)
 	}
 	unlock()
 	if err != nil {
@@ -221,14 +221,14 @@ func (o *Orchestrator) settle(planID string, from *planRun) {
 	if p.Status().Terminal() || p.Status() == plan.Scheduled {
 		return
 	}
-	tasks, err := o.tasks.ByIDs(ctx, p.TaskIDs())
+	statuses, err := o.tasks.Statuses(ctx, p.TaskIDs())
 	if err != nil {
 		o.cfg.Logger.Error("settle plan", "plan_id", planID, "err", err)
 		return
 	}
 	failed, cancelled := false, false
-	for _, t := range tasks {
-		switch t.Status() {
+	for _, st := range statuses {
+		switch st {
 		case task.Pending, task.Running, task.Paused:
 			return
 		case task.Failed, task.Interrupted:
@@ -246,7 +246,7 @@ func (o *Orchestrator) settle(planID string, from *planRun) {
 		err = p.Complete(o.now())
 	}
 	if err == nil {
-		err = o.plans.Save(ctx, p)
+		err = o.savePlan(ctx, p)
 	}
 	if err != nil {
 		o.cfg.Logger.Error("settle plan", "plan_id", planID, "err", err)

@@ -13,9 +13,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/app/apptest"
+	"github.com/executor-dev/executor/domain/lease"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/domain/task"
+	"github.com/executor-dev/executor/infra/lock"
+	"github.com/executor-dev/executor/infra/memrepo"
+	"github.com/executor-dev/executor/orchestrator"
 )
 
 // gauge measures how many callers are inside a section at once.
@@ -461,4 +466,37 @@ func TestTemplateReadingANullOutputRenders(t *testing.T) {
 	})
 	assert.Equal(t, plan.Completed, h.wait(t, p.ID()).Plan.Status())
 	assert.Equal(t, "[<no value>]", (<-got)["x"], "as at submission, a missing output key renders as <no value>")
+}
+
+// stallingLocker blocks Acquire until its context ends, telling entered when a run is waiting.
+type stallingLocker struct {
+	*lock.Memory
+	entered chan string
+}
+
+func (l stallingLocker) Acquire(ctx context.Context, tenantID, _ string) (lease.Lease, error) {
+	l.entered <- tenantID
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func TestCancelPlanReachesARunBeforeItsTaskStarts(t *testing.T) {
+	t.Parallel()
+	db := memrepo.New()
+	locker := stallingLocker{Memory: lock.NewMemory(), entered: make(chan string, 1)}
+	svc, _ := apptest.New(t, apptest.Stores{
+		Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Locker: locker,
+	}, nil, orchestrator.Config{Workers: 2})
+	sub, err := svc.Submit(context.Background(), app.SubmitRequest{Tenants: tenants("cb", 1), Stages: stages("noop", "one")})
+	require.NoError(t, err)
+	select {
+	case <-locker.entered: // the run has claimed the task and waits for the tenant's lease
+	case <-time.After(10 * time.Second):
+		t.Fatal("no run asked for the lease")
+	}
+
+	v, err := svc.CancelPlan(context.Background(), sub.Plan.Plan.ID())
+	require.NoError(t, err)
+	assert.Equal(t, plan.Cancelled, v.Plan.Status())
+	assert.Equal(t, 1, v.Progress.Counts[task.Cancelled], "the claimed but unstarted task is cancelled, not left PENDING")
 }

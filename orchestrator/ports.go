@@ -5,6 +5,7 @@ import (
 
 	"github.com/executor-dev/executor/domain/lease"
 	"github.com/executor-dev/executor/domain/stage"
+	"github.com/executor-dev/executor/domain/task"
 )
 
 // Kinds resolves a stage kind to its handler.
@@ -22,3 +23,10 @@ type Locker interface {
 
 // leaseOwner is the owner a run records in its tenant's lease.
 func leaseOwner(planID, taskID string) string { return planID + ":" + taskID }
+
+// peeker is a task store that can answer from a local copy (redisrepo answers from its
+// mirror, memrepo is local anyway). A claim reads the task through it: start re-reads the
+// task as the store holds it at the run's new fence epoch, so a stale copy starts nothing.
+type peeker interface {
+	Peek(ctx context.Context, id string) (*task.Task, error)
+}

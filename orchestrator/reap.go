@@ -104,7 +104,7 @@ func (o *Orchestrator) takeOver(ctx context.Context, id string) (*task.Task, err
 		Message: "owner lost: its lease is gone and it has not beaten since " + cur.HeartbeatAt().Format(time.RFC3339),
 	}, o.now())
 	if err == nil {
-		err = o.tasks.Save(ctx, cur, nil)
+		err = o.saveTask(ctx, cur, nil)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("orchestrator: reap %s: %w", id, err)

@@ -28,7 +28,10 @@ func (o *Orchestrator) runStage(run *taskRun, pr *planRun, i int, cp *checkpoint
 	if !ok {
 		return fail(nil, stage.ClassPermanent, "unknown stage kind "+spec.Kind, 0)
 	}
-	outputs := cp.Outputs()
+	var outputs map[string]any
+	if len(spec.Params) > 0 { // only templates read earlier outputs: decode them for those alone
+		outputs = cp.Outputs()
+	}
 	for attempt := 1; ; attempt++ {
 		entry := &task.Attempt{StageIndex: i, Stage: spec.Name, Run: run.attempt, Attempt: attempt, StartedAt: o.now()}
 		params, err := pr.renderer.Render("params", spec.Params, stage.Data{

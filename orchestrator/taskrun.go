@@ -52,12 +52,19 @@ func (o *Orchestrator) withTask(ctx context.Context, id string, fn func(t *task.
 	if err != nil {
 		return err
 	}
-	return o.tasks.Save(ctx, t, cp)
+	return o.saveTask(ctx, t, cp)
 }
 
 // commit applies fn to the running task and saves it with cp, even after the run's context
-// ended (a run always records how it ended).
+// ended (a run always records how it ended), and tells the watchers.
 func (o *Orchestrator) commit(run *taskRun, cp *checkpoint.Checkpoint, fn func(t *task.Task) error) error {
+	return o.commitAs(run, cp, fn, o.saveTask)
+}
+
+// commitAs is commit saving with save: a heartbeat saves without telling the watchers (it is
+// no transition).
+func (o *Orchestrator) commitAs(run *taskRun, cp *checkpoint.Checkpoint, fn func(t *task.Task) error,
+	save func(context.Context, *task.Task, *checkpoint.Checkpoint) error) error {
 	unlock := o.taskLocks.lock(run.id)
 	defer unlock()
 	if err := fn(run.task); err != nil {
@@ -65,7 +72,7 @@ func (o *Orchestrator) commit(run *taskRun, cp *checkpoint.Checkpoint, fn func(t
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(run.ctx), persistTimeout)
 	defer cancel()
-	return o.tasks.Save(ctx, run.task, cp)
+	return save(ctx, run.task, cp)
 }
 
 // claim makes task id this process's run, if it is still PENDING. A previous run of the same
@@ -87,7 +94,11 @@ func (o *Orchestrator) claim(ctx context.Context, id string, cancel context.Canc
 	}
 	unlock := o.taskLocks.lock(id)
 	defer unlock()
-	t, err := o.tasks.Task(ctx, id)
+	read := o.tasks.Task
+	if p, ok := o.tasks.(peeker); ok {
+		read = p.Peek
+	}
+	t, err := read(ctx, id)
 	if err != nil {
 		o.cfg.Logger.Error("claim task", "task_id", id, "err", err)
 		return nil
@@ -129,7 +140,8 @@ func (o *Orchestrator) runTask(pr *planRun, id string) (failed bool) {
 	held, err := o.locker.Acquire(ctx, run.tenantID, leaseOwner(run.planID, id))
 	if err != nil {
 		if ctx.Err() != nil {
-			return false // shutting down before the task started: it stays PENDING
+			o.cancelUnstarted(run, log)
+			return false
 		}
 		class := stage.ClassRetryable
 		if errors.Is(err, lease.ErrHeld) {
@@ -162,14 +174,21 @@ func (o *Orchestrator) runTask(pr *planRun, id string) (failed bool) {
 
 	epoch, err := o.start(run)
 	if err != nil {
+		if ctx.Err() != nil {
+			o.cancelUnstarted(run, log)
+			return false
+		}
 		log.Warn("task not started", "err", err)
 		return false
 	}
 	stopBeat := o.heartbeat(run, log)
 	defer stopBeat()
-	cp, err := o.ckpts.Checkpoint(ctx, id)
-	if errors.Is(err, checkpoint.ErrNotFound) {
-		cp, err = checkpoint.New(id), nil
+	cp, err := checkpoint.New(id), error(nil)
+	if run.task.CurrentStage() > 0 { // at stage 0 a stored checkpoint holds nothing to resume from
+		cp, err = o.ckpts.Checkpoint(ctx, id)
+		if errors.Is(err, checkpoint.ErrNotFound) {
+			cp, err = checkpoint.New(id), nil
+		}
 	}
 	if err == nil && cp.Next() != run.task.CurrentStage() {
 		err = fmt.Errorf("checkpoint resumes at stage %d, task at %d", cp.Next(), run.task.CurrentStage())
@@ -179,6 +198,7 @@ func (o *Orchestrator) runTask(pr *planRun, id string) (failed bool) {
 	}
 
 	stages := run.task.Stages()
+	resumedDone := cp.Next() >= len(stages) // a checkpoint with every stage done: only Complete is left
 	for i := cp.Next(); i < len(stages); i++ {
 		if stop, failed := o.boundary(run, log); stop {
 			return failed
@@ -194,6 +214,11 @@ func (o *Orchestrator) runTask(pr *planRun, id string) (failed bool) {
 			if err := t.CompleteStage(i, o.now()); err != nil {
 				return err
 			}
+			if i == len(stages)-1 { // the last stage's write also completes the task
+				if err := t.Complete(o.now()); err != nil {
+					return err
+				}
+			}
 			return cp.Record(i, stages[i].Name, out, epoch, o.now())
 		})
 		if err != nil {
@@ -201,8 +226,10 @@ func (o *Orchestrator) runTask(pr *planRun, id string) (failed bool) {
 			return false
 		}
 	}
-	if err := o.commit(run, nil, func(t *task.Task) error { return t.Complete(o.now()) }); err != nil {
-		log.Error("complete task", "err", err)
+	if resumedDone {
+		if err := o.commit(run, nil, func(t *task.Task) error { return t.Complete(o.now()) }); err != nil {
+			log.Error("complete task", "err", err)
+		}
 	}
 	return false
 }
@@ -225,11 +252,29 @@ func (o *Orchestrator) start(run *taskRun) (uint64, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(run.ctx), persistTimeout)
 	defer cancel()
-	if err := o.tasks.Save(ctx, fresh, nil); err != nil {
+	if err := o.saveTask(ctx, fresh, nil); err != nil {
 		return 0, err
 	}
 	run.task = fresh
 	return fresh.Fence(), nil
+}
+
+// cancelUnstarted records an operator's cancel that reached the run before its task started
+// (the task is still PENDING). Any other reason the run's context ended (the executor shutting
+// down) leaves the task PENDING, to be started again.
+func (o *Orchestrator) cancelUnstarted(run *taskRun, log *slog.Logger) {
+	if !errors.Is(context.Cause(run.ctx), errCancelRequested) {
+		return
+	}
+	err := o.commit(run, nil, func(t *task.Task) error {
+		if t.Status() != task.Pending {
+			return errSkip
+		}
+		return t.Cancel(&operatorCancel, o.now())
+	})
+	if err != nil && !errors.Is(err, errSkip) {
+		log.Error("cancel task before its start", "err", err)
+	}
 }
 
 // boundary honours, between two stages, a cancelled run or a requested pause.
@@ -308,7 +353,7 @@ func (o *Orchestrator) heartbeat(run *taskRun, log *slog.Logger) (stop func()) {
 		for {
 			select {
 			case <-tick.C:
-				err := o.commit(run, nil, func(t *task.Task) error { return t.Beat(o.now()) })
+				err := o.commitAs(run, nil, func(t *task.Task) error { return t.Beat(o.now()) }, o.tasks.Save)
 				if err != nil && !errors.Is(err, task.ErrInvalidTransition) {
 					log.Warn("heartbeat", "err", err)
 				}

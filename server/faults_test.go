@@ -422,6 +422,11 @@ func ftRawTask(t *testing.T, rs *redistest.Server, taskID string) map[string]str
 // client's retry.
 var ftLateFault = redistest.Fault{Kind: redistest.Delay, Late: true, Hold: 3 * time.Second}
 
+// ftBumpFence matches a fence bump on the wire: bump_fence.lua by EVALSHA, one key (a task
+// hash), ARGV the TTL and the bump's 12-character token (create_task.lua, also one task key,
+// has field names after its TTL).
+var ftBumpFence = regexp.MustCompile(`(?is)evalsha\r\n\$40\r\n[0-9a-f]{40}\r\n\$1\r\n1\r\n\$\d+\r\nexecutor:task:\{[^}]*\}\r\n\$\d+\r\n\d+\r\n\$12\r\n[0-9A-Z]{12}\r\n`)
+
 const ftNoop3 = `{"name":"one","kind":"noop"},{"name":"two","kind":"noop"},{"name":"three","kind":"noop"}`
 
 // Targeted, deterministic reproductions of what the fault test finds: one request, chosen by
@@ -477,14 +482,16 @@ func TestFaultRepro(t *testing.T) {
 		assert.Equal(t, "COMPLETED", later.Status, "the plan as the executor reads it")
 	})
 
-	// The tasks' creation pipeline (plain HSET of the whole task hash, fence 0) reaches Redis
+	// The tasks' creation pipeline (create_task.lua by EVALSHA, one key: its ARGV are the TTL,
+	// then field names, lower case, unlike bump_fence.lua's upper-case token; plain HSET of
+	// the whole task hash, fence 0, before) reaches Redis
 	// after its retry, after the task COMPLETED. It used to put the task back PENDING at
 	// stage 0 with fence 0 (every older run's fenced writes pass again); creation
 	// (create_task.lua) now writes only a task that is not there.
 	t.Run("LateTaskCreateResetsACompletedTaskAndItsFence", func(t *testing.T) {
 		t.Parallel()
 		fired := &atomic.Bool{}
-		rs, _, srv := ftReproExecutor(t, ftOnceRule(regexp.MustCompile(`(?is)create_task\.lua.*executor:task:\{`), ftLateFault, fired))
+		rs, _, srv := ftReproExecutor(t, ftOnceRule(regexp.MustCompile(`(?is)evalsha\r\n\$40\r\n[0-9a-f]{40}\r\n\$1\r\n1\r\n\$\d+\r\nexecutor:task:\{[^}]*\}\r\n\$\d+\r\n\d+\r\n\$\d+\r\n[a-z][a-zA-Z]*\r\n`), ftLateFault, fired))
 		p := ftReproPlan(t, srv, "late-task-create", "late-task-create", ftNoop3)
 		require.Equal(t, "COMPLETED", ftReproWait(t, srv, p.PlanID, 10*time.Second).Status)
 		require.True(t, fired.Load())
@@ -518,14 +525,14 @@ func TestFaultRepro(t *testing.T) {
 		assert.Equal(t, "COMPLETED", later.Status, "the plan as the executor reads it")
 	})
 
-	// The reply to the tenant claim (claim_tenant.lua) is lost; go-redis sends the pipeline
-	// again. It used to find the claim it made itself and refuse, with a 409, a tenant nobody
-	// ever used (and every later submission for it, for the claim's 10 minutes); the claim now
-	// recognises its own marker.
+	// The reply to the tenant claim (SET NX of the active marker) is lost; go-redis sends the
+	// pipeline again. It used to find the claim it made itself and refuse, with a 409, a tenant
+	// nobody ever used (and every later submission for it, for the claim's 10 minutes); the
+	// claim now reads a marker it could not set and recognises its own.
 	t.Run("LostClaimReplyRejectsAFreshTenant", func(t *testing.T) {
 		t.Parallel()
 		fired := &atomic.Bool{}
-		rs, _, srv := ftReproExecutor(t, ftOnceRule(regexp.MustCompile(`(?is)claim_tenant\.lua.*executor:active:tenant:\{fresh\}`),
+		rs, _, srv := ftReproExecutor(t, ftOnceRule(regexp.MustCompile(`(?is)set\r\n\$\d+\r\nexecutor:active:tenant:\{fresh\}\r\n\$\d+\r\n[0-9A-Z]{26}\r\n\$2\r\nex\r\n\$\d+\r\n\d+\r\n\$2\r\nnx`),
 			redistest.Fault{Kind: redistest.LoseReply}, fired))
 		body := `{"name":"fresh","stages":[` + ftNoop3 + `],"tenants":[{"id":"fresh"}]}`
 		status, err := cfTryHTTP(http.MethodPost, srv.URL()+"/v1/plans", body, nil)
@@ -548,7 +555,7 @@ func TestFaultRepro(t *testing.T) {
 		t.Parallel()
 		fired := &atomic.Bool{}
 		_, _, srv := ftReproExecutor(t, ftOnceRule(
-			regexp.MustCompile(`(?is)evalsha\r\n\$40\r\n[0-9a-f]{40}\r\n\$1\r\n1\r\n\$\d+\r\nexecutor:task:\{`), ftLateFault, fired))
+			ftBumpFence, ftLateFault, fired))
 		p := ftReproPlan(t, srv, "late-bump", "late-bump",
 			`{"name":"one","kind":"noop"},{"name":"two","kind":"sleep","params":{"duration":"4s"}},{"name":"three","kind":"noop"}`)
 		end := ftReproWait(t, srv, p.PlanID, 15*time.Second)
@@ -566,7 +573,7 @@ func TestFaultRepro(t *testing.T) {
 	// carries a token: a retried bump raises nothing twice.
 	t.Run("LateFenceBumpLeavesATaskPendingForever", func(t *testing.T) {
 		t.Parallel()
-		bump, bumped := regexp.MustCompile(`(?is)evalsha\r\n\$40\r\n[0-9a-f]{40}\r\n\$1\r\n1\r\n\$\d+\r\nexecutor:task:\{`), &atomic.Bool{}
+		bump, bumped := ftBumpFence, &atomic.Bool{}
 		save, saved := regexp.MustCompile(`(?is)executor:ckpt:\{.*\r\nstatus\r\n\$7\r\nRUNNING\r\n`), &atomic.Bool{}
 		// The bump lands 1.3 s after it was sent: after its retry (1 s), before the retry of
 		// the save that follows it (held 3 s, retried 1 s after it was sent).

@@ -19,14 +19,14 @@ var (
 type Checkpoint struct {
 	taskID          string
 	completedStages []string
-	contextData     map[string]json.RawMessage
+	outputs         []json.RawMessage // outputs[i] is the output of completedStages[i]
 	savedAt         time.Time
 	fence           uint64
 }
 
 // New returns an empty checkpoint (nothing completed) for taskID.
 func New(taskID string) *Checkpoint {
-	return &Checkpoint{taskID: taskID, contextData: map[string]json.RawMessage{}}
+	return &Checkpoint{taskID: taskID}
 }
 
 // TaskID returns the task the checkpoint belongs to.
@@ -43,16 +43,21 @@ func (c *Checkpoint) CompletedStages() []string { return append([]string(nil), c
 
 // Output returns the output of a completed stage.
 func (c *Checkpoint) Output(stage string) (json.RawMessage, bool) {
-	o, ok := c.contextData[stage]
-	return o, ok
+	for i, name := range c.completedStages {
+		if name == stage {
+			return c.outputs[i], true
+		}
+	}
+	return nil, false
 }
 
 // Outputs returns each completed stage's output decoded, by stage name: what templates see.
 // A stage without output (null) reads as an empty object, as it does when templates are
 // checked at submission, so `index .Outputs "stage" "key"` renders instead of failing.
 func (c *Checkpoint) Outputs() map[string]any {
-	out := make(map[string]any, len(c.contextData))
-	for name, raw := range c.contextData {
+	out := make(map[string]any, len(c.outputs))
+	for i, raw := range c.outputs {
+		name := c.completedStages[i]
 		var v any
 		if len(raw) > 0 && json.Unmarshal(raw, &v) != nil {
 			v = string(raw)
@@ -80,7 +85,7 @@ func (c *Checkpoint) Record(index int, name string, output json.RawMessage, epoc
 		return fmt.Errorf("%w: output of %s is not JSON", ErrInvalid, name)
 	}
 	c.completedStages = append(c.completedStages, name)
-	c.contextData[name] = output
+	c.outputs = append(c.outputs, output)
 	c.fence = max(c.fence, epoch)
 	c.savedAt = now.UTC()
 	return nil
@@ -88,8 +93,7 @@ func (c *Checkpoint) Record(index int, name string, output json.RawMessage, epoc
 
 // Reset forgets every completed stage: a retry from the start.
 func (c *Checkpoint) Reset(epoch uint64, now time.Time) {
-	c.completedStages = nil
-	c.contextData = map[string]json.RawMessage{}
+	c.completedStages, c.outputs = nil, nil
 	c.fence = max(c.fence, epoch)
 	c.savedAt = now.UTC()
 }
@@ -106,9 +110,9 @@ type State struct {
 
 // State returns the checkpoint's persisted form (copies).
 func (c *Checkpoint) State() State {
-	data := make(map[string]json.RawMessage, len(c.contextData))
-	for k, v := range c.contextData {
-		data[k] = v
+	data := make(map[string]json.RawMessage, len(c.outputs))
+	for i, out := range c.outputs {
+		data[c.completedStages[i]] = out
 	}
 	return State{
 		TaskID: c.taskID, LastCompleted: c.LastCompletedStageIndex(),
@@ -125,18 +129,30 @@ func Load(s State) (*Checkpoint, error) {
 		return nil, fmt.Errorf("%w: %s: last completed %d but %d stages completed",
 			ErrInvalid, s.TaskID, s.LastCompleted, len(s.CompletedStages))
 	}
-	data := make(map[string]json.RawMessage, len(s.ContextData))
-	for _, name := range s.CompletedStages {
+	outputs := make([]json.RawMessage, len(s.CompletedStages))
+	for i, name := range s.CompletedStages {
 		out, ok := s.ContextData[name]
 		if !ok {
 			return nil, fmt.Errorf("%w: %s: no output for completed stage %s", ErrInvalid, s.TaskID, name)
 		}
-		data[name] = out
+		outputs[i] = out
 	}
 	return &Checkpoint{
 		taskID: s.TaskID, completedStages: append([]string(nil), s.CompletedStages...),
-		contextData: data, savedAt: s.SavedAt, fence: s.Fence,
+		outputs: outputs, savedAt: s.SavedAt, fence: s.Fence,
 	}, nil
+}
+
+// Clone returns an independent copy of the checkpoint without re-checking it: a store keeps
+// one and hands out clones. The completed stages and their outputs are shared, capped at
+// their number: a checkpoint only appends to them (Reset starts new ones), so an append on
+// either side moves to a new array and never writes into the other's.
+func (c *Checkpoint) Clone() *Checkpoint {
+	n := len(c.completedStages)
+	cp := *c
+	cp.completedStages = c.completedStages[:n:n]
+	cp.outputs = c.outputs[:n:n]
+	return &cp
 }
 
 // Store reads checkpoints. They are written together with their task (task.Repository.Save).

@@ -236,3 +236,23 @@ func TestLoadRefusesInconsistentState(t *testing.T) {
 		})
 	}
 }
+
+func TestCloneIsIndependent(t *testing.T) {
+	t.Parallel()
+	orig := checkpoint.New("01KAKQ9ZP5N3S8E2W7Y4C6V1XD")
+	require.NoError(t, orig.Record(0, "a", json.RawMessage(`{"a":1}`), 1, t0))
+	c := orig.Clone()
+	require.Equal(t, orig.State(), c.State())
+
+	require.NoError(t, orig.Record(1, "b", json.RawMessage(`"orig"`), 1, t0))
+	require.NoError(t, c.Record(1, "b", json.RawMessage(`"clone"`), 1, t0))
+	got, _ := orig.Output("b")
+	require.JSONEq(t, `"orig"`, string(got), "the clone's record did not write into the original")
+	got, _ = c.Output("b")
+	require.JSONEq(t, `"clone"`, string(got))
+
+	c.Reset(2, t0)
+	require.Equal(t, 2, orig.Next(), "a reset of the clone left the original as it was")
+	_, ok := c.Output("a")
+	require.False(t, ok)
+}

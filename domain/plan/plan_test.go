@@ -338,3 +338,15 @@ func TestLoadRefusesBrokenState(t *testing.T) {
 		})
 	}
 }
+
+func TestCloneIsIndependent(t *testing.T) {
+	t.Parallel()
+	p := inStatus(t, plan.Running)
+	c := p.Clone()
+	require.NoError(t, c.Complete(time.Now()))
+	require.Equal(t, plan.Running, p.Status(), "a transition of the clone changed the original")
+	require.True(t, p.FinishedAt().IsZero())
+	require.Equal(t, plan.Completed, c.Status())
+	require.Equal(t, p.TaskIDs(), c.TaskIDs())
+	require.Equal(t, p.ID(), c.ID())
+}

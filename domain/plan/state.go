@@ -53,3 +53,11 @@ func Load(s State) (*Plan, error) {
 	}
 	return p, nil
 }
+
+// Clone returns an independent copy of the plan without re-checking it: a repository keeps
+// one and hands out clones, so a caller's transitions never change the stored plan. The
+// stage template, task ids and labels are immutable after New and stay shared.
+func (p *Plan) Clone() *Plan {
+	c := *p
+	return &c
+}

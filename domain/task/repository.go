@@ -21,6 +21,10 @@ type Repository interface {
 	Latest(ctx context.Context, tenantID string) (*Task, error)
 	// ByIDs returns the tasks with the given ids, in that order (ErrNotFound if one is missing).
 	ByIDs(ctx context.Context, ids []string) ([]*Task, error)
+	// Statuses returns the statuses of the tasks with the given ids, in that order
+	// (ErrNotFound if one is missing): what counting a plan's progress or settling it needs,
+	// without reading and decoding whole tasks.
+	Statuses(ctx context.Context, ids []string) ([]Status, error)
 	// Save writes t and, when cp is not nil, its checkpoint, as one atomic write. It returns
 	// ErrFenced, writing nothing, when the stored task carries a newer fence epoch than t.
 	Save(ctx context.Context, t *Task, cp *checkpoint.Checkpoint) error

@@ -78,3 +78,18 @@ func Load(s State) (*Task, error) {
 		ledger: append([]Attempt(nil), s.Ledger...), fence: s.Fence,
 	}, nil
 }
+
+// Clone returns an independent copy of the task without re-checking it: a store keeps one and
+// hands out clones, so no caller's transitions change the stored task. The attempts are
+// shared, capped at their number (the ledger only appends, so an append on either side moves
+// to a new array and never writes into the other's); the stage template and params are
+// immutable and shared, as State shares them.
+func (t *Task) Clone() *Task {
+	c := *t
+	c.ledger = t.ledger[:len(t.ledger):len(t.ledger)]
+	if t.lastError != nil {
+		f := *t.lastError
+		c.lastError = &f
+	}
+	return &c
+}

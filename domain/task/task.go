@@ -109,6 +109,15 @@ func (t *Task) LastError() *Failure {
 // Ledger returns a copy of the attempt ledger.
 func (t *Task) Ledger() []Attempt { return append([]Attempt(nil), t.ledger...) }
 
+// LedgerLen returns the number of attempts in the ledger.
+func (t *Task) LedgerLen() int { return len(t.ledger) }
+
+// LedgerFrom returns a copy of the ledger's attempts from index n on (none when n is past
+// the end). The ledger only grows, so attempts before n are the ones seen before.
+func (t *Task) LedgerFrom(n int) []Attempt {
+	return append([]Attempt(nil), t.ledger[min(max(n, 0), len(t.ledger)):]...)
+}
+
 // Fence returns the fence epoch of the run that owns the task.
 func (t *Task) Fence() uint64 { return t.fence }
 

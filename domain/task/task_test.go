@@ -641,3 +641,27 @@ func TestLoadRefusesBrokenState(t *testing.T) {
 		require.NoError(t, err)
 	})
 }
+
+func TestCloneIsIndependent(t *testing.T) {
+	t.Parallel()
+	attempt := func(stage string) task.Attempt {
+		return task.Attempt{StageIndex: 0, Stage: stage, Run: 1, Attempt: 1, StartedAt: t0, EndedAt: t0, Outcome: task.OutcomeFailed}
+	}
+	orig := inStatus(t, task.Running)
+	require.NoError(t, orig.Record(attempt("first")))
+	c := orig.Clone()
+	require.Equal(t, orig.State(), c.State())
+
+	require.NoError(t, orig.Record(attempt("orig")))
+	require.NoError(t, c.Record(attempt("clone")))
+	require.Equal(t, "orig", orig.Ledger()[1].Stage, "the clone's append did not write into the original's ledger")
+	require.Equal(t, "clone", c.Ledger()[1].Stage)
+
+	require.NoError(t, c.Fail(task.Failure{Stage: "a", Message: "x"}, t0))
+	require.Equal(t, task.Running, orig.Status(), "a transition of the clone left the original as it was")
+	require.Nil(t, orig.LastError())
+	again := c.Clone()
+	require.NoError(t, c.Retry(0, t0))
+	require.Equal(t, task.Failed, again.Status())
+	require.Equal(t, "x", again.LastError().Message)
+}

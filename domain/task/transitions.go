@@ -1,6 +1,7 @@
 package task
 
 import (
+	"slices"
 	"time"
 )
 
@@ -22,6 +23,8 @@ func (t *Task) Start(epoch uint64, now time.Time) error {
 	t.finishedAt = time.Time{}
 	t.touch(now)
 	t.heartbeatAt = t.updatedAt
+	// Room for one attempt per stage left, so recording them does not regrow the ledger.
+	t.ledger = slices.Grow(t.ledger, len(t.stages)-t.currentStage)
 	return nil
 }
 

@@ -33,6 +33,9 @@ type RedisOptions struct {
 	// TTL is how long a lease lives without a refresh; each lease refreshes it every TTL/3.
 	// Zero or negative means DefaultRedisTTL; values below MinRedisTTL are raised to it.
 	TTL time.Duration
+	// Scripter runs redislock's scripts; nil means the client. The executor passes the
+	// client's AutoPipeline, so the leases of many runs share round trips.
+	Scripter redis.Scripter
 	// Logger receives refresh failures and lease losses; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -70,9 +73,12 @@ func NewRedis(client redis.UniversalClient, opts RedisOptions) *Redis {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.Scripter == nil {
+		opts.Scripter = client
+	}
 	return &Redis{
 		client: client,
-		locker: redislock.New(client),
+		locker: redislock.New(opts.Scripter),
 		keys:   opts.Keys,
 		ttl:    opts.TTL,
 		log:    opts.Logger,

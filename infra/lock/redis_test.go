@@ -522,7 +522,6 @@ func TestRedisLeaseLeavesNoGoroutines(t *testing.T) {
 	}
 }
 
-// requireGoroutinesBackTo waits until the process runs no more goroutines than before.
 // requireLeaseLeavesNoGoroutines takes tenant t1's lease on locker, lets its watchdog run for
 // settle, ends it with end (release, loss, ...), and requires the process's goroutines back
 // to their count before the lease.
@@ -534,7 +533,7 @@ func requireLeaseLeavesNoGoroutines(t *testing.T, locker interface {
 	warm, err := locker.Acquire(context.Background(), "warm", "p:t")
 	require.NoError(t, err)
 	require.NoError(t, warm.Release(context.Background()))
-	before := settledGoroutines(t)
+	before := redistest.SettledGoroutines(t)
 
 	l, err := locker.Acquire(context.Background(), "t1", "p:t")
 	require.NoError(t, err)
@@ -542,36 +541,5 @@ func requireLeaseLeavesNoGoroutines(t *testing.T, locker interface {
 	time.Sleep(settle) // let the watchdog refresh a few times
 	end(l)
 
-	requireGoroutinesBackTo(t, before)
-}
-
-func requireGoroutinesBackTo(t *testing.T, before int) {
-	t.Helper()
-	// Eventually runs the condition in a goroutine of its own, one at a time: discount it.
-	if !assert.Eventually(t, func() bool { return runtime.NumGoroutine()-1 <= before },
-		2*time.Second, 5*time.Millisecond, "goroutines: %d before", before) {
-		buf := make([]byte, 1<<20)
-		require.FailNow(t, "goroutine leak", "%d goroutines now, %d before:\n%s",
-			runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
-	}
-}
-
-// settledGoroutines returns the process's goroutine count once it has stayed the same for
-// 50ms, so that goroutines still winding down from earlier tests are not in a baseline.
-func settledGoroutines(t *testing.T) int {
-	t.Helper()
-	n, same := runtime.NumGoroutine(), 0
-	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
-		time.Sleep(5 * time.Millisecond)
-		m := runtime.NumGoroutine()
-		if m != n {
-			n, same = m, 0
-			continue
-		}
-		if same++; same == 10 {
-			return n
-		}
-	}
-	require.FailNow(t, "goroutine count never settled")
-	return 0
+	redistest.RequireGoroutinesBackTo(t, before)
 }

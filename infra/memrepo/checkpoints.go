@@ -14,10 +14,10 @@ var _ checkpoint.Store = (*CheckpointStore)(nil)
 // Checkpoint returns the task's checkpoint.
 func (s *CheckpointStore) Checkpoint(_ context.Context, taskID string) (*checkpoint.Checkpoint, error) {
 	s.db.mu.RLock()
-	st, ok := s.db.ckpts[taskID]
+	cp, ok := s.db.ckpts[taskID]
 	s.db.mu.RUnlock()
 	if !ok {
 		return nil, checkpoint.ErrNotFound
 	}
-	return checkpoint.Load(st)
+	return cp.Clone(), nil
 }

@@ -13,22 +13,22 @@ import (
 // DB is the shared in-memory state behind the repositories. Safe for concurrent use.
 type DB struct {
 	mu      sync.RWMutex
-	plans   map[string]plan.State
-	planIDs []string // sorted ascending; ULIDs sort by creation time
+	plans   map[string]*plan.Plan // stored copies: Plan hands out clones
+	planIDs []string              // sorted ascending; ULIDs sort by creation time
 	idem    map[string]string
-	tasks   map[string]task.State
+	tasks   map[string]*task.Task // stored copies: reads hand out clones
 	tenants map[string]string
-	ckpts   map[string]checkpoint.State
+	ckpts   map[string]*checkpoint.Checkpoint // stored copies: reads hand out clones
 }
 
 // New returns an empty database.
 func New() *DB {
 	return &DB{
-		plans:   map[string]plan.State{},
+		plans:   map[string]*plan.Plan{},
 		idem:    map[string]string{},
-		tasks:   map[string]task.State{},
+		tasks:   map[string]*task.Task{},
 		tenants: map[string]string{},
-		ckpts:   map[string]checkpoint.State{},
+		ckpts:   map[string]*checkpoint.Checkpoint{},
 	}
 }
 

@@ -22,9 +22,9 @@ func (r *TaskRepo) Put(t *task.Task, cp *checkpoint.Checkpoint) {
 	db := r.db
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	db.tasks[t.ID()] = t.State()
+	db.tasks[t.ID()] = t.Clone()
 	if cp != nil {
-		db.ckpts[t.ID()] = cp.State()
+		db.ckpts[t.ID()] = cp.Clone()
 	}
 }
 
@@ -36,14 +36,11 @@ func (r *TaskRepo) PutIfNewer(t *task.Task) *task.Task {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if cur, ok := db.tasks[t.ID()]; ok {
-		if cur.Fence > t.Fence() || (cur.Fence == t.Fence() && cur.UpdatedAt.After(t.UpdatedAt())) {
-			kept, err := task.Load(cur)
-			if err == nil {
-				return kept
-			}
+		if cur.Fence() > t.Fence() || (cur.Fence() == t.Fence() && cur.UpdatedAt().After(t.UpdatedAt())) {
+			return cur.Clone()
 		}
 	}
-	db.tasks[t.ID()] = t.State()
+	db.tasks[t.ID()] = t.Clone()
 	return t
 }
 
@@ -67,13 +64,11 @@ func (r *TaskRepo) Forget(id string) {
 func (s *CheckpointStore) PutIfNewer(cp *checkpoint.Checkpoint) *checkpoint.Checkpoint {
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
-	if cur, ok := s.db.ckpts[cp.TaskID()]; ok && (cur.Fence > cp.Fence() ||
-		(cur.Fence == cp.Fence() && cur.SavedAt.After(cp.SavedAt()))) {
-		if kept, err := checkpoint.Load(cur); err == nil {
-			return kept
-		}
+	if cur, ok := s.db.ckpts[cp.TaskID()]; ok && (cur.Fence() > cp.Fence() ||
+		(cur.Fence() == cp.Fence() && cur.SavedAt().After(cp.SavedAt()))) {
+		return cur.Clone()
 	}
-	s.db.ckpts[cp.TaskID()] = cp.State()
+	s.db.ckpts[cp.TaskID()] = cp.Clone()
 	return cp
 }
 
@@ -82,8 +77,8 @@ func (r *PlanRepo) States() []plan.State {
 	r.db.mu.RLock()
 	defer r.db.mu.RUnlock()
 	out := make([]plan.State, 0, len(r.db.plans))
-	for _, s := range r.db.plans {
-		out = append(out, s)
+	for _, p := range r.db.plans {
+		out = append(out, p.State())
 	}
 	return out
 }
@@ -93,8 +88,8 @@ func (r *TaskRepo) States() []task.State {
 	r.db.mu.RLock()
 	defer r.db.mu.RUnlock()
 	out := make([]task.State, 0, len(r.db.tasks))
-	for _, s := range r.db.tasks {
-		out = append(out, s)
+	for _, t := range r.db.tasks {
+		out = append(out, t.State())
 	}
 	return out
 }

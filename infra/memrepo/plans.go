@@ -34,7 +34,7 @@ func (db *DB) putPlan(p *plan.Plan) {
 		copy(db.planIDs[i+1:], db.planIDs[i:])
 		db.planIDs[i] = p.ID()
 	}
-	db.plans[p.ID()] = p.State()
+	db.plans[p.ID()] = p.Clone()
 	if k := p.IdempotencyKey(); k != "" {
 		if _, taken := db.idem[k]; !taken {
 			db.idem[k] = p.ID()
@@ -45,12 +45,12 @@ func (db *DB) putPlan(p *plan.Plan) {
 // Plan returns the plan with id.
 func (r *PlanRepo) Plan(_ context.Context, id string) (*plan.Plan, error) {
 	r.db.mu.RLock()
-	s, ok := r.db.plans[id]
+	p, ok := r.db.plans[id]
 	r.db.mu.RUnlock()
 	if !ok {
 		return nil, plan.ErrNotFound
 	}
-	return plan.Load(s)
+	return p.Clone(), nil
 }
 
 // ByIdempotencyKey returns the plan first submitted with key.
@@ -75,15 +75,11 @@ func (r *PlanRepo) List(_ context.Context, f plan.Filter) ([]*plan.Plan, error) 
 	}
 	var out []*plan.Plan
 	for i := end - 1; i >= 0 && (f.Limit <= 0 || len(out) < f.Limit); i-- {
-		s := db.plans[db.planIDs[i]]
-		if f.Status != "" && s.Status != f.Status {
+		p := db.plans[db.planIDs[i]]
+		if f.Status != "" && p.Status() != f.Status {
 			continue
 		}
-		p, err := plan.Load(s)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
+		out = append(out, p.Clone())
 	}
 	return out, nil
 }
@@ -96,6 +92,6 @@ func (r *PlanRepo) Save(_ context.Context, p *plan.Plan) error {
 	if _, ok := db.plans[p.ID()]; !ok {
 		return plan.ErrNotFound
 	}
-	db.plans[p.ID()] = p.State()
+	db.plans[p.ID()] = p.Clone()
 	return nil
 }

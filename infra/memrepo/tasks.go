@@ -28,7 +28,7 @@ func (db *DB) createTasks(tasks []*task.Task) error {
 		if _, ok := db.tasks[t.ID()]; ok {
 			return fmt.Errorf("memrepo: task %s exists", t.ID())
 		}
-		if id, ok := db.tenants[t.TenantID()]; ok && !db.tasks[id].Status.Terminal() {
+		if id, ok := db.tenants[t.TenantID()]; ok && !db.tasks[id].Status().Terminal() {
 			busy = append(busy, t.TenantID())
 		}
 	}
@@ -36,7 +36,7 @@ func (db *DB) createTasks(tasks []*task.Task) error {
 		return &task.BusyError{Tenants: busy}
 	}
 	for _, t := range tasks {
-		db.tasks[t.ID()] = t.State()
+		db.tasks[t.ID()] = t.Clone()
 		db.tenants[t.TenantID()] = t.ID()
 	}
 	return nil
@@ -55,12 +55,12 @@ func (r *TaskRepo) Reactivate(_ context.Context, t *task.Task) error {
 // Task returns the task with id.
 func (r *TaskRepo) Task(_ context.Context, id string) (*task.Task, error) {
 	r.db.mu.RLock()
-	s, ok := r.db.tasks[id]
+	t, ok := r.db.tasks[id]
 	r.db.mu.RUnlock()
 	if !ok {
 		return nil, task.ErrNotFound
 	}
-	return task.Load(s)
+	return t.Clone(), nil
 }
 
 // Latest returns the tenant's latest task.
@@ -76,24 +76,30 @@ func (r *TaskRepo) Latest(ctx context.Context, tenantID string) (*task.Task, err
 
 // ByIDs returns the tasks with the given ids, in that order.
 func (r *TaskRepo) ByIDs(_ context.Context, ids []string) ([]*task.Task, error) {
-	states := make([]task.State, len(ids))
+	out := make([]*task.Task, len(ids))
 	r.db.mu.RLock()
+	defer r.db.mu.RUnlock()
 	for i, id := range ids {
-		s, ok := r.db.tasks[id]
+		t, ok := r.db.tasks[id]
 		if !ok {
-			r.db.mu.RUnlock()
 			return nil, fmt.Errorf("%w: %s", task.ErrNotFound, id)
 		}
-		states[i] = s
+		out[i] = t.Clone()
 	}
-	r.db.mu.RUnlock()
-	out := make([]*task.Task, len(ids))
-	for i, s := range states {
-		t, err := task.Load(s)
-		if err != nil {
-			return nil, err
+	return out, nil
+}
+
+// Statuses returns the statuses of the tasks with the given ids, in that order.
+func (r *TaskRepo) Statuses(_ context.Context, ids []string) ([]task.Status, error) {
+	out := make([]task.Status, len(ids))
+	r.db.mu.RLock()
+	defer r.db.mu.RUnlock()
+	for i, id := range ids {
+		t, ok := r.db.tasks[id]
+		if !ok {
+			return nil, fmt.Errorf("%w: %s", task.ErrNotFound, id)
 		}
-		out[i] = t
+		out[i] = t.Status()
 	}
 	return out, nil
 }
@@ -107,12 +113,12 @@ func (r *TaskRepo) Save(_ context.Context, t *task.Task, cp *checkpoint.Checkpoi
 	if !ok {
 		return task.ErrNotFound
 	}
-	if stored.Fence > t.Fence() {
+	if stored.Fence() > t.Fence() {
 		return task.ErrFenced
 	}
-	db.tasks[t.ID()] = t.State()
+	db.tasks[t.ID()] = t.Clone()
 	if cp != nil {
-		db.ckpts[t.ID()] = cp.State()
+		db.ckpts[t.ID()] = cp.Clone()
 	}
 	return nil
 }
@@ -121,14 +127,17 @@ func (r *TaskRepo) Save(_ context.Context, t *task.Task, cp *checkpoint.Checkpoi
 func (r *TaskRepo) BumpFence(_ context.Context, id string) (*task.Task, error) {
 	db := r.db
 	db.mu.Lock()
-	s, ok := db.tasks[id]
-	if ok {
-		s.Fence++
-		db.tasks[id] = s
-	}
-	db.mu.Unlock()
+	defer db.mu.Unlock()
+	stored, ok := db.tasks[id]
 	if !ok {
 		return nil, task.ErrNotFound
 	}
-	return task.Load(s)
+	s := stored.State()
+	s.Fence++
+	bumped, err := task.Load(s)
+	if err != nil {
+		return nil, err
+	}
+	db.tasks[id] = bumped
+	return bumped.Clone(), nil
 }

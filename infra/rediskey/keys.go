@@ -59,6 +59,10 @@ func (k Keys) Instance(id string) string { return k.prefix + "instance:{" + id +
 // Plans is the ZSET of plan ids by creation time: executor:plans.
 func (k Keys) Plans() string { return k.prefix + "plans" }
 
+// Events is the optional event stream (a Redis Stream, capped with XADD MAXLEN ~) that
+// external subscribers read: executor:events. Written only when the stream sink is enabled.
+func (k Keys) Events() string { return k.prefix + "events" }
+
 // Idempotency maps an Idempotency-Key to the plan first submitted with it:
 // executor:idem:{<sha256 of the key>}. The key is hashed because it is client text.
 func (k Keys) Idempotency(key string) string {

@@ -18,6 +18,8 @@ func TestKeysFollowTheSchema(t *testing.T) {
 		{"tenant index", k.TenantIndex("acme"), "executor:index:tenant:{acme}"},
 		{"tenant lock", k.TenantLock("acme"), "executor:lock:tenant:{acme}"},
 		{"plans", k.Plans(), "executor:plans"},
+		{"events", k.Events(), "executor:events"},
+		{"events, custom prefix", rediskey.New("x:").Events(), "x:events"},
 		{"custom prefix", rediskey.New("x:").Task("T1"), "x:task:{T1}"},
 	}
 	for _, tc := range tests {

@@ -2,7 +2,6 @@ package redisrepo
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -11,24 +10,23 @@ import (
 	"github.com/executor-dev/executor/domain/checkpoint"
 )
 
-func encCheckpoint(cp *checkpoint.Checkpoint) ([]byte, error) { return json.Marshal(cp.State()) }
-
 // Checkpoint returns the task's checkpoint as Redis holds it.
 func (c *CheckpointStore) checkpointOnline(ctx context.Context, taskID string) (*checkpoint.Checkpoint, error) {
-	b, err := c.s.client.Get(ctx, c.s.keys.Checkpoint(taskID)).Bytes()
+	return c.s.checkpointOf(taskID, c.s.client.Get(ctx, c.s.keys.Checkpoint(taskID)))
+}
+
+// checkpointOf decodes the reply to a GET of taskID's checkpoint and records it in the mirror.
+func (s *Store) checkpointOf(taskID string, get *redis.StringCmd) (*checkpoint.Checkpoint, error) {
+	b, err := get.Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, checkpoint.ErrNotFound
 	}
 	if err != nil {
 		return nil, wrap("read checkpoint", err)
 	}
-	var st checkpoint.State
-	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, fmt.Errorf("redisrepo: decode checkpoint %s: %w", taskID, err)
-	}
-	cp, err := checkpoint.Load(st)
+	cp, err := decCheckpoint(taskID, b)
 	if err != nil {
 		return nil, fmt.Errorf("redisrepo: checkpoint %s: %w", taskID, err)
 	}
-	return c.s.mirror.Checkpoints().PutIfNewer(cp), nil
+	return s.mirror.Checkpoints().PutIfNewer(cp), nil
 }

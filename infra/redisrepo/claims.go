@@ -13,31 +13,57 @@ import (
 // a plan: the tenants are free again after it. Once written, a claim lives as long as its task.
 const claimTTL = 10 * time.Minute
 
-// claim marks every task's tenant as taken by that task (claim_tenant.lua on the tenant's
-// active marker, pipelined; a claim retried after a lost reply finds itself and succeeds). When a tenant is taken already, it releases what it claimed and returns
-// a *task.BusyError: across executors, exactly one of two plans for one tenant gets it.
+// claim marks every task's tenant as taken by that task: SET NX of the tenant's active marker,
+// pipelined; a marker that was there already is read back, and one that names this task is
+// this claim's own (its first try's reply was lost, and go-redis sent it again). When a tenant
+// is taken by another task, it releases what it claimed and returns a *task.BusyError: across
+// executors, exactly one of two plans for one tenant gets it.
 func (s *Store) claim(ctx context.Context, tasks []*task.Task) error {
+	got := make([]bool, len(tasks))
+	err := inBatches(ctx, len(tasks), batchSize, func(ctx context.Context, start, end int) error {
+		batch := tasks[start:end]
+		set := make([]*redis.BoolCmd, len(batch))
+		if _, err := s.exec(ctx, func(pipe redis.Pipeliner) {
+			for i, t := range batch {
+				set[i] = pipe.SetNX(ctx, s.keys.TenantActive(t.TenantID()), t.ID(), claimTTL)
+			}
+		}); err != nil {
+			return err
+		}
+		var taken []int // markers that were there: whose are they?
+		for i, c := range set {
+			if got[start+i] = c.Val(); !got[start+i] {
+				taken = append(taken, i)
+			}
+		}
+		if len(taken) == 0 {
+			return nil
+		}
+		holder := make([]*redis.StringCmd, len(taken))
+		if _, err := s.exec(ctx, func(pipe redis.Pipeliner) {
+			for j, i := range taken {
+				holder[j] = pipe.Get(ctx, s.keys.TenantActive(batch[i].TenantID()))
+			}
+		}); err != nil {
+			return err
+		}
+		for j, i := range taken {
+			got[start+i] = holder[j].Val() == batch[i].ID()
+		}
+		return nil
+	})
 	var busy []string
 	var claimed []*task.Task
-	for start := 0; start < len(tasks); start += batchSize {
-		batch := tasks[start:min(start+batchSize, len(tasks))]
-		cmds := make([]*redis.Cmd, len(batch))
-		_, err := s.exec(ctx, func(pipe redis.Pipeliner) {
-			for i, t := range batch {
-				cmds[i] = claimTenantScript.Eval(ctx, pipe, []string{s.keys.TenantActive(t.TenantID())}, t.ID(), int64(claimTTL/time.Second))
-			}
-		})
-		if err != nil {
-			s.release(ctx, claimed)
-			return wrap("claim tenants", err)
+	for i, t := range tasks {
+		if got[i] {
+			claimed = append(claimed, t)
+		} else {
+			busy = append(busy, t.TenantID())
 		}
-		for i, t := range batch {
-			if n, _ := cmds[i].Int(); n == 1 {
-				claimed = append(claimed, t)
-			} else {
-				busy = append(busy, t.TenantID())
-			}
-		}
+	}
+	if err != nil {
+		s.release(ctx, claimed)
+		return wrap("claim tenants", err)
 	}
 	if len(busy) > 0 {
 		s.release(ctx, claimed)
@@ -55,7 +81,7 @@ func (s *Store) release(ctx context.Context, tasks []*task.Task) {
 	ctx = context.WithoutCancel(ctx)
 	_, _ = s.exec(ctx, func(pipe redis.Pipeliner) {
 		for _, t := range tasks {
-			releaseTenantScript.Eval(ctx, pipe, []string{s.keys.TenantActive(t.TenantID())}, t.ID()) // EVAL: no NOSCRIPT in a pipeline
+			releaseTenantScript.Eval(ctx, pipe, s.tenantKeys(t), t.ID(), s.ttlSeconds()) // EVAL: no NOSCRIPT in a pipeline
 		}
 	})
 }

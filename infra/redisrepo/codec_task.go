@@ -4,66 +4,180 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/domain/task"
 )
 
-// attemptJSON is one ledger entry as stored in the task hash's "ledger" field (short keys:
-// the ledger is the largest part of a task).
-type attemptJSON struct {
-	StageIndex int    `json:"i"`
-	Stage      string `json:"s"`
-	Run        int    `json:"r"`
-	Attempt    int    `json:"a"`
-	StartedAt  int64  `json:"t0"` // unix µs
-	EndedAt    int64  `json:"t1"` // unix µs
-	Outcome    string `json:"o"`
-	Class      string `json:"c,omitempty"`
-	Error      string `json:"e,omitempty"`
-	Code       int    `json:"h,omitempty"`
-	BackoffMs  int64  `json:"b,omitempty"`
+// The attempt ledger is stored as one hash field per attempt, so that a task hash keeps
+// Redis's compact listpack encoding, which holds only while every value is at most
+// hash-max-listpack-value (64) bytes: "ledger" is the number of attempts, and "l<n>"
+// (n = 0 … ledger-1) is attempt n as one pipe-separated record (attemptFields). Callers HSET
+// the fields over the stored hash: the ledger only grows, so writing every "l<n>" each time
+// leaves no stale attempt behind, and decodeTask reads only the first "ledger" of them.
+
+// ledgerField names the field of attempt n.
+func ledgerField(n int) string { return "l" + strconv.Itoa(n) }
+
+// attemptFields is the number of parts of an attempt record:
+//
+//	<stageIndex>|<run>|<attempt>|<start: µs after the task's createdAt>|<duration µs>|<outcome>|<class>|<code>|<backoff ms>|<error>
+//
+// The outcome is one letter (s succeeded, f failed; outcomeCodes). class, code, backoff and error are empty when zero, and when all four are (an attempt that
+// succeeded) the record ends after the outcome: it has attemptFieldsShort parts. The error
+// comes last, so it may hold '|'. The stage name is not stored: it is the name of stage
+// stageIndex of the plan.
+const (
+	attemptFields      = 10
+	attemptFieldsShort = 6
+)
+
+// outcomeCodes are the one-letter forms of the outcomes in attempt records (an outcome not
+// listed is stored as it is).
+var outcomeCodes = map[task.Outcome]string{task.OutcomeSucceeded: "s", task.OutcomeFailed: "f"}
+
+func outcomeOf(code string) task.Outcome {
+	for o, c := range outcomeCodes {
+		if c == code {
+			return o
+		}
+	}
+	return task.Outcome(code)
+}
+
+// encAttempt encodes a; base is the task's createdAt in unix µs: the start is stored as µs
+// after it (a handful of digits instead of sixteen).
+func encAttempt(a task.Attempt, base int64) string {
+	start := a.StartedAt.UnixMicro()
+	var b strings.Builder
+	b.Grow(48 + len(a.Error))
+	for _, n := range []int64{int64(a.StageIndex), int64(a.Run), int64(a.Attempt), start - base, a.EndedAt.UnixMicro() - start} {
+		b.WriteString(strconv.FormatInt(n, 10))
+		b.WriteByte('|')
+	}
+	if c, ok := outcomeCodes[a.Outcome]; ok {
+		b.WriteString(c)
+	} else {
+		b.WriteString(string(a.Outcome))
+	}
+	backoff := a.Backoff.Milliseconds()
+	if a.Class == "" && a.Code == 0 && backoff == 0 && a.Error == "" {
+		return b.String()
+	}
+	b.WriteByte('|')
+	b.WriteString(string(a.Class))
+	b.WriteByte('|')
+	if a.Code != 0 {
+		b.WriteString(strconv.Itoa(a.Code))
+	}
+	b.WriteByte('|')
+	if backoff != 0 {
+		b.WriteString(strconv.FormatInt(backoff, 10))
+	}
+	b.WriteByte('|')
+	b.WriteString(a.Error)
+	return b.String()
+}
+
+func decAttempt(rec string, stages []stage.Spec, base int64) (task.Attempt, error) {
+	p := strings.SplitN(rec, "|", attemptFields)
+	switch len(p) {
+	case attemptFields:
+	case attemptFieldsShort:
+		p = append(p, make([]string, attemptFields-attemptFieldsShort)...)
+	default:
+		return task.Attempt{}, fmt.Errorf("%d parts, want %d or %d", len(p), attemptFieldsShort, attemptFields)
+	}
+	var n [5]int64
+	for i, name := range []string{"stage index", "run", "attempt", "start", "duration"} {
+		v, err := strconv.ParseInt(p[i], 10, 64)
+		if err != nil {
+			return task.Attempt{}, fmt.Errorf("%s: %w", name, err)
+		}
+		n[i] = v
+	}
+	if n[0] < 0 || n[0] >= int64(len(stages)) {
+		return task.Attempt{}, fmt.Errorf("stage index %d out of range (%d stages)", n[0], len(stages))
+	}
+	var code, backoff int64
+	for _, f := range []struct {
+		name, s string
+		dst     *int64
+	}{{"code", p[7], &code}, {"backoff", p[8], &backoff}} {
+		if f.s == "" {
+			continue
+		}
+		v, err := strconv.ParseInt(f.s, 10, 64)
+		if err != nil {
+			return task.Attempt{}, fmt.Errorf("%s: %w", f.name, err)
+		}
+		*f.dst = v
+	}
+	return task.Attempt{
+		StageIndex: int(n[0]), Stage: stages[n[0]].Name, Run: int(n[1]), Attempt: int(n[2]),
+		StartedAt: time.UnixMicro(base + n[3]).UTC(), EndedAt: time.UnixMicro(base + n[3] + n[4]).UTC(),
+		Outcome: outcomeOf(p[5]), Class: stage.Class(p[6]), Code: int(code),
+		Backoff: time.Duration(backoff) * time.Millisecond, Error: p[9],
+	}, nil
 }
 
 // taskFields is the whole task hash but its fence, which only bump_fence.lua changes.
 func taskFields(t *task.Task) ([]any, error) {
-	s := t.State()
-	params, err := json.Marshal(s.Params)
-	if err != nil {
-		return nil, err
-	}
-	ledger := make([]attemptJSON, len(s.Ledger))
-	for i, a := range s.Ledger {
-		ledger[i] = attemptJSON{
-			StageIndex: a.StageIndex, Stage: a.Stage, Run: a.Run, Attempt: a.Attempt,
-			StartedAt: a.StartedAt.UnixMicro(), EndedAt: a.EndedAt.UnixMicro(), Outcome: string(a.Outcome),
-			Class: string(a.Class), Error: a.Error, Code: a.Code, BackoffMs: a.Backoff.Milliseconds(),
+	params := ""
+	if p := t.Params(); p != nil {
+		b, err := json.Marshal(p)
+		if err != nil {
+			return nil, err
 		}
+		params = string(b)
 	}
-	ledgerJSON, err := json.Marshal(ledger)
+	fields, err := runFields(t, 0)
 	if err != nil {
 		return nil, err
 	}
+	return append(fields, "taskId", t.ID(), "planId", t.PlanID(), "tenantId", t.TenantID(),
+		"createdAt", encTime(t.CreatedAt()), "params", params), nil
+}
+
+// runFields is what a run of t may have changed: every field but those set at creation and
+// never changed (id, plan, tenant, createdAt, params: save_task.lua writes only a task that
+// exists), and of the ledger the attempts from ledgerFrom on (the ledger only grows: the
+// earlier ones are in Redis as they are).
+func runFields(t *task.Task, ledgerFrom int) ([]any, error) {
 	lastError := ""
-	if s.LastError != nil {
-		b, err := json.Marshal(failureJSON(*s.LastError))
+	if f := t.LastError(); f != nil {
+		b, err := json.Marshal(failureJSON(*f))
 		if err != nil {
 			return nil, err
 		}
 		lastError = string(b)
 	}
 	pause := "0"
-	if s.PauseRequested {
+	if t.PauseRequested() {
 		pause = "1"
 	}
-	return []any{
-		"taskId", s.ID, "planId", s.PlanID, "tenantId", s.TenantID, "status", string(s.Status),
-		"pauseRequested", pause, "attempt", s.Attempt, "stage", s.CurrentStage,
-		"createdAt", encTime(s.CreatedAt), "startedAt", encTime(s.StartedAt), "finishedAt", encTime(s.FinishedAt),
-		"updatedAt", encTime(s.UpdatedAt), "heartbeatAt", encTime(s.HeartbeatAt),
-		"lastError", lastError, "ledger", ledgerJSON, "params", params,
-	}, nil
+	attempts := t.LedgerFrom(ledgerFrom)
+	from := t.LedgerLen() - len(attempts)
+	fields := make([]any, 0, 30+2*len(attempts))
+	updated := encTime(t.UpdatedAt())
+	same := func(at time.Time) string { // most transitions set these to updatedAt: format it once
+		if at.Equal(t.UpdatedAt()) {
+			return updated
+		}
+		return encTime(at)
+	}
+	fields = append(fields,
+		"status", string(t.Status()), "pauseRequested", pause, "attempt", t.Attempt(), "stage", t.CurrentStage(),
+		"startedAt", same(t.StartedAt()), "finishedAt", same(t.FinishedAt()),
+		"updatedAt", updated, "heartbeatAt", same(t.HeartbeatAt()),
+		"lastError", lastError, "ledger", t.LedgerLen(),
+	)
+	for i, a := range attempts {
+		fields = append(fields, ledgerField(from+i), encAttempt(a, t.CreatedAt().UnixMicro()))
+	}
+	return fields, nil
 }
 
 // failureJSON is a task's last error as stored.
@@ -75,7 +189,8 @@ type failureJSON struct {
 	Code    int         `json:"code,omitempty"`
 }
 
-// decodeTask rebuilds a task from its hash; stages come from its plan.
+// decodeTask rebuilds a task from its hash (as HGETALL returns it: fields it does not know
+// are ignored); stages come from its plan.
 func decodeTask(h map[string]string, stages []stage.Spec) (*task.Task, error) {
 	s := task.State{
 		ID: h["taskId"], PlanID: h["planId"], TenantID: h["tenantId"], Stages: stages,
@@ -97,7 +212,7 @@ func decodeTask(h map[string]string, stages []stage.Spec) (*task.Task, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if p := h["params"]; p != "" && p != "null" {
+	if p := h["params"]; p != "" && p != "null" { // "null": written before params were stored as ""
 		if err := json.Unmarshal([]byte(p), &s.Params); err != nil {
 			return nil, fmt.Errorf("params: %w", err)
 		}
@@ -110,17 +225,71 @@ func decodeTask(h map[string]string, stages []stage.Spec) (*task.Task, error) {
 		lf := task.Failure(f)
 		s.LastError = &lf
 	}
-	var ledger []attemptJSON
-	if err := json.Unmarshal([]byte(h["ledger"]), &ledger); err != nil {
+	if s.Ledger, err = decLedger(h, stages, s.CreatedAt.UnixMicro()); err != nil {
+		return nil, err
+	}
+	return task.Load(s)
+}
+
+// decLedger decodes the attempt ledger: "ledger" attempts in fields "l0", "l1", ….
+func decLedger(h map[string]string, stages []stage.Spec, base int64) ([]task.Attempt, error) {
+	if strings.HasPrefix(h["ledger"], "[") {
+		return decLegacyLedger(h["ledger"])
+	}
+	count, err := strconv.Atoi(h["ledger"])
+	if err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
-	for _, a := range ledger {
-		s.Ledger = append(s.Ledger, task.Attempt{
+	if count < 0 {
+		return nil, fmt.Errorf("ledger: %d attempts", count)
+	}
+	if count == 0 {
+		return nil, nil
+	}
+	ledger := make([]task.Attempt, count)
+	for n := range ledger {
+		name := ledgerField(n)
+		rec, ok := h[name]
+		if !ok {
+			return nil, fmt.Errorf("ledger: %s missing (%d attempts)", name, count)
+		}
+		if ledger[n], err = decAttempt(rec, stages, base); err != nil {
+			return nil, fmt.Errorf("ledger: %s: %w", name, err)
+		}
+	}
+	return ledger, nil
+}
+
+// legacyAttempt is a ledger entry as tasks written before the ledger was split stored it: the
+// whole ledger as one JSON array in field "ledger". Such a task is read as it is and written
+// back in the current form by its next write.
+type legacyAttempt struct {
+	StageIndex int    `json:"i"`
+	Stage      string `json:"s"`
+	Run        int    `json:"r"`
+	Attempt    int    `json:"a"`
+	StartedAt  int64  `json:"t0"` // unix µs
+	EndedAt    int64  `json:"t1"` // unix µs
+	Outcome    string `json:"o"`
+	Class      string `json:"c,omitempty"`
+	Error      string `json:"e,omitempty"`
+	Code       int    `json:"h,omitempty"`
+	BackoffMs  int64  `json:"b,omitempty"`
+}
+
+func decLegacyLedger(js string) ([]task.Attempt, error) {
+	var legacy []legacyAttempt
+	if err := json.Unmarshal([]byte(js), &legacy); err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	var ledger []task.Attempt
+	for _, a := range legacy {
+		ledger = append(ledger, task.Attempt{
 			StageIndex: a.StageIndex, Stage: a.Stage, Run: a.Run, Attempt: a.Attempt,
 			StartedAt: time.UnixMicro(a.StartedAt).UTC(), EndedAt: time.UnixMicro(a.EndedAt).UTC(),
 			Outcome: task.Outcome(a.Outcome), Class: stage.Class(a.Class), Error: a.Error, Code: a.Code,
 			Backoff: time.Duration(a.BackoffMs) * time.Millisecond,
 		})
 	}
-	return task.Load(s)
+	return ledger, nil
 }

@@ -33,7 +33,7 @@ func (s *Store) create(ctx context.Context, p *plan.Plan, tasks []*task.Task) er
 		if err != nil {
 			return wrap("encode task", err)
 		}
-		fields[i] = append(f, "fence", t.Fence())
+		fields[i] = append(withoutEmpty(f), "fence", t.Fence())
 	}
 	if err := s.claim(ctx, tasks); err != nil {
 		return err
@@ -54,33 +54,39 @@ func (s *Store) create(ctx context.Context, p *plan.Plan, tasks []*task.Task) er
 
 func (s *Store) writeNew(ctx context.Context, p *plan.Plan, planFields []any, tasks []*task.Task, fields [][]any) error {
 	if p != nil {
-		if _, err := s.exec(ctx, func(pipe redis.Pipeliner) { s.queuePlan(ctx, pipe, p, planFields) }); err != nil {
+		if _, err := s.execScripts(ctx, func(pipe redis.Pipeliner) { s.queuePlan(ctx, pipe, p, planFields) }); err != nil {
 			return wrap("create plan", err)
 		}
 	}
-	const perTask = 2
-	for start := 0; start < len(tasks); start += batchSize / perTask {
-		end := min(start+batchSize/perTask, len(tasks))
-		_, err := s.exec(ctx, func(pipe redis.Pipeliner) {
+	// Per task, in one pipeline: the hash, then the index pointing at it (Redis runs a
+	// pipeline in order, so a reader that finds the index finds the task).
+	const perTask = 3
+	err := inBatches(ctx, len(tasks), batchSize/perTask, func(ctx context.Context, start, end int) error {
+		_, err := s.execScripts(ctx, func(pipe redis.Pipeliner) {
 			for i, t := range tasks[start:end] {
-				createTaskScript.Eval(ctx, pipe, []string{s.keys.Task(t.ID())}, append([]any{s.ttlSeconds()}, fields[start+i]...)...)
-			}
-		})
-		if err != nil {
-			return wrap("create tasks", err)
-		}
-	}
-	for start := 0; start < len(tasks); start += batchSize / perTask {
-		end := min(start+batchSize/perTask, len(tasks))
-		_, err := s.exec(ctx, func(pipe redis.Pipeliner) {
-			for _, t := range tasks[start:end] {
+				createTaskScript.EvalSha(ctx, pipe, []string{s.keys.Task(t.ID())}, append([]any{s.ttlSeconds()}, fields[start+i]...)...)
 				pipe.Set(ctx, s.keys.TenantIndex(t.TenantID()), t.ID(), s.ttl)
 				pipe.Expire(ctx, s.keys.TenantActive(t.TenantID()), s.ttl) // the claim now lives as long as its task
 			}
 		})
-		if err != nil {
-			return wrap("index tasks", err)
-		}
+		return err
+	})
+	if err != nil {
+		return wrap("create tasks", err)
 	}
 	return nil
+}
+
+// withoutEmpty drops the pairs of fields whose value is "": a new task has no start, end,
+// heartbeat, error or params yet, and create_task.lua writes only a task that does not exist,
+// so an absent field reads as the empty one (a write of an existing task must send them all).
+func withoutEmpty(fields []any) []any {
+	out := fields[:0:0]
+	for i := 0; i+1 < len(fields); i += 2 {
+		if v, ok := fields[i+1].(string); ok && v == "" {
+			continue
+		}
+		out = append(out, fields[i], fields[i+1])
+	}
+	return out
 }

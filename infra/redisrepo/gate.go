@@ -37,6 +37,7 @@ func (s *Store) change(online, offline func() error, plans, tasks []string) erro
 			if !s.mon.Fail(err) {
 				return err
 			}
+			s.written.clear() // the write-back will write whole tasks
 			if errors.Is(err, outage.ErrDataLost) {
 				s.lostData.Store(true)
 			}

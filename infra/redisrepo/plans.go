@@ -23,7 +23,7 @@ func (r *PlanRepo) createOnline(ctx context.Context, p *plan.Plan) error {
 	if err != nil {
 		return wrap("encode plan", err)
 	}
-	if _, err = s.exec(ctx, func(pipe redis.Pipeliner) { s.queuePlan(ctx, pipe, p, fields) }); err != nil {
+	if _, err = s.execScripts(ctx, func(pipe redis.Pipeliner) { s.queuePlan(ctx, pipe, p, fields) }); err != nil {
 		return wrap("create plan", err)
 	}
 	s.mirror.Plans().Put(p)
@@ -35,7 +35,7 @@ func (r *PlanRepo) createOnline(ctx context.Context, p *plan.Plan) error {
 func (s *Store) queuePlan(ctx context.Context, pipe redis.Pipeliner, p *plan.Plan, fields []any) {
 	// create_plan.lua: the whole hash if Redis has none, else the status fields unless older.
 	args := append([]any{s.ttlSeconds(), fields[7], planStatusPairs}, fields...)
-	createPlanScript.Eval(ctx, pipe, []string{s.keys.Plan(p.ID())}, args...)
+	createPlanScript.EvalSha(ctx, pipe, []string{s.keys.Plan(p.ID())}, args...)
 	pipe.ZAdd(ctx, s.keys.Plans(), redis.Z{Score: float64(p.CreatedAt().UnixMilli()), Member: p.ID()})
 	pipe.ZRemRangeByScore(ctx, s.keys.Plans(), "-inf", strconv.FormatInt(p.CreatedAt().Add(-s.ttl).UnixMilli(), 10))
 	if k := p.IdempotencyKey(); k != "" {

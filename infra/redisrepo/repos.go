@@ -2,6 +2,7 @@ package redisrepo
 
 import (
 	"context"
+	"errors"
 
 	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/plan"
@@ -49,6 +50,16 @@ func (r *PlanRepo) Save(ctx context.Context, p *plan.Plan) error {
 // TaskRepo is the Redis task.Repository.
 type TaskRepo struct{ s *Store }
 
+// Peek returns the task as the mirror holds it, or as Redis does when the mirror does not
+// know it: a copy that may be stale, for a caller that re-reads it before acting on it (the
+// orchestrator's claim: the fence bump that starts a run returns the task as stored).
+func (r *TaskRepo) Peek(ctx context.Context, id string) (*task.Task, error) {
+	if t, err := r.s.mirror.Tasks().Task(ctx, id); err == nil {
+		return t, nil
+	}
+	return r.Task(ctx, id)
+}
+
 var _ task.Repository = (*TaskRepo)(nil)
 
 // Create claims the tasks' tenants (a *task.BusyError when one is taken), then writes the
@@ -69,6 +80,36 @@ func (r *TaskRepo) Reactivate(ctx context.Context, t *task.Task) error {
 func (r *TaskRepo) Task(ctx context.Context, id string) (*task.Task, error) {
 	return read(r.s, func() (*task.Task, error) { return r.taskOnline(ctx, id) },
 		func() (*task.Task, error) { return r.s.mirror.Tasks().Task(ctx, id) })
+}
+
+// LatestWithCheckpoint returns the tenant's latest task and its checkpoint (nil when it has
+// none), read together: a tenant query waits for two round trips, not three.
+func (r *TaskRepo) LatestWithCheckpoint(ctx context.Context, tenantID string) (*task.Task, *checkpoint.Checkpoint, error) {
+	type both struct {
+		t  *task.Task
+		cp *checkpoint.Checkpoint
+	}
+	b, err := read(r.s, func() (both, error) {
+		t, cp, err := r.latestWithCheckpointOnline(ctx, tenantID)
+		return both{t, cp}, err
+	}, func() (both, error) {
+		t, err := r.s.mirror.Tasks().Latest(ctx, tenantID)
+		if err != nil {
+			return both{}, err
+		}
+		cp, err := r.s.mirror.Checkpoints().Checkpoint(ctx, t.ID())
+		if errors.Is(err, checkpoint.ErrNotFound) {
+			return both{t, nil}, nil
+		}
+		return both{t, cp}, err
+	})
+	return b.t, b.cp, err
+}
+
+// Statuses returns the statuses of the tasks with the given ids, in that order.
+func (r *TaskRepo) Statuses(ctx context.Context, ids []string) ([]task.Status, error) {
+	return read(r.s, func() ([]task.Status, error) { return r.statusesOnline(ctx, ids) },
+		func() ([]task.Status, error) { return r.s.mirror.Tasks().Statuses(ctx, ids) })
 }
 
 // Latest returns the tenant's latest task.

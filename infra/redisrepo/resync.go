@@ -148,6 +148,7 @@ func (s *Store) writeBack(ctx context.Context) error {
 
 // writeBackLocked is writeBack for a caller holding the journal's lock.
 func (s *Store) writeBackLocked(ctx context.Context) error {
+	s.written.clear() // whole tasks are written back behind it
 	j := s.journal
 	var plans, tasks []string
 	for id := range j.plans {
@@ -175,7 +176,7 @@ func (s *Store) restore(ctx context.Context, planIDs, taskIDs []string) error {
 	for start := 0; start < len(planList); start += batchSize / 8 {
 		batch := planList[start:min(start+batchSize/8, len(planList))]
 		var encErr error
-		_, err := s.exec(ctx, func(pipe redis.Pipeliner) {
+		_, err := s.execScripts(ctx, func(pipe redis.Pipeliner) {
 			for _, p := range batch {
 				fields, err := planFields(p, time.Now()) // the write-back is the latest change it knows
 				if err != nil {

@@ -1,6 +1,7 @@
 package redisrepo
 
 import (
+	"context"
 	_ "embed"
 
 	"github.com/redis/go-redis/v9"
@@ -17,8 +18,6 @@ var (
 	releaseTenantSrc string
 	//go:embed scripts/reactivate.lua
 	reactivateSrc string
-	//go:embed scripts/claim_tenant.lua
-	claimTenantSrc string
 	//go:embed scripts/create_task.lua
 	createTaskSrc string
 	//go:embed scripts/create_plan.lua
@@ -34,11 +33,46 @@ var (
 	releaseTenantScript = redis.NewScript(releaseTenantSrc)
 	reactivateScript    = redis.NewScript(reactivateSrc)
 	restoreTaskScript   = redis.NewScript(restoreTaskSrc)
-	claimTenantScript   = redis.NewScript(claimTenantSrc)
 	createTaskScript    = redis.NewScript(createTaskSrc)
 	createPlanScript    = redis.NewScript(createPlanSrc)
 	restoreTenantScript = redis.NewScript(restoreTenantSrc)
 )
+
+// pipelinedScripts are the sources of the scripts sent by EVALSHA in pipelines (execScripts).
+var pipelinedScripts = []string{createTaskSrc, createPlanSrc}
+
+// execScripts runs fill on a fresh pipeline whose scripts are sent by EVALSHA, not with their
+// whole source per command. When Redis lost its script cache (it restarted), a reply is
+// NOSCRIPT: the scripts are loaded and the whole batch sent again, which every pipelined
+// script allows (a claim finds itself, a creation writes nothing over what exists).
+func (s *Store) execScripts(ctx context.Context, fill func(p redis.Pipeliner)) ([]redis.Cmder, error) {
+	cmds, err := s.exec(ctx, fill)
+	if !anyNoScript(cmds, err) {
+		return cmds, err
+	}
+	if _, err := s.exec(ctx, func(p redis.Pipeliner) {
+		for _, src := range pipelinedScripts {
+			// Not Script.Load: on a pipeline it reads the not yet executed reply and
+			// overwrites the script's SHA with "".
+			p.ScriptLoad(ctx, src)
+		}
+	}); err != nil {
+		return nil, err
+	}
+	return s.exec(ctx, fill)
+}
+
+func anyNoScript(cmds []redis.Cmder, err error) bool {
+	if isNoScript(err) {
+		return true
+	}
+	for _, c := range cmds {
+		if isNoScript(c.Err()) {
+			return true
+		}
+	}
+	return false
+}
 
 // Results of save_task.lua.
 const (

@@ -7,10 +7,12 @@ import (
 
 	"errors"
 	"fmt"
-	"github.com/oklog/ulid/v2"
 	"time"
 
+	"github.com/oklog/ulid/v2"
+
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/executor-dev/executor/infra/memrepo"
 	"github.com/executor-dev/executor/infra/outage"
@@ -23,12 +25,31 @@ const DefaultTTL = 7 * 24 * time.Hour
 // batchSize bounds the commands of one pipelined batch when a plan is created.
 const batchSize = 512
 
+// pipelineWorkers bounds the pipelined batches of one bulk operation (creating a plan) in
+// flight at once: Redis runs one while the next is encoded and sent.
+const pipelineWorkers = 4
+
+// inBatches calls fn on the consecutive ranges [start, end) of n items, size items each, up
+// to pipelineWorkers at a time. The first error cancels the rest and is returned.
+func inBatches(ctx context.Context, n, size int, fn func(ctx context.Context, start, end int) error) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(pipelineWorkers)
+	for start := 0; start < n; start += size {
+		g.Go(func() error { return fn(ctx, start, min(start+size, n)) })
+	}
+	return g.Wait()
+}
+
 // Options tunes a Store. Zero fields take defaults.
 type Options struct {
 	Keys    rediskey.Keys   // default rediskey.New("")
 	TTL     time.Duration   // default DefaultTTL
 	Monitor *outage.Monitor // shared with the locker; default a new one
 	Logger  *slog.Logger    // default slog.Default()
+	// Batched carries the single commands of runs (fence bumps, task writes, tenant
+	// releases), so that many runs share one round trip: the client's AutoPipeline. Reads go
+	// on the client (a query waits for no batch). Default: the client itself.
+	Batched redis.Cmdable
 	// OnConflict is told about a task whose write-back was refused because another executor
 	// took it (or its tenant) while Redis was away: this executor's run of it must stop.
 	OnConflict func(taskID string)
@@ -38,6 +59,7 @@ type Options struct {
 // the mirror and journals what changed (see Start for the write-back).
 type Store struct {
 	client     redis.UniversalClient
+	batched    redis.Cmdable // see Options.Batched
 	keys       rediskey.Keys
 	ttl        time.Duration
 	mirror     *memrepo.DB
@@ -45,8 +67,10 @@ type Store struct {
 	journal    *journal
 	log        *slog.Logger
 	onConflict func(taskID string)
-	instance   string      // this store's sentinel key, to notice a Redis that lost its data
-	lostData   atomic.Bool // a write found Redis without data it held: write everything back
+	planTTL    planTouches   // when each plan's TTL was last refreshed by its tasks' writes
+	written    writtenFields // the task fields each run wrote last, to send only changes
+	instance   string        // this store's sentinel key, to notice a Redis that lost its data
+	lostData   atomic.Bool   // a write found Redis without data it held: write everything back
 
 	stop chan struct{}
 	done chan struct{}
@@ -67,11 +91,14 @@ func New(client redis.UniversalClient, opts Options) *Store {
 	if opts.Monitor == nil {
 		opts.Monitor = outage.NewMonitor(opts.Logger)
 	}
+	if opts.Batched == nil {
+		opts.Batched = client
+	}
 	if opts.OnConflict == nil {
 		opts.OnConflict = func(string) {}
 	}
 	return &Store{
-		client: client, keys: opts.Keys, ttl: opts.TTL, mirror: memrepo.New(), mon: opts.Monitor,
+		client: client, batched: opts.Batched, keys: opts.Keys, ttl: opts.TTL, mirror: memrepo.New(), mon: opts.Monitor,
 		journal: newJournal(), log: opts.Logger, onConflict: opts.OnConflict,
 		instance: opts.Keys.Instance(ulid.Make().String()),
 	}

@@ -94,6 +94,37 @@ func (r *TaskRepo) latestOnline(ctx context.Context, tenantID string) (*task.Tas
 	return t, nil
 }
 
+// latestWithCheckpointOnline reads the tenant's latest task and its checkpoint (nil when it
+// has none) in two round trips: the index, then the task and its checkpoint pipelined.
+func (r *TaskRepo) latestWithCheckpointOnline(ctx context.Context, tenantID string) (*task.Task, *checkpoint.Checkpoint, error) {
+	s := r.s
+	id, err := s.client.Get(ctx, s.keys.TenantIndex(tenantID)).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil, task.ErrNotFound
+	}
+	if err != nil {
+		return nil, nil, wrap("read tenant index", err)
+	}
+	var hget *redis.MapStringStringCmd
+	var cget *redis.StringCmd
+	if _, err := s.exec(ctx, func(pipe redis.Pipeliner) {
+		hget = pipe.HGetAll(ctx, s.keys.Task(id))
+		cget = pipe.Get(ctx, s.keys.Checkpoint(id))
+	}); err != nil {
+		return nil, nil, wrap("read task", err)
+	}
+	t, err := r.hydrate(ctx, id, hget.Val())
+	if err != nil {
+		return nil, nil, err
+	}
+	s.mirror.Tasks().PutLatest(tenantID, id)
+	cp, err := s.checkpointOf(id, cget)
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return t, nil, nil
+	}
+	return t, cp, err
+}
+
 // ByIDs returns the tasks with the given ids, in order, read from Redis in pipelined batches.
 func (r *TaskRepo) byIDsOnline(ctx context.Context, ids []string) ([]*task.Task, error) {
 	s := r.s
@@ -119,12 +150,42 @@ func (r *TaskRepo) byIDsOnline(ctx context.Context, ids []string) ([]*task.Task,
 	return out, nil
 }
 
-// Save writes t and, when cp is not nil, its checkpoint in one round trip: the fenced
-// save_task.lua, pipelined with the TTL refresh of the plan and tenant index. A superseded
-// epoch writes nothing and returns task.ErrFenced.
+// statusesOnline reads the status field of each task, in pipelined batches.
+func (r *TaskRepo) statusesOnline(ctx context.Context, ids []string) ([]task.Status, error) {
+	s := r.s
+	out := make([]task.Status, len(ids))
+	for start := 0; start < len(ids); start += batchSize {
+		batch := ids[start:min(start+batchSize, len(ids))]
+		cmds := make([]*redis.StringCmd, len(batch))
+		if _, err := s.exec(ctx, func(pipe redis.Pipeliner) {
+			for i, id := range batch {
+				cmds[i] = pipe.HGet(ctx, s.keys.Task(id), "status")
+			}
+		}); err != nil {
+			return nil, wrap("read task statuses", err)
+		}
+		for i, id := range batch {
+			st := task.Status(cmds[i].Val())
+			if st == "" {
+				return nil, s.missing(ctx, id)
+			}
+			if !st.Valid() {
+				return nil, fmt.Errorf("redisrepo: task %s: unknown status %q", id, st)
+			}
+			out[start+i] = st
+		}
+	}
+	return out, nil
+}
+
+// Save writes t and, when cp is not nil, its checkpoint with one command: the fenced
+// save_task.lua, given only the fields this run changed since its last write (writtenFields),
+// on the batched client. A superseded epoch writes nothing and returns task.ErrFenced. The end
+// of a task also frees its tenant; an end, pause or heartbeat refreshes the plan's and
+// tenant's TTLs.
 func (r *TaskRepo) saveOnline(ctx context.Context, t *task.Task, cp *checkpoint.Checkpoint) error {
 	s := r.s
-	fields, err := taskFields(t)
+	fields, err := runFields(t, s.written.ledgerLen(t.ID(), t.Fence()))
 	if err != nil {
 		return wrap("encode task", err)
 	}
@@ -137,32 +198,19 @@ func (r *TaskRepo) saveOnline(ctx context.Context, t *task.Task, cp *checkpoint.
 		cpJSON = string(b)
 	}
 	keys := []string{s.keys.Task(t.ID()), s.keys.Checkpoint(t.ID())}
-	args := append([]any{t.Fence(), s.ttlSeconds(), cpJSON, encTime(t.UpdatedAt())}, fields...)
-	run := func(script func(pipe redis.Pipeliner) *redis.Cmd) (*redis.Cmd, error) {
-		var res *redis.Cmd
-		_, err := s.exec(ctx, func(pipe redis.Pipeliner) {
-			res = script(pipe)
-			pipe.Expire(ctx, s.keys.Plan(t.PlanID()), s.ttl)
-			pipe.Expire(ctx, s.keys.TenantIndex(t.TenantID()), s.ttl)
-			pipe.Expire(ctx, s.keys.TenantActive(t.TenantID()), s.ttl)
-		})
-		if err == nil {
-			err = res.Err()
-		}
-		return res, err
-	}
-	res, err := run(func(pipe redis.Pipeliner) *redis.Cmd {
-		return saveTaskScript.EvalSha(ctx, pipe, keys, args...)
-	})
-	if isNoScript(err) { // Redis restarted and lost its script cache
-		res, err = run(func(pipe redis.Pipeliner) *redis.Cmd {
-			return saveTaskScript.Eval(ctx, pipe, keys, args...)
-		})
+	changed := s.written.diff(t.ID(), t.Fence(), fields)
+	args := append([]any{t.Fence(), s.ttlSeconds(), cpJSON, encTime(t.UpdatedAt())}, changed...)
+	res := saveTaskScript.Run(ctx, s.batched, keys, args...)
+	n, err := res.Int()
+	if err != nil || n != saved || t.Status() != task.Running {
+		s.written.forget(t.ID())
+	} else {
+		s.written.record(t.ID(), t.Fence(), changed)
 	}
 	if err != nil {
 		return wrap("save task", err)
 	}
-	switch n, _ := res.Int(); n {
+	switch n {
 	case stale: // a later write of this run is there already: nothing to do
 		return nil
 	case saved:
@@ -173,21 +221,39 @@ func (r *TaskRepo) saveOnline(ctx context.Context, t *task.Task, cp *checkpoint.
 		return s.missing(ctx, t.ID())
 	}
 	s.mirror.Tasks().Put(t, cp)
-	if t.Status().Terminal() { // the tenant is free for its next task (one more round trip, once per run)
-		err := releaseTenantScript.Run(ctx, s.client, []string{s.keys.TenantActive(t.TenantID())}, t.ID()).Err()
-		if err != nil {
+	switch {
+	case t.Status().Terminal(): // the tenant is free for its next task; its keys live on from now
+		if err := releaseTenantScript.Run(ctx, s.batched, s.tenantKeys(t), t.ID(), s.ttlSeconds()).Err(); err != nil {
 			return wrap("release tenant", err)
+		}
+		if s.planTTL.due(t.PlanID(), s.ttl) {
+			if err := s.batched.Expire(ctx, s.keys.Plan(t.PlanID()), s.ttl).Err(); err != nil {
+				return wrap("refresh plan TTL", err)
+			}
+		}
+	case cp == nil && (t.Status() != task.Running || t.HeartbeatAt().After(t.StartedAt())):
+		// A heartbeat, pause or interruption: a long run keeps its plan and tenant keys alive.
+		// (Creation and retries wrote them just before a run starts.)
+		if err := s.touch(ctx, t); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// tenantKeys are release_tenant.lua's KEYS for t's tenant.
+func (s *Store) tenantKeys(t *task.Task) []string {
+	return []string{s.keys.TenantActive(t.TenantID()), s.keys.TenantIndex(t.TenantID())}
 }
 
 // BumpFence raises the task's fence epoch in Redis and returns the task as Redis holds it at
 // that epoch (bump_fence.lua: both in one atomic step), replacing the mirror's copy.
 func (r *TaskRepo) bumpFenceOnline(ctx context.Context, id string) (*task.Task, error) {
 	s := r.s
-	token := ulid.Make().String() // a retry of this bump (after a lost reply) bumps nothing twice
-	flat, err := bumpFenceScript.Run(ctx, s.client, []string{s.keys.Task(id)}, s.ttlSeconds(), token).StringSlice()
+	// A retry of this bump (after a lost reply) bumps nothing twice. 12 random characters (60
+	// bits) tell bumps of one task apart; a full ULID would cost 14 more bytes per task.
+	token := ulid.Make().String()[14:]
+	flat, err := bumpFenceScript.Run(ctx, s.batched, []string{s.keys.Task(id)}, s.ttlSeconds(), token).StringSlice()
 	if err != nil {
 		return nil, wrap("bump fence", err)
 	}
@@ -203,6 +269,7 @@ func (r *TaskRepo) bumpFenceOnline(ctx context.Context, id string) (*task.Task, 
 		return nil, err
 	}
 	s.mirror.Tasks().Put(t, nil)
+	s.written.seed(id, t.Fence(), h) // the run's writes send only what changes from here
 	return t, nil
 }
 
@@ -214,4 +281,14 @@ func (s *Store) missing(ctx context.Context, id string) error {
 		return fmt.Errorf("redisrepo: task %s: %w", id, outage.ErrDataLost)
 	}
 	return fmt.Errorf("%w: %s", task.ErrNotFound, id)
+}
+
+// touch refreshes the TTLs of t's plan and tenant keys (one pipelined round trip).
+func (s *Store) touch(ctx context.Context, t *task.Task) error {
+	_, err := s.exec(ctx, func(pipe redis.Pipeliner) {
+		pipe.Expire(ctx, s.keys.Plan(t.PlanID()), s.ttl)
+		pipe.Expire(ctx, s.keys.TenantIndex(t.TenantID()), s.ttl)
+		pipe.Expire(ctx, s.keys.TenantActive(t.TenantID()), s.ttl)
+	})
+	return wrap("refresh TTLs", err)
 }

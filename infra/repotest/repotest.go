@@ -61,6 +61,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"Task/NotFound", testTaskNotFound},
 		{"Task/LatestIsNewestTask", testTaskLatest},
 		{"Task/ByIDs", testTaskByIDs},
+		{"Task/Statuses", testTaskStatuses},
 		{"Task/StoreDoesNotShareAggregates", testTaskNotShared},
 		{"Task/SaveWithCheckpoint", testSaveWithCheckpoint},
 		{"Task/SaveWithoutCheckpointKeepsIt", testSaveWithoutCheckpoint},
@@ -463,6 +464,26 @@ func testTaskByIDs(t *testing.T, s Store) {
 	assert.Empty(t, none)
 
 	_, err = s.Tasks.ByIDs(t.Context(), []string{tasks[0].ID(), ulid.Make().String(), tasks[1].ID()})
+	require.ErrorIs(t, err, task.ErrNotFound)
+}
+
+func testTaskStatuses(t *testing.T, s Store) {
+	planID := ulid.Make().String()
+	pending := newTask(t, planID, "statuses-a", at(0))
+	cancelled := newTask(t, planID, "statuses-b", at(0))
+	createTasks(t, s, pending, cancelled)
+	require.NoError(t, cancelled.Cancel(nil, at(1)))
+	require.NoError(t, s.Tasks.Save(t.Context(), cancelled, nil))
+
+	got, err := s.Tasks.Statuses(t.Context(), []string{cancelled.ID(), pending.ID()})
+	require.NoError(t, err)
+	assert.Equal(t, []task.Status{task.Cancelled, task.Pending}, got)
+
+	none, err := s.Tasks.Statuses(t.Context(), nil)
+	require.NoError(t, err)
+	assert.Empty(t, none)
+
+	_, err = s.Tasks.Statuses(t.Context(), []string{pending.ID(), ulid.Make().String()})
 	require.ErrorIs(t, err, task.ErrNotFound)
 }
 

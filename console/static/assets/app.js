@@ -1,0 +1,743 @@
+// executor console: plain JavaScript over the executor's HTTP API (docs/api.md).
+// No framework, no build step, no external URL: everything is fetched from this origin.
+'use strict';
+
+(() => {
+  // ---------------------------------------------------------------- DOM helpers
+
+  const $ = (sel, root = document) => root.querySelector(sel);
+
+  // h builds an element: attrs sets attributes (on* keys add listeners, `text` sets the
+  // text), children are nodes or strings. Data never goes through innerHTML.
+  function h(tag, attrs = {}, ...children) {
+    const el = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs)) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
+      else if (k === 'text') el.textContent = v;
+      else el.setAttribute(k, v === true ? '' : String(v));
+    }
+    for (const c of children.flat()) {
+      if (c === undefined || c === null || c === false) continue;
+      el.append(c instanceof Node ? c : String(c));
+    }
+    return el;
+  }
+
+  const enc = encodeURIComponent;
+  const TERMINAL_PLAN = new Set(['COMPLETED', 'FAILED', 'CANCELLED']);
+
+  function fmtTime(s) {
+    if (!s) return '—';
+    const d = new Date(s);
+    if (Number.isNaN(d.getTime())) return s;
+    const pad = (n) => String(n).padStart(2, '0');
+    return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ` +
+      `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  }
+
+  function fmtMs(ms) {
+    if (ms >= 60000) return `${Math.floor(ms / 60000)}m${Math.round((ms % 60000) / 1000)}s`;
+    return `${(ms / 1000).toFixed(1)}s`;
+  }
+
+  // timeKey makes RFC 3339 times with nanoseconds comparable as strings.
+  function timeKey(s) {
+    const m = /^(.*T\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$/.exec(s || '');
+    if (!m) return '';
+    const secs = Date.parse(m[1] + m[3]);
+    return String(secs).padStart(16, '0') + (m[2] || '').padEnd(9, '0');
+  }
+
+  function statusBadge(status, testid) {
+    return h('span', { class: 'badge', 'data-status': status, 'data-testid': testid, text: status || '—' });
+  }
+
+  // ---------------------------------------------------------------- API and errors
+
+  class ApiError extends Error {
+    constructor(problem) {
+      super(problem.detail || problem.title || `HTTP ${problem.status}`);
+      this.problem = problem;
+      this.status = problem.status;
+    }
+  }
+
+  // api calls the executor; a non-2xx answer throws an ApiError carrying the problem.
+  async function api(method, path, { body, contentType, headers = {} } = {}) {
+    const init = { method, headers: { Accept: 'application/json', ...headers } };
+    if (body !== undefined) {
+      init.body = body;
+      init.headers['Content-Type'] = contentType || 'application/json';
+    }
+    let res;
+    try {
+      res = await fetch(path, init);
+    } catch (e) {
+      throw new ApiError({ status: 0, title: 'Network error', detail: `${method} ${path}: ${e.message || e}` });
+    }
+    const text = await res.text();
+    let data = null;
+    if (text) {
+      try { data = JSON.parse(text); } catch { data = null; }
+    }
+    if (!res.ok) {
+      const p = data && typeof data === 'object' ? data : {};
+      throw new ApiError({
+        status: res.status, title: p.title || res.statusText || `HTTP ${res.status}`,
+        detail: p.detail || text || `${method} ${path} answered ${res.status}`, ...p,
+      });
+    }
+    return { data, status: res.status, headers: res.headers };
+  }
+
+  function showError(err) {
+    const p = err && err.problem ? err.problem : { title: 'Error', detail: String((err && err.message) || err) };
+    const parts = [p.status ? `${p.status} ${p.title || ''}`.trim() : p.title, p.detail].filter(Boolean);
+    $('#banner-text').textContent = parts.join(': ');
+    $('#banner').hidden = false;
+    $('#banner').dataset.status = p.status || '';
+  }
+
+  function clearError() {
+    $('#banner').hidden = true;
+    $('#banner-text').textContent = '';
+  }
+
+  // problemBox renders a problem with its field errors (and conflicting tenants).
+  function problemBox(p, testid = 'problem') {
+    const box = h('div', { class: 'problem', 'data-testid': testid, id: testid, role: 'alert' },
+      h('div', { class: 'problem-title', 'data-testid': 'problem-title' }, `${p.status || ''} ${p.title || ''}`.trim()),
+      p.detail ? h('div', { class: 'problem-detail', 'data-testid': 'problem-detail', text: p.detail }) : null);
+    if (Array.isArray(p.errors) && p.errors.length) {
+      box.append(h('ul', { class: 'field-errors' }, p.errors.map((fe) =>
+        h('li', { 'data-testid': 'field-error', 'data-field': fe.field },
+          h('code', { text: fe.field }), ': ', fe.detail))));
+    }
+    if (Array.isArray(p.tenants) && p.tenants.length) {
+      box.append(h('div', { 'data-testid': 'conflict-tenants' }, 'Conflicting tenants: ',
+        p.tenants.map((t, i) => [i ? ', ' : '', h('a', { href: `#/tenants/${enc(t)}`, text: t })])));
+    }
+    return box;
+  }
+
+  // confirmed runs fn after the operator confirmed msg, showing any error in the banner.
+  async function confirmed(msg, fn) {
+    if (!window.confirm(msg)) return;
+    clearError();
+    try { await fn(); } catch (e) { showError(e); }
+  }
+
+  // ---------------------------------------------------------------- views and routing
+
+  // Each view registers its EventSources and timers here; they are closed on navigation.
+  let cleanups = [];
+  function onLeave(fn) { cleanups.push(fn); }
+
+  // watch opens an EventSource on url, shows its state in the header, and closes it when
+  // the view changes. handlers maps event names to functions of the parsed data. It
+  // resolves once the stream is open (or after 2 s), so that a view can load its state
+  // knowing that no later transition is missed.
+  function watch(url, handlers) {
+    const es = new EventSource(url);
+    const live = $('#live');
+    let opened;
+    const open = new Promise((resolve) => { opened = resolve; setTimeout(resolve, 2000); });
+    es.onopen = () => { live.dataset.state = 'on'; opened(); };
+    es.onerror = () => {
+      live.dataset.state = es.readyState === EventSource.CLOSED ? 'off' : 'reconnecting';
+      opened(); // a refused stream (a 400) must not hold the view back
+    };
+    for (const [name, fn] of Object.entries(handlers)) {
+      es.addEventListener(name, (msg) => {
+        let data = {};
+        try { data = JSON.parse(msg.data || '{}'); } catch { /* gap carries {} */ }
+        fn(data);
+      });
+    }
+    onLeave(() => { es.close(); live.dataset.state = 'off'; opened(); });
+    return open;
+  }
+
+  // debounce returns fn delayed until calls stop for ms; pending calls die with the view.
+  function debounce(fn, ms) {
+    let timer = 0;
+    onLeave(() => clearTimeout(timer));
+    return (...args) => { clearTimeout(timer); timer = setTimeout(() => fn(...args), ms); };
+  }
+
+  let viewSeq = 0;
+  function route() {
+    for (const fn of cleanups) { try { fn(); } catch { /* closing */ } }
+    cleanups = [];
+    clearError();
+    const seq = ++viewSeq;
+    const alive = () => seq === viewSeq;
+    const hash = location.hash.replace(/^#/, '') || '/plans';
+    const parts = hash.split('/').filter(Boolean).map(decodeURIComponent);
+    const main = $('#view');
+    main.replaceChildren();
+    let view = 'plans';
+    if (parts[0] === 'plans' && parts[1]) view = 'plan';
+    else if (parts[0] === 'tenants' && parts[1]) view = 'tenant';
+    else if (parts[0] === 'submit') view = 'submit';
+    main.dataset.view = view;
+    for (const a of document.querySelectorAll('header nav a')) {
+      a.classList.toggle('active', a.getAttribute('href') === `#/${parts[0] || 'plans'}`);
+    }
+    const render = { plans: plansView, plan: planView, tenant: tenantView, submit: submitView }[view];
+    render(main, parts[1], alive).catch((e) => { if (alive()) showError(e); });
+  }
+
+  // ---------------------------------------------------------------- progress bar
+
+  const PROGRESS_PARTS = [
+    ['COMPLETED', 'completed'], ['FAILED', 'failed'], ['INTERRUPTED', 'interrupted'],
+    ['CANCELLED', 'cancelled'], ['RUNNING', 'running'], ['PAUSED', 'paused'], ['PENDING', 'pending'],
+  ];
+
+  function progressBar(progress) {
+    const total = (progress && progress.total) || 0;
+    const bar = h('div', { class: 'progress', 'data-testid': 'plan-progress' });
+    const title = [];
+    for (const [key, cls] of PROGRESS_PARTS) {
+      const n = (progress && progress[key]) || 0;
+      if (!n || !total) continue;
+      const seg = h('span', { class: `seg seg-${cls}`, 'data-part': cls, 'data-count': n });
+      seg.style.width = `${(100 * n) / total}%`; // CSSOM: allowed by the CSP
+      bar.append(seg);
+      title.push(`${n} ${cls}`);
+    }
+    const done = (progress && progress.COMPLETED) || 0;
+    bar.title = title.length ? `${title.join(', ')} of ${total}` : `${total} tasks`;
+    return h('div', { class: 'progress-wrap' }, bar,
+      h('span', { class: 'progress-text', 'data-testid': 'plan-progress-text', text: `${done}/${total}` }));
+  }
+
+  // ---------------------------------------------------------------- plans list
+
+  async function plansView(main, _, alive) {
+    const tbody = h('tbody', { id: 'plans-body' });
+    const more = h('button', { type: 'button', id: 'plans-more', 'data-testid': 'plans-more', hidden: true, text: 'Older plans' });
+    main.append(
+      h('div', { class: 'toolbar' },
+        h('h1', { text: 'Plans' }),
+        h('button', { type: 'button', id: 'plans-refresh', 'data-testid': 'plans-refresh', onclick: () => load(), text: 'Refresh' }),
+        h('a', { class: 'button primary', href: '#/submit', id: 'plans-new', 'data-testid': 'plans-new', text: 'New plan' })),
+      h('table', { id: 'plans-table', 'data-testid': 'plans-table', class: 'grid' },
+        h('thead', {}, h('tr', {}, ['Name', 'Plan id', 'Status', 'Progress', 'Created'].map((t) => h('th', { text: t })))),
+        tbody),
+      more);
+
+    let shown = 0; // how many plans the list holds: a refresh reloads that many
+    let cursor = '';
+
+    function row(p) {
+      const href = `#/plans/${enc(p.planId)}`;
+      const tr = h('tr', { 'data-testid': 'plan-row', 'data-plan-id': p.planId, 'data-status': p.status, class: 'clickable' },
+        h('td', {}, h('a', { href, 'data-testid': 'plan-link', text: p.name || '(unnamed)' })),
+        h('td', { class: 'mono', text: p.planId }),
+        h('td', {}, statusBadge(p.status, 'plan-status')),
+        h('td', {}, progressBar(p.progress)),
+        h('td', { title: p.createdAt, text: fmtTime(p.createdAt) }));
+      tr.addEventListener('click', (ev) => { if (!ev.target.closest('a')) location.hash = href; });
+      return tr;
+    }
+
+    async function fetchPage(limit, after) {
+      const q = new URLSearchParams({ limit: String(limit) });
+      if (after) q.set('cursor', after);
+      return (await api('GET', `/v1/plans?${q}`)).data;
+    }
+
+    async function load() {
+      try {
+        const page = await fetchPage(Math.min(Math.max(shown, 50), 1000));
+        if (!alive()) return;
+        tbody.replaceChildren(...page.plans.map(row));
+        if (!page.plans.length) tbody.append(h('tr', {}, h('td', { colspan: 5, class: 'muted', 'data-testid': 'plans-empty', text: 'No plans yet.' })));
+        shown = page.plans.length;
+        cursor = page.nextCursor || '';
+        more.hidden = !cursor;
+      } catch (e) { if (alive()) showError(e); }
+    }
+
+    more.addEventListener('click', async () => {
+      try {
+        const page = await fetchPage(50, cursor);
+        if (!alive()) return;
+        tbody.append(...page.plans.map(row));
+        shown += page.plans.length;
+        cursor = page.nextCursor || '';
+        more.hidden = !cursor;
+      } catch (e) { showError(e); }
+    });
+
+    const soon = debounce(load, 250);
+    const later = debounce(load, 1000); // task progress: at most about once a second
+    await watch('/v1/events', { plan: soon, gap: soon, task: later, stage: later });
+    if (alive()) await load();
+  }
+
+  // ---------------------------------------------------------------- stage cells
+
+  // cellState is one stage's state for a task: its status, currentStage (the next stage to
+  // run) and whether its current stage's last attempt of this run failed (retrying).
+  function cellState(t, i) {
+    if (i < t.currentStage) return 'done';
+    if (i > t.currentStage) return 'pending';
+    switch (t.status) {
+      case 'RUNNING': return t.retrying ? 'retrying' : 'running';
+      case 'FAILED': case 'INTERRUPTED': return 'failed';
+      case 'COMPLETED': return 'done';
+      default: return 'pending'; // PENDING, PAUSED, CANCELLED: the stage has not run
+    }
+  }
+
+  // rowFromTask is the part of a Task the matrix shows.
+  function rowFromTask(t) {
+    let retrying = false;
+    if (t.status === 'RUNNING' && Array.isArray(t.attempts)) {
+      const mine = t.attempts.filter((a) => a.stageIndex === t.currentStage && a.run === t.attempt);
+      retrying = mine.length > 0 && mine[mine.length - 1].outcome === 'failed';
+    }
+    return {
+      taskId: t.taskId, tenantId: t.tenantId, status: t.status, attempt: t.attempt,
+      currentStage: t.currentStage, retrying, updatedAt: t.updatedAt,
+      lastError: t.lastError ? `${t.lastError.stage || ''} #${t.lastError.attempt || ''} ${t.lastError.class}: ${t.lastError.message}` : '',
+    };
+  }
+
+  // applyEvent moves a row on with a task or stage event; false when the event is older
+  // than what the row shows.
+  function applyEvent(row, ev) {
+    if (ev.at && row.updatedAt && timeKey(ev.at) < timeKey(row.updatedAt)) return false;
+    const wasRunning = row.status === 'RUNNING' && row.attempt === (ev.run || row.attempt);
+    row.status = ev.status;
+    if (ev.run) row.attempt = ev.run;
+    row.currentStage = ev.kind === 'stage' ? ev.stage + 1 : ev.stage;
+    const la = ev.lastAttempt;
+    // A task event of a running task whose current stage just failed an attempt: it will
+    // be retried. (A run that just started carries the previous run's attempt: not retrying.)
+    row.retrying = ev.kind === 'task' && ev.status === 'RUNNING' && wasRunning && !!la &&
+      la.outcome === 'failed' && la.stageIndex === row.currentStage;
+    if (la && la.outcome === 'failed') row.lastError = `${la.stage} #${la.attempt} ${la.class || 'failed'}`;
+    if (ev.at) row.updatedAt = ev.at;
+    return true;
+  }
+
+  function stageCells(row, stages) {
+    return stages.map((s, i) => h('td', {
+      class: 'cell', 'data-testid': 'cell', 'data-tenant': row.tenantId, 'data-stage': s.name,
+      'data-stage-index': i, 'data-state': cellState(row, i), title: `${s.name} (${s.kind})`,
+    }));
+  }
+
+  function paintCells(cells, row, stages) {
+    cells.forEach((td, i) => {
+      const state = cellState(row, i);
+      td.dataset.state = state;
+      td.title = `${stages[i].name} (${stages[i].kind}): ${state}` +
+        ((state === 'failed' || state === 'retrying') && row.lastError ? `\n${row.lastError}` : '');
+    });
+  }
+
+  function stageName(stages, i) {
+    return i >= stages.length ? '(all done)' : `${i}: ${stages[i].name}`;
+  }
+
+  // ---------------------------------------------------------------- plan detail
+
+  async function planView(main, planId, alive) {
+    let plan = null;
+    let stages = [];
+    const rows = new Map(); // tenantId -> {row, tr, ...}
+    const head = h('section', { class: 'plan-head', id: 'plan-head', 'data-testid': 'plan-head' });
+    const matrix = h('table', { id: 'matrix', 'data-testid': 'matrix', class: 'grid matrix' });
+    main.append(head, h('h2', { text: 'Tenants' }), h('div', { class: 'matrix-wrap' }, matrix),
+      h('p', { class: 'legend' }, ['pending', 'running', 'retrying', 'done', 'failed'].map((s) =>
+        h('span', { class: 'legend-item' }, h('span', { class: 'cell swatch', 'data-state': s }), s))));
+
+    function planButton(op, label) {
+      return h('button', {
+        type: 'button', id: `plan-${op}`, 'data-testid': `plan-${op}`, class: op === 'cancel' ? 'danger' : '',
+        text: label,
+        onclick: () => confirmed(`${label} plan ${plan.name || planId}?`, async () => {
+          plan = (await api('POST', `/v1/plans/${enc(planId)}/${op}`)).data;
+          renderHead();
+        }),
+      });
+    }
+
+    function renderHead() {
+      const p = plan;
+      const labels = Object.entries(p.labels || {}).map(([k, v]) => h('span', { class: 'label', text: `${k}=${v}` }));
+      const pause = planButton('pause', 'Pause');
+      const resume = planButton('resume', 'Resume');
+      const cancel = planButton('cancel', 'Cancel');
+      pause.disabled = TERMINAL_PLAN.has(p.status) || p.status === 'PAUSED';
+      resume.disabled = p.status !== 'PAUSED';
+      cancel.disabled = TERMINAL_PLAN.has(p.status);
+      head.replaceChildren(
+        h('div', { class: 'toolbar' },
+          h('h1', {}, h('span', { id: 'plan-name', 'data-testid': 'plan-name', text: p.name || '(unnamed)' }), ' ',
+            statusBadge(p.status, 'plan-status')),
+          h('div', { class: 'actions' }, pause, resume, cancel,
+            h('button', { type: 'button', id: 'plan-refresh', 'data-testid': 'plan-refresh', text: 'Refresh', onclick: () => loadAll() }))),
+        h('dl', { class: 'facts' },
+          h('dt', { text: 'Plan id' }), h('dd', { class: 'mono', id: 'plan-id', 'data-testid': 'plan-id', text: p.planId }),
+          h('dt', { text: 'Progress' }), h('dd', { id: 'plan-progress-box' }, progressBar(p.progress)),
+          h('dt', { text: 'Concurrency / failure budget' }), h('dd', { text: `${p.maxConcurrency} / ${p.failureBudget}` }),
+          h('dt', { text: 'Created' }), h('dd', { title: p.createdAt, text: fmtTime(p.createdAt) }),
+          h('dt', { text: 'Started' }), h('dd', { title: p.startedAt || '', text: fmtTime(p.startedAt || p.startAt) }),
+          h('dt', { text: 'Finished' }), h('dd', { title: p.finishedAt || '', text: fmtTime(p.finishedAt) }),
+          labels.length ? [h('dt', { text: 'Labels' }), h('dd', {}, labels)] : null));
+      head.dataset.status = p.status;
+    }
+
+    // progressFromRows counts the rows' statuses, so the bar follows the events.
+    function refreshProgress() {
+      const progress = { total: rows.size };
+      for (const { row } of rows.values()) progress[row.status] = (progress[row.status] || 0) + 1;
+      plan.progress = progress;
+      const box = $('#plan-progress-box', head);
+      if (box) box.replaceChildren(progressBar(progress));
+    }
+
+    function paintRow(entry) {
+      const { row, tr, cells } = entry;
+      tr.dataset.status = row.status;
+      entry.status.replaceChildren(statusBadge(row.status, 'task-status'));
+      entry.attempt.textContent = String(row.attempt);
+      entry.stage.textContent = stageName(stages, row.currentStage);
+      paintCells(cells, row, stages);
+    }
+
+    function addRow(task) {
+      const row = rowFromTask(task);
+      const cells = stageCells(row, stages);
+      const entry = {
+        row, cells,
+        status: h('td', {}),
+        attempt: h('td', { class: 'num', 'data-testid': 'task-attempt' }),
+        stage: h('td', { 'data-testid': 'task-stage' }),
+      };
+      entry.tr = h('tr', { 'data-testid': 'task-row', 'data-tenant': row.tenantId, 'data-task-id': row.taskId },
+        h('td', {}, h('a', { href: `#/tenants/${enc(row.tenantId)}`, 'data-testid': 'tenant-link', 'data-tenant': row.tenantId, text: row.tenantId })),
+        entry.status, entry.attempt, entry.stage, cells);
+      rows.set(row.tenantId, entry);
+      paintRow(entry);
+      return entry.tr;
+    }
+
+    async function fetchTasks() {
+      const all = [];
+      const limit = 1000;
+      for (let offset = 0; ; offset += limit) {
+        const page = (await api('GET', `/v1/plans/${enc(planId)}/tasks?offset=${offset}&limit=${limit}`)).data;
+        all.push(...page.tasks);
+        if (page.tasks.length < limit) return all;
+      }
+    }
+
+    let loading = null; // events that come during a load, applied after it
+    async function loadAll() {
+      loading = loading || [];
+      try {
+        const [p, tasks] = await Promise.all([api('GET', `/v1/plans/${enc(planId)}`).then((r) => r.data), fetchTasks()]);
+        if (!alive()) return;
+        plan = p;
+        stages = p.stages || [];
+        rows.clear();
+        matrix.replaceChildren(
+          h('thead', {}, h('tr', {},
+            ['Tenant', 'Status', 'Attempt', 'Current stage'].map((t) => h('th', { text: t })),
+            stages.map((s, i) => h('th', { class: 'stage-head', 'data-stage': s.name, title: `${i}: ${s.name} (${s.kind})`, text: s.name })))),
+          h('tbody', {}, tasks.map(addRow)));
+        renderHead();
+        refreshProgress();
+      } catch (e) { if (alive()) showError(e); }
+      const queued = loading;
+      loading = null;
+      if (plan) queued.forEach((fn) => fn());
+    }
+
+    const reload = debounce(loadAll, 200);
+    // later runs fn now, or after the load under way (events are newer than its answers,
+    // or older and then ignored by applyEvent).
+    const later = (fn) => (ev) => { if (loading) loading.push(() => fn(ev, true)); else if (plan) fn(ev, false); };
+    const refreshPlan = debounce(async () => {
+      try {
+        const p = (await api('GET', `/v1/plans/${enc(planId)}`)).data;
+        if (!alive() || !plan) return;
+        plan = p;
+        renderHead();
+        refreshProgress();
+      } catch (e) { if (alive()) showError(e); }
+    }, 200);
+    function onTaskEvent(ev) {
+      const entry = rows.get(ev.tenantId);
+      if (!entry || entry.row.taskId !== ev.taskId) { reload(); return; }
+      if (applyEvent(entry.row, ev)) {
+        paintRow(entry);
+        refreshProgress();
+      }
+    }
+    const opened = watch(`/v1/events?plan=${enc(planId)}`, {
+      task: later(onTaskEvent),
+      stage: later(onTaskEvent),
+      plan: later((ev, queued) => {
+        // A queued plan event may be older than the status just loaded: ask again.
+        if (queued) { refreshPlan(); return; }
+        plan.status = ev.status;
+        renderHead();
+        refreshProgress();
+      }),
+      gap: reload,
+    });
+    loading = []; // buffer from now: the stream may carry events before the first load ends
+    await opened;
+    if (alive()) await loadAll();
+  }
+
+  // ---------------------------------------------------------------- tenant view
+
+  async function tenantView(main, tenantId, alive) {
+    $('#tenant-search').value = tenantId;
+    const box = h('section', { id: 'tenant', 'data-testid': 'tenant', 'data-tenant': tenantId });
+    main.append(box);
+    let ttlTimer = 0;
+    onLeave(() => clearInterval(ttlTimer));
+
+    function button(id, label, msg, fn, cls = '') {
+      return h('button', { type: 'button', id, 'data-testid': id, class: cls, text: label, onclick: () => confirmed(msg, async () => { await fn(); await load(); }) });
+    }
+    const post = (op, body) => api('POST', `/v1/tenants/${enc(tenantId)}/${op}`, body === undefined ? {} : { body: JSON.stringify(body) });
+
+    async function load() {
+      let task;
+      let cp = null;
+      try {
+        const [t, c] = await Promise.all([
+          api('GET', `/v1/tenants/${enc(tenantId)}/task`),
+          api('GET', `/v1/tenants/${enc(tenantId)}/checkpoint`).catch((e) => { if (e.status === 404) return null; throw e; }),
+        ]);
+        task = t.data;
+        cp = c && c.data;
+      } catch (e) {
+        if (!alive()) return;
+        box.replaceChildren(h('h1', {}, 'Tenant ', h('span', { class: 'mono', text: tenantId })),
+          e.status === 404 ? h('p', { class: 'muted', 'data-testid': 'tenant-none', text: 'This tenant has no task.' }) : null);
+        showError(e);
+        return;
+      }
+      if (!alive()) return;
+      render(task, cp);
+    }
+
+    function render(t, cp) {
+      const stages = t.stages || [];
+      const row = rowFromTask(t);
+      const lease = t.lease || { held: false, ttlMs: 0 };
+      const leaseText = h('dd', { id: 'tenant-lease', 'data-testid': 'tenant-lease', 'data-held': lease.held ? 'true' : 'false' });
+      clearInterval(ttlTimer);
+      if (lease.held) {
+        const until = Date.now() + (lease.ttlMs || 0);
+        const paint = () => {
+          leaseText.textContent = `held by ${lease.owner || '?'}` +
+            (lease.ttlMs ? `, ${fmtMs(Math.max(0, until - Date.now()))} left` : ' (no expiry)');
+        };
+        paint();
+        if (lease.ttlMs) ttlTimer = setInterval(paint, 500);
+      } else {
+        leaseText.textContent = 'not held';
+      }
+
+      const canRetry = ['FAILED', 'CANCELLED', 'PAUSED', 'INTERRUPTED'].includes(t.status);
+      const ended = ['COMPLETED', 'FAILED', 'CANCELLED'].includes(t.status);
+      const actions = [
+        button('tenant-pause', 'Pause', `Pause tenant ${tenantId}?`, () => post('pause')),
+        button('tenant-resume', 'Resume', `Resume tenant ${tenantId}?`, () => post('resume')),
+        button('tenant-cancel', 'Cancel', `Cancel tenant ${tenantId}'s task?`, () => post('cancel'), 'danger'),
+        button('retry-checkpoint', 'Retry from checkpoint', `Retry tenant ${tenantId} from its checkpoint?`, () => post('retry', { fromCheckpoint: true }), 'primary'),
+        button('retry-start', 'Retry from start', `Retry tenant ${tenantId} from stage 0 (the checkpoint is forgotten)?`, () => post('retry', { fromCheckpoint: false })),
+        h('button', { type: 'button', id: 'tenant-refresh', 'data-testid': 'tenant-refresh', text: 'Refresh', onclick: () => load() }),
+      ];
+      actions[0].disabled = ended || t.status === 'PAUSED';
+      actions[1].disabled = t.status !== 'PAUSED' && !t.pauseRequested;
+      actions[2].disabled = t.status === 'COMPLETED' || t.status === 'CANCELLED' || t.status === 'FAILED';
+      actions[3].disabled = !canRetry;
+      actions[4].disabled = !canRetry;
+
+      const err = t.lastError;
+      box.dataset.status = t.status;
+      box.replaceChildren(
+        h('div', { class: 'toolbar' },
+          h('h1', {}, 'Tenant ', h('span', { class: 'mono', id: 'tenant-id', 'data-testid': 'tenant-id', text: t.tenantId }), ' ',
+            statusBadge(t.status, 'tenant-status')),
+          h('div', { class: 'actions' }, actions)),
+        h('table', { class: 'grid matrix strip' }, h('tbody', {}, h('tr', { 'data-testid': 'task-row', 'data-tenant': t.tenantId },
+          stageCells(row, stages).map((td, i) => { td.textContent = stages[i].name; return td; })))),
+        h('dl', { class: 'facts' },
+          h('dt', { text: 'Plan' }), h('dd', {}, h('a', { href: `#/plans/${enc(t.planId)}`, id: 'tenant-plan-link', 'data-testid': 'tenant-plan-link', class: 'mono', text: t.planId })),
+          h('dt', { text: 'Task id' }), h('dd', { class: 'mono', id: 'tenant-task-id', 'data-testid': 'tenant-task-id', text: t.taskId }),
+          h('dt', { text: 'Run (attempt)' }), h('dd', { id: 'tenant-attempt', 'data-testid': 'tenant-attempt', text: String(t.attempt) }),
+          h('dt', { text: 'Current stage' }), h('dd', { id: 'tenant-stage', 'data-testid': 'tenant-stage', text: stageName(stages, t.currentStage) }),
+          t.pauseRequested ? [h('dt', { text: 'Pause' }), h('dd', { id: 'tenant-pause-requested', text: 'requested: pauses at the next stage boundary' })] : null,
+          h('dt', { text: 'Lease' }), leaseText,
+          h('dt', { text: 'Updated' }), h('dd', { title: t.updatedAt, text: fmtTime(t.updatedAt) }),
+          h('dt', { text: 'Last error' }), h('dd', { id: 'tenant-last-error', 'data-testid': 'tenant-last-error', class: err ? 'error-text' : 'muted' },
+            err ? `${err.stage || '?'} attempt ${err.attempt || '?'}: ${err.class}${err.code ? ` (${err.code})` : ''}: ${err.message}` : 'none')),
+        h('h2', { text: 'Checkpoint' }),
+        checkpointBox(cp),
+        h('h2', { text: 'Attempt ledger' }),
+        ledger(t.attempts || []));
+    }
+
+    function checkpointBox(cp) {
+      if (!cp) return h('p', { id: 'tenant-checkpoint', 'data-testid': 'tenant-checkpoint', 'data-present': 'false', class: 'muted', text: 'No checkpoint: no stage completed yet.' });
+      const data = cp.contextData || {};
+      return h('div', { id: 'tenant-checkpoint', 'data-testid': 'tenant-checkpoint', 'data-present': 'true' },
+        h('p', {}, `Completed ${cp.completedStages.length} stage(s) up to index ${cp.lastCompletedStageIndex}, saved ${fmtTime(cp.savedAt)}, fence ${cp.fence}.`),
+        h('table', { class: 'grid' },
+          h('thead', {}, h('tr', {}, h('th', { text: 'Stage' }), h('th', { text: 'Output' }))),
+          h('tbody', {}, cp.completedStages.map((s) => h('tr', { 'data-testid': 'checkpoint-stage', 'data-stage': s },
+            h('td', { text: s }), h('td', {}, h('pre', { class: 'json', text: JSON.stringify(data[s] === undefined ? null : data[s], null, 2) })))))));
+    }
+
+    function ledger(attempts) {
+      if (!attempts.length) return h('p', { id: 'attempts', 'data-testid': 'attempts', class: 'muted', text: 'No attempt yet.' });
+      return h('table', { id: 'attempts', 'data-testid': 'attempts', class: 'grid' },
+        h('thead', {}, h('tr', {}, ['Run', 'Stage', 'Attempt', 'Outcome', 'Class', 'Error', 'Started', 'Took', 'Backoff'].map((x) => h('th', { text: x })))),
+        h('tbody', {}, attempts.map((a) => {
+          const took = Date.parse(a.endedAt) - Date.parse(a.startedAt);
+          return h('tr', { 'data-testid': 'attempt-row', 'data-outcome': a.outcome, 'data-stage': a.stage },
+            h('td', { class: 'num', text: a.run }),
+            h('td', { text: `${a.stageIndex}: ${a.stage}` }),
+            h('td', { class: 'num', text: a.attempt }),
+            h('td', {}, h('span', { class: 'outcome', 'data-outcome': a.outcome, text: a.outcome })),
+            h('td', { text: a.class || '' }),
+            h('td', { class: 'error-text', text: (a.code ? `(${a.code}) ` : '') + (a.error || '') }),
+            h('td', { title: a.startedAt, text: fmtTime(a.startedAt) }),
+            h('td', { class: 'num', text: Number.isFinite(took) ? fmtMs(took) : '' }),
+            h('td', { class: 'num', text: a.backoffMs ? fmtMs(a.backoffMs) : '' }));
+        })));
+    }
+
+    const reload = debounce(load, 250);
+    await watch(`/v1/events?tenant=${enc(tenantId)}`, { task: reload, stage: reload, gap: reload });
+    if (alive()) await load();
+  }
+
+  // ---------------------------------------------------------------- submit
+
+  const EXAMPLE = `name: hello
+maxConcurrency: 2
+stages:
+  - name: validate
+    kind: noop
+  - name: bake
+    kind: sleep
+    params: {duration: 2s}
+tenants:
+  - id: tenant-a
+    params: {version: "1.2.3"}
+  - id: tenant-b
+    params: {version: "1.2.3"}
+`;
+
+  function newKey() {
+    const b = new Uint8Array(16);
+    crypto.getRandomValues(b);
+    return 'console-' + Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+  }
+
+  async function submitView(main) {
+    const text = h('textarea', {
+      id: 'submit-yaml', 'data-testid': 'submit-yaml', rows: 22, spellcheck: 'false',
+      placeholder: 'Plan in YAML or JSON (see docs/api.md)…',
+    });
+    const format = h('select', { id: 'submit-format', 'data-testid': 'submit-format' },
+      h('option', { value: 'auto', text: 'auto-detect' }), h('option', { value: 'yaml', text: 'YAML' }), h('option', { value: 'json', text: 'JSON' }));
+    const result = h('div', { id: 'submit-result', 'data-testid': 'submit-result' });
+    // One Idempotency-Key per body: a double click or a resent request does not start the
+    // rollout twice; editing the body makes a new key.
+    let key = newKey();
+    text.addEventListener('input', () => { key = newKey(); });
+
+    function contentType() {
+      let f = format.value;
+      if (f === 'auto') f = /^\s*[{[]/.test(text.value) ? 'json' : 'yaml';
+      return f === 'json' ? 'application/json' : 'application/yaml';
+    }
+
+    async function send(dryRun) {
+      clearError();
+      result.replaceChildren();
+      if (!text.value.trim()) {
+        result.append(problemBox({ title: 'Empty plan', detail: 'Write or paste a plan first.' }, 'submit-errors'));
+        return;
+      }
+      const buttons = [dry, submit];
+      buttons.forEach((b) => { b.disabled = true; });
+      try {
+        const res = await api('POST', `/v1/plans${dryRun ? '?dryRun=true' : ''}`, {
+          body: text.value, contentType: contentType(), headers: dryRun ? {} : { 'Idempotency-Key': key },
+        });
+        if (dryRun) {
+          result.append(dryRunBox(res.data));
+        } else {
+          location.hash = `#/plans/${enc(res.data.planId)}`;
+        }
+      } catch (e) {
+        result.append(problemBox(e.problem || { title: 'Error', detail: String(e.message || e) }, 'submit-errors'));
+        showError(e);
+      } finally {
+        buttons.forEach((b) => { b.disabled = false; });
+      }
+    }
+
+    const dry = h('button', { type: 'button', id: 'dry-run', 'data-testid': 'dry-run', text: 'Dry run', onclick: () => send(true) });
+    const submit = h('button', { type: 'button', id: 'submit', 'data-testid': 'submit', class: 'primary', text: 'Submit', onclick: () => send(false) });
+    main.append(
+      h('div', { class: 'toolbar' }, h('h1', { text: 'Submit a plan' })),
+      h('label', { for: 'submit-yaml', class: 'sr-only', text: 'Plan' }),
+      text,
+      h('div', { class: 'actions' },
+        h('label', { for: 'submit-format', text: 'Format ' }), format,
+        h('button', { type: 'button', id: 'submit-example', 'data-testid': 'submit-example', text: 'Insert example', onclick: () => { text.value = EXAMPLE; key = newKey(); } }),
+        dry, submit),
+      result);
+  }
+
+  function dryRunBox(d) {
+    const conflicts = d.conflicts || [];
+    return h('div', { id: 'dry-run-result', 'data-testid': 'dry-run-result' },
+      h('h2', { text: 'Dry run: nothing was created' }),
+      h('p', { id: 'dry-run-conflicts', 'data-testid': 'dry-run-conflicts', 'data-count': conflicts.length, class: conflicts.length ? 'error-text' : '' },
+        conflicts.length ? ['Would conflict (their latest task has not ended): ',
+          conflicts.map((t, i) => [i ? ', ' : '', h('a', { href: `#/tenants/${enc(t)}`, text: t })])] : 'No conflicts.'),
+      h('table', { class: 'grid' },
+        h('thead', {}, h('tr', {}, h('th', { text: 'Tenant' }), h('th', { text: 'Rendered stages' }))),
+        h('tbody', {}, (d.tenants || []).map((t) => h('tr', { 'data-testid': 'dry-run-tenant', 'data-tenant': t.tenantId },
+          h('td', { class: 'mono', text: t.tenantId }),
+          h('td', {}, h('ol', { start: 0 }, t.stages.map((s) => h('li', {},
+            h('b', { text: s.name }), ` (${s.kind})`,
+            s.params ? h('pre', { class: 'json', text: JSON.stringify(s.params, null, 2) }) : null)))))))));
+  }
+
+  // ---------------------------------------------------------------- start
+
+  document.addEventListener('DOMContentLoaded', () => {
+    $('#banner-close').addEventListener('click', clearError);
+    $('#tenant-search-form').addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      const id = $('#tenant-search').value.trim();
+      if (!id) return;
+      const target = `#/tenants/${enc(id)}`;
+      if (location.hash === target) route(); else location.hash = target;
+    });
+    window.addEventListener('hashchange', route);
+    route();
+  });
+})();
