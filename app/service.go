@@ -58,6 +58,8 @@ type Deps struct {
 	// RefuseNewPlans, when set and true, makes Submit answer ErrUnavailable (the executor runs
 	// degraded and --degraded-new-plans=reject).
 	RefuseNewPlans func() bool
+	// Limits bound submissions; zero fields take the defaults.
+	Limits Limits
 }
 
 // Service implements the use cases.
@@ -71,6 +73,7 @@ func New(d Deps) *Service {
 	if d.Clock == nil {
 		d.Clock = time.Now
 	}
+	d.Limits = d.Limits.withDefaults()
 	return &Service{Deps: d}
 }
 

@@ -240,7 +240,7 @@ func TestServeUsageAndStartErrors(t *testing.T) {
 		{name: "workers env not a number", env: map[string]string{EnvWorkers: "many"}, args: []string{"serve"}, want: ExitUsage},
 		{name: "negative workers", args: []string{"serve", "--workers", "-3"}, want: ExitUsage},
 		{name: "positional argument", args: []string{"serve", "now"}, want: ExitUsage},
-		{name: "address that cannot be listened on", args: []string{"serve", "--addr", "256.0.0.1:1"}, want: ExitFailure},
+		{name: "address that cannot be listened on", args: []string{"serve", "--insecure", "--addr", "256.0.0.1:1"}, want: ExitFailure},
 		{name: "redis URL that does not parse", args: []string{"serve", "--addr", "127.0.0.1:0", "--redis", "http://nope"}, want: ExitFailure},
 		{name: "lease TTL too short", args: []string{"serve", "--lease-ttl", "1ms"}, want: ExitUsage},
 		{name: "degraded-new-plans neither accept nor reject", args: []string{"serve", "--degraded-new-plans", "maybe"}, want: ExitUsage},

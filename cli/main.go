@@ -38,6 +38,16 @@ const (
 	EnvLeaseTTL         = "EXECUTOR_LEASE_TTL"
 	EnvDegradedNewPlans = "EXECUTOR_DEGRADED_NEW_PLANS"
 	EnvEventsStream     = "EXECUTOR_EVENTS_STREAM"
+	EnvTokens           = "EXECUTOR_TOKENS" // serve: "role:secret,..." (the client's token is EnvToken)
+	EnvTokensFile       = "EXECUTOR_TOKENS_FILE"
+	EnvInsecure         = "EXECUTOR_INSECURE"
+	EnvHTTPAllow        = "EXECUTOR_HTTP_ALLOW"
+	EnvShutdownTimeout  = "EXECUTOR_SHUTDOWN_TIMEOUT"
+	EnvMaxTenants       = "EXECUTOR_MAX_TENANTS"
+	EnvMaxStages        = "EXECUTOR_MAX_STAGES"
+	EnvMaxParamsBytes   = "EXECUTOR_MAX_PARAMS_BYTES"
+	EnvMaxQueued        = "EXECUTOR_MAX_QUEUED"
+	EnvMaxBodyBytes     = "EXECUTOR_MAX_BODY_BYTES"
 )
 
 // Defaults of the global and serve flags.

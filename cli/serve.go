@@ -4,21 +4,25 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
+	"net/netip"
+	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/executor-dev/executor/api"
+	execapp "github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/auth"
 	"github.com/executor-dev/executor/server"
 )
 
-// ShutdownTimeout bounds a graceful shutdown of `executor serve`.
-const ShutdownTimeout = 30 * time.Second
-
 func (a *app) serveCmd() *cobra.Command {
 	var cfg server.Config
-	var degradedNewPlans string
+	var degradedNewPlans, tokensFile string
+	var insecure bool
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run an executor (HTTP API on --addr; in-memory store, or Redis with --redis)",
@@ -26,18 +30,24 @@ func (a *app) serveCmd() *cobra.Command {
 Without --redis it runs on the embedded in-memory store; with --redis every plan, task and
 checkpoint is written through to Redis, tenant leases are Redis leases (--lease-ttl), and a
 restarted executor answers every query from Redis. Logs go to stderr as JSON lines, or as text
-when stderr is a terminal. SIGINT or SIGTERM shuts down gracefully (at most 30s): running tasks
+when stderr is a terminal.
+
+Auth: bearer tokens with role read or operate, from ` + EnvTokens + ` ("role:secret,...") and
+--tokens-file (one role:secret per line). Once any token is configured, every /v1 route, the
+console and /metrics need one. Without tokens serve listens on a loopback address only, unless
+--insecure.
+
+SIGINT or SIGTERM shuts down gracefully: new plans are refused with 503, running tasks pause at
+their next stage boundary; after --shutdown-timeout their stages are cancelled. Tasks not done
 become INTERRUPTED with their checkpoints intact, and nothing resumes by itself after a restart.`,
 		Example: `  executor serve
-  executor serve --addr 0.0.0.0:8080 --workers 128
+  EXECUTOR_TOKENS=operate:$(openssl rand -hex 16) executor serve --addr 0.0.0.0:8080 --workers 128
   executor serve --redis redis://127.0.0.1:6379/0 --lease-ttl 30s
+  executor serve --http-allow deploy.internal --http-allow 10.20.0.0/16
   EXECUTOR_ADDR=127.0.0.1:9090 executor serve`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			for flag, env := range map[string]string{
-				"addr": EnvAddr, "workers": EnvWorkers, "redis": EnvRedis, "prefix": EnvPrefix, "lease-ttl": EnvLeaseTTL,
-				"degraded-new-plans": EnvDegradedNewPlans, "events-stream": EnvEventsStream,
-			} {
+			for flag, env := range serveEnv {
 				v := a.getenv(env)
 				if cmd.Flags().Changed(flag) || v == "" {
 					continue
@@ -62,23 +72,104 @@ become INTERRUPTED with their checkpoints intact, and nothing resumes by itself 
 			if cfg.LeaseTTL < 3*time.Second/10 {
 				return usagef("invalid lease TTL %s: want at least 300ms", cfg.LeaseTTL)
 			}
+			if cfg.ShutdownTimeout <= 0 {
+				return usagef("invalid --shutdown-timeout %s: want more than 0", cfg.ShutdownTimeout)
+			}
+			for name, v := range map[string]int{"--max-tenants": cfg.Limits.MaxTenants, "--max-stages": cfg.Limits.MaxStages,
+				"--max-params-bytes": cfg.Limits.MaxParamsBytes, "--max-queued": cfg.Limits.MaxQueued, "--max-body-bytes": int(cfg.MaxBodyBytes)} {
+				if v < 1 {
+					return usagef("invalid %s %d: want at least 1", name, v)
+				}
+			}
+			tokens, err := a.serveTokens(tokensFile)
+			if err != nil {
+				return err
+			}
+			cfg.Tokens = tokens
+			if len(tokens) == 0 && !insecure && !loopback(cfg.Addr) {
+				return usagef("refusing to serve on %s without tokens: anyone who reaches it could deploy; set %s or --tokens-file, listen on 127.0.0.1, or pass --insecure",
+					cfg.Addr, EnvTokens)
+			}
 			return a.serve(cmd.Context(), cfg)
 		},
 	}
-	cmd.Flags().StringVar(&cfg.Addr, "addr", DefaultAddr, "listen address (env "+EnvAddr+")")
-	cmd.Flags().IntVar(&cfg.Workers, "workers", 64, "tasks running at once across all plans (env "+EnvWorkers+")")
-	cmd.Flags().StringVar(&cfg.RedisURL, "redis", "", "Redis URL, e.g. redis://127.0.0.1:6379/0; empty: the in-memory store (env "+EnvRedis+")")
-	cmd.Flags().StringVar(&cfg.Prefix, "prefix", "executor:", "Redis key prefix (env "+EnvPrefix+")")
-	cmd.Flags().DurationVar(&cfg.LeaseTTL, "lease-ttl", 60*time.Second, "tenant lease TTL, refreshed every TTL/3 (env "+EnvLeaseTTL+")")
-	cmd.Flags().StringVar(&degradedNewPlans, "degraded-new-plans", "accept",
+	f := cmd.Flags()
+	f.StringVar(&cfg.Addr, "addr", DefaultAddr, "listen address (env "+EnvAddr+")")
+	f.IntVar(&cfg.Workers, "workers", 64, "tasks running at once across all plans (env "+EnvWorkers+")")
+	f.StringVar(&cfg.RedisURL, "redis", "", "Redis URL, e.g. redis://127.0.0.1:6379/0; empty: the in-memory store (env "+EnvRedis+")")
+	f.StringVar(&cfg.Prefix, "prefix", "executor:", "Redis key prefix (env "+EnvPrefix+")")
+	f.DurationVar(&cfg.LeaseTTL, "lease-ttl", 60*time.Second, "tenant lease TTL, refreshed every TTL/3 (env "+EnvLeaseTTL+")")
+	f.StringVar(&degradedNewPlans, "degraded-new-plans", "accept",
 		"while Redis is away: accept new plans (run them on memory) or reject them with 503 (env "+EnvDegradedNewPlans+")")
-	cmd.Flags().BoolVar(&cfg.EventStream, "events-stream", false,
+	f.BoolVar(&cfg.EventStream, "events-stream", false,
 		"also write every event to the Redis stream <prefix>events, capped at about 10,000 entries, for external subscribers (env "+EnvEventsStream+")")
+	f.StringVar(&tokensFile, "tokens-file", "", "file of bearer tokens, one role:secret per line, role read or operate (env "+EnvTokensFile+"; tokens also come from "+EnvTokens+")")
+	f.BoolVar(&insecure, "insecure", false, "serve without tokens on a non-loopback address (env "+EnvInsecure+")")
+	f.StringSliceVar(&cfg.HTTPAllow, "http-allow", nil,
+		"hosts and CIDRs the http stage kind may reach, repeatable or comma-separated; empty: any but link-local and cloud metadata, which are denied unless listed (env "+EnvHTTPAllow+")")
+	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout,
+		"on SIGTERM/SIGINT, how long running tasks may take to reach their next stage boundary before their stages are cancelled (env "+EnvShutdownTimeout+")")
+	f.IntVar(&cfg.Limits.MaxTenants, "max-tenants", execapp.DefaultMaxTenants, "most tenants in one plan (env "+EnvMaxTenants+")")
+	f.IntVar(&cfg.Limits.MaxStages, "max-stages", execapp.DefaultMaxStages, "most stages in one plan (env "+EnvMaxStages+")")
+	f.IntVar(&cfg.Limits.MaxParamsBytes, "max-params-bytes", execapp.DefaultMaxParamsBytes,
+		"largest params, as JSON: the stages' together, and each tenant's (env "+EnvMaxParamsBytes+")")
+	f.IntVar(&cfg.Limits.MaxQueued, "max-queued", execapp.DefaultMaxQueued,
+		"most tasks waiting to start across all plans; more is refused with 429 and Retry-After (env "+EnvMaxQueued+")")
+	f.Int64Var(&cfg.MaxBodyBytes, "max-body-bytes", api.DefaultMaxBodyBytes, "largest request body (env "+EnvMaxBodyBytes+")")
 	return cmd
 }
 
+// shutdownGrace is how long, after --shutdown-timeout, the cancelled runs get to write their
+// ends and release their leases before serve exits anyway.
+const shutdownGrace = 10 * time.Second
+
+// serveEnv names the environment variable of each serve flag; the flag beats its variable.
+var serveEnv = map[string]string{
+	"addr": EnvAddr, "workers": EnvWorkers, "redis": EnvRedis, "prefix": EnvPrefix, "lease-ttl": EnvLeaseTTL,
+	"degraded-new-plans": EnvDegradedNewPlans, "events-stream": EnvEventsStream,
+	"tokens-file": EnvTokensFile, "insecure": EnvInsecure, "http-allow": EnvHTTPAllow,
+	"shutdown-timeout": EnvShutdownTimeout, "max-tenants": EnvMaxTenants, "max-stages": EnvMaxStages,
+	"max-params-bytes": EnvMaxParamsBytes, "max-queued": EnvMaxQueued, "max-body-bytes": EnvMaxBodyBytes,
+}
+
+// serveTokens reads the tokens of EXECUTOR_TOKENS and of the tokens file, if any.
+func (a *app) serveTokens(file string) ([]auth.Token, error) {
+	tokens, err := auth.ParseList(a.getenv(EnvTokens))
+	if err != nil {
+		return nil, usagef("invalid %s: %v", EnvTokens, err)
+	}
+	if file == "" {
+		return tokens, nil
+	}
+	fh, err := os.Open(file)
+	if err != nil {
+		return nil, usagef("invalid --tokens-file: %v", err)
+	}
+	defer fh.Close()
+	more, err := auth.ReadFile(fh)
+	if err != nil {
+		return nil, usagef("invalid --tokens-file %s: %v", file, err)
+	}
+	return append(tokens, more...), nil
+}
+
+// loopback reports whether addr listens on a loopback address only ("127.0.0.1:8080",
+// "[::1]:0", "localhost:8080"); an empty host listens on every interface.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
 // serve runs an executor until ctx ends, SIGINT or SIGTERM arrives, or the server stops on
-// its own, then shuts it down within ShutdownTimeout.
+// its own, then shuts it down: cfg.ShutdownTimeout for running tasks to reach a stage boundary,
+// then shutdownGrace for the cancelled ones to record how they ended.
 func (a *app) serve(ctx context.Context, cfg server.Config) error {
 	logger := newLogger(a.stderr)
 	cfg.Logger = logger
@@ -94,11 +185,11 @@ func (a *app) serve(ctx context.Context, cfg server.Config) error {
 	var serveErr error
 	select {
 	case <-ctx.Done():
-		logger.Info("executor shutting down", "reason", context.Cause(ctx).Error(), "timeout", ShutdownTimeout.String())
+		logger.Info("executor shutting down", "reason", context.Cause(ctx).Error(), "timeout", cfg.ShutdownTimeout.String())
 	case serveErr = <-srv.Done():
 		logger.Error("executor stopped serving", "err", serveErr)
 	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout+shutdownGrace)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		logger.Error("executor shutdown", "err", err)

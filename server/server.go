@@ -13,6 +13,7 @@ import (
 
 	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/auth"
 	"github.com/executor-dev/executor/console"
 	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/plan"
@@ -45,7 +46,24 @@ type Config struct {
 	// EventStream also writes every event to the Redis stream <prefix>events (--events-stream;
 	// needs RedisURL).
 	EventStream bool
+	// Tokens are the bearer tokens the API accepts (EXECUTOR_TOKENS, --tokens-file). With none
+	// the API is open; `serve` allows that on a loopback address only, unless --insecure.
+	Tokens []auth.Token
+	// HTTPAllow is the http stage kind's allow-list of hosts and CIDRs (--http-allow). Empty:
+	// any destination but link-local and cloud metadata addresses.
+	HTTPAllow []string
+	// Limits bound submissions (--max-tenants, --max-stages, --max-params-bytes, --max-queued);
+	// zero fields take the app defaults.
+	Limits app.Limits
+	// MaxBodyBytes bounds a request body (--max-body-bytes); default api.DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// ShutdownTimeout is how long Shutdown lets running tasks reach their next stage boundary
+	// before cancelling their stages (--shutdown-timeout); default DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
 }
+
+// DefaultShutdownTimeout is Config.ShutdownTimeout's default.
+const DefaultShutdownTimeout = 30 * time.Second
 
 // Executor is a wired executor without its HTTP API: stores, locker, stage kinds,
 // orchestrator and use cases. Server serves it over HTTP; the bench command runs it as it is.

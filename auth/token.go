@@ -1,0 +1,150 @@
+package auth
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+)
+
+// Role is what a token may do.
+type Role string
+
+// Roles, from least to most.
+const (
+	RoleRead    Role = "read"    // GET routes: plans, tasks, tenants, events, metrics, console
+	RoleOperate Role = "operate" // read, plus submitting plans and every pause/resume/cancel/retry
+)
+
+// Allows reports whether r may do what need requires.
+func (r Role) Allows(need Role) bool {
+	switch need {
+	case RoleRead:
+		return r == RoleRead || r == RoleOperate
+	case RoleOperate:
+		return r == RoleOperate
+	default:
+		return false
+	}
+}
+
+// MinTokenLength is the shortest token accepted: 16 bytes, guessable in no useful time.
+const MinTokenLength = 16
+
+// ErrInvalidToken: a configured token is malformed (role, length or characters).
+var ErrInvalidToken = errors.New("auth: invalid token")
+
+// Token is one configured bearer token.
+type Token struct {
+	Role   Role
+	Secret string
+}
+
+// String prints the role and a fingerprint, never the secret.
+func (t Token) String() string { return string(t.Role) + ":" + t.Fingerprint() }
+
+// LogValue keeps the secret out of structured logs.
+func (t Token) LogValue() slog.Value { return slog.StringValue(t.String()) }
+
+// Fingerprint is the first 8 hex digits of the secret's SHA-256: enough to tell tokens apart
+// in logs and config reviews, useless for guessing the secret.
+func (t Token) Fingerprint() string {
+	sum := sha256.Sum256([]byte(t.Secret))
+	return hex.EncodeToString(sum[:4])
+}
+
+// ParseToken reads one "role:secret" token.
+func ParseToken(s string) (Token, error) {
+	role, secret, ok := strings.Cut(strings.TrimSpace(s), ":")
+	if !ok {
+		return Token{}, fmt.Errorf("%w: want role:secret (role read or operate)", ErrInvalidToken)
+	}
+	t := Token{Role: Role(strings.TrimSpace(role)), Secret: strings.TrimSpace(secret)}
+	if t.Role != RoleRead && t.Role != RoleOperate {
+		return Token{}, fmt.Errorf("%w: role %q: want read or operate", ErrInvalidToken, t.Role)
+	}
+	if len(t.Secret) < MinTokenLength {
+		return Token{}, fmt.Errorf("%w: a %s token is %d bytes: want at least %d", ErrInvalidToken, t.Role, len(t.Secret), MinTokenLength)
+	}
+	for _, c := range []byte(t.Secret) {
+		if c <= ' ' || c == 0x7f || c == ',' {
+			return Token{}, fmt.Errorf("%w: a %s token holds a space, comma or control character", ErrInvalidToken, t.Role)
+		}
+	}
+	return t, nil
+}
+
+// ParseList reads comma-separated "role:secret" tokens (EXECUTOR_TOKENS).
+func ParseList(s string) ([]Token, error) {
+	var out []Token
+	for i, part := range strings.Split(s, ",") {
+		if strings.TrimSpace(part) == "" {
+			continue
+		}
+		t, err := ParseToken(part)
+		if err != nil {
+			return nil, fmt.Errorf("token %d: %w", i+1, err)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// ReadFile reads one "role:secret" token per line; blank lines and lines starting with # are
+// skipped.
+func ReadFile(r io.Reader) ([]Token, error) {
+	var out []Token
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		t, err := ParseToken(line)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
+		out = append(out, t)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("auth: read tokens: %w", err)
+	}
+	return out, nil
+}
+
+// Keys are the configured tokens. The zero value holds none.
+type Keys struct {
+	tokens []Token
+}
+
+// NewKeys returns the keys of tokens.
+func NewKeys(tokens []Token) *Keys {
+	return &Keys{tokens: append([]Token(nil), tokens...)}
+}
+
+// Enabled reports whether any token is configured (then every protected route needs one).
+func (k *Keys) Enabled() bool { return k != nil && len(k.tokens) > 0 }
+
+// Match returns the role of the configured token equal to presented. Every configured token
+// is compared, each in constant time, whatever matches.
+func (k *Keys) Match(presented string) (Role, bool) {
+	if k == nil {
+		return "", false
+	}
+	var role Role
+	found := 0
+	p := []byte(presented)
+	for _, t := range k.tokens {
+		eq := subtle.ConstantTimeCompare(p, []byte(t.Secret))
+		if eq == 1 && found == 0 {
+			role = t.Role
+		}
+		found |= eq
+	}
+	return role, found == 1
+}
