@@ -29,6 +29,8 @@ type Options struct {
 	// Console, when set, is the web console: it is served at / and /assets/* (GET only).
 	// Unset, / is a 404 like any unknown path.
 	Console http.Handler
+	// Metrics, when set, is the Prometheus exposition served at GET /metrics.
+	Metrics http.Handler
 }
 
 func (o Options) withDefaults() Options {
@@ -64,6 +66,9 @@ func NewRouter(svc *app.Service, opts Options) http.Handler {
 
 	r.Get("/healthz", h.healthz)
 	r.Get("/readyz", h.readyz)
+	if m := h.opts.Metrics; m != nil {
+		r.Get("/metrics", m.ServeHTTP)
+	}
 	if c := h.opts.Console; c != nil {
 		r.Get("/", c.ServeHTTP)
 		r.Get("/assets/*", c.ServeHTTP)
