@@ -13,9 +13,14 @@ deps:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium; \
 	  else echo "chromium missing: run 'sudo apt-get install -y chromium'" >&2; exit 1; fi; }
 
+# After the tests, each fuzz target runs briefly (one per invocation: go test -fuzz takes one
+# target of one package), minimizing new inputs for 100 runs at most so that the few seconds go
+# to fuzzing; longer runs, the corpus and crashers: docs/testing.md.
 test: deps
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
+	$(GO) test -run='^$$' -fuzz='^FuzzSubmitBody$$' -fuzztime=15s -fuzzminimizetime=100x ./api
+	$(GO) test -run='^$$' -fuzz='^FuzzIDs$$' -fuzztime=10s -fuzzminimizetime=100x ./app
 
 build:
 	$(GO) build -o bin/executor ./cmd/executor

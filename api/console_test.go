@@ -70,8 +70,10 @@ func TestConsoleMount(t *testing.T) {
 		assert.True(t, strings.HasPrefix(res.header.Get("Content-Type"), "text/javascript"))
 		decode[api.PlanList](t, get(t, base+"/v1/plans"), http.StatusOK)
 
-		// The console's own 404 for an unknown asset.
-		assert.Equal(t, http.StatusNotFound, get(t, base+"/assets/nope.js").status)
+		// An unknown asset is the API's 404 problem, like any unknown path.
+		res = get(t, base+"/assets/nope.js")
+		assert.Equal(t, http.StatusNotFound, res.status)
+		assert.Equal(t, api.ProblemContentType, res.header.Get("Content-Type"))
 		_ = console.Handler // the wiring is server.New's: console.Handler()
 	})
 }

@@ -1,5 +1,6 @@
 // Package api is the executor's HTTP API (DESIGN §7): JSON under /v1, errors as RFC 9457
-// application/problem+json naming the first invalid field, plus /healthz and /readyz.
+// application/problem+json naming the first invalid field, plus /healthz, /readyz, /metrics
+// and the console's routes.
 //
 // The package is a thin transport over the use cases of package app: handlers decode and check
 // the request (strict JSON or YAML, size-limited), call one app.Service method, and write a wire
@@ -9,6 +10,10 @@
 // Files:
 //   - router.go: NewRouter, Options and the route table;
 //   - middleware.go: X-Request-Id and panic recovery;
+//   - observe.go: request metrics and the access log; audit.go: the operator-action log;
+//   - auth.go: bearer tokens and roles (read for GET/HEAD, operate for the rest), the console
+//     cookie and its CSRF header; login.go: the console's POST /login and /logout;
+//   - events.go: GET /v1/events (server-sent events);
 //   - problem.go: the error writer; respond.go: JSON responses;
 //   - decode.go, shape.go: strict JSON/YAML body decoding with field paths;
 //   - query.go: query and path parameters;

@@ -58,6 +58,8 @@ func (h *handlers) submitPlan(w http.ResponseWriter, r *http.Request) {
 		h.respond(w, r, http.StatusOK, DryRunFrom(sub))
 		return
 	}
+	h.audit(r, "submit", "plan_id", sub.Plan.Plan.ID(), "plan_name", sub.Plan.Plan.Name(),
+		"tenants", len(req.Tenants), "stages", len(req.Stages), "replayed", sub.Replayed)
 	w.Header().Set("Location", "/v1/plans/"+sub.Plan.Plan.ID())
 	status := http.StatusCreated
 	if sub.Replayed {
@@ -187,6 +189,7 @@ func (h *handlers) planOp(op func(*app.Service, context.Context, string) (app.Pl
 			h.writeError(w, r, err)
 			return
 		}
+		h.audit(r, actionOf(r), "plan_id", id, "status", v.Plan.Status())
 		h.respond(w, r, http.StatusOK, PlanFrom(v))
 	}
 }

@@ -18,12 +18,15 @@ const ProblemContentType = "application/problem+json"
 // Problem types: the "type" member of a Problem, one per error class (docs/api.md).
 const (
 	ProblemInvalidInput         = "urn:executor:problem:invalid-input"          // 400
+	ProblemUnauthorized         = "urn:executor:problem:unauthorized"           // 401, with WWW-Authenticate
+	ProblemForbidden            = "urn:executor:problem:forbidden"              // 403
 	ProblemNotFound             = "urn:executor:problem:not-found"              // 404
 	ProblemMethodNotAllowed     = "urn:executor:problem:method-not-allowed"     // 405
 	ProblemTenantConflict       = "urn:executor:problem:tenant-conflict"        // 409, with tenants
 	ProblemInvalidTransition    = "urn:executor:problem:invalid-transition"     // 409
 	ProblemPayloadTooLarge      = "urn:executor:problem:payload-too-large"      // 413
 	ProblemUnsupportedMediaType = "urn:executor:problem:unsupported-media-type" // 415
+	ProblemBusy                 = "urn:executor:problem:busy"                   // 429, with Retry-After
 	ProblemUnavailable          = "urn:executor:problem:unavailable"            // 503
 	ProblemInternal             = "urn:executor:problem:internal"               // 500
 )
@@ -49,6 +52,7 @@ func invalid(field, reason string) error {
 // not know are logged and answered with a generic 500, never with their text.
 func (h *handlers) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	p := h.problemFor(r, err)
+	setRetryAfter(w, err)
 	h.writeBody(w, r, ProblemContentType, p.Status, p)
 }
 
@@ -82,8 +86,13 @@ func (h *handlers) problemFor(r *http.Request, err error) Problem {
 		p := problem(http.StatusConflict, ProblemTenantConflict, conflict.Error())
 		p.Tenants = conflict.Tenants
 		return p
+	case errors.Is(err, app.ErrBusy):
+		return problem(http.StatusTooManyRequests, ProblemBusy, err.Error())
 	case errors.Is(err, app.ErrUnavailable):
 		return problem(http.StatusServiceUnavailable, ProblemUnavailable, err.Error())
+	case errors.Is(err, app.ErrShuttingDown):
+		return problem(http.StatusServiceUnavailable, ProblemUnavailable,
+			"the executor is shutting down and takes no new work; submit to another executor or after its restart")
 	case errors.Is(err, app.ErrConflict):
 		return problem(http.StatusConflict, ProblemTenantConflict, "a tenant has a task that has not ended")
 	case errors.As(err, &busy):

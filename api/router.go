@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/auth"
 )
 
 // DefaultMaxBodyBytes bounds a request body.
@@ -31,6 +32,13 @@ type Options struct {
 	Console http.Handler
 	// Metrics, when set, is the Prometheus exposition served at GET /metrics.
 	Metrics http.Handler
+	// ObserveRequest, when set, is told of every request once it is answered: its chi route
+	// pattern (UnmatchedRoute when no route handled it), method, status code and duration.
+	ObserveRequest func(route, method string, code int, d time.Duration)
+	// Auth, when it holds tokens, makes every route but GET /healthz, GET /readyz and
+	// POST /login need one (auth.go); with a Console it also serves POST /login and
+	// POST /logout. Nil or empty: the API is open.
+	Auth *auth.Keys
 }
 
 func (o Options) withDefaults() Options {
@@ -59,10 +67,10 @@ type handlers struct {
 func NewRouter(svc *app.Service, opts Options) http.Handler {
 	h := &handlers{svc: svc, opts: opts.withDefaults()}
 	r := chi.NewRouter()
-	r.Use(h.requestID, h.recoverer)
+	r.Use(h.requestID, h.observe, h.authenticate, h.recoverer)
 	// Set before the routes so that every sub-router inherits them.
-	r.NotFound(h.notFound)
-	r.MethodNotAllowed(h.methodNotAllowed(r))
+	r.NotFound(unmatched(h.notFound))
+	r.MethodNotAllowed(unmatched(h.methodNotAllowed(r)))
 
 	r.Get("/healthz", h.healthz)
 	r.Get("/readyz", h.readyz)
@@ -70,8 +78,12 @@ func NewRouter(svc *app.Service, opts Options) http.Handler {
 		r.Get("/metrics", m.ServeHTTP)
 	}
 	if c := h.opts.Console; c != nil {
-		r.Get("/", c.ServeHTTP)
-		r.Get("/assets/*", c.ServeHTTP)
+		r.Get("/", h.console(c))
+		r.Get("/assets/*", h.console(c))
+		if h.opts.Auth.Enabled() {
+			r.Post("/login", h.login)
+			r.Post("/logout", h.logout)
+		}
 	}
 
 	r.Route("/v1/plans", func(r chi.Router) {

@@ -58,6 +58,7 @@ func (h *handlers) retryTenant(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
+	h.audit(r, "retry", "tenant_id", id, "task_id", v.Task.ID(), "from_checkpoint", fromCheckpoint, "attempt", v.Task.Attempt())
 	h.respond(w, r, http.StatusOK, TaskFrom(v, true))
 }
 
@@ -75,6 +76,7 @@ func (h *handlers) tenantOp(op func(*app.Service, context.Context, string) (app.
 			h.writeError(w, r, err)
 			return
 		}
+		h.audit(r, actionOf(r), "tenant_id", id, "task_id", v.Task.ID(), "status", v.Task.Status())
 		h.respond(w, r, http.StatusOK, TaskFrom(v, true))
 	}
 }

@@ -36,6 +36,10 @@ type Runner interface {
 	// Reap returns tasks as they stand, with RUNNING tasks whose owner is gone interrupted,
 	// and how many it interrupted.
 	Reap(ctx context.Context, tasks []*task.Task) ([]*task.Task, int, error)
+	// Queued returns how many tasks wait to start across every plan; Workers how many run at
+	// once. Submit refuses a plan that would queue more than Limits.MaxQueued (ErrBusy).
+	Queued() int
+	Workers() int
 }
 
 // Creator stores a new plan with its tasks as one step against every other creator: nothing
@@ -58,6 +62,9 @@ type Deps struct {
 	// RefuseNewPlans, when set and true, makes Submit answer ErrUnavailable (the executor runs
 	// degraded and --degraded-new-plans=reject).
 	RefuseNewPlans func() bool
+	// ShuttingDown, when set and true, makes new plans, retries and resumes answer
+	// ErrShuttingDown (the executor is shutting down).
+	ShuttingDown func() bool
 	// Limits bound submissions; zero fields take the defaults.
 	Limits Limits
 }

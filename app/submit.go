@@ -100,6 +100,9 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Submission, e
 	if !req.DryRun && s.RefuseNewPlans != nil && s.RefuseNewPlans() {
 		return nil, ErrUnavailable
 	}
+	if err := s.refuseWork(); err != nil && !req.DryRun {
+		return nil, err
+	}
 	if req.DryRun {
 		conflicts, err := s.conflicts(ctx, req.Tenants)
 		if err != nil {
@@ -111,6 +114,9 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Submission, e
 	defer s.submitMu.Unlock()
 	if sub, err := s.replay(ctx, req); sub != nil || err != nil {
 		return sub, err
+	}
+	if err := s.checkQueue(len(tasks)); err != nil { // under submitMu: Launch below queues the tasks
+		return nil, err
 	}
 	// The store checks the tenants as one step with the creation, for every executor.
 	var busy *task.BusyError
@@ -150,6 +156,7 @@ func (s *Service) replay(ctx context.Context, req SubmitRequest) (*Submission, e
 func (s *Service) checkSubmission(req SubmitRequest) ([]stage.Spec, error) {
 	var v ValidationError
 	add := func(field, reason string) { v.Violations = append(v.Violations, FieldViolation{field, reason}) }
+	s.Limits.checkLimits(req, add)
 	if len(req.Name) > MaxNameLength {
 		add("name", fmt.Sprintf("must be at most %d characters", MaxNameLength))
 	}

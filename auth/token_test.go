@@ -1,6 +1,7 @@
 package auth_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -96,4 +97,13 @@ func TestTokenNeverPrintsItsSecret(t *testing.T) {
 	assert.NotContains(t, tok.String(), operateSecret)
 	assert.NotContains(t, tok.LogValue().String(), operateSecret)
 	assert.Equal(t, "operate:"+tok.Fingerprint(), tok.String())
+}
+
+func TestRoleInContext(t *testing.T) {
+	t.Parallel()
+	_, ok := auth.RoleFrom(context.Background())
+	assert.False(t, ok, "no role in a bare context")
+	role, ok := auth.RoleFrom(auth.WithRole(context.Background(), auth.RoleRead))
+	require.True(t, ok)
+	assert.Equal(t, auth.RoleRead, role)
 }

@@ -27,7 +27,9 @@ type executor struct {
 
 // newExecutor wires and starts an executor on Redis when redisURL is set, else on memory.
 func newExecutor(ctx context.Context, redisURL, prefix string, workers int, logger *slog.Logger) (*executor, error) {
-	exe, err := server.NewExecutor(server.Config{RedisURL: redisURL, Prefix: prefix, Workers: workers, Logger: logger})
+	// No submission limits: the bench sizes its plans itself (--tenants 100000).
+	unlimited := app.Limits{MaxTenants: 1 << 30, MaxQueued: 1 << 30}
+	exe, err := server.NewExecutor(server.Config{RedisURL: redisURL, Prefix: prefix, Workers: workers, Logger: logger, Limits: unlimited})
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}

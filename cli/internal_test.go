@@ -32,11 +32,21 @@ func startTestServer(t *testing.T) string {
 
 func unusedURL(t *testing.T) string {
 	t.Helper()
+	// The port stays taken until the test ends (a closed port may be handed to another
+	// parallel test's server meanwhile); every connection is dropped at once.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return "http://" + addr
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+		}
+	}()
+	return "http://" + ln.Addr().String()
 }
 
 func envOf(vars map[string]string) func(string) string {
@@ -189,6 +199,9 @@ func TestServe(t *testing.T) {
 		{name: "flags", args: []string{"serve", "--addr", "127.0.0.1:0", "--workers", "4"}},
 		{name: "env", env: map[string]string{EnvAddr: "127.0.0.1:0", EnvWorkers: "4"}, args: []string{"serve"}},
 		{name: "flag beats env", env: map[string]string{EnvAddr: "256.0.0.1:1"}, args: []string{"serve", "--addr", "127.0.0.1:0"}},
+		{name: "every interface with --insecure", args: []string{"serve", "--addr", "0.0.0.0:0", "--insecure"}},
+		{name: "every interface with EXECUTOR_INSECURE", env: map[string]string{EnvInsecure: "true"}, args: []string{"serve", "--addr", "0.0.0.0:0"}},
+		{name: "every interface with tokens", env: map[string]string{EnvTokens: "read:" + testReadToken + ",operate:" + testOperateToken}, args: []string{"serve", "--addr", "0.0.0.0:0"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -236,6 +249,8 @@ func TestServeUsageAndStartErrors(t *testing.T) {
 		env  map[string]string
 		args []string
 		want int
+		// names is text stderr must contain (the flag at fault), when not empty.
+		names string
 	}{
 		{name: "workers env not a number", env: map[string]string{EnvWorkers: "many"}, args: []string{"serve"}, want: ExitUsage},
 		{name: "negative workers", args: []string{"serve", "--workers", "-3"}, want: ExitUsage},
@@ -247,12 +262,63 @@ func TestServeUsageAndStartErrors(t *testing.T) {
 		{name: "events stream without redis", args: []string{"serve", "--events-stream"}, want: ExitUsage},
 		{name: "events stream env without redis", env: map[string]string{EnvEventsStream: "true"}, args: []string{"serve"}, want: ExitUsage},
 		{name: "lease TTL env not a duration", env: map[string]string{EnvLeaseTTL: "soon"}, args: []string{"serve"}, want: ExitUsage},
+		{name: "http allow-list entry that does not parse", args: []string{"serve", "--addr", "127.0.0.1:0", "--http-allow", "10.0.0.0/33"}, want: ExitUsage, names: "--http-allow"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			o := runWith(t, "", tt.env, tt.args...)
 			assert.Equal(t, tt.want, o.code, "stderr: %s", o.stderr)
+			if tt.names != "" {
+				assert.Contains(t, o.stderr, tt.names)
+			}
+		})
+	}
+}
+
+// Secrets of the serve tests' tokens.
+const (
+	testReadToken    = "read-0123456789abcdef"
+	testOperateToken = "operate-0123456789abcdef"
+)
+
+// serve refuses to listen beyond loopback without tokens (anyone reaching it could deploy),
+// and refuses tokens it cannot read, naming where they came from; exit status 2.
+func TestServeRefusesAnOpenNetwork(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	badFile := dir + "/tokens-bad"
+	require.NoError(t, os.WriteFile(badFile, []byte("# tokens\nread:"+testReadToken+"\nadmin:"+testOperateToken+"\n"), 0o600))
+	tests := []struct {
+		name  string
+		env   map[string]string
+		args  []string
+		names []string // what stderr must name
+	}{
+		{name: "every interface without tokens", args: []string{"serve", "--addr", "0.0.0.0:0"},
+			names: []string{EnvTokens, "--tokens-file", "--insecure"}},
+		{name: "an empty host without tokens", args: []string{"serve", "--addr", ":0"},
+			names: []string{EnvTokens, "--tokens-file", "--insecure"}},
+		{name: "an address from the environment without tokens", env: map[string]string{EnvAddr: "0.0.0.0:0"}, args: []string{"serve"},
+			names: []string{EnvTokens, "--tokens-file", "--insecure"}},
+		{name: "a tokens file with a bad line", args: []string{"serve", "--tokens-file", badFile},
+			names: []string{"--tokens-file", badFile, "line 3"}},
+		{name: "a tokens file from the environment with a bad line", env: map[string]string{EnvTokensFile: badFile}, args: []string{"serve"},
+			names: []string{badFile, "line 3"}},
+		{name: "a tokens file that does not exist", args: []string{"serve", "--tokens-file", dir + "/nope"},
+			names: []string{"--tokens-file", dir + "/nope"}},
+		{name: "a bad token in EXECUTOR_TOKENS", env: map[string]string{EnvTokens: "operate:short"}, args: []string{"serve"},
+			names: []string{EnvTokens}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			o := runWith(t, "", tt.env, tt.args...)
+			assert.Equal(t, ExitUsage, o.code, "stderr: %s", o.stderr)
+			for _, name := range tt.names {
+				assert.Contains(t, o.stderr, name)
+			}
+			assert.NotContains(t, o.stderr, testOperateToken, "a secret is never printed")
 		})
 	}
 }

@@ -17,6 +17,7 @@ import (
 	execapp "github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/auth"
 	"github.com/executor-dev/executor/server"
+	"github.com/executor-dev/executor/stagekind"
 )
 
 func (a *app) serveCmd() *cobra.Command {
@@ -80,6 +81,9 @@ become INTERRUPTED with their checkpoints intact, and nothing resumes by itself 
 				if v < 1 {
 					return usagef("invalid %s %d: want at least 1", name, v)
 				}
+			}
+			if _, err := stagekind.ParseAllowList(cfg.HTTPAllow); err != nil {
+				return usagef("invalid --http-allow: %v", err)
 			}
 			tokens, err := a.serveTokens(tokensFile)
 			if err != nil {

@@ -118,13 +118,13 @@ func TestWorksOffline(t *testing.T) {
 		return nil
 	})
 	require.NoError(t, err)
-	assert.Equal(t, 3, n, "index.html, app.js and style.css")
+	assert.Equal(t, 4, n, "index.html, login.html, app.js and style.css")
 }
 
 func TestNotFound(t *testing.T) {
 	t.Parallel()
 	h := console.Handler()
-	for _, path := range []string{"/assets/nope.js", "/assets/", "/index.html", "/static/index.html", "/v1/plans"} {
+	for _, path := range []string{"/assets/nope.js", "/assets/", "/index.html", "/login.html", "/static/index.html", "/v1/plans"} {
 		assert.Equal(t, http.StatusNotFound, serve(t, h, path).Code, path)
 	}
 }

@@ -7,6 +7,11 @@
 // Handler serves it: GET / answers static/index.html and GET /assets/<name> the files under
 // static/assets; anything else is a 404. api.Options.Console mounts it next to the API.
 //
+// LoginPage writes static/login.html, the form the API shows instead of the console while
+// auth is enabled and the browser holds no valid token (docs/console.md, Logging in). The
+// console's scripts send X-Executor-Console: 1 with every API call, reload the page when the
+// API answers 401, and show the token's role (X-Executor-Role) next to a log-out button.
+//
 // Invariants (console_test.go checks them):
 //   - every asset is embedded in the binary (go:embed): no build step, no npm, no files
 //     read at run time;

@@ -28,6 +28,9 @@ type Config struct {
 	// Events is told of every plan, task and stage transition (docs/api.md, GET /v1/events).
 	// Default: nobody.
 	Events event.Publisher
+	// Metrics is told of stage attempts, retries, fenced writes and lease contention and
+	// losses (docs/metrics.md). Default: nobody.
+	Metrics Metrics
 }
 
 func (c Config) withDefaults() Config {
@@ -51,6 +54,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Events == nil {
 		c.Events = noEvents{}
+	}
+	if c.Metrics == nil {
+		c.Metrics = noMetrics{}
 	}
 	return c
 }

@@ -42,6 +42,9 @@ func (o *Orchestrator) PausePlan(ctx context.Context, planID string) error {
 // ResumePlan lets a paused plan's tasks start again and resumes its paused tasks at their next
 // stage.
 func (o *Orchestrator) ResumePlan(ctx context.Context, planID string) error {
+	if o.draining.Load() {
+		return ErrShuttingDown
+	}
 	unlock := o.planLocks.lock(planID)
 	defer unlock()
 	p, err := o.changePlan(ctx, planID, (*plan.Plan).Resume)
@@ -157,6 +160,9 @@ func (o *Orchestrator) RetryTask(ctx context.Context, taskID string, fromCheckpo
 
 // requeue applies fn to a task that is not running and queues it if fn left it PENDING.
 func (o *Orchestrator) requeue(ctx context.Context, taskID string, fn func(t *task.Task, cp *checkpoint.Checkpoint) (*checkpoint.Checkpoint, error)) error {
+	if o.draining.Load() {
+		return ErrShuttingDown
+	}
 	t, err := o.tasks.Task(ctx, taskID)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/executor-dev/executor/domain/checkpoint"
@@ -33,13 +34,15 @@ type Orchestrator struct {
 	kinds  Kinds
 	cfg    Config
 	slots  chan struct{} // global worker cap
+	queued queueCount    // tasks queued but not started, across every plan (Queued)
 
 	planLocks keyedMutex
 	taskLocks keyedMutex
 
-	ctx  context.Context
-	stop context.CancelCauseFunc
-	wg   sync.WaitGroup
+	ctx      context.Context
+	stop     context.CancelCauseFunc
+	wg       sync.WaitGroup
+	draining atomic.Bool // Shutdown has begun: nothing starts any more
 
 	mu       sync.Mutex
 	runs     map[string]*planRun        // by plan id
@@ -66,29 +69,10 @@ func (o *Orchestrator) Start() {
 	o.ctx, o.stop = context.WithCancelCause(context.Background())
 }
 
-// Stop cancels every run (their tasks end INTERRUPTED, checkpoints intact) and waits for them
-// to finish writing, or for ctx to end.
-func (o *Orchestrator) Stop(ctx context.Context) error {
-	o.mu.Lock()
-	for id, t := range o.timers {
-		t.Stop()
-		delete(o.timers, id)
-	}
-	o.mu.Unlock()
-	o.stop(errShutdown)
-	done := make(chan struct{})
-	go func() { o.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("orchestrator: stop: %w", ctx.Err())
-	}
-}
-
 func (o *Orchestrator) now() time.Time { return o.cfg.Clock().UTC() }
 
 // Launch starts a newly created plan: at once, or at its StartAt when it is SCHEDULED.
+// A plan launched as a shutdown begins starts with every task INTERRUPTED (see enqueue).
 func (o *Orchestrator) Launch(ctx context.Context, p *plan.Plan) error {
 	if p.Status() == plan.Scheduled {
 		o.mu.Lock()
@@ -136,12 +120,17 @@ func (o *Orchestrator) release(planID string) {
 // enqueue queues task ids of p to start, starting a planRun when none is taking work.
 // The caller holds p's plan lock.
 func (o *Orchestrator) enqueue(p *plan.Plan, ids []string) {
+	if o.draining.Load() { // raced a shutdown: these will never start
+		o.interruptQueued(ids)
+		return
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if pr := o.runs[p.ID()]; pr != nil && pr.push(ids) {
 		return
 	}
 	pr := newPlanRun(p.ID(), p.MaxConcurrency(), p.FailureBudget(), p.Status() == plan.Paused)
+	pr.queued = &o.queued
 	pr.push(ids)
 	o.runs[p.ID()] = pr
 	o.wg.Add(1)
@@ -173,8 +162,8 @@ func (o *Orchestrator) loop(pr *planRun) {
 			pr.release()
 		}()
 	}
-	if o.ctx.Err() != nil {
-		return // shutting down: statuses stay as the runs left them
+	if o.ctx.Err() != nil || o.draining.Load() {
+		return // shutting down: the plan's status stays as it is
 	}
 	o.settle(pr.planID, pr)
 }

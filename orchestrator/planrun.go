@@ -15,7 +15,8 @@ type planRun struct {
 
 	mu      sync.Mutex
 	limit   int
-	queue   []string // task ids waiting to start, in plan order
+	queue   []string    // task ids waiting to start, in plan order
+	queued  *queueCount // the orchestrator's count of queued tasks: changes with queue
 	running int
 	failed  int
 	budget  int // 0: none
@@ -49,6 +50,7 @@ func (pr *planRun) push(ids []string) bool {
 		return false
 	}
 	pr.queue = append(pr.queue, ids...)
+	pr.queued.add(len(ids))
 	pr.signal()
 	return true
 }
@@ -66,6 +68,7 @@ func (pr *planRun) next(ctx context.Context) (string, bool) {
 		case !pr.paused && len(pr.queue) > 0 && pr.running < pr.limit:
 			id := pr.queue[0]
 			pr.queue = pr.queue[1:]
+			pr.queued.add(-1)
 			pr.running++
 			pr.unlock()
 			return id, true
@@ -76,6 +79,8 @@ func (pr *planRun) next(ctx context.Context) (string, bool) {
 		case <-ctx.Done():
 			pr.lock()
 			pr.closed = true
+			pr.queued.add(-len(pr.queue)) // abandoned: nothing will start them
+			pr.queue = nil
 			pr.unlock()
 			return "", false
 		}
@@ -92,6 +97,7 @@ func (pr *planRun) ended(failed bool) (drained []string) {
 		pr.failed++
 		if pr.budget > 0 && pr.failed >= pr.budget {
 			drained, pr.queue = pr.queue, nil
+			pr.queued.add(-len(drained))
 		}
 	}
 	return drained
@@ -111,6 +117,7 @@ func (pr *planRun) drain() []string {
 	defer pr.unlock()
 	q := pr.queue
 	pr.queue = nil
+	pr.queued.add(-len(q))
 	pr.signal()
 	return q
 }

@@ -21,6 +21,7 @@ func (o *Orchestrator) runStage(run *taskRun, pr *planRun, i int, cp *checkpoint
 		attempt := 0
 		if entry != nil {
 			attempt = entry.Attempt
+			o.observeAttempt(spec.Kind, entry)
 		}
 		return nil, entry, &task.Failure{Stage: spec.Name, Attempt: attempt, Class: class, Message: msg, Code: code}
 	}
@@ -49,6 +50,7 @@ func (o *Orchestrator) runStage(run *taskRun, pr *planRun, i int, cp *checkpoint
 		entry.EndedAt = o.now()
 		if err == nil {
 			entry.Outcome = task.OutcomeSucceeded
+			o.observeAttempt(spec.Kind, entry)
 			return out, entry, nil
 		}
 		se := stage.AsError(err)
@@ -61,9 +63,12 @@ func (o *Orchestrator) runStage(run *taskRun, pr *planRun, i int, cp *checkpoint
 		if !se.Class.Retryable() || attempt >= spec.Retry.MaxAttempts {
 			return fail(entry, se.Class, se.Message, se.Code)
 		}
+		o.observeRetry(spec.Kind, entry)
 		entry.Backoff = spec.Retry.Backoff(attempt, se.RetryAfter, o.cfg.Rand)
+		log.Warn("stage attempt failed; retrying", "stage_attempt", attempt, "class", se.Class, "code", se.Code,
+			"err", se.Message, "retry_in", entry.Backoff.String())
 		if err := o.commit(run, nil, func(t *task.Task) error { return t.Record(*entry) }); err != nil {
-			log.Error("record attempt", "stage", spec.Name, "err", err)
+			log.Error("record attempt", "err", err)
 		}
 		if !sleep(run.ctx, entry.Backoff) {
 			f := o.causeFailure(run, spec.Name)

@@ -52,7 +52,7 @@ func (o *Orchestrator) withTask(ctx context.Context, id string, fn func(t *task.
 	if err != nil {
 		return err
 	}
-	return o.saveTask(ctx, t, cp)
+	return o.countFenced(o.saveTask(ctx, t, cp))
 }
 
 // commit applies fn to the running task and saves it with cp, even after the run's context
@@ -72,7 +72,7 @@ func (o *Orchestrator) commitAs(run *taskRun, cp *checkpoint.Checkpoint, fn func
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(run.ctx), persistTimeout)
 	defer cancel()
-	return save(ctx, run.task, cp)
+	return o.countFenced(save(ctx, run.task, cp))
 }
 
 // claim makes task id this process's run, if it is still PENDING. A previous run of the same
@@ -135,17 +135,25 @@ func (o *Orchestrator) runTask(pr *planRun, id string) (failed bool) {
 		return false
 	}
 	defer o.unclaim(run)
+	// Every line of a run names its plan, task, tenant, run attempt and stage (log is the
+	// run's logger; at adds the stage the run starts at, each stage's lines add their own).
 	log := o.cfg.Logger.With("plan_id", run.planID, "task_id", id, "tenant_id", run.tenantID, "attempt", run.attempt)
+	at := log.With("stage", stageAt(run.task))
+	if o.draining.Load() { // claimed as the shutdown began: it never starts
+		o.endUnstarted(run, at)
+		return false
+	}
 
 	held, err := o.locker.Acquire(ctx, run.tenantID, leaseOwner(run.planID, id))
 	if err != nil {
 		if ctx.Err() != nil {
-			o.cancelUnstarted(run, log)
+			o.endUnstarted(run, at)
 			return false
 		}
 		class := stage.ClassRetryable
 		if errors.Is(err, lease.ErrHeld) {
 			class = stage.ClassTenantLocked
+			o.cfg.Metrics.LeaseContended()
 		}
 		f := task.Failure{Class: class, Message: err.Error()}
 		err = o.commit(run, nil, func(t *task.Task) error {
@@ -154,19 +162,20 @@ func (o *Orchestrator) runTask(pr *planRun, id string) (failed bool) {
 			}
 			return t.Fail(f, o.now())
 		})
-		log.Warn("task failed: tenant lease not taken", "class", class, "err", f.Message, "save_err", err)
+		at.Warn("task failed: tenant lease not taken", "class", class, "err", f.Message, "save_err", err)
 		return true
 	}
 	defer func() {
 		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
 		defer rcancel()
 		if err := held.Release(rctx); err != nil {
-			log.Warn("release tenant lease", "err", err)
+			at.Warn("release tenant lease", "err", err)
 		}
 	}()
 	go func() {
 		select {
 		case <-held.Lost():
+			o.cfg.Metrics.LeaseLost()
 			cancel(errLeaseLost)
 		case <-ctx.Done():
 		}
@@ -175,13 +184,13 @@ func (o *Orchestrator) runTask(pr *planRun, id string) (failed bool) {
 	epoch, err := o.start(run)
 	if err != nil {
 		if ctx.Err() != nil {
-			o.cancelUnstarted(run, log)
+			o.endUnstarted(run, at)
 			return false
 		}
-		log.Warn("task not started", "err", err)
+		at.Warn("task not started", "err", err)
 		return false
 	}
-	stopBeat := o.heartbeat(run, log)
+	stopBeat := o.heartbeat(run, at)
 	defer stopBeat()
 	cp, err := checkpoint.New(id), error(nil)
 	if run.task.CurrentStage() > 0 { // at stage 0 a stored checkpoint holds nothing to resume from
@@ -194,18 +203,19 @@ func (o *Orchestrator) runTask(pr *planRun, id string) (failed bool) {
 		err = fmt.Errorf("checkpoint resumes at stage %d, task at %d", cp.Next(), run.task.CurrentStage())
 	}
 	if err != nil {
-		return o.end(run, nil, task.Failure{Class: stage.ClassPermanent, Message: "load checkpoint: " + err.Error()}, log)
+		return o.end(run, nil, task.Failure{Class: stage.ClassPermanent, Message: "load checkpoint: " + err.Error()}, at)
 	}
 
 	stages := run.task.Stages()
 	resumedDone := cp.Next() >= len(stages) // a checkpoint with every stage done: only Complete is left
 	for i := cp.Next(); i < len(stages); i++ {
-		if stop, failed := o.boundary(run, log); stop {
+		stageLog := log.With("stage", stages[i].Name)
+		if stop, failed := o.boundary(run, stages[i].Name, stageLog); stop {
 			return failed
 		}
-		out, entry, f := o.runStage(run, pr, i, cp, log)
+		out, entry, f := o.runStage(run, pr, i, cp, stageLog)
 		if f != nil {
-			return o.end(run, entry, *f, log)
+			return o.end(run, entry, *f, stageLog)
 		}
 		err := o.commit(run, cp, func(t *task.Task) error {
 			if err := t.Record(*entry); err != nil {
@@ -222,16 +232,26 @@ func (o *Orchestrator) runTask(pr *planRun, id string) (failed bool) {
 			return cp.Record(i, stages[i].Name, out, epoch, o.now())
 		})
 		if err != nil {
-			log.Error("save completed stage", "stage", stages[i].Name, "err", err)
+			stageLog.Error("save completed stage", "err", err)
+			return false
+		}
+		stageLog.Debug("stage completed", "stage_attempt", entry.Attempt, "duration_ms", entry.EndedAt.Sub(entry.StartedAt).Milliseconds())
+	}
+	last := log.With("stage", stages[len(stages)-1].Name)
+	if resumedDone {
+		if err := o.commit(run, nil, func(t *task.Task) error { return t.Complete(o.now()) }); err != nil {
+			last.Error("complete task", "err", err)
 			return false
 		}
 	}
-	if resumedDone {
-		if err := o.commit(run, nil, func(t *task.Task) error { return t.Complete(o.now()) }); err != nil {
-			log.Error("complete task", "err", err)
-		}
-	}
+	last.Info("task completed")
 	return false
+}
+
+// stageAt names the stage t runs next (its last stage once every stage ran).
+func stageAt(t *task.Task) string {
+	stages := t.Stages()
+	return stages[min(t.CurrentStage(), len(stages)-1)].Name
 }
 
 // start bumps the task's fence epoch (the run holds the tenant's lease now) and starts the
@@ -252,35 +272,21 @@ func (o *Orchestrator) start(run *taskRun) (uint64, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(run.ctx), persistTimeout)
 	defer cancel()
-	if err := o.saveTask(ctx, fresh, nil); err != nil {
+	if err := o.countFenced(o.saveTask(ctx, fresh, nil)); err != nil {
 		return 0, err
 	}
 	run.task = fresh
 	return fresh.Fence(), nil
 }
 
-// cancelUnstarted records an operator's cancel that reached the run before its task started
-// (the task is still PENDING). Any other reason the run's context ended (the executor shutting
-// down) leaves the task PENDING, to be started again.
-func (o *Orchestrator) cancelUnstarted(run *taskRun, log *slog.Logger) {
-	if !errors.Is(context.Cause(run.ctx), errCancelRequested) {
-		return
-	}
-	err := o.commit(run, nil, func(t *task.Task) error {
-		if t.Status() != task.Pending {
-			return errSkip
-		}
-		return t.Cancel(&operatorCancel, o.now())
-	})
-	if err != nil && !errors.Is(err, errSkip) {
-		log.Error("cancel task before its start", "err", err)
-	}
-}
-
 // boundary honours, between two stages, a cancelled run or a requested pause.
-func (o *Orchestrator) boundary(run *taskRun, log *slog.Logger) (stop, failed bool) {
+func (o *Orchestrator) boundary(run *taskRun, next string, log *slog.Logger) (stop, failed bool) {
 	if run.ctx.Err() != nil {
-		return true, o.end(run, nil, o.causeFailure(run, ""), o.cfg.Logger)
+		return true, o.end(run, nil, o.causeFailure(run, next), log)
+	}
+	if o.draining.Load() {
+		o.stopForShutdown(run, next, log)
+		return true, false
 	}
 	paused := false
 	err := o.commit(run, nil, func(t *task.Task) error {
@@ -305,6 +311,8 @@ func (o *Orchestrator) causeFailure(run *taskRun, stageName string) task.Failure
 		return task.Failure{Stage: stageName, Class: stage.ClassLeaseLost, Message: cause.Error()}
 	case errors.Is(cause, errFenced):
 		return task.Failure{Stage: stageName, Class: stage.ClassFenced, Message: cause.Error()}
+	case errors.Is(cause, errShutdown):
+		return task.Failure{Stage: stageName, Class: stage.ClassShutdown, Message: cause.Error()}
 	default:
 		return task.Failure{Stage: stageName, Class: stage.ClassCancelled, Message: cause.Error()}
 	}
@@ -337,7 +345,13 @@ func (o *Orchestrator) end(run *taskRun, entry *task.Attempt, f task.Failure, lo
 	})
 	if err != nil {
 		log.Error("end task", "class", f.Class, "err", err)
+		return failed
 	}
+	level := slog.LevelWarn
+	if errors.Is(cause, errCancelRequested) {
+		level = slog.LevelInfo
+	}
+	log.Log(context.Background(), level, "task ended", "status", run.task.Status(), "class", f.Class, "stage_attempt", f.Attempt, "err", f.Message)
 	return failed
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/executor-dev/executor/infra/outage"
 	"github.com/executor-dev/executor/infra/rediskey"
 	"github.com/executor-dev/executor/infra/redisrepo"
+	"github.com/executor-dev/executor/metrics"
 	"github.com/executor-dev/executor/orchestrator"
 	"github.com/executor-dev/executor/stagekind"
 )
@@ -78,6 +79,7 @@ type Executor struct {
 	events    *events.Hub         // every transition, for GET /v1/events
 	stream    *eventstream.Stream // the events' Redis stream, when enabled; else nil
 	readiness func() api.Health
+	metrics   *metrics.Registry // GET /metrics
 }
 
 // stores are the repositories and locker of one backend.
@@ -86,6 +88,7 @@ type stores struct {
 	plans   plan.Repository
 	tasks   task.Repository
 	ckpts   checkpoint.Store
+	counts  func() (map[plan.Status]int, map[task.Status]int) // by status, for the metrics
 	locker  interface {
 		orchestrator.Locker
 		app.Holders
@@ -104,6 +107,9 @@ func NewExecutor(cfg Config) (*Executor, error) {
 	if cfg.EventStream && cfg.RedisURL == "" {
 		return nil, errors.New("server: the events stream needs Redis")
 	}
+	if _, err := stagekind.ParseAllowList(cfg.HTTPAllow); err != nil {
+		return nil, fmt.Errorf("server: --http-allow: %w", err)
+	}
 	e := &Executor{cfg: cfg, events: events.NewHub(events.DefaultRingSize)}
 	st, err := e.stores()
 	if err != nil {
@@ -113,13 +119,17 @@ func NewExecutor(cfg Config) (*Executor, error) {
 		e.stream = eventstream.New(e.redis, eventstream.Options{Keys: rediskey.New(cfg.Prefix), Logger: cfg.Logger})
 		e.events.Then(e.stream)
 	}
-	e.kinds = stagekind.Builtin(stagekind.HTTPOptions{})
+	e.kinds = stagekind.Builtin(stagekind.HTTPOptions{Allow: cfg.HTTPAllow})
+	e.metrics = metrics.New(metrics.Options{StatusCounts: st.counts, Degraded: e.Degraded, JournalLen: e.journalLen,
+		Queued: func() int { return e.orch.Queued() }})
 	e.orch = orchestrator.New(st.plans, st.tasks, st.ckpts, st.locker, e.kinds,
-		orchestrator.Config{Workers: cfg.Workers, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger, Degraded: e.Degraded, Events: e.events})
+		orchestrator.Config{Workers: cfg.Workers, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger, Degraded: e.Degraded, Events: e.events, Metrics: e.metrics})
 	e.svc = app.New(app.Deps{
 		Creator: st.creator, Plans: st.plans, Tasks: st.tasks, Checkpoints: st.ckpts,
 		Kinds: e.kinds, Holders: st.locker, Runner: e.orch, Events: e.events,
 		RefuseNewPlans: func() bool { return cfg.RejectNewPlansWhileDegraded && e.Degraded() },
+		ShuttingDown:   e.orch.ShuttingDown,
+		Limits:         cfg.Limits,
 	})
 	return e, nil
 }
@@ -128,7 +138,7 @@ func NewExecutor(cfg Config) (*Executor, error) {
 func (e *Executor) stores() (stores, error) {
 	if e.cfg.RedisURL == "" {
 		db := memrepo.New()
-		return stores{creator: db, plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(), locker: lock.NewMemory()}, nil
+		return stores{creator: db, plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(), locker: lock.NewMemory(), counts: db.StatusCounts}, nil
 	}
 	opts, err := redis.ParseURL(e.cfg.RedisURL)
 	if err != nil {
@@ -149,12 +159,12 @@ func (e *Executor) stores() (stores, error) {
 	e.mon = outage.NewMonitor(e.cfg.Logger)
 	e.store = redisrepo.New(e.redis, redisrepo.Options{
 		Keys: keys, Monitor: e.mon, Logger: e.cfg.Logger, Batched: batched,
-		OnConflict: func(taskID string) { e.orch.Fenced(taskID) },
+		OnConflict: func(taskID string) { e.metrics.Fenced(); e.orch.Fenced(taskID) },
 	})
 	e.readiness = e.redisReadiness
 	db := e.store
 	return stores{
-		creator: db, plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(),
+		creator: db, plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(), counts: db.StatusCounts,
 		locker: lock.NewFailover(e.redis, lock.RedisOptions{Keys: keys, TTL: e.cfg.LeaseTTL, Logger: e.cfg.Logger, Scripter: batched}, e.mon),
 	}, nil
 }
@@ -182,6 +192,14 @@ func (e *Executor) Degraded() bool {
 	return down
 }
 
+// journalLen reports how many writes wait to be written back to Redis (0 on memory).
+func (e *Executor) journalLen() int {
+	if e.store == nil {
+		return 0
+	}
+	return e.store.JournalLen()
+}
+
 // redisReadiness reports Redis as ok or degraded (since when, and how much waits to be
 // written back). A degraded executor is still ready: it keeps serving on memory.
 func (e *Executor) redisReadiness() api.Health {
@@ -195,6 +213,9 @@ func (e *Executor) redisReadiness() api.Health {
 
 // Kinds returns the stage kind registry, to register custom kinds.
 func (e *Executor) Kinds() *stagekind.Registry { return e.kinds }
+
+// Metrics returns the executor's metrics (served at GET /metrics).
+func (e *Executor) Metrics() *metrics.Registry { return e.metrics }
 
 // Service returns the use cases.
 func (e *Executor) Service() *app.Service { return e.svc }
@@ -214,8 +235,25 @@ func (e *Executor) Start() {
 	e.orch.Start()
 }
 
-// Stop ends every run (tasks still running become INTERRUPTED, their checkpoints intact,
-// their leases released), stops the store's probe and closes the Redis client.
+// Drain is the graceful part of a shutdown: the executor takes no new work (new plans,
+// retries and resumes answer 503), tasks queued to start become INTERRUPTED, running tasks
+// stop at their next stage boundary, and after Config.ShutdownTimeout their stages are
+// cancelled. Every task not done ends INTERRUPTED with its checkpoint intact and its lease
+// released. Queries, pauses and cancels are still served meanwhile. It returns when every run
+// has ended, or when ctx ends.
+func (e *Executor) Drain(ctx context.Context) error {
+	timeout := e.cfg.ShutdownTimeout
+	if timeout <= 0 {
+		timeout = DefaultShutdownTimeout
+	}
+	e.cfg.Logger.Info("executor draining: no new work; running tasks stop at their next stage boundary",
+		"shutdown_timeout", timeout.String())
+	return e.orch.Shutdown(ctx, timeout)
+}
+
+// Stop ends every run at once (tasks still running become INTERRUPTED, their checkpoints
+// intact, their leases released; Drain first for a graceful end), stops the store's probe and
+// closes the Redis client.
 func (e *Executor) Stop(ctx context.Context) error {
 	oerr := e.orch.Stop(ctx)
 	var rerr error
@@ -251,7 +289,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{Executor: exe}
 	s.base, s.cancelBase = context.WithCancel(context.Background())
 	s.http = &http.Server{
-		Handler:           api.NewRouter(exe.svc, api.Options{Logger: exe.cfg.Logger, Readiness: exe.readiness, EventHeartbeat: exe.cfg.EventHeartbeat, Console: console.Handler()}),
+		Handler:           api.NewRouter(exe.svc, api.Options{Logger: exe.cfg.Logger, MaxBodyBytes: exe.cfg.MaxBodyBytes, Readiness: exe.readiness, EventHeartbeat: exe.cfg.EventHeartbeat, Console: console.Handler(), Metrics: exe.metrics.Handler(), ObserveRequest: exe.metrics.ObserveRequest, Auth: auth.NewKeys(exe.cfg.Tokens)}),
 		BaseContext:       func(net.Listener) context.Context { return s.base },
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
@@ -294,10 +332,12 @@ func (s *Server) URL() string { return "http://" + s.Addr() }
 // Done is closed with the serve loop's error when it stops on its own.
 func (s *Server) Done() <-chan error { return s.done }
 
-// Shutdown stops accepting requests, ends every run (see Executor.Stop) and waits for both,
-// or for ctx.
+// Shutdown drains the executor while still serving the API (see Executor.Drain: new plans
+// get 503, queries keep working), then stops accepting requests and stops the executor (see
+// Executor.Stop), or gives up when ctx ends.
 func (s *Server) Shutdown(ctx context.Context) error {
+	derr := s.Drain(ctx)
 	s.cancelBase()
 	herr := s.http.Shutdown(ctx)
-	return errors.Join(herr, s.Executor.Stop(ctx))
+	return errors.Join(derr, herr, s.Executor.Stop(ctx))
 }

@@ -15,7 +15,7 @@ import (
 
 func TestShutdownEndsOpenLongPolls(t *testing.T) {
 	t.Parallel()
-	srv, err := server.New(server.Config{Addr: "127.0.0.1:0"})
+	srv, err := server.New(server.Config{Addr: "127.0.0.1:0", ShutdownTimeout: 50 * time.Millisecond})
 	require.NoError(t, err)
 	require.NoError(t, srv.Start())
 

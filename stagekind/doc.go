@@ -7,6 +7,15 @@
 //   - http: sends one HTTP request per attempt, with an Idempotency-Key header, and turns the
 //     response into the stage's output or into a classified *stage.Error (DESIGN §4).
 //
+// The http kind guards against server-side request forgery: every address it connects to
+// (checked at dial time, after DNS, so a rebinding name cannot slip through) and every
+// redirect target is checked against HTTPOptions.Allow, an AllowList of IPs, CIDRs, hostnames
+// and "*." wildcards (serve's --http-allow). Link-local, cloud metadata, unspecified,
+// multicast and broadcast addresses are denied unless an IP or CIDR entry lists them; an
+// empty list allows everything else. A denied destination fails permanently with an error
+// matching ErrDestinationDenied. The guard owns the client's transport: environment proxies
+// are not used. Response bodies are read up to HTTPOptions.MaxResponseBytes.
+//
 // Handlers that can check their params before anything runs implement stage.ParamValidator;
 // their errors are *stage.FieldError values naming the param (for example "url") and match
 // ErrInvalidParams with errors.Is. A handler given invalid params at run time fails with a

@@ -3,8 +3,10 @@ package stagekind
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/executor-dev/executor/domain/stage"
@@ -30,11 +32,30 @@ const (
 type HTTPOptions struct {
 	// Client sends the requests. Nil means &http.Client{Timeout: DefaultHTTPTimeout}. The
 	// client is not modified: the handler uses a copy whose redirect policy also stops after
-	// MaxRedirects redirects and at any redirect to a scheme other than http or https.
+	// MaxRedirects redirects and at any redirect to a scheme other than http or https, and
+	// whose transport is a clone of Client.Transport (nil: http.DefaultTransport) that the
+	// SSRF guard owns: it dials every connection itself, checking each address against Allow,
+	// and uses no proxy (HTTP_PROXY and friends are ignored, since a proxy would make the
+	// guard check the proxy's address instead of the destination's). The transport's own
+	// Dial, DialContext, DialTLS and DialTLSContext functions are not used. A Transport that
+	// is not an *http.Transport cannot be guarded: every attempt then fails permanently with
+	// an error matching ErrUnguardedTransport.
 	Client *http.Client
-	// MaxResponseBytes caps the response body; a larger 2xx body fails permanently.
-	// Zero or negative means DefaultMaxResponseBytes.
+	// MaxResponseBytes caps the response body; a larger 2xx body fails permanently, and no
+	// more than this much (at most 200 bytes) of an error response's body is read for the
+	// failure message. Zero or negative means DefaultMaxResponseBytes.
 	MaxResponseBytes int64
+	// Allow is the destination allow-list (serve's --http-allow), in the syntax of
+	// ParseAllowList: IPs, CIDRs, hostnames and "*." wildcards; AllowList says what is always
+	// denied and how entries allow. Empty allows any destination but link-local, cloud
+	// metadata, unspecified, multicast and broadcast addresses. It is enforced on every
+	// address dialled (after DNS) and on every redirect target; a denied destination fails
+	// the attempt permanently with an error matching ErrDestinationDenied.
+	//
+	// NewHTTP cannot return an error: check the entries with ParseAllowList first. With an
+	// invalid entry the kind fails closed: every attempt fails permanently with an error
+	// matching ErrInvalidAllow.
+	Allow []string
 }
 
 // HTTP is the http kind: one request per attempt. Params, already rendered, are
@@ -48,36 +69,61 @@ type HTTPOptions struct {
 // header, nor Content-Length or Transfer-Encoding.
 //
 // A 2xx response succeeds: a JSON body is the output as is, an empty body outputs null, and
-// any other body outputs {"status":<code>,"body":"<text>"}. Transport errors are retryable,
-// a context deadline or client timeout is a timeout, a cancelled context returns ctx.Err().
+// any other body outputs {"status":<code>,"body":"<text>"}. Transport errors are retryable
+// (but a denied destination is permanent, below), a context deadline or client timeout is a
+// timeout, a cancelled context returns ctx.Err().
 // 408, 429 and 5xx are retryable with the Retry-After hint; any other status is permanent.
+//
+// Destinations are checked against HTTPOptions.Allow (see AllowList): a denied one fails
+// permanently with an error matching ErrDestinationDenied, and ValidateParams rejects a url
+// whose host alone is enough to deny it (an IP literal, or a hostname that a list without IP
+// or CIDR entries does not name).
 //
 // The zero value is not usable; use NewHTTP. An HTTP is safe for concurrent use.
 type HTTP struct {
 	client   *http.Client
 	maxBytes int64
+	guard    *guard
+	err      error // a configuration error every attempt fails with (fail closed)
 }
 
 var _ stage.ParamValidator = (*HTTP)(nil)
 
-// NewHTTP returns the http kind configured by opts.
+// NewHTTP returns the http kind configured by opts. An invalid opts.Allow, or a Client whose
+// Transport is not an *http.Transport, does not make it fail: the returned kind fails every
+// attempt permanently with an error matching ErrInvalidAllow or ErrUnguardedTransport.
 func NewHTTP(opts HTTPOptions) *HTTP {
+	maxBytes := opts.MaxResponseBytes
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxResponseBytes
+	}
+	h := &HTTP{maxBytes: maxBytes}
+	allow, err := ParseAllowList(opts.Allow)
+	if err != nil {
+		h.err = err
+		return h
+	}
+	h.guard = newGuard(allow)
 	client := &http.Client{Timeout: DefaultHTTPTimeout}
 	if opts.Client != nil {
 		c := *opts.Client
 		client = &c
 	}
-	client.CheckRedirect = limitRedirects(client.CheckRedirect)
-	maxBytes := opts.MaxResponseBytes
-	if maxBytes <= 0 {
-		maxBytes = DefaultMaxResponseBytes
+	if client.Transport, err = h.guard.transport(client.Transport); err != nil {
+		h.err = err
+		return h
 	}
-	return &HTTP{client: client, maxBytes: maxBytes}
+	client.CheckRedirect = limitRedirects(h.guard.checkRedirect(client.CheckRedirect))
+	h.client = client
+	return h
 }
 
 // Run sends the request described by req.Params and classifies the outcome. Invalid params
 // fail permanently with an error matching ErrInvalidParams.
 func (h *HTTP) Run(ctx context.Context, req stage.Request) (json.RawMessage, error) {
+	if h.err != nil {
+		return nil, stage.Permanent(h.err)
+	}
 	p, err := parseHTTPParams(req.Params)
 	if err != nil {
 		return nil, invalidParams(err)
@@ -94,10 +140,19 @@ func (h *HTTP) Run(ctx context.Context, req stage.Request) (json.RawMessage, err
 	return h.result(ctx, p.target(), resp)
 }
 
-// ValidateParams checks the params as Run would, without sending anything.
+// ValidateParams checks the params as Run would, without sending anything. A url whose host
+// alone is denied by the allow-list is a *stage.FieldError naming "url" that matches both
+// ErrInvalidParams and ErrDestinationDenied.
 func (h *HTTP) ValidateParams(params map[string]any) error {
-	_, err := parseHTTPParams(params)
-	return err
+	p, err := parseHTTPParams(params)
+	if err != nil || h.guard == nil {
+		return err
+	}
+	if err := h.guard.allow.precheck(p.url.Hostname()); err != nil {
+		reason := strings.TrimPrefix(err.Error(), "stagekind: ")
+		return &stage.FieldError{Field: "url", Reason: reason, Err: errors.Join(ErrInvalidParams, err)}
+	}
+	return nil
 }
 
 // limitRedirects wraps a client's redirect policy: after MaxRedirects, or on a redirect to a

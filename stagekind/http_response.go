@@ -30,11 +30,11 @@ func (h *HTTP) result(ctx context.Context, target string, resp *http.Response) (
 		return nil, &stage.Error{
 			Class:      stage.ClassRetryable,
 			Code:       code,
-			Message:    statusMessage(target, resp),
+			Message:    h.statusMessage(target, resp),
 			RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()),
 		}
 	default: // other 4xx, and 1xx/3xx the client did not follow
-		return nil, &stage.Error{Class: stage.ClassPermanent, Code: code, Message: statusMessage(target, resp)}
+		return nil, &stage.Error{Class: stage.ClassPermanent, Code: code, Message: h.statusMessage(target, resp)}
 	}
 }
 
@@ -70,15 +70,17 @@ func (h *HTTP) output(ctx context.Context, target string, resp *http.Response) (
 	}{resp.StatusCode, string(body)})
 }
 
-// statusMessage describes a failed response with the start of its body.
-func statusMessage(target string, resp *http.Response) string {
-	buf, _ := io.ReadAll(io.LimitReader(resp.Body, snippetBytes+1))
+// statusMessage describes a failed response with the start of its body: at most snippetBytes,
+// and never more than the response cap.
+func (h *HTTP) statusMessage(target string, resp *http.Response) string {
+	limit := min(int64(snippetBytes), h.maxBytes)
+	buf, _ := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	snippet := buf
-	if len(buf) > snippetBytes {
-		snippet = buf[:snippetBytes]
+	if int64(len(buf)) > limit {
+		snippet = buf[:limit]
 	}
 	text := strings.TrimSpace(strings.ToValidUTF8(string(snippet), ""))
-	if len(buf) > snippetBytes {
+	if int64(len(buf)) > limit {
 		text += "..."
 	}
 	msg := fmt.Sprintf("%s: %s", target, resp.Status)
@@ -89,7 +91,8 @@ func statusMessage(target string, resp *http.Response) string {
 }
 
 // transportError classifies a failure to get a response: a cancelled ctx returns ctx.Err(),
-// a deadline (the ctx's or the client's) is a timeout, anything else is retryable.
+// a destination the allow-list denies is permanent, a deadline (the ctx's or the client's)
+// is a timeout, anything else is retryable.
 func transportError(ctx context.Context, target string, err error) error {
 	ctxErr := ctx.Err()
 	if errors.Is(ctxErr, context.Canceled) {
@@ -103,6 +106,8 @@ func transportError(ctx context.Context, target string, err error) error {
 	msg := fmt.Sprintf("%s: %v", target, cause)
 	var ne net.Error
 	switch {
+	case errors.Is(err, ErrDestinationDenied):
+		return &stage.Error{Class: stage.ClassPermanent, Message: msg, Err: err}
 	case ctxErr != nil:
 		if !errors.Is(err, ctxErr) {
 			err = errors.Join(ctxErr, err)

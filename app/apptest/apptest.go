@@ -45,7 +45,7 @@ func New(t testing.TB, st Stores, kinds *stagekind.Registry, cfg orchestrator.Co
 	})
 	svc := app.New(app.Deps{
 		Creator: st.Creator, Plans: st.Plans, Tasks: st.Tasks, Checkpoints: st.Checkpoints,
-		Kinds: kinds, Holders: st.Locker, Runner: orch,
+		Kinds: kinds, Holders: st.Locker, Runner: orch, ShuttingDown: orch.ShuttingDown,
 	})
 	return svc, orch
 }

@@ -199,3 +199,101 @@ func TestBinaryExitStatuses(t *testing.T) {
 		})
 	}
 }
+
+// runWithEnv runs the built executor against serverURL with env added to cleanEnv (so that
+// EXECUTOR_TOKEN may be set).
+func runWithEnv(t *testing.T, serverURL string, env []string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"--server", serverURL}, args...)...)
+	cmd.Env = append(cleanEnv(), env...)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Start())
+	timer := time.AfterFunc(cliTimeout, func() { _ = cmd.Process.Kill() })
+	defer timer.Stop()
+	_ = cmd.Wait() // a non-zero exit is in ProcessState
+	return result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// serve with EXECUTOR_TOKENS: the CLI works with EXECUTOR_TOKEN set to the operate token,
+// reads with the read token, and fails clearly (exit 1, the 401 or 403 named) otherwise.
+// No secret reaches the server's log.
+func TestTokensEndToEnd(t *testing.T) {
+	const (
+		readSecret    = "e2e-read-0123456789abcdef"
+		operateSecret = "e2e-operate-0123456789abcdef"
+	)
+	// Port 0: the executor picks a free port and logs it (no race for a "free" port).
+	p := &executorProc{name: "auth", output: &servertest.Buffer{}, exited: make(chan struct{})}
+	p.cmd = exec.Command(binary, "serve", "--addr", "127.0.0.1:0")
+	p.cmd.Env = append(cleanEnv(), "EXECUTOR_TOKENS=read:"+readSecret+",operate:"+operateSecret, "EXECUTOR_TOKENS_FILE=", "EXECUTOR_INSECURE=")
+	p.cmd.Stdout, p.cmd.Stderr = p.output, p.output
+	p.cmd.WaitDelay = 5 * time.Second
+	require.NoError(t, p.cmd.Start())
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		p.kill(t)
+		if t.Failed() {
+			t.Logf("executor output:\n%s", p.output.String())
+		}
+	})
+	require.Eventually(t, func() bool {
+		for _, line := range strings.Split(p.output.String(), "\n") {
+			var rec struct{ Msg, Addr string }
+			if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "executor serving" {
+				p.addr = rec.Addr
+				return true
+			}
+		}
+		return p.hasExited()
+	}, healthTimeout, 10*time.Millisecond, "no 'executor serving' log line")
+	require.NotEmpty(t, p.addr, "the executor exited: %s", p.state())
+	require.True(t, p.waitHealthy(t), "GET /healthz (public) never answered: %s", p.state())
+
+	planFile := writePlan(t, api.PlanRequest{Name: "tokens", Stages: []api.StageRequest{{Name: "noop", Kind: "noop"}},
+		Tenants: []api.TenantRequest{{ID: "tok-a"}, {ID: "tok-b"}}})
+	operate := []string{"EXECUTOR_TOKEN=" + operateSecret}
+	read := []string{"EXECUTOR_TOKEN=" + readSecret}
+
+	// The operate token submits and reads.
+	r := runWithEnv(t, p.URL(), operate, "submit", "-f", planFile, "--wait", "-o", "json")
+	requireExit(t, 0, r)
+	assert.Equal(t, "COMPLETED", decode[api.Plan](t, r.stdout).Status)
+	r = runWithEnv(t, p.URL(), operate, "status", "--tenant", "tok-a", "-o", "json")
+	requireExit(t, 0, r)
+	assert.Equal(t, "COMPLETED", decode[api.Task](t, r.stdout).Status)
+
+	tests := []struct {
+		name   string
+		env    []string
+		args   []string
+		code   int
+		stderr []string // what the error line names
+	}{
+		{name: "status without a token", args: []string{"status", "--tenant", "tok-a"}, code: 1, stderr: []string{"401", "EXECUTOR_TOKEN"}},
+		{name: "submit without a token", args: []string{"submit", "-f", planFile}, code: 1, stderr: []string{"401", "EXECUTOR_TOKEN"}},
+		{name: "status with an unknown token", env: []string{"EXECUTOR_TOKEN=e2e-unknown-0123456789abcdef"}, args: []string{"status", "--tenant", "tok-a"}, code: 1, stderr: []string{"401"}},
+		{name: "status with the read token", env: read, args: []string{"status", "--tenant", "tok-b"}, code: 0},
+		{name: "a change with the read token", env: read, args: []string{"retry", "--tenant", "tok-b", "--from-checkpoint"}, code: 1, stderr: []string{"403", "operate"}},
+		{name: "the token flag", args: []string{"--token", operateSecret, "plan", "list"}, code: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runWithEnv(t, p.URL(), tt.env, tt.args...)
+			requireExit(t, tt.code, r)
+			for _, s := range tt.stderr {
+				assert.Contains(t, r.stderr, s)
+			}
+			assert.NotContains(t, r.stderr, operateSecret)
+		})
+	}
+
+	logs := p.output.String()
+	assert.Contains(t, logs, "forbidden", "the refused read token was logged")
+	for _, secret := range []string{readSecret, operateSecret} {
+		assert.NotContains(t, logs, secret, "a secret in the server's log")
+	}
+}

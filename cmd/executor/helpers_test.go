@@ -130,13 +130,13 @@ const (
 )
 
 // startExecutor starts `executor serve --redis redisURL --addr 127.0.0.1:<free port>
-// --lease-ttl 2s` and waits until GET /healthz answers. The process is killed when the test
+// --lease-ttl 2s [extra...]` and waits until GET /healthz answers. The process is killed when the test
 // ends; its logs are printed if the test failed.
-func startExecutor(t *testing.T, name, redisURL string) *executorProc {
+func startExecutor(t *testing.T, name, redisURL string, extra ...string) *executorProc {
 	t.Helper()
 	var last *executorProc
 	for try := 0; try < 3; try++ {
-		p := spawnExecutor(t, name, redisURL)
+		p := spawnExecutor(t, name, redisURL, extra...)
 		if p.waitHealthy(t) {
 			t.Logf("%s: executor serving on %s (pid %d)", name, p.addr, p.cmd.Process.Pid)
 			return p
@@ -152,7 +152,7 @@ func startExecutor(t *testing.T, name, redisURL string) *executorProc {
 	return nil
 }
 
-func spawnExecutor(t *testing.T, name, redisURL string) *executorProc {
+func spawnExecutor(t *testing.T, name, redisURL string, extra ...string) *executorProc {
 	t.Helper()
 	p := &executorProc{
 		name:   name,
@@ -160,8 +160,8 @@ func spawnExecutor(t *testing.T, name, redisURL string) *executorProc {
 		output: &servertest.Buffer{},
 		exited: make(chan struct{}),
 	}
-	p.cmd = exec.Command(binary, "serve",
-		"--redis", redisURL, "--addr", p.addr, "--lease-ttl", leaseTTL.String())
+	p.cmd = exec.Command(binary, append([]string{"serve",
+		"--redis", redisURL, "--addr", p.addr, "--lease-ttl", leaseTTL.String()}, extra...)...)
 	p.cmd.Env = cleanEnv()
 	p.cmd.Stdout, p.cmd.Stderr = p.output, p.output
 	p.cmd.WaitDelay = 5 * time.Second

@@ -10,7 +10,8 @@ import (
 // Class classifies a failure; it decides whether the orchestrator retries.
 type Class string
 
-// Failure classes (DESIGN §3). TenantLocked is given when another run holds the tenant's lease.
+// Failure classes (DESIGN §3). TenantLocked is given when another run holds the tenant's lease;
+// Shutdown when the executor shut down under the task.
 const (
 	ClassRetryable    Class = "retryable"
 	ClassPermanent    Class = "permanent"
@@ -19,6 +20,9 @@ const (
 	ClassLeaseLost    Class = "lease_lost"
 	ClassFenced       Class = "fenced"
 	ClassTenantLocked Class = "tenant_locked"
+	// ClassShutdown: the executor shut down; the task stopped at a stage boundary, or its
+	// stage was cancelled when the shutdown timeout ran out.
+	ClassShutdown Class = "shutdown"
 )
 
 // Retryable reports whether a failure of this class may be attempted again.

@@ -7,6 +7,7 @@
 //	            ├──→ FAILED        (retries exhausted or permanent error)
 //	            ├──→ PAUSED        (pause honoured at a stage boundary)
 //	            └──→ INTERRUPTED   (lease lost, shutdown, or the owner died)
+//	PENDING → INTERRUPTED   (the executor shut down before starting a queued task)
 //	PENDING | PAUSED | RUNNING | INTERRUPTED → CANCELLED
 //	FAILED | CANCELLED | PAUSED | INTERRUPTED → PENDING   (retry; resume from PAUSED)
 //

@@ -152,10 +152,11 @@ func to(s task.Status) outcome { return outcome{status: s} }
 var matrix = map[string]map[string]outcome{
 	"PENDING": {
 		"Start": to(task.Running), "RequestPause": to(task.Pending), "Cancel": to(task.Cancelled),
+		"Interrupt": to(task.Interrupted),
 	},
 	"PENDING+pauseRequested": {
 		"Start": to(task.Running), "RequestPause": to(task.Pending), "Resume": to(task.Pending),
-		"Cancel": to(task.Cancelled),
+		"Cancel": to(task.Cancelled), "Interrupt": to(task.Interrupted),
 	},
 	"RUNNING": {
 		"CompleteStage": to(task.Running), "Complete": outOfOrder, "Fail": to(task.Failed),

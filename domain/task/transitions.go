@@ -84,9 +84,11 @@ func (t *Task) Fail(f Failure, now time.Time) error {
 }
 
 // Interrupt ends the run because its lease, its process or the executor went away:
-// RUNNING → INTERRUPTED. The checkpoint stays, so a retry can resume.
+// RUNNING → INTERRUPTED. The checkpoint stays, so a retry can resume. A PENDING task is
+// interrupted when the executor that queued it shuts down before starting it (PENDING →
+// INTERRUPTED), so that no task is left waiting for a start that will never come.
 func (t *Task) Interrupt(f Failure, now time.Time) error {
-	if t.status != Running {
+	if t.status != Running && t.status != Pending {
 		return t.refuse("interrupt")
 	}
 	t.status = Interrupted

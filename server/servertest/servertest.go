@@ -29,6 +29,9 @@ func With(t testing.TB, cfg server.Config, register ...func(*stagekind.Registry)
 	if cfg.Addr == "" {
 		cfg.Addr = "127.0.0.1:0"
 	}
+	if cfg.ShutdownTimeout == 0 { // tests end promptly: running stages are cancelled at once
+		cfg.ShutdownTimeout = time.Millisecond
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}

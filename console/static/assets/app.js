@@ -63,9 +63,15 @@
     }
   }
 
-  // api calls the executor; a non-2xx answer throws an ApiError carrying the problem.
+  // CONSOLE_HEADER goes with every call: with auth enabled, a change authenticated by the
+  // login cookie needs it (a page of another site cannot send it).
+  const CONSOLE_HEADER = { 'X-Executor-Console': '1' };
+
+  // api calls the executor; a non-2xx answer throws an ApiError carrying the problem. A 401
+  // (the token was revoked, or the cookie is gone) reloads the page: the server shows its
+  // login form instead of the console.
   async function api(method, path, { body, contentType, headers = {} } = {}) {
-    const init = { method, headers: { Accept: 'application/json', ...headers } };
+    const init = { method, headers: { Accept: 'application/json', ...CONSOLE_HEADER, ...headers } };
     if (body !== undefined) {
       init.body = body;
       init.headers['Content-Type'] = contentType || 'application/json';
@@ -76,6 +82,11 @@
     } catch (e) {
       throw new ApiError({ status: 0, title: 'Network error', detail: `${method} ${path}: ${e.message || e}` });
     }
+    if (res.status === 401) {
+      location.reload();
+      throw new ApiError({ status: 401, title: 'Unauthorized', detail: 'not logged in: reloading' });
+    }
+    showRole(res.headers.get('X-Executor-Role'));
     const text = await res.text();
     let data = null;
     if (text) {
@@ -89,6 +100,26 @@
       });
     }
     return { data, status: res.status, headers: res.headers };
+  }
+
+  // showRole shows who is logged in, and the log-out button, once the API reports a role
+  // (it does only when auth is enabled).
+  function showRole(role) {
+    if (!role) return;
+    const who = $('#whoami');
+    who.textContent = role;
+    who.dataset.role = role;
+    who.hidden = false;
+    $('#logout').hidden = false;
+  }
+
+  // logout clears the login cookie and goes back to the login form.
+  async function logout() {
+    try {
+      await fetch('/logout', { method: 'POST', headers: CONSOLE_HEADER, redirect: 'manual' });
+    } finally {
+      location.replace('/');
+    }
   }
 
   function showError(err) {
@@ -147,6 +178,8 @@
     es.onerror = () => {
       live.dataset.state = es.readyState === EventSource.CLOSED ? 'off' : 'reconnecting';
       opened(); // a refused stream (a 400) must not hold the view back
+      // A refused stream may be a revoked token: a plain call finds out (api reloads on 401).
+      if (es.readyState === EventSource.CLOSED) api('GET', '/v1/plans?limit=1').catch(() => {});
     };
     for (const [name, fn] of Object.entries(handlers)) {
       es.addEventListener(name, (msg) => {
@@ -730,6 +763,7 @@ tenants:
 
   document.addEventListener('DOMContentLoaded', () => {
     $('#banner-close').addEventListener('click', clearError);
+    $('#logout').addEventListener('click', logout);
     $('#tenant-search-form').addEventListener('submit', (ev) => {
       ev.preventDefault();
       const id = $('#tenant-search').value.trim();

@@ -1,0 +1,77 @@
+package api_test
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/executor-dev/executor/api"
+	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/server"
+	"github.com/executor-dev/executor/server/servertest"
+)
+
+// A full queue answers 429 busy with Retry-After, and creates nothing.
+func TestSubmitToAFullQueueIs429WithRetryAfter(t *testing.T) {
+	t.Parallel()
+	base := servertest.With(t, server.Config{Limits: app.Limits{MaxQueued: 3}}).URL()
+	first := submit(t, base, api.PlanRequest{
+		MaxConcurrency: 1, Stages: []api.StageRequest{sleep("bake", "1m")}, Tenants: tenants("full-1", "full-2"),
+	})
+	t.Cleanup(func() { postJSON(t, base+"/v1/plans/"+first.PlanID+"/cancel", nil) })
+
+	// One task runs and one waits: one more waiting task fits, three do not.
+	res := postJSON(t, base+"/v1/plans", api.PlanRequest{
+		Stages: []api.StageRequest{noop("one")}, Tenants: tenants("late-1", "late-2", "late-3"),
+	})
+	p := requireProblem(t, res, http.StatusTooManyRequests, "")
+	assert.Equal(t, api.ProblemBusy, p.Type)
+	secs, err := strconv.Atoi(res.header.Get(api.RetryAfterHeader))
+	require.NoError(t, err, "Retry-After is whole seconds: %q", res.header.Get(api.RetryAfterHeader))
+	assert.Equal(t, 1, secs, "1 or 2 tasks over with 64 workers: one nominal round")
+
+	assert.Equal(t, []string{first.PlanID}, planIDs(listPlans(t, base, "").Plans), "nothing was created")
+	requireProblem(t, get(t, base+"/v1/tenants/late-1/task"), http.StatusNotFound, "")
+
+	dry := postJSON(t, base+"/v1/plans?dryRun=true", api.PlanRequest{
+		Stages: []api.StageRequest{noop("one")}, Tenants: tenants("late-1", "late-2", "late-3"),
+	})
+	require.Equal(t, http.StatusOK, dry.status, "a dry run is not refused: %s", dry.body)
+}
+
+func TestSubmissionLimitsNameTheField(t *testing.T) {
+	t.Parallel()
+	base := servertest.With(t, server.Config{
+		Limits:       app.Limits{MaxTenants: 2, MaxStages: 2, MaxParamsBytes: 64},
+		MaxBodyBytes: 1024,
+	}).URL()
+	big := map[string]any{"p": strings.Repeat("x", 64)}
+	tests := []struct {
+		name   string
+		req    api.PlanRequest
+		field  string
+		status int
+	}{
+		{"tenants", api.PlanRequest{Stages: []api.StageRequest{noop("a")}, Tenants: tenants("l1", "l2", "l3")}, "tenants", http.StatusBadRequest},
+		{"stages", api.PlanRequest{Stages: []api.StageRequest{noop("a"), noop("b"), noop("c")}, Tenants: tenants("l1")}, "stages", http.StatusBadRequest},
+		{"stage params", api.PlanRequest{
+			Stages: []api.StageRequest{{Name: "a", Kind: "noop", Params: big}}, Tenants: tenants("l1"),
+		}, "stages", http.StatusBadRequest},
+		{"tenant params", api.PlanRequest{
+			Stages: []api.StageRequest{noop("a")}, Tenants: []api.TenantRequest{{ID: "l1"}, {ID: "l2", Params: big}},
+		}, "tenants[1].params", http.StatusBadRequest},
+		{"body", api.PlanRequest{Name: strings.Repeat("n", 1024), Stages: []api.StageRequest{noop("a")}, Tenants: tenants("l1")}, "", http.StatusRequestEntityTooLarge},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, target := range []string{"/v1/plans", "/v1/plans?dryRun=true"} {
+				requireProblem(t, postJSON(t, base+target, tc.req), tc.status, tc.field)
+			}
+		})
+	}
+	assert.Empty(t, listPlans(t, base, "").Plans, "nothing was created")
+}
