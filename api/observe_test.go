@@ -3,7 +3,6 @@ package api_test
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -71,18 +70,6 @@ func serveOnce(t *testing.T, h http.Handler, method, target string, headers ...s
 	return rec
 }
 
-// jsonRecords decodes a JSON log, one record per line.
-func jsonRecords(t *testing.T, log string) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for line := range strings.Lines(log) {
-		var rec map[string]any
-		require.NoError(t, json.Unmarshal([]byte(line), &rec), "log line %q", line)
-		out = append(out, rec)
-	}
-	return out
-}
-
 func TestObserveReportsRoutePatternMethodAndCode(t *testing.T) {
 	t.Parallel()
 	metricsStub := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "# metrics\n") })
@@ -134,7 +121,7 @@ func TestAccessLogHasOneRecordPerRequest(t *testing.T) {
 		"Authorization", "Bearer header-secret", api.RequestIDHeader, "req-42")
 	require.Equal(t, http.StatusBadRequest, rec.Code)
 
-	records := jsonRecords(t, buf.String())
+	records := servertest.JSONRecords(t, buf.String())
 	require.Len(t, records, 1, buf.String())
 	r := records[0]
 	assert.Equal(t, "INFO", r["level"])
@@ -162,7 +149,7 @@ func TestAccessLogSkipsProbesAndScrapes(t *testing.T) {
 	assert.Len(t, obs.all(), 3, "probes and scrapes are still measured")
 
 	require.Equal(t, http.StatusMethodNotAllowed, serveOnce(t, h, http.MethodPost, "/healthz").Code)
-	assert.Len(t, jsonRecords(t, buf.String()), 1, "a POST /healthz is no probe: it is logged")
+	assert.Len(t, servertest.JSONRecords(t, buf.String()), 1, "a POST /healthz is no probe: it is logged")
 }
 
 // A path carrying an escaped CR LF must not forge a second log record: slog's handlers
@@ -227,7 +214,7 @@ func TestObserveKeepsStreaming(t *testing.T) {
 	close(release)
 	require.Eventually(t, func() bool { return len(obs.all()) == 1 }, 5*time.Second, 10*time.Millisecond)
 	assert.Equal(t, observed{"/", "GET", 200}, obs.all()[0])
-	records := jsonRecords(t, logs.String())
+	records := servertest.JSONRecords(t, logs.String())
 	require.Len(t, records, 1)
 	assert.Equal(t, float64(len("data: first\n\n")), records[0]["bytes"])
 }

@@ -46,18 +46,6 @@ func postPlan(t *testing.T, srv *server.Server, body api.PlanRequest) int {
 	return resp.StatusCode
 }
 
-// records decodes JSON log lines.
-func records(t *testing.T, logs string) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(logs), "\n") {
-		var rec map[string]any
-		require.NoError(t, json.Unmarshal([]byte(line), &rec), "a log line is one JSON record: %q", line)
-		out = append(out, rec)
-	}
-	return out
-}
-
 func TestRunLogLinesNameTheirTaskAndCarryNoSecret(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int32
@@ -94,7 +82,7 @@ func TestRunLogLinesNameTheirTaskAndCarryNoSecret(t *testing.T) {
 		assert.NotContains(t, out, secret)
 	}
 	seen := map[string]bool{}
-	for _, rec := range records(t, out) {
+	for _, rec := range servertest.JSONRecords(t, out) {
 		if _, ok := rec["task_id"]; !ok {
 			continue
 		}
