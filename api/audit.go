@@ -3,15 +3,21 @@ package api
 import (
 	"net/http"
 	"path"
+
+	"github.com/executor-dev/executor/auth"
 )
 
 // audit logs one operator action that changed something (a submission, a pause, resume,
 // cancel or retry) at Info: msg "operator action", the request id, the action and what it
-// touched. Names come from the caller (a plan's name may hold any text): slog's handlers
+// touched, and the caller's role when tokens are configured. Names come from the caller (a plan's name may hold any text): slog's handlers
 // escape them, so a name with CR/LF stays inside one record. Bodies, params and tokens are
 // never logged.
 func (h *handlers) audit(r *http.Request, action string, attrs ...any) {
-	h.opts.Logger.Info("operator action", append([]any{"request_id", requestIDOf(r), "action", action}, attrs...)...)
+	head := []any{"request_id", requestIDOf(r), "action", action}
+	if role, ok := auth.RoleFrom(r.Context()); ok { // with tokens: which role acted
+		head = append(head, "role", string(role))
+	}
+	h.opts.Logger.Info("operator action", append(head, attrs...)...)
 }
 
 // actionOf names the control a POST .../pause|resume|cancel route performs.

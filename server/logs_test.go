@@ -126,6 +126,7 @@ func TestCRLFInANameStaysOneEscapedLogRecord(t *testing.T) {
 			}
 			require.Len(t, hits, 1, "the name is in exactly one record:\n%s", logs.String())
 			assert.Contains(t, hits[0], `operator action`)
+			assert.Contains(t, hits[0], `operate`, "the record names the role that acted")
 			assert.Contains(t, hits[0], `\r\n`, "CR/LF escaped inside the record")
 		})
 	}
