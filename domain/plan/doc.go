@@ -12,6 +12,10 @@
 //   - the ID is a ULID; 1 ≤ MaxConcurrency ≤ 1000; FailureBudget ≥ 0 (0: no budget);
 //   - at least one stage; stage names are unique; at least one task, task ids unique;
 //   - the stage template never changes after New;
+//   - a canary wave covers 1 … len(tasks)-1 tenants, the first in submission order; its phase
+//     goes CANARY → PROMOTED | AWAITING_APPROVAL → PROMOTED, or → HALTED, never back; a plan
+//     without one has no phase; tasks past the wave start only once PROMOTED;
+//   - 0 ≤ StartRate ≤ MaxStartRate task starts per minute (0: no pacing);
 //   - progress is never stored: it is counted from the tasks.
 //
 // Illegal transitions return errors matching ErrInvalidTransition; they never panic.

@@ -13,6 +13,7 @@ import (
 const (
 	DefaultMaxConcurrency = 5
 	MaxMaxConcurrency     = 1000
+	MaxStartRate          = 60000 // task starts per minute: 1,000 a second
 )
 
 // Draft is what a plan is made from. Stage specs must already be validated (stage.Spec.Validate).
@@ -26,6 +27,8 @@ type Draft struct {
 	FailureBudget  int      // 0: no budget
 	StartAt        time.Time
 	IdempotencyKey string
+	Canary         Canary // Tenants 0: no canary wave
+	StartRate      int    // task starts per minute; 0: as fast as concurrency allows
 }
 
 // Plan is one rollout of a stage template to many tenants.
@@ -39,6 +42,9 @@ type Plan struct {
 	failureBudget  int
 	startAt        time.Time
 	idempotencyKey string
+	canary         Canary
+	startRate      int
+	phase          Phase
 	status         Status
 	createdAt      time.Time
 	startedAt      time.Time
@@ -58,7 +64,11 @@ func New(d Draft, now time.Time) (*Plan, error) {
 	p := &Plan{
 		id: d.ID, name: d.Name, labels: d.Labels, stages: d.Stages, taskIDs: d.TaskIDs,
 		maxConcurrency: d.MaxConcurrency, failureBudget: d.FailureBudget, startAt: d.StartAt.UTC(),
-		idempotencyKey: d.IdempotencyKey, status: status, createdAt: now,
+		idempotencyKey: d.IdempotencyKey, canary: d.Canary, startRate: d.StartRate,
+		status: status, createdAt: now,
+	}
+	if d.Canary.Tenants > 0 {
+		p.phase = PhaseCanary
 	}
 	if err := p.check(); err != nil {
 		return nil, err
@@ -79,6 +89,9 @@ func (p *Plan) check() error {
 	if p.failureBudget < 0 {
 		return bad("failureBudget", "must not be negative")
 	}
+	if p.startRate < 0 || p.startRate > MaxStartRate {
+		return bad("startRate", "must be between 0 (no pacing) and %d task starts per minute", MaxStartRate)
+	}
 	if len(p.stages) == 0 {
 		return bad("stages", "at least one stage is required")
 	}
@@ -91,6 +104,12 @@ func (p *Plan) check() error {
 	}
 	if len(p.taskIDs) == 0 {
 		return bad("tenants", "at least one tenant is required")
+	}
+	if err := p.canary.check(len(p.taskIDs), bad); err != nil {
+		return err
+	}
+	if !p.phase.valid(p.canary) {
+		return bad("phase", "%q does not fit canary %+v", p.phase, p.canary)
 	}
 	ids := make(map[string]struct{}, len(p.taskIDs))
 	for _, id := range p.taskIDs {
@@ -125,6 +144,9 @@ func (p *Plan) FailureBudget() int { return p.failureBudget }
 
 // StartAt returns when a scheduled plan starts (zero: at once).
 func (p *Plan) StartAt() time.Time { return p.startAt }
+
+// StartRate returns how many of the plan's tasks may start per minute (0: no pacing).
+func (p *Plan) StartRate() int { return p.startRate }
 
 // IdempotencyKey returns the key the plan was submitted with, if any.
 func (p *Plan) IdempotencyKey() string { return p.idempotencyKey }

@@ -18,6 +18,9 @@ type State struct {
 	FailureBudget  int
 	StartAt        time.Time
 	IdempotencyKey string
+	Canary         Canary
+	StartRate      int
+	Phase          Phase // "" without a canary wave
 	Status         Status
 	CreatedAt      time.Time
 	StartedAt      time.Time
@@ -29,8 +32,8 @@ func (p *Plan) State() State {
 	return State{
 		ID: p.id, Name: p.name, Labels: p.labels, Stages: p.stages, TaskIDs: p.taskIDs,
 		MaxConcurrency: p.maxConcurrency, FailureBudget: p.failureBudget, StartAt: p.startAt,
-		IdempotencyKey: p.idempotencyKey, Status: p.status, CreatedAt: p.createdAt,
-		StartedAt: p.startedAt, FinishedAt: p.finishedAt,
+		IdempotencyKey: p.idempotencyKey, Canary: p.canary, StartRate: p.startRate, Phase: p.phase,
+		Status: p.status, CreatedAt: p.createdAt, StartedAt: p.startedAt, FinishedAt: p.finishedAt,
 	}
 }
 
@@ -45,7 +48,8 @@ func Load(s State) (*Plan, error) {
 	p := &Plan{
 		id: s.ID, name: s.Name, labels: s.Labels, stages: s.Stages, taskIDs: s.TaskIDs,
 		maxConcurrency: s.MaxConcurrency, failureBudget: s.FailureBudget, startAt: s.StartAt,
-		idempotencyKey: s.IdempotencyKey, status: s.Status, createdAt: s.CreatedAt,
+		idempotencyKey: s.IdempotencyKey, canary: s.Canary, startRate: s.StartRate, phase: s.Phase,
+		status: s.Status, createdAt: s.CreatedAt,
 		startedAt: s.StartedAt, finishedAt: s.FinishedAt,
 	}
 	if err := p.check(); err != nil {

@@ -16,6 +16,9 @@ type Request struct {
 	Run        int            // the task's attempt: 1 on the first run, +1 per retry
 	Attempt    int            // the stage's attempt within this run, from 1
 	Params     map[string]any // rendered for this tenant and attempt
+	// Decision is the operator's decision on this stage in this run, or nil while there is
+	// none: a gate (see Await) waits until it is set.
+	Decision *Decision
 }
 
 // IdempotencyKey identifies this attempt: plan/task/stage/run.attempt.

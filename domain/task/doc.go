@@ -7,8 +7,10 @@
 //	            ├──→ FAILED        (retries exhausted or permanent error)
 //	            ├──→ PAUSED        (pause honoured at a stage boundary)
 //	            └──→ INTERRUPTED   (lease lost, shutdown, or the owner died)
+//	            └──→ WAITING       (a gate stage waits for an operator's decision)
+//	WAITING → PENDING       (decided: the next run starts at the gate, with the decision)
 //	PENDING → INTERRUPTED   (the executor shut down before starting a queued task)
-//	PENDING | PAUSED | RUNNING | INTERRUPTED → CANCELLED
+//	PENDING | PAUSED | RUNNING | WAITING | INTERRUPTED → CANCELLED
 //	FAILED | CANCELLED | PAUSED | INTERRUPTED → PENDING   (retry; resume from PAUSED)
 //
 // Invariants:
@@ -17,6 +19,8 @@
 //   - the attempt ledger only grows, and only while RUNNING;
 //   - stages complete strictly in order;
 //   - terminal tasks (COMPLETED, FAILED, CANCELLED) have FinishedAt set;
+//   - a WAITING task has a Wait, at its current stage; no other task has one;
+//   - a decision counts only for the stage and run it was taken in (Decision);
 //   - the fence epoch never decreases: a write carrying an older epoch is refused (ErrFenced).
 //
 // Illegal transitions return errors matching ErrInvalidTransition; they never panic.

@@ -28,6 +28,8 @@ type State struct {
 	LastError      *Failure
 	Ledger         []Attempt
 	Fence          uint64
+	Wait           *Wait    // set exactly when Status is WAITING
+	Verdict        *Verdict // the latest decision on a waiting stage, if any
 }
 
 // State returns the task's persisted form. Slices and the last error are copies.
@@ -37,7 +39,7 @@ func (t *Task) State() State {
 		Status: t.status, PauseRequested: t.pauseRequested, Attempt: t.attempt,
 		CurrentStage: t.currentStage, CreatedAt: t.createdAt, StartedAt: t.startedAt,
 		FinishedAt: t.finishedAt, UpdatedAt: t.updatedAt, HeartbeatAt: t.heartbeatAt, LastError: t.LastError(),
-		Ledger: t.Ledger(), Fence: t.fence,
+		Ledger: t.Ledger(), Fence: t.fence, Wait: t.Wait(), Verdict: t.Verdict(),
 	}
 }
 
@@ -64,6 +66,10 @@ func Load(s State) (*Task, error) {
 		return bad("attempt %d < 1", s.Attempt)
 	case s.Status.Terminal() && s.FinishedAt.IsZero():
 		return bad("%s without finishedAt", s.Status)
+	case (s.Status == Waiting) != (s.Wait != nil):
+		return bad("%s with wait %v", s.Status, s.Wait != nil)
+	case s.Wait != nil && s.Wait.StageIndex != s.CurrentStage:
+		return bad("waits at stage %d, is at stage %d", s.Wait.StageIndex, s.CurrentStage)
 	}
 	var lastErr *Failure
 	if s.LastError != nil {
@@ -76,6 +82,7 @@ func Load(s State) (*Task, error) {
 		currentStage: s.CurrentStage, createdAt: s.CreatedAt, startedAt: s.StartedAt,
 		finishedAt: s.FinishedAt, updatedAt: s.UpdatedAt, heartbeatAt: s.HeartbeatAt, lastError: lastErr,
 		ledger: append([]Attempt(nil), s.Ledger...), fence: s.Fence,
+		wait: copyOf(s.Wait), verdict: copyOf(s.Verdict),
 	}, nil
 }
 
@@ -91,5 +98,14 @@ func (t *Task) Clone() *Task {
 		f := *t.lastError
 		c.lastError = &f
 	}
+	c.wait, c.verdict = copyOf(t.wait), copyOf(t.verdict)
+	return &c
+}
+
+func copyOf[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	c := *p
 	return &c
 }

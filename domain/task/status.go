@@ -8,6 +8,9 @@ const (
 	Pending     Status = "PENDING"
 	Running     Status = "RUNNING"
 	Paused      Status = "PAUSED"
+	// Waiting: a gate stage (an approval) waits for an operator's decision; the task holds
+	// neither a worker nor its tenant's lease meanwhile (see Task.Wait).
+	Waiting     Status = "WAITING"
 	Completed   Status = "COMPLETED"
 	Failed      Status = "FAILED"
 	Cancelled   Status = "CANCELLED"
@@ -15,7 +18,7 @@ const (
 )
 
 // Statuses lists every status in display order.
-var Statuses = []Status{Pending, Running, Paused, Completed, Failed, Cancelled, Interrupted}
+var Statuses = []Status{Pending, Running, Waiting, Paused, Completed, Failed, Cancelled, Interrupted}
 
 // Terminal reports whether no run of the task is under way or owed: a tenant whose latest task
 // is terminal may be rolled out again by a new plan.

@@ -28,6 +28,8 @@ type Task struct {
 	lastError      *Failure
 	ledger         []Attempt
 	fence          uint64
+	wait           *Wait    // set while WAITING
+	verdict        *Verdict // the latest operator decision on a waiting stage
 }
 
 // New returns a PENDING task for tenantID in planID. stages is the plan's template (shared, not
@@ -116,6 +118,35 @@ func (t *Task) LedgerLen() int { return len(t.ledger) }
 // the end). The ledger only grows, so attempts before n are the ones seen before.
 func (t *Task) LedgerFrom(n int) []Attempt {
 	return append([]Attempt(nil), t.ledger[min(max(n, 0), len(t.ledger)):]...)
+}
+
+// Wait returns why a WAITING task waits, or nil.
+func (t *Task) Wait() *Wait {
+	if t.wait == nil {
+		return nil
+	}
+	w := *t.wait
+	return &w
+}
+
+// Verdict returns the latest operator decision on a waiting stage, or nil.
+func (t *Task) Verdict() *Verdict {
+	if t.verdict == nil {
+		return nil
+	}
+	v := *t.verdict
+	return &v
+}
+
+// Decision returns the operator's decision on the stage the task is at, in its current run,
+// or nil: a decision taken in an earlier run, or on another stage, does not count.
+func (t *Task) Decision() *stage.Decision {
+	v := t.verdict
+	if v == nil || v.StageIndex != t.currentStage || v.Run != t.attempt {
+		return nil
+	}
+	d := v.Decision
+	return &d
 }
 
 // Fence returns the fence epoch of the run that owns the task.

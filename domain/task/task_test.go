@@ -69,6 +69,10 @@ func inStatus(t *testing.T, s task.Status) *task.Task {
 		step(tk.Fail(task.Failure{Stage: "a", Attempt: 3, Class: stage.ClassPermanent, Message: "boom"}, now))
 	case task.Cancelled:
 		step(tk.Cancel(nil, now))
+	case task.Waiting:
+		start()
+		step(tk.CompleteStage(0, now))
+		step(tk.Await("approval", "check the dashboards", now))
 	case task.Interrupted:
 		start()
 		step(tk.Interrupt(task.Failure{Stage: "a", Class: stage.ClassLeaseLost, Message: "lease lost"}, now))
@@ -130,6 +134,10 @@ var actions = []action{
 	{"Resume", func(tk *task.Task, now time.Time) error { return tk.Resume(now) }},
 	{"Cancel", func(tk *task.Task, now time.Time) error { return tk.Cancel(nil, now) }},
 	{"Retry", func(tk *task.Task, now time.Time) error { return tk.Retry(0, now) }},
+	{"Await", func(tk *task.Task, now time.Time) error { return tk.Await("approval", "", now) }},
+	{"Decide", func(tk *task.Task, now time.Time) error {
+		return tk.Decide(stage.Decision{Approved: true, DecidedAt: now}, now)
+	}},
 	{"Record", func(tk *task.Task, now time.Time) error {
 		return tk.Record(task.Attempt{Stage: "a", Run: tk.Attempt(), Attempt: 1, StartedAt: now, EndedAt: now, Outcome: task.OutcomeSucceeded})
 	}},
@@ -161,18 +169,20 @@ var matrix = map[string]map[string]outcome{
 	"RUNNING": {
 		"CompleteStage": to(task.Running), "Complete": outOfOrder, "Fail": to(task.Failed),
 		"Interrupt": to(task.Interrupted), "Pause": to(task.Paused), "RequestPause": to(task.Running),
-		"Cancel": to(task.Cancelled), "Record": to(task.Running),
+		"Cancel": to(task.Cancelled), "Record": to(task.Running), "Await": to(task.Waiting),
 	},
 	"RUNNING+pauseRequested": {
 		"CompleteStage": to(task.Running), "Complete": outOfOrder, "Fail": to(task.Failed),
 		"Interrupt": to(task.Interrupted), "Pause": to(task.Paused), "RequestPause": to(task.Running),
 		"Resume": to(task.Running), "Cancel": to(task.Cancelled), "Record": to(task.Running),
+		"Await": to(task.Waiting),
 	},
 	"RUNNING+allStagesDone": {
 		"CompleteStage": outOfOrder, "Complete": to(task.Completed), "Fail": to(task.Failed),
 		"Interrupt": to(task.Interrupted), "Pause": to(task.Paused), "RequestPause": to(task.Running),
-		"Cancel": to(task.Cancelled), "Record": to(task.Running),
+		"Cancel": to(task.Cancelled), "Record": to(task.Running), "Await": outOfOrder,
 	},
+	"WAITING": {"Cancel": to(task.Cancelled), "Decide": to(task.Pending)},
 	"PAUSED": {
 		"RequestPause": to(task.Paused), "Resume": to(task.Pending), "Cancel": to(task.Cancelled),
 		"Retry": to(task.Pending),
@@ -245,7 +255,7 @@ func TestTransitionError(t *testing.T) {
 func TestStatusTerminal(t *testing.T) {
 	t.Parallel()
 	want := map[task.Status]bool{
-		task.Pending: false, task.Running: false, task.Paused: false, task.Interrupted: false,
+		task.Pending: false, task.Running: false, task.Waiting: false, task.Paused: false, task.Interrupted: false,
 		task.Completed: true, task.Failed: true, task.Cancelled: true,
 	}
 	require.Len(t, task.Statuses, len(want))

@@ -154,11 +154,11 @@ func (t *Task) Resume(now time.Time) error {
 	return nil
 }
 
-// Cancel ends the task for good: PENDING | PAUSED | RUNNING | INTERRUPTED → CANCELLED.
-// reason, when not nil, becomes the last error.
+// Cancel ends the task for good: PENDING | PAUSED | RUNNING | WAITING | INTERRUPTED →
+// CANCELLED. reason, when not nil, becomes the last error.
 func (t *Task) Cancel(reason *Failure, now time.Time) error {
 	switch t.status {
-	case Pending, Paused, Running, Interrupted:
+	case Pending, Paused, Running, Waiting, Interrupted:
 	default:
 		return t.refuse("cancel")
 	}
@@ -192,6 +192,7 @@ func (t *Task) Retry(from int, now time.Time) error {
 
 func (t *Task) end(s Status, f *Failure, now time.Time) {
 	t.status = s
+	t.wait = nil
 	t.lastError = f
 	t.pauseRequested = false
 	t.finishedAt = now.UTC()

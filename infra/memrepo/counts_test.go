@@ -55,6 +55,6 @@ func TestStatusCountsCountStoredStatuses(t *testing.T) {
 	assert.Equal(t, 1, plans[p.Status()])
 	assert.Equal(t, map[task.Status]int{
 		task.Pending: 1, task.Running: 1, task.Failed: 1,
-		task.Paused: 0, task.Completed: 0, task.Cancelled: 0, task.Interrupted: 0,
+		task.Waiting: 0, task.Paused: 0, task.Completed: 0, task.Cancelled: 0, task.Interrupted: 0,
 	}, tasks)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/executor-dev/executor/domain/plan"
@@ -25,29 +26,34 @@ func planFields(p *plan.Plan, updated time.Time) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	canary := ""
+	if s.Canary.Tenants > 0 {
+		canary = strconv.Itoa(s.Canary.Tenants) + ":" + string(s.Canary.Then)
+	}
 	return append(planStatusFields(p, updated), []any{
 		"planId", s.ID, "name", s.Name, "labels", labels, "spec", spec, "taskIds", taskIDs,
 		"maxConcurrency", s.MaxConcurrency, "failureBudget", s.FailureBudget,
 		"startAt", encTime(s.StartAt), "createdAt", encTime(s.CreatedAt),
-		"idempotencyKey", s.IdempotencyKey,
+		"idempotencyKey", s.IdempotencyKey, "canary", canary, "startRate", s.StartRate,
 	}...), nil
 }
 
 // planStatusPairs is how many field, value pairs planStatusFields returns.
-const planStatusPairs = 4
+const planStatusPairs = 5
 
 // planStatusFields are the fields a plan's transitions change, with when this change was made
 // (updatedAt: a change that reaches Redis late never overwrites a later one).
 func planStatusFields(p *plan.Plan, updated time.Time) []any {
 	return []any{
 		"status", string(p.Status()), "startedAt", encTime(p.StartedAt()), "finishedAt", encTime(p.FinishedAt()),
-		"updatedAt", encTime(updated),
+		"updatedAt", encTime(updated), "phase", string(p.Phase()),
 	}
 }
 
 func decodePlan(h map[string]string) (*plan.Plan, error) {
 	s := plan.State{
 		ID: h["planId"], Name: h["name"], Status: plan.Status(h["status"]), IdempotencyKey: h["idempotencyKey"],
+		Phase: plan.Phase(h["phase"]),
 	}
 	var err error
 	if s.Stages, err = decSpecs([]byte(h["spec"])); err != nil {
@@ -65,10 +71,34 @@ func decodePlan(h map[string]string) (*plan.Plan, error) {
 	if s.FailureBudget, err = strconv.Atoi(h["failureBudget"]); err != nil {
 		return nil, fmt.Errorf("failureBudget: %w", err)
 	}
+	if r := h["startRate"]; r != "" { // absent in plans written before pacing existed
+		if s.StartRate, err = strconv.Atoi(r); err != nil {
+			return nil, fmt.Errorf("startRate: %w", err)
+		}
+	}
+	if s.Canary, err = decCanary(h["canary"]); err != nil {
+		return nil, fmt.Errorf("canary: %w", err)
+	}
 	if err := decTimes(h, map[string]*time.Time{
 		"startAt": &s.StartAt, "createdAt": &s.CreatedAt, "startedAt": &s.StartedAt, "finishedAt": &s.FinishedAt,
 	}); err != nil {
 		return nil, err
 	}
 	return plan.Load(s)
+}
+
+// decCanary decodes a canary wave stored as "<tenants>:<then>" ("": none).
+func decCanary(v string) (plan.Canary, error) {
+	if v == "" {
+		return plan.Canary{}, nil
+	}
+	n, then, ok := strings.Cut(v, ":")
+	if !ok {
+		return plan.Canary{}, fmt.Errorf("%q is not <tenants>:<then>", v)
+	}
+	tenants, err := strconv.Atoi(n)
+	if err != nil {
+		return plan.Canary{}, err
+	}
+	return plan.Canary{Tenants: tenants, Then: plan.Then(then)}, nil
 }

@@ -154,6 +154,10 @@ func runFields(t *task.Task, ledgerFrom int) ([]any, error) {
 		}
 		lastError = string(b)
 	}
+	wait, verdict, err := encGate(t)
+	if err != nil {
+		return nil, err
+	}
 	pause := "0"
 	if t.PauseRequested() {
 		pause = "1"
@@ -172,7 +176,7 @@ func runFields(t *task.Task, ledgerFrom int) ([]any, error) {
 		"status", string(t.Status()), "pauseRequested", pause, "attempt", t.Attempt(), "stage", t.CurrentStage(),
 		"startedAt", same(t.StartedAt()), "finishedAt", same(t.FinishedAt()),
 		"updatedAt", updated, "heartbeatAt", same(t.HeartbeatAt()),
-		"lastError", lastError, "ledger", t.LedgerLen(),
+		"lastError", lastError, "ledger", t.LedgerLen(), "wait", wait, "verdict", verdict,
 	)
 	for i, a := range attempts {
 		fields = append(fields, ledgerField(from+i), encAttempt(a, t.CreatedAt().UnixMicro()))
@@ -226,6 +230,9 @@ func decodeTask(h map[string]string, stages []stage.Spec) (*task.Task, error) {
 		s.LastError = &lf
 	}
 	if s.Ledger, err = decLedger(h, stages, s.CreatedAt.UnixMicro()); err != nil {
+		return nil, err
+	}
+	if s.Wait, s.Verdict, err = decGate(h["wait"], h["verdict"]); err != nil {
 		return nil, err
 	}
 	return task.Load(s)

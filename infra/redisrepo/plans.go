@@ -48,7 +48,7 @@ func (s *Store) queuePlan(ctx context.Context, pipe redis.Pipeliner, p *plan.Pla
 func (r *PlanRepo) planOnline(ctx context.Context, id string) (*plan.Plan, error) {
 	s := r.s
 	if cached, err := s.mirror.Plans().Plan(ctx, id); err == nil {
-		vals, err := s.client.HMGet(ctx, s.keys.Plan(id), "status", "startedAt", "finishedAt").Result()
+		vals, err := s.client.HMGet(ctx, s.keys.Plan(id), "status", "startedAt", "finishedAt", "phase").Result()
 		if err != nil {
 			return nil, wrap("read plan", err)
 		}
@@ -60,6 +60,7 @@ func (r *PlanRepo) planOnline(ctx context.Context, id string) (*plan.Plan, error
 		}
 		st := cached.State()
 		st.Status = plan.Status(vals[0].(string))
+		st.Phase = plan.Phase(str(vals[3]))
 		if err := decTimes(map[string]string{"startedAt": str(vals[1]), "finishedAt": str(vals[2])},
 			map[string]*time.Time{"startedAt": &st.StartedAt, "finishedAt": &st.FinishedAt}); err != nil {
 			return nil, fmt.Errorf("redisrepo: decode plan %s: %w", id, err)

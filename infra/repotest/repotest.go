@@ -70,6 +70,8 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"Task/BusyTenantGetsNoNewTask", testBusyTenant},
 		{"Task/Reactivate", testReactivate},
 		{"Plan/CreatePlanWithTasks", testCreatePlan},
+		{"Plan/RolloutControl", testPlanRolloutControl},
+		{"Task/WaitsAndIsDecided", testTaskWaitsAndIsDecided},
 		{"Concurrency", testConcurrency},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,55 @@
+package task
+
+import (
+	"time"
+
+	"github.com/executor-dev/executor/domain/stage"
+)
+
+// Wait describes why a WAITING task waits.
+type Wait struct {
+	StageIndex int
+	Stage      string
+	Reason     string // e.g. "approval"
+	Message    string // what the operator is asked; may be empty
+	Since      time.Time
+}
+
+// Verdict is an operator's decision on the stage at StageIndex in run Run of a task.
+type Verdict struct {
+	StageIndex int
+	Run        int
+	stage.Decision
+}
+
+// Await parks a run at its current stage until an operator decides: RUNNING → WAITING. The
+// run ends (it gives up its worker and lease); Decide makes the task PENDING again, and the
+// next run starts at the same stage with the decision (Decision).
+func (t *Task) Await(reason, message string, now time.Time) error {
+	if t.status != Running {
+		return t.refuse("park")
+	}
+	if t.currentStage >= len(t.stages) {
+		return ErrStageOutOfOrder
+	}
+	t.status = Waiting
+	t.pauseRequested = false
+	t.wait = &Wait{StageIndex: t.currentStage, Stage: t.stages[t.currentStage].Name, Reason: reason, Message: message, Since: now.UTC()}
+	t.touch(now)
+	return nil
+}
+
+// Decide records an operator's decision on the waiting stage, for this run: WAITING →
+// PENDING. A rejection is applied by the stage itself when it runs again (a permanent
+// failure), so it is recorded in the ledger and counted like any failure.
+func (t *Task) Decide(d stage.Decision, now time.Time) error {
+	if t.status != Waiting {
+		return t.refuse("decide on")
+	}
+	d.DecidedAt = d.DecidedAt.UTC()
+	t.verdict = &Verdict{StageIndex: t.currentStage, Run: t.attempt, Decision: d}
+	t.status = Pending
+	t.wait = nil
+	t.touch(now)
+	return nil
+}
