@@ -5,9 +5,9 @@ type Status string
 
 // Task statuses.
 const (
-	Pending     Status = "PENDING"
-	Running     Status = "RUNNING"
-	Paused      Status = "PAUSED"
+	Pending Status = "PENDING"
+	Running Status = "RUNNING"
+	Paused  Status = "PAUSED"
 	// Waiting: a gate stage (an approval) waits for an operator's decision; the task holds
 	// neither a worker nor its tenant's lease meanwhile (see Task.Wait).
 	Waiting     Status = "WAITING"

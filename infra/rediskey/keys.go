@@ -59,6 +59,15 @@ func (k Keys) Instance(id string) string { return k.prefix + "instance:{" + id +
 // Plans is the ZSET of plan ids by creation time: executor:plans.
 func (k Keys) Plans() string { return k.prefix + "plans" }
 
+// Schedule is the ZSET of scheduled plan ids by startAt in Unix milliseconds:
+// executor:schedule. A claimed entry is re-scored to its claim's expiry (a visibility
+// timeout) until it is acknowledged and removed.
+func (k Keys) Schedule() string { return k.prefix + "schedule" }
+
+// ScheduleWake is the pub/sub channel on which a new earliest schedule entry is announced,
+// with its startAt in Unix milliseconds as the message: executor:schedule:wake.
+func (k Keys) ScheduleWake() string { return k.prefix + "schedule:wake" }
+
 // Events is the optional event stream (a Redis Stream, capped with XADD MAXLEN ~) that
 // external subscribers read: executor:events. Written only when the stream sink is enabled.
 func (k Keys) Events() string { return k.prefix + "events" }

@@ -19,6 +19,10 @@ func TestKeysFollowTheSchema(t *testing.T) {
 		{"tenant lock", k.TenantLock("acme"), "executor:lock:tenant:{acme}"},
 		{"plans", k.Plans(), "executor:plans"},
 		{"events", k.Events(), "executor:events"},
+		{"schedule", k.Schedule(), "executor:schedule"},
+		{"schedule wake", k.ScheduleWake(), "executor:schedule:wake"},
+		{"schedule, custom prefix", rediskey.New("x:").Schedule(), "x:schedule"},
+		{"schedule wake, custom prefix", rediskey.New("x:").ScheduleWake(), "x:schedule:wake"},
 		{"events, custom prefix", rediskey.New("x:").Events(), "x:events"},
 		{"custom prefix", rediskey.New("x:").Task("T1"), "x:task:{T1}"},
 	}
