@@ -33,6 +33,13 @@ type Runner interface {
 	ResumeTask(ctx context.Context, taskID string) error
 	CancelTask(ctx context.Context, taskID string) error
 	RetryTask(ctx context.Context, taskID string, fromCheckpoint bool) error
+	// DecideTask records an operator's decision on a WAITING task's gate and queues it.
+	DecideTask(ctx context.Context, taskID string, d stage.Decision) error
+	// ApprovePlan starts the tasks past a plan's canary wave; RejectPlan halts the plan there.
+	ApprovePlan(ctx context.Context, planID string) error
+	RejectPlan(ctx context.Context, planID string) error
+	// Unlock removes a tenant's lease whoever holds it and fences its holder.
+	Unlock(ctx context.Context, tenantID string) (lease.Unlocked, error)
 	// Reap returns tasks as they stand, with RUNNING tasks whose owner is gone interrupted,
 	// and how many it interrupted.
 	Reap(ctx context.Context, tasks []*task.Task) ([]*task.Task, int, error)

@@ -35,6 +35,8 @@ type SubmitRequest struct {
 	MaxConcurrency int // 0: plan.DefaultMaxConcurrency
 	FailureBudget  int // 0: none
 	StartAt        time.Time
+	StartRate      int // task starts per minute; 0: no pacing
+	Canary         plan.Canary
 	Stages         []stage.Spec
 	Tenants        []TenantInput
 	IdempotencyKey string
@@ -87,7 +89,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Submission, e
 	p, err := plan.New(plan.Draft{
 		ID: planID, Name: req.Name, Labels: req.Labels, Stages: stages, TaskIDs: taskIDs,
 		MaxConcurrency: req.MaxConcurrency, FailureBudget: req.FailureBudget, StartAt: req.StartAt,
-		IdempotencyKey: req.IdempotencyKey,
+		IdempotencyKey: req.IdempotencyKey, Canary: req.Canary, StartRate: req.StartRate,
 	}, now)
 	if err != nil {
 		return nil, asValidation(err)

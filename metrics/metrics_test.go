@@ -81,6 +81,8 @@ func TestHooksMoveTheirMetric(t *testing.T) {
 		{"fenced", (*metrics.Registry).Fenced, "executor_fenced_writes_total", nil},
 		{"lease contended", (*metrics.Registry).LeaseContended, "executor_lease_contention_total", nil},
 		{"lease lost", (*metrics.Registry).LeaseLost, "executor_lease_lost_total", nil},
+		{"scheduled start", func(r *metrics.Registry) { r.ScheduledStart(3 * time.Millisecond) },
+			"executor_scheduled_start_lateness_seconds", nil},
 		{"http request", func(r *metrics.Registry) { r.ObserveRequest("/v1/plans/{planId}", "GET", 200, time.Millisecond) },
 			"executor_http_request_duration_seconds", map[string]string{"route": "/v1/plans/{planId}", "method": "GET", "code": "200"}},
 	}

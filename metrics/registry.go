@@ -47,6 +47,7 @@ type Registry struct {
 	fenced          prometheus.Counter
 	leaseContention prometheus.Counter
 	leaseLost       prometheus.Counter
+	scheduleLate    prometheus.Histogram
 	httpDuration    *prometheus.HistogramVec
 }
 
@@ -76,6 +77,11 @@ func New(opts Options) *Registry {
 			Namespace: namespace, Name: "lease_lost_total",
 			Help: "Task runs that lost their tenant's lease while running (the task ends INTERRUPTED).",
 		}),
+		scheduleLate: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "scheduled_start_lateness_seconds",
+			Help:    "How late scheduled plans started after their startAt, on the executor that started them (target: under 50 ms).",
+			Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 5, 30},
+		}),
 		httpDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: namespace, Name: "http_request_duration_seconds",
 			Help:    "Duration of HTTP requests by route pattern (\"unmatched\" when no route matched), method and status code.",
@@ -85,7 +91,7 @@ func New(opts Options) *Registry {
 	r.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		r.stageDuration, r.stageRetries, r.fenced, r.leaseContention, r.leaseLost, r.httpDuration,
+		r.stageDuration, r.stageRetries, r.fenced, r.leaseContention, r.leaseLost, r.scheduleLate, r.httpDuration,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "redis_degraded",
 			Help: "1 while the executor runs on memory because Redis is away, else 0 (always 0 on the in-memory store).",
@@ -145,6 +151,9 @@ func (r *Registry) Fenced() { r.fenced.Inc() }
 
 // LeaseContended counts a run that found its tenant's lease held by someone else.
 func (r *Registry) LeaseContended() { r.leaseContention.Inc() }
+
+// ScheduledStart observes how late a scheduled plan started (a negative lateness counts as 0).
+func (r *Registry) ScheduledStart(late time.Duration) { r.scheduleLate.Observe(max(late, 0).Seconds()) }
 
 // LeaseLost counts a run that lost its tenant's lease.
 func (r *Registry) LeaseLost() { r.leaseLost.Inc() }

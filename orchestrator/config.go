@@ -31,6 +31,9 @@ type Config struct {
 	// Metrics is told of stage attempts, retries, fenced writes and lease contention and
 	// losses (docs/metrics.md). Default: nobody.
 	Metrics Metrics
+	// Scheduler starts SCHEDULED plans at their time (it calls StartScheduled). Without one,
+	// a plan with a startAt in the future is refused (ErrNoScheduler).
+	Scheduler Scheduler
 }
 
 func (c Config) withDefaults() Config {

@@ -92,21 +92,16 @@ func (o *Orchestrator) CancelPlan(ctx context.Context, planID string) error {
 	if p.Status().Terminal() {
 		return p.Cancel(o.now()) // the typed refusal
 	}
-	o.mu.Lock()
-	if t := o.timers[planID]; t != nil {
-		t.Stop()
-		delete(o.timers, planID)
-	}
-	o.mu.Unlock()
+	o.unschedule(ctx, p)
 	if pr := o.run(planID); pr != nil {
 		pr.drain()
 	}
-	var stopping []<-chan struct{}
-	for _, id := range p.TaskIDs() {
+	stopping := map[string]<-chan struct{}{}
+	cancel := func(id string) error {
 		err := o.withTask(ctx, id, func(t *task.Task, run *taskRun) (*checkpoint.Checkpoint, error) {
 			if run != nil {
 				run.cancel(errCancelRequested)
-				stopping = append(stopping, run.done)
+				stopping[id] = run.done
 				return nil, errSkip
 			}
 			if t.Status().Terminal() {
@@ -117,11 +112,24 @@ func (o *Orchestrator) CancelPlan(ctx context.Context, planID string) error {
 		if err != nil && !errors.Is(err, errSkip) {
 			return err
 		}
+		return nil
 	}
-	for _, done := range stopping {
+	for _, id := range p.TaskIDs() {
+		if err := cancel(id); err != nil {
+			return err
+		}
+	}
+	for id, done := range stopping {
 		select {
 		case <-done:
 		case <-ctx.Done():
+			return ctx.Err()
+		}
+		// A run that ended without recording the cancel (it had just parked its task at a
+		// gate) leaves the task to cancel here.
+		delete(stopping, id)
+		if err := cancel(id); err != nil {
+			return err
 		}
 	}
 	_, err = o.changePlan(ctx, planID, func(p *plan.Plan) error { return p.Cancel(o.now()) })
@@ -228,7 +236,17 @@ func (o *Orchestrator) CancelTask(ctx context.Context, taskID string) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		err = nil
+		// A run that ended without recording the cancel (it had just parked its task at a
+		// gate) leaves the task to cancel here.
+		err = o.withTask(ctx, taskID, func(t *task.Task, _ *taskRun) (*checkpoint.Checkpoint, error) {
+			if t.Status().Terminal() {
+				return nil, errSkip
+			}
+			return nil, t.Cancel(&operatorCancel, o.now())
+		})
+		if errors.Is(err, errSkip) {
+			err = nil
+		}
 	}
 	if err != nil {
 		return err

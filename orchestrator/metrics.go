@@ -26,6 +26,9 @@ type Metrics interface {
 	LeaseContended()
 	// LeaseLost is told of every run that lost its tenant's lease while it ran.
 	LeaseLost()
+	// ScheduledStart is told of every scheduled plan this executor started, with how late it
+	// started after its startAt.
+	ScheduledStart(late time.Duration)
 }
 
 // noMetrics is the Metrics of an orchestrator nobody measures.
@@ -36,6 +39,7 @@ func (noMetrics) StageRetried(string)                     {}
 func (noMetrics) Fenced()                                 {}
 func (noMetrics) LeaseContended()                         {}
 func (noMetrics) LeaseLost()                              {}
+func (noMetrics) ScheduledStart(time.Duration)            {}
 
 // observeAttempt reports a stage attempt of kind that has ended (entry has its outcome).
 func (o *Orchestrator) observeAttempt(kind string, entry *task.Attempt) {

@@ -55,6 +55,7 @@ func (m *recordingMetrics) StageRetried(kind string) {
 func (m *recordingMetrics) Fenced()         { m.mu.Lock(); m.fenced++; m.mu.Unlock() }
 func (m *recordingMetrics) LeaseContended() { m.mu.Lock(); m.contended++; m.mu.Unlock() }
 func (m *recordingMetrics) LeaseLost()      { m.mu.Lock(); m.lost++; m.mu.Unlock() }
+func (m *recordingMetrics) ScheduledStart(time.Duration) {}
 
 // snapshot returns copies of the counts.
 func (m *recordingMetrics) snapshot() (stages, retries map[string]int, fenced, contended int) {

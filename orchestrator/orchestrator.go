@@ -48,7 +48,6 @@ type Orchestrator struct {
 	runs     map[string]*planRun        // by plan id
 	active   map[string]*taskRun        // by task id
 	watchers map[string][]chan struct{} // by plan id: closed at the plan's next change
-	timers   map[string]*time.Timer     // scheduled plans by id
 }
 
 // New returns an orchestrator over the given stores.
@@ -60,7 +59,6 @@ func New(plans plan.Repository, tasks task.Repository, ckpts checkpoint.Store, l
 		runs:     map[string]*planRun{},
 		active:   map[string]*taskRun{},
 		watchers: map[string][]chan struct{}{},
-		timers:   map[string]*time.Timer{},
 	}
 }
 
@@ -71,17 +69,27 @@ func (o *Orchestrator) Start() {
 
 func (o *Orchestrator) now() time.Time { return o.cfg.Clock().UTC() }
 
-// Launch starts a newly created plan: at once, or at its StartAt when it is SCHEDULED.
+// Launch starts a newly created plan: at once, or, when it is SCHEDULED, by handing it to the
+// Scheduler, which calls StartScheduled at its startAt.
 // A plan launched as a shutdown begins starts with every task INTERRUPTED (see enqueue).
 func (o *Orchestrator) Launch(ctx context.Context, p *plan.Plan) error {
 	if p.Status() == plan.Scheduled {
-		o.mu.Lock()
-		o.timers[p.ID()] = time.AfterFunc(time.Until(p.StartAt()), func() { o.release(p.ID()) })
-		o.mu.Unlock()
+		if o.cfg.Scheduler == nil {
+			return ErrNoScheduler
+		}
+		if err := o.cfg.Scheduler.Schedule(ctx, p.ID(), p.StartAt()); err != nil {
+			return fmt.Errorf("orchestrator: schedule plan %s: %w", p.ID(), err)
+		}
 		return nil
 	}
 	unlock := o.planLocks.lock(p.ID())
 	defer unlock()
+	return o.begin(ctx, p)
+}
+
+// begin starts a PENDING plan: RUNNING, and its tasks queued (only the canary wave's while the
+// plan is gated). The caller holds the plan lock.
+func (o *Orchestrator) begin(ctx context.Context, p *plan.Plan) error {
 	if err := p.Start(o.now()); err != nil {
 		return err
 	}
@@ -89,32 +97,12 @@ func (o *Orchestrator) Launch(ctx context.Context, p *plan.Plan) error {
 		return fmt.Errorf("orchestrator: start plan %s: %w", p.ID(), err)
 	}
 	o.notify(p.ID())
-	o.enqueue(p, p.TaskIDs())
+	ids := p.TaskIDs()
+	if p.Gated() {
+		ids = p.CanaryTaskIDs()
+	}
+	o.enqueue(p, ids)
 	return nil
-}
-
-// release starts a scheduled plan whose time has come.
-func (o *Orchestrator) release(planID string) {
-	o.mu.Lock()
-	delete(o.timers, planID)
-	o.mu.Unlock()
-	ctx := o.ctx
-	unlock := o.planLocks.lock(planID)
-	p, err := o.plans.Plan(ctx, planID)
-	if err == nil {
-		err = p.Release()
-	}
-	if err == nil {
-		err = o.savePlan(ctx, p)
-	}
-	unlock()
-	if err != nil {
-		o.cfg.Logger.Info("scheduled plan not started", "plan_id", planID, "err", err)
-		return
-	}
-	if err := o.Launch(ctx, p); err != nil {
-		o.cfg.Logger.Error("scheduled plan failed to start", "plan_id", planID, "err", err)
-	}
 }
 
 // enqueue queues task ids of p to start, starting a planRun when none is taking work.
@@ -129,7 +117,7 @@ func (o *Orchestrator) enqueue(p *plan.Plan, ids []string) {
 	if pr := o.runs[p.ID()]; pr != nil && pr.push(ids) {
 		return
 	}
-	pr := newPlanRun(p.ID(), p.MaxConcurrency(), p.FailureBudget(), p.Status() == plan.Paused)
+	pr := newPlanRun(p, p.Status() == plan.Paused)
 	pr.queued = &o.queued
 	pr.push(ids)
 	o.runs[p.ID()] = pr
@@ -156,6 +144,9 @@ func (o *Orchestrator) loop(pr *planRun) {
 			defer o.wg.Done()
 			failed := o.runTask(pr, id)
 			<-o.slots
+			if pr.canary[id] { // before the run ends: the plan must not settle before its wave is judged
+				o.advanceCanary(pr.planID)
+			}
 			if drained := pr.ended(failed); len(drained) > 0 {
 				o.cancelQueued(drained, "failure budget exhausted")
 			}
@@ -218,7 +209,7 @@ func (o *Orchestrator) settle(planID string, from *planRun) {
 	failed, cancelled := false, false
 	for _, st := range statuses {
 		switch st {
-		case task.Pending, task.Running, task.Paused:
+		case task.Pending, task.Running, task.Paused, task.Waiting:
 			return
 		case task.Failed, task.Interrupted:
 			failed = true

@@ -3,7 +3,11 @@ package orchestrator
 import (
 	"context"
 	"sync"
+	"time"
 
+	"golang.org/x/time/rate"
+
+	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
 )
 
@@ -12,6 +16,8 @@ import (
 type planRun struct {
 	planID   string
 	renderer *stage.Renderer
+	canary   map[string]bool // the canary wave's task ids while the plan is in phase CANARY
+	pace     *rate.Limiter   // the plan's startRate; nil: no pacing
 
 	mu      sync.Mutex
 	limit   int
@@ -25,11 +31,22 @@ type planRun struct {
 	wake    chan struct{} // signalled (non-blocking) whenever a wait condition may have changed
 }
 
-func newPlanRun(planID string, limit, budget int, paused bool) *planRun {
-	return &planRun{
-		planID: planID, renderer: stage.NewRenderer(),
-		limit: limit, budget: budget, paused: paused, wake: make(chan struct{}, 1),
+func newPlanRun(p *plan.Plan, paused bool) *planRun {
+	pr := &planRun{
+		planID: p.ID(), renderer: stage.NewRenderer(),
+		limit: p.MaxConcurrency(), budget: p.FailureBudget(), paused: paused, wake: make(chan struct{}, 1),
 	}
+	if p.Phase() == plan.PhaseCanary {
+		pr.canary = make(map[string]bool, p.Canary().Tenants)
+		for _, id := range p.CanaryTaskIDs() {
+			pr.canary[id] = true
+		}
+	}
+	if n := p.StartRate(); n > 0 {
+		// One start every minute/n, no burst: the first task starts at once.
+		pr.pace = rate.NewLimiter(rate.Every(time.Minute/time.Duration(n)), 1)
+	}
+	return pr
 }
 
 func (pr *planRun) lock()   { pr.mu.Lock() }
@@ -66,6 +83,19 @@ func (pr *planRun) next(ctx context.Context) (string, bool) {
 			pr.unlock()
 			return "", false
 		case !pr.paused && len(pr.queue) > 0 && pr.running < pr.limit:
+			if wait := pr.wait(); wait > 0 {
+				pr.unlock()
+				t := time.NewTimer(wait)
+				select { // a pause, cancel or drain meanwhile is seen on the next pass
+				case <-t.C:
+				case <-pr.wake:
+				case <-ctx.Done():
+					t.Stop()
+					return pr.abandon()
+				}
+				t.Stop()
+				continue
+			}
 			id := pr.queue[0]
 			pr.queue = pr.queue[1:]
 			pr.queued.add(-1)
@@ -77,14 +107,33 @@ func (pr *planRun) next(ctx context.Context) (string, bool) {
 		select {
 		case <-pr.wake:
 		case <-ctx.Done():
-			pr.lock()
-			pr.closed = true
-			pr.queued.add(-len(pr.queue)) // abandoned: nothing will start them
-			pr.queue = nil
-			pr.unlock()
-			return "", false
+			return pr.abandon()
 		}
 	}
+}
+
+// abandon closes the run as its context ended: nothing will start what it queued.
+func (pr *planRun) abandon() (string, bool) {
+	pr.lock()
+	defer pr.unlock()
+	pr.closed = true
+	pr.queued.add(-len(pr.queue))
+	pr.queue = nil
+	return "", false
+}
+
+// wait reports how long the start rate holds the next start back, taking the start when it
+// does not (0). The caller holds pr's lock.
+func (pr *planRun) wait() time.Duration {
+	if pr.pace == nil {
+		return 0
+	}
+	r := pr.pace.Reserve()
+	if d := r.Delay(); d > 0 {
+		r.Cancel() // not taken: the start is decided again when the wait ends
+		return d
+	}
+	return 0
 }
 
 // ended records how a started task's run ended (failed: FAILED) and returns the queued ids

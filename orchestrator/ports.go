@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"time"
 
 	"github.com/executor-dev/executor/domain/lease"
 	"github.com/executor-dev/executor/domain/stage"
@@ -19,6 +20,18 @@ type Locker interface {
 	Acquire(ctx context.Context, tenantID, owner string) (lease.Lease, error)
 	// Holder reports who holds tenantID's lease, if anyone.
 	Holder(ctx context.Context, tenantID string) (lease.Holder, bool, error)
+	// ForceRelease removes tenantID's lease whoever holds it (an operator's unlock) and
+	// returns the holder it removed; ok is false when nobody held it.
+	ForceRelease(ctx context.Context, tenantID string) (h lease.Holder, ok bool, err error)
+}
+
+// Scheduler starts SCHEDULED plans at their startAt, exactly once across executors, by calling
+// StartScheduled (infra/schedule: a timer heap in memory, a Redis ZSET shared by executors).
+type Scheduler interface {
+	// Schedule records that planID starts at at.
+	Schedule(ctx context.Context, planID string, at time.Time) error
+	// Unschedule forgets planID; it reports whether the entry was still there.
+	Unschedule(ctx context.Context, planID string) (bool, error)
 }
 
 // leaseOwner is the owner a run records in its tenant's lease.

@@ -37,10 +37,6 @@ var (
 func (o *Orchestrator) Shutdown(ctx context.Context, grace time.Duration) error {
 	o.draining.Store(true)
 	o.mu.Lock()
-	for id, t := range o.timers {
-		t.Stop()
-		delete(o.timers, id)
-	}
 	runs := make([]*planRun, 0, len(o.runs))
 	for _, pr := range o.runs {
 		runs = append(runs, pr)

@@ -14,16 +14,17 @@ import (
 
 // runStage runs stage i with its retry policy. Failed attempts that will be retried are
 // recorded here; the last attempt's entry is returned for the caller to record with the
-// transition it causes (one write per transition).
-func (o *Orchestrator) runStage(run *taskRun, pr *planRun, i int, cp *checkpoint.Checkpoint, log *slog.Logger) (json.RawMessage, *task.Attempt, *task.Failure) {
+// transition it causes (one write per transition). A gate that waits for an operator's
+// decision returns no entry and no failure, but its *stage.AwaitError.
+func (o *Orchestrator) runStage(run *taskRun, pr *planRun, i int, cp *checkpoint.Checkpoint, log *slog.Logger) (json.RawMessage, *task.Attempt, *task.Failure, *stage.AwaitError) {
 	spec := run.task.Stages()[i]
-	fail := func(entry *task.Attempt, class stage.Class, msg string, code int) (json.RawMessage, *task.Attempt, *task.Failure) {
+	fail := func(entry *task.Attempt, class stage.Class, msg string, code int) (json.RawMessage, *task.Attempt, *task.Failure, *stage.AwaitError) {
 		attempt := 0
 		if entry != nil {
 			attempt = entry.Attempt
 			o.observeAttempt(spec.Kind, entry)
 		}
-		return nil, entry, &task.Failure{Stage: spec.Name, Attempt: attempt, Class: class, Message: msg, Code: code}
+		return nil, entry, &task.Failure{Stage: spec.Name, Attempt: attempt, Class: class, Message: msg, Code: code}, nil
 	}
 	h, ok := o.kinds.Handler(spec.Kind)
 	if !ok {
@@ -45,13 +46,16 @@ func (o *Orchestrator) runStage(run *taskRun, pr *planRun, i int, cp *checkpoint
 		}
 		out, err := o.attempt(run.ctx, h, spec.Timeout, stage.Request{
 			PlanID: run.planID, TaskID: run.id, TenantID: run.tenantID, Stage: spec.Name,
-			StageIndex: i, Run: run.attempt, Attempt: attempt, Params: params,
+			StageIndex: i, Run: run.attempt, Attempt: attempt, Params: params, Decision: run.task.Decision(),
 		})
 		entry.EndedAt = o.now()
 		if err == nil {
 			entry.Outcome = task.OutcomeSucceeded
 			o.observeAttempt(spec.Kind, entry)
-			return out, entry, nil
+			return out, entry, nil, nil
+		}
+		if aw := (*stage.AwaitError)(nil); errors.As(err, &aw) && run.ctx.Err() == nil {
+			return nil, nil, nil, aw
 		}
 		se := stage.AsError(err)
 		entry.Outcome, entry.Class, entry.Error, entry.Code = task.OutcomeFailed, se.Class, se.Message, se.Code

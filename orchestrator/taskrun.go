@@ -213,7 +213,11 @@ func (o *Orchestrator) runTask(pr *planRun, id string) (failed bool) {
 		if stop, failed := o.boundary(run, stages[i].Name, stageLog); stop {
 			return failed
 		}
-		out, entry, f := o.runStage(run, pr, i, cp, stageLog)
+		out, entry, f, wait := o.runStage(run, pr, i, cp, stageLog)
+		if wait != nil {
+			o.park(run, wait, stageLog)
+			return false
+		}
 		if f != nil {
 			return o.end(run, entry, *f, stageLog)
 		}

@@ -24,6 +24,7 @@ import (
 	"github.com/executor-dev/executor/infra/memrepo"
 	"github.com/executor-dev/executor/infra/outage"
 	"github.com/executor-dev/executor/infra/rediskey"
+	"github.com/executor-dev/executor/infra/schedule"
 	"github.com/executor-dev/executor/infra/redisrepo"
 	"github.com/executor-dev/executor/metrics"
 	"github.com/executor-dev/executor/orchestrator"
@@ -80,6 +81,14 @@ type Executor struct {
 	stream    *eventstream.Stream // the events' Redis stream, when enabled; else nil
 	readiness func() api.Health
 	metrics   *metrics.Registry // GET /metrics
+	sched     scheduler         // starts scheduled plans
+}
+
+// scheduler is infra/schedule's Memory or Redis.
+type scheduler interface {
+	orchestrator.Scheduler
+	Start(due schedule.Due)
+	Stop()
 }
 
 // stores are the repositories and locker of one backend.
@@ -122,8 +131,13 @@ func NewExecutor(cfg Config) (*Executor, error) {
 	e.kinds = stagekind.Builtin(stagekind.HTTPOptions{Allow: cfg.HTTPAllow})
 	e.metrics = metrics.New(metrics.Options{StatusCounts: st.counts, Degraded: e.Degraded, JournalLen: e.journalLen,
 		Queued: func() int { return e.orch.Queued() }})
+	e.sched = schedule.NewMemory(schedule.MemoryOptions{Logger: cfg.Logger})
+	if e.redis != nil { // one ZSET shared by every executor: exactly one starts each plan
+		e.sched = schedule.NewRedis(e.redis, schedule.RedisOptions{Prefix: cfg.Prefix, Logger: cfg.Logger})
+	}
 	e.orch = orchestrator.New(st.plans, st.tasks, st.ckpts, st.locker, e.kinds,
-		orchestrator.Config{Workers: cfg.Workers, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger, Degraded: e.Degraded, Events: e.events, Metrics: e.metrics})
+		orchestrator.Config{Workers: cfg.Workers, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger, Degraded: e.Degraded,
+			Events: e.events, Metrics: e.metrics, Scheduler: e.sched})
 	e.svc = app.New(app.Deps{
 		Creator: st.creator, Plans: st.plans, Tasks: st.tasks, Checkpoints: st.ckpts,
 		Kinds: e.kinds, Holders: st.locker, Runner: e.orch, Events: e.events,
@@ -233,6 +247,7 @@ func (e *Executor) Start() {
 		e.stream.Start()
 	}
 	e.orch.Start()
+	e.sched.Start(e.orch.StartScheduled)
 }
 
 // Drain is the graceful part of a shutdown: the executor takes no new work (new plans,
@@ -248,6 +263,7 @@ func (e *Executor) Drain(ctx context.Context) error {
 	}
 	e.cfg.Logger.Info("executor draining: no new work; running tasks stop at their next stage boundary",
 		"shutdown_timeout", timeout.String())
+	e.sched.Stop() // a plan that comes due now is left to another executor, or to the next start
 	return e.orch.Shutdown(ctx, timeout)
 }
 
@@ -255,6 +271,7 @@ func (e *Executor) Drain(ctx context.Context) error {
 // intact, their leases released; Drain first for a graceful end), stops the store's probe and
 // closes the Redis client.
 func (e *Executor) Stop(ctx context.Context) error {
+	e.sched.Stop()
 	oerr := e.orch.Stop(ctx)
 	var rerr error
 	if e.stream != nil { // its last events are the runs' ends: after the orchestrator, before the client

@@ -50,9 +50,10 @@ func NewRegistry() *Registry {
 func Builtin(opts HTTPOptions) *Registry {
 	r := NewRegistry()
 	for kind, h := range map[string]stage.Handler{
-		KindNoop:  Noop{},
-		KindSleep: Sleep{},
-		KindHTTP:  NewHTTP(opts),
+		KindNoop:     Noop{},
+		KindSleep:    Sleep{},
+		KindHTTP:     NewHTTP(opts),
+		KindApproval: Approval{},
 	} {
 		if err := r.Register(kind, h); err != nil {
 			panic(err) // unreachable: the built-in names are valid and distinct

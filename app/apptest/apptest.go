@@ -13,6 +13,7 @@ import (
 	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/task"
+	"github.com/executor-dev/executor/infra/schedule"
 	"github.com/executor-dev/executor/orchestrator"
 	"github.com/executor-dev/executor/stagekind"
 )
@@ -36,9 +37,20 @@ func New(t testing.TB, st Stores, kinds *stagekind.Registry, cfg orchestrator.Co
 	if kinds == nil {
 		kinds = stagekind.Builtin(stagekind.HTTPOptions{})
 	}
+	var sched *schedule.Memory
+	if cfg.Scheduler == nil { // the embedded default: a timer heap
+		sched = schedule.NewMemory(schedule.MemoryOptions{})
+		cfg.Scheduler = sched
+	}
 	orch := orchestrator.New(st.Plans, st.Tasks, st.Checkpoints, st.Locker, kinds, cfg)
 	orch.Start()
+	if sched != nil {
+		sched.Start(orch.StartScheduled)
+	}
 	t.Cleanup(func() {
+		if sched != nil {
+			sched.Stop()
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		require.NoError(t, orch.Stop(ctx))

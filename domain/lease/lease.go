@@ -22,3 +22,13 @@ type Holder struct {
 	Owner string        // <planId>:<taskId> of the holding run
 	TTL   time.Duration // time left before it expires unless refreshed; 0 when it never expires
 }
+
+// Unlocked is what an operator's unlock of a tenant did.
+type Unlocked struct {
+	TenantID    string
+	Released    bool   // a lease was held and is removed
+	Previous    Holder // who held it, when Released
+	TaskID      string // the tenant's latest task, if any
+	Epoch       uint64 // that task's fence epoch after the unlock: the old holder's writes carry an older one
+	Interrupted bool   // the task was RUNNING: it is INTERRUPTED now (retry it to go on)
+}

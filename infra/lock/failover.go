@@ -2,6 +2,7 @@ package lock
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -24,8 +25,10 @@ import (
 // Redis locker does: Keys.TenantLock, redislock token followed by the owner) whenever Redis
 // lets it. A lease taken while Redis is away is a degraded lease, on memory alone; its
 // watchdog re-takes the Redis key as soon as Redis answers. A Redis-backed lease whose key
-// vanished (a restarted, emptied Redis) re-takes it with the same value. The lease is lost
-// only when Redis answers that another run holds the tenant.
+// vanished (a restarted, emptied Redis) re-takes it with the same value, unless a force
+// release (ForceRelease, of any process) removed it and left its tombstone. The lease is
+// lost only when Redis answers that another run holds the tenant, or that it was
+// force-released.
 //
 // Failover reports connectivity errors to the outage monitor (Fail) and asks it whether to
 // try Redis at all (Degraded); recovering the monitor is the store's business.
@@ -134,7 +137,10 @@ func (f *Failover) Holder(ctx context.Context, tenantID string) (lease.Holder, b
 // most one in flight), so that a Redis that does not answer never stalls the watchdog:
 //
 //   - holding the key, the step refreshes it. A refresh that finds the key gone re-takes it
-//     with the same value (token and owner); a key held by another value loses the lease.
+//     with the same value (token and owner), in one script that first looks for the key's
+//     tombstone (Keys.TenantLockReleased): holding this value, it says that a force release
+//     of another process removed the key, and the lease is lost (its in-process lease freed)
+//     instead. A key held by another value loses the lease.
 //   - holding no key (degraded), the step tries to take it with a fresh token. A key held
 //     by another owner loses the lease; a leftover key of the same owner (an earlier run of
 //     the same task, released while Redis was away) is waited for until it expires, and
@@ -142,6 +148,9 @@ func (f *Failover) Holder(ctx context.Context, tenantID string) (lease.Holder, b
 //
 // Connectivity errors, and a step still unanswered after TTL/3, are reported to the outage
 // monitor and retried at the next tick: an unreachable Redis never loses the lease.
+//
+// Failover.ForceRelease takes the in-process lease away: the watchdog sees it at once, loses
+// the lease and stops; it no longer refreshes or re-takes the key.
 type FailoverLease struct {
 	f      *Failover
 	tenant string
@@ -163,9 +172,44 @@ type FailoverLease struct {
 	abandoned bool // a Release gave up waiting: the watchdog finishes the release on exit
 }
 
-// Lost is closed when Redis answers that another run holds the tenant before Release; the
-// run holding the lease must stop. The in-process lease stays held until Release, so no
-// other run of this process takes the tenant before this one has stopped.
+//go:embed scripts/take_back.lua
+var takeBackSrc string
+
+// takeBackScript re-creates a lease key with its own value, unless the key's tombstone says
+// a force release removed that value, atomically.
+var takeBackScript = redis.NewScript(takeBackSrc)
+
+// The answers of takeBackScript.
+const (
+	takenBack  = "taken"    // the key holds the lease's value again, with a fresh TTL
+	tombstoned = "released" // a force release removed the lease's value: the lease is lost
+	heldByNext = "held"     // another value holds the key
+)
+
+// takeBack runs takeBackScript for tenantID's key and the lease value val, and returns its
+// answer: takenBack, tombstoned or heldByNext. Errors are Redis's, unwrapped, or a reply of
+// an unexpected shape.
+func (r *Redis) takeBack(ctx context.Context, tenantID, val string) (string, error) {
+	keys := []string{r.keys.TenantLock(tenantID), r.keys.TenantLockReleased(tenantID)}
+	reply, err := takeBackScript.Run(ctx, r.client, keys, val, r.ttl.Milliseconds()).Text()
+	if err != nil {
+		return "", err
+	}
+	switch reply {
+	case takenBack, tombstoned, heldByNext:
+		return reply, nil
+	default:
+		return "", fmt.Errorf("unexpected reply %q", reply)
+	}
+}
+
+// Lost is closed when Redis answers that another run holds the tenant before Release, at
+// once when Failover.ForceRelease of this process removes the lease, or at the watchdog's
+// next tick when a force release of another process (Failover or Redis ForceRelease) removed
+// its key and left the tombstone of its value; the run holding the lease must stop. When
+// another run took the key, the in-process lease stays held until Release, so no other run
+// of this process takes the tenant before this one has stopped; a force release, of this
+// process or another, frees both.
 func (l *FailoverLease) Lost() <-chan struct{} { return l.lost }
 
 // Release stops the watchdog, waits for it to return, deletes the Redis key if the lease
@@ -231,10 +275,14 @@ type stepResult struct {
 	other string          // the value of a key another token holds, when that stopped the step
 	left  time.Duration   // other's time left; 0 when it never expires
 	err   error           // a failure that changed nothing; retried at the next tick
+	// released: a force release removed the key, and its tombstone holds the lease's value.
+	released bool
 }
 
 // watch runs the lease's Redis steps every TTL/3 until ctx is cancelled (Release) or the
-// lease is lost. It closes done when it and its step have returned.
+// lease is lost, by Redis's answer (another holder, or the tombstone of a force release) or
+// by a force release of the in-process lease. It closes done when it and its step have
+// returned.
 func (l *FailoverLease) watch(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer l.exit(&wg)
@@ -250,11 +298,24 @@ func (l *FailoverLease) watch(ctx context.Context) {
 		staleVal   string    // a same-owner key of another token being waited for
 		staleUntil time.Time // when staleVal should have expired unless kept alive
 	)
+	forced := l.mem.Lost() // closed by Failover.ForceRelease
 	for {
 		select {
 		case <-ctx.Done():
 			if inFlight {
 				// A step that took the key just now leaves it to Release to delete.
+				if res := <-results; res.lock != nil {
+					l.rlock = res.lock
+				}
+			}
+			return
+		case <-forced:
+			// Failover.ForceRelease removed the in-process lease and deletes the key next.
+			// The lock, if any, is kept for Release: its token-checked delete only removes a
+			// key this lease still holds (one a step re-took as the force release ran).
+			l.log.Error("lock: lease lost", "reason", "force-released")
+			close(l.lost)
+			if inFlight {
 				if res := <-results; res.lock != nil {
 					l.rlock = res.lock
 				}
@@ -284,6 +345,16 @@ func (l *FailoverLease) watch(ctx context.Context) {
 				if res.lock != nil {
 					l.rlock = res.lock
 				}
+				if res.released {
+					l.rlock = nil // the key is gone: nothing left for Release to delete
+				}
+				return
+			}
+			if res.released {
+				// A force release of another process: free the in-process lease too, as
+				// Failover.ForceRelease does in its own process, before the run hears of it.
+				_ = l.mem.Release(ctx) // never fails
+				l.markLost("force-released: the key was removed and its tombstone holds our value")
 				return
 			}
 			if res.err != nil {
@@ -347,7 +418,11 @@ func (l *FailoverLease) exit(wg *sync.WaitGroup) {
 }
 
 // step runs one watchdog step against Redis: refresh (or re-take with the same value) the
-// key held, or take it with a fresh token when none is.
+// key held, or take it with a fresh token when none is. It takes no key once the in-process
+// lease is force-released: Failover.ForceRelease removes it before the key, so a key found
+// gone by that deletion is never taken again. Nor does it re-take a key that a force release
+// of another process removed: the tombstone it left holds the lease's value, and the step
+// answers released.
 func (l *FailoverLease) step(ctx context.Context, held *redislock.Lock) stepResult {
 	if held != nil {
 		err := held.Refresh(ctx, l.f.redis.ttl, nil)
@@ -357,17 +432,26 @@ func (l *FailoverLease) step(ctx context.Context, held *redislock.Lock) stepResu
 		if !errors.Is(err, redislock.ErrNotObtained) {
 			return stepResult{lock: held, err: fmt.Errorf("lock: refresh tenant %s: %w", l.tenant, err)}
 		}
-		// The key is gone (expired, or an emptied Redis) or another token holds it: re-take
-		// it with the same value if it is absent. The fence epoch is the caller's business.
-		lk, err := l.f.redis.obtain(ctx, l.key, held.Token(), l.owner)
-		if err == nil {
-			l.log.Info("lock: lease key was gone; taken again with the same value")
-			return stepResult{lock: lk}
+		if l.forceReleased() {
+			return stepResult{lock: held} // the watchdog is about to see it
 		}
-		if !errors.Is(err, redislock.ErrNotObtained) {
+		// The key is gone (expired, an emptied Redis, or a force release) or another token
+		// holds it: re-take it with the same value if it is absent and no tombstone says a
+		// force release removed it. The fence epoch is the caller's business. held stays
+		// valid: it refreshes and releases by value, which is unchanged.
+		switch ans, err := l.f.redis.takeBack(ctx, l.tenant, held.Token()+held.Metadata()); {
+		case err != nil:
 			return stepResult{lock: held, err: fmt.Errorf("lock: re-take tenant %s: %w", l.tenant, err)}
+		case ans == tombstoned:
+			return stepResult{released: true}
+		case ans == takenBack:
+			l.log.Info("lock: lease key was gone; taken again with the same value")
+			return stepResult{lock: held}
 		}
 	} else {
+		if l.forceReleased() {
+			return stepResult{}
+		}
 		lk, err := l.f.redis.obtain(ctx, l.key, "", l.owner)
 		if err == nil {
 			return stepResult{lock: lk}
@@ -385,6 +469,16 @@ func (l *FailoverLease) step(ctx context.Context, held *redislock.Lock) stepResu
 		return stepResult{lock: held}
 	default:
 		return stepResult{lock: held, other: val, left: left}
+	}
+}
+
+// forceReleased reports whether Failover.ForceRelease removed the in-process lease.
+func (l *FailoverLease) forceReleased() bool {
+	select {
+	case <-l.mem.Lost():
+		return true
+	default:
+		return false
 	}
 }
 

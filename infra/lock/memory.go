@@ -8,7 +8,8 @@ import (
 	"github.com/executor-dev/executor/domain/lease"
 )
 
-// Memory is an in-process tenant locker. Its leases never expire; they end on Release.
+// Memory is an in-process tenant locker. Its leases never expire; they end on Release, or on
+// ForceRelease.
 type Memory struct {
 	mu   sync.Mutex
 	held map[string]*MemoryLease
@@ -61,5 +62,5 @@ func (l *MemoryLease) Release(context.Context) error {
 	return nil
 }
 
-// Lost is never closed: an in-process lease cannot be lost.
+// Lost is closed when ForceRelease removes the lease; nothing else loses an in-process lease.
 func (l *MemoryLease) Lost() <-chan struct{} { return l.lost }

@@ -51,6 +51,15 @@ func (k Keys) TenantLock(tenantID string) string {
 	return k.prefix + "lock:tenant:{" + tenantID + "}"
 }
 
+// TenantLockReleased is the tombstone an operator's force release leaves for the lease it
+// removed: executor:lock:released:{<tenantId>}. It holds the exact value deleted from
+// TenantLock (token followed by the owner) and expires after a few lease TTLs, so that the
+// holder's watchdog, seeing it, gives the lease up instead of taking its key back. Same
+// hash tag as TenantLock: one script reads and writes both.
+func (k Keys) TenantLockReleased(tenantID string) string {
+	return k.prefix + "lock:released:{" + tenantID + "}"
+}
+
 // Instance is one executor process's sentinel: present while the Redis it writes to keeps
 // its data; missing after Redis restarted empty, which calls for a full write-back:
 // executor:instance:{<id>}.

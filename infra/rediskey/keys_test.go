@@ -17,6 +17,8 @@ func TestKeysFollowTheSchema(t *testing.T) {
 		{"checkpoint", k.Checkpoint("T1"), "executor:ckpt:{T1}"},
 		{"tenant index", k.TenantIndex("acme"), "executor:index:tenant:{acme}"},
 		{"tenant lock", k.TenantLock("acme"), "executor:lock:tenant:{acme}"},
+		{"tenant lock released", k.TenantLockReleased("acme"), "executor:lock:released:{acme}"},
+		{"tenant lock released, custom prefix", rediskey.New("x:").TenantLockReleased("acme"), "x:lock:released:{acme}"},
 		{"plans", k.Plans(), "executor:plans"},
 		{"events", k.Events(), "executor:events"},
 		{"schedule", k.Schedule(), "executor:schedule"},

@@ -1,0 +1,44 @@
+package app
+
+import (
+	"context"
+
+	"github.com/executor-dev/executor/domain/lease"
+)
+
+// LockView is a tenant's lease as it stands, with the fence epoch of its latest task: a run
+// whose writes carry an older epoch is refused.
+type LockView struct {
+	TenantID string
+	Held     bool
+	Holder   lease.Holder // owner <planId>:<taskId> and TTL left, when Held
+	TaskID   string       // the tenant's latest task
+	PlanID   string
+	Epoch    uint64
+}
+
+// TenantLock returns the tenant's lease: who holds it, for how long yet, and the fence epoch
+// of its latest task. A tenant without a task is task.ErrNotFound.
+func (s *Service) TenantLock(ctx context.Context, tenantID string) (LockView, error) {
+	if err := checkTenantID("tenantId", tenantID); err != nil {
+		return LockView{}, err
+	}
+	t, err := s.Tasks.Latest(ctx, tenantID)
+	if err != nil {
+		return LockView{}, err
+	}
+	h, held, err := s.Holders.Holder(ctx, tenantID)
+	if err != nil {
+		return LockView{}, err
+	}
+	return LockView{TenantID: tenantID, Held: held, Holder: h, TaskID: t.ID(), PlanID: t.PlanID(), Epoch: t.Fence()}, nil
+}
+
+// UnlockTenant removes the tenant's lease whoever holds it and fences the holder (see
+// orchestrator.Unlock): its RUNNING task becomes INTERRUPTED.
+func (s *Service) UnlockTenant(ctx context.Context, tenantID string) (lease.Unlocked, error) {
+	if err := checkTenantID("tenantId", tenantID); err != nil {
+		return lease.Unlocked{}, err
+	}
+	return s.Runner.Unlock(ctx, tenantID)
+}

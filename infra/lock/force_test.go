@@ -1,0 +1,454 @@
+package lock_test
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/executor-dev/executor/domain/lease"
+	"github.com/executor-dev/executor/infra/lock"
+	"github.com/executor-dev/executor/infra/outage"
+	"github.com/executor-dev/executor/infra/rediskey"
+	"github.com/executor-dev/executor/infra/redistest"
+)
+
+// forceTTL is the Redis lease TTL of the force-release tests: a refresh every 200ms, so a
+// Redis lease finds its key gone soon.
+const forceTTL = 600 * time.Millisecond
+
+// forceLocker is the contract an operator's unlock runs against: every locker has it.
+type forceLocker interface {
+	Acquire(ctx context.Context, tenantID, owner string) (lease.Lease, error)
+	Holder(ctx context.Context, tenantID string) (lease.Holder, bool, error)
+	ForceRelease(ctx context.Context, tenantID string) (lease.Holder, bool, error)
+}
+
+// forceSubject is one locker under test, with a raw client on its Redis (nil for Memory).
+type forceSubject struct {
+	locker forceLocker
+	raw    *redis.Client
+}
+
+// forceLockers are the lockers the force-release contract runs over.
+var forceLockers = []struct {
+	name string
+	// start returns a fresh locker whose Redis leases (if any) live for ttl.
+	start func(t *testing.T, ttl time.Duration) forceSubject
+	// inProcess: a force release loses the lease at once, not at its next refresh.
+	inProcess bool
+	// wantTTL checks the time left a force release reports for a lease taken with ttl.
+	wantTTL func(t *testing.T, got, ttl time.Duration)
+}{
+	{
+		name:      "memory",
+		start:     func(*testing.T, time.Duration) forceSubject { return forceSubject{locker: lock.NewMemory()} },
+		inProcess: true,
+		wantTTL:   func(t *testing.T, got, _ time.Duration) { assert.Zero(t, got, "in-process leases never expire") },
+	},
+	{
+		name: "redis",
+		start: func(t *testing.T, ttl time.Duration) forceSubject {
+			f := newRedisFixture(t, ttl)
+			return forceSubject{locker: f.locker, raw: f.raw}
+		},
+		wantTTL: requireRedisTTL,
+	},
+	{
+		name: "failover",
+		start: func(t *testing.T, ttl time.Duration) forceSubject {
+			srv := redistest.Start(t)
+			locker, _ := newForceFailover(t, srv, ttl)
+			return forceSubject{locker: locker, raw: srv.Client()}
+		},
+		inProcess: true,
+		wantTTL:   requireRedisTTL,
+	},
+}
+
+// requireRedisTTL checks the time left of a Redis key taken with ttl.
+func requireRedisTTL(t *testing.T, got, ttl time.Duration) {
+	t.Helper()
+	assert.Positive(t, got)
+	assert.LessOrEqual(t, got, ttl)
+}
+
+// newForceFailover returns a Failover locker on srv with leases of ttl, a client of its own
+// (with options opts) and a monitor of its own: one executor process.
+func newForceFailover(t *testing.T, srv *redistest.Server, ttl time.Duration, opts ...func(*redis.Options)) (*lock.Failover, *outage.Monitor) {
+	t.Helper()
+	o := &redis.Options{Addr: srv.Addr()}
+	for _, opt := range opts {
+		opt(o)
+	}
+	client := redis.NewClient(o)
+	t.Cleanup(func() { _ = client.Close() })
+	log := slog.New(slog.DiscardHandler)
+	mon := outage.NewMonitor(log)
+	return lock.NewFailover(client, lock.RedisOptions{Keys: rediskey.New(""), TTL: ttl, Logger: log}, mon), mon
+}
+
+// acquireFor takes tenant's lease for owner on locker and releases it when the test ends.
+func acquireFor(t *testing.T, locker forceLocker, tenant, owner string) lease.Lease {
+	t.Helper()
+	l, err := locker.Acquire(context.Background(), tenant, owner)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Release(context.Background()) })
+	return l
+}
+
+// requireNotHeld checks that locker reports tenant as not held, and that its Redis (if any)
+// has no key for it.
+func (s forceSubject) requireNotHeld(t *testing.T, tenant string) {
+	t.Helper()
+	h, held, err := s.locker.Holder(context.Background(), tenant)
+	require.NoError(t, err)
+	assert.False(t, held, "held by %q", h.Owner)
+	if s.raw != nil {
+		n, err := s.raw.Exists(context.Background(), lockKey(tenant)).Result()
+		require.NoError(t, err)
+		assert.Zero(t, n, "the key of %s exists", tenant)
+	}
+}
+
+// requireHeldBy checks that locker reports tenant held by owner, and that its Redis (if any)
+// holds the key for owner.
+func (s forceSubject) requireHeldBy(t *testing.T, tenant, owner string) {
+	t.Helper()
+	h, held, err := s.locker.Holder(context.Background(), tenant)
+	require.NoError(t, err)
+	require.True(t, held, "tenant %s not held", tenant)
+	assert.Equal(t, owner, h.Owner)
+	if s.raw != nil {
+		val, err := s.raw.Get(context.Background(), lockKey(tenant)).Result()
+		require.NoError(t, err, "the key of %s", tenant)
+		assert.True(t, strings.HasSuffix(val, owner), "value %q ends with %q", val, owner)
+	}
+}
+
+// requireLostNow fails unless l is lost already.
+func requireLostNow(t *testing.T, l lease.Lease) {
+	t.Helper()
+	select {
+	case <-l.Lost():
+	default:
+		require.FailNow(t, "lease not lost")
+	}
+}
+
+func TestForceReleaseOfAnUnheldTenant(t *testing.T) {
+	t.Parallel()
+	setups := []struct {
+		name  string
+		setup func(t *testing.T, s forceSubject)
+	}{
+		{name: "never held", setup: func(*testing.T, forceSubject) {}},
+		{
+			name: "released",
+			setup: func(t *testing.T, s forceSubject) {
+				require.NoError(t, acquireFor(t, s.locker, "t1", "plan-1:task-a").Release(context.Background()))
+			},
+		},
+		{
+			name: "another tenant held",
+			setup: func(t *testing.T, s forceSubject) {
+				acquireFor(t, s.locker, "t2", "plan-1:task-a")
+			},
+		},
+	}
+	for _, lk := range forceLockers {
+		for _, st := range setups {
+			t.Run(lk.name+"/"+st.name, func(t *testing.T) {
+				t.Parallel()
+				s := lk.start(t, forceTTL)
+				st.setup(t, s)
+
+				h, ok, err := s.locker.ForceRelease(context.Background(), "t1")
+				require.NoError(t, err)
+				assert.False(t, ok)
+				assert.Equal(t, lease.Holder{}, h)
+				s.requireNotHeld(t, "t1")
+				if st.name == "another tenant held" {
+					s.requireHeldBy(t, "t2", "plan-1:task-a")
+				}
+			})
+		}
+	}
+}
+
+func TestForceReleaseOfAHeldLease(t *testing.T) {
+	t.Parallel()
+	variants := []struct {
+		name string
+		ttl  time.Duration
+		// seeLoss: wait for the old lease to be lost before its Release. Otherwise the TTL
+		// is long enough for a Redis lease to be released before its next refresh.
+		seeLoss bool
+	}{
+		{name: "release after the loss", ttl: forceTTL, seeLoss: true},
+		{name: "release before the loss is seen", ttl: 6 * time.Second},
+	}
+	for _, lk := range forceLockers {
+		for _, v := range variants {
+			t.Run(lk.name+"/"+v.name, func(t *testing.T) {
+				t.Parallel()
+				ctx := context.Background()
+				s := lk.start(t, v.ttl)
+				old := acquireFor(t, s.locker, "t1", "plan-1:task-a")
+				other := acquireFor(t, s.locker, "t2", "plan-1:task-c")
+				requireNotLost(t, old)
+
+				h, ok, err := s.locker.ForceRelease(ctx, "t1")
+				require.NoError(t, err)
+				require.True(t, ok)
+				assert.Equal(t, "plan-1:task-a", h.Owner)
+				lk.wantTTL(t, h.TTL, v.ttl)
+				switch {
+				case lk.name == "memory":
+					requireLostNow(t, old)
+				case lk.inProcess:
+					waitLost(t, old, time.Second) // at once, give or take the watchdog's wake-up
+				}
+				s.requireNotHeld(t, "t1")
+				if lk.inProcess && s.raw != nil {
+					time.Sleep(v.ttl / 2) // past a watchdog tick, in case one were still running
+					s.requireNotHeld(t, "t1")
+				}
+				_, ok, err = s.locker.ForceRelease(ctx, "t1")
+				require.NoError(t, err)
+				assert.False(t, ok, "nothing left to release")
+
+				next := acquireFor(t, s.locker, "t1", "plan-2:task-b")
+				if v.seeLoss {
+					took := waitLost(t, old, 5*v.ttl)
+					t.Logf("lost %v after the new Acquire (TTL %v)", took, v.ttl)
+				}
+				require.NoError(t, old.Release(ctx), "releasing a force-released lease is not an error")
+				require.NoError(t, old.Release(ctx))
+				s.requireHeldBy(t, "t1", "plan-2:task-b") // the old token no longer matches
+				requireNotLost(t, next)
+				requireNotLost(t, other)
+				s.requireHeldBy(t, "t2", "plan-1:task-c")
+
+				require.NoError(t, next.Release(ctx))
+				s.requireNotHeld(t, "t1")
+			})
+		}
+	}
+}
+
+func TestRedisForceReleaseReturnsWhatItRemoved(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		value     string
+		expiry    time.Duration // 0: none
+		wantOwner string
+		wantTTL   func(t *testing.T, got time.Duration)
+	}{
+		{
+			name:      "key of another process",
+			value:     otherValue("plan-9:task-z"),
+			expiry:    time.Minute,
+			wantOwner: "plan-9:task-z",
+			wantTTL: func(t *testing.T, got time.Duration) {
+				assert.Greater(t, got, 50*time.Second)
+				assert.LessOrEqual(t, got, time.Minute)
+			},
+		},
+		{
+			name:      "key without expiry",
+			value:     otherValue("p:t"),
+			wantOwner: "p:t",
+			wantTTL:   func(t *testing.T, got time.Duration) { assert.Zero(t, got) },
+		},
+		{
+			name:    "value without an owner",
+			value:   "short",
+			expiry:  time.Minute,
+			wantTTL: func(t *testing.T, got time.Duration) { assert.Positive(t, got) },
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			f := newRedisFixture(t, forceTTL)
+			require.NoError(t, f.raw.Set(ctx, lockKey("t1"), tt.value, tt.expiry).Err())
+
+			h, ok, err := f.locker.ForceRelease(ctx, "t1")
+			require.NoError(t, err)
+			require.True(t, ok)
+			assert.Equal(t, tt.wantOwner, h.Owner)
+			tt.wantTTL(t, h.TTL)
+			n, err := f.raw.Exists(ctx, lockKey("t1")).Result()
+			require.NoError(t, err)
+			assert.Zero(t, n, "the key is gone")
+		})
+	}
+}
+
+func TestForceReleaseFromAnotherProcess(t *testing.T) {
+	t.Parallel()
+	releasers := []struct {
+		name string
+		new  func(t *testing.T, srv *redistest.Server) forceLocker
+	}{
+		{
+			name: "redis",
+			new: func(t *testing.T, srv *redistest.Server) forceLocker {
+				return lock.NewRedis(srv.Client(), lock.RedisOptions{TTL: forceTTL, Logger: slog.New(slog.DiscardHandler)})
+			},
+		},
+		{
+			name: "failover",
+			new: func(t *testing.T, srv *redistest.Server) forceLocker {
+				locker, _ := newForceFailover(t, srv, forceTTL)
+				return locker
+			},
+		},
+	}
+	for _, rel := range releasers {
+		t.Run(rel.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			f := newRedisFixture(t, forceTTL) // the holding process, on a Redis locker
+			s := forceSubject{locker: rel.new(t, f.srv), raw: f.raw}
+			old := f.acquire(t, "t1", "plan-1:task-a")
+
+			h, ok, err := s.locker.ForceRelease(ctx, "t1")
+			require.NoError(t, err)
+			require.True(t, ok)
+			assert.Equal(t, "plan-1:task-a", h.Owner)
+			requireRedisTTL(t, h.TTL, forceTTL)
+			s.requireNotHeld(t, "t1")
+
+			next := acquireFor(t, s.locker, "t1", "plan-2:task-b")
+			took := waitLost(t, old, 5*forceTTL)
+			t.Logf("lost %v after the new Acquire (TTL %v)", took, forceTTL)
+			require.NoError(t, old.Release(ctx))
+			s.requireHeldBy(t, "t1", "plan-2:task-b")
+			requireNotLost(t, next)
+		})
+	}
+}
+
+func TestForceReleaseErrors(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("redis down", func(t *testing.T) {
+		t.Parallel()
+		f := newRedisFixture(t, forceTTL, failFast)
+		f.srv.Kill()
+		h, ok, err := f.locker.ForceRelease(ctx, "t1")
+		require.Error(t, err)
+		assert.False(t, ok)
+		assert.Equal(t, lease.Holder{}, h)
+		assert.True(t, strings.HasPrefix(err.Error(), "lock: force-release tenant t1: "), err.Error())
+		assert.NotErrorIs(t, err, redis.Nil)
+		assert.NotErrorIs(t, err, lease.ErrHeld)
+	})
+	t.Run("redis: the caller's cancellation", func(t *testing.T) {
+		t.Parallel()
+		f := newRedisFixture(t, forceTTL)
+		l := f.acquire(t, "t1", "p:a")
+		canceled, cancel := context.WithCancel(ctx)
+		cancel()
+		_, ok, err := f.locker.ForceRelease(canceled, "t1")
+		require.ErrorIs(t, err, context.Canceled)
+		assert.False(t, ok)
+		requireNotLostFor(t, l, forceTTL/2)
+	})
+	t.Run("failover: the caller's cancellation is no outage", func(t *testing.T) {
+		t.Parallel()
+		srv := redistest.Start(t)
+		locker, mon := newForceFailover(t, srv, forceTTL)
+		canceled, cancel := context.WithCancel(ctx)
+		cancel()
+		_, ok, err := locker.ForceRelease(canceled, "t1")
+		require.ErrorIs(t, err, context.Canceled)
+		assert.True(t, strings.HasPrefix(err.Error(), "lock: "), err.Error())
+		assert.False(t, ok)
+		assert.False(t, degraded(mon))
+	})
+	for _, cv := range clientVariants {
+		t.Run("failover: redis down/"+cv.name, func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t)
+			locker, mon := newForceFailover(t, srv, forceTTL, cv.opts...)
+			s := forceSubject{locker: locker}
+			held := acquireFor(t, locker, "t1", "plan-1:task-a") // holds the key too
+			srv.Kill()
+
+			h, ok, err := locker.ForceRelease(ctx, "t1")
+			require.NoError(t, err, "answered from memory")
+			require.True(t, ok)
+			assert.Equal(t, lease.Holder{Owner: "plan-1:task-a"}, h)
+			waitLost(t, held, time.Second)
+			assert.True(t, degraded(mon))
+			s.requireNotHeld(t, "t1")
+
+			_, ok, err = locker.ForceRelease(ctx, "t1")
+			require.NoError(t, err)
+			assert.False(t, ok)
+			next := acquireFor(t, locker, "t1", "plan-2:task-b")
+			require.NoError(t, held.Release(ctx))
+			s.requireHeldBy(t, "t1", "plan-2:task-b")
+			requireNotLost(t, next)
+		})
+	}
+}
+
+// TestForceReleaseLeavesNoGoroutines is not parallel: it counts the process's goroutines, so
+// it runs while no parallel test does.
+func TestForceReleaseLeavesNoGoroutines(t *testing.T) {
+	type starter func(t *testing.T) (forceLocker, time.Duration)
+	lockers := []struct {
+		name  string
+		start starter
+	}{
+		{
+			name: "redis",
+			start: func(t *testing.T) (forceLocker, time.Duration) {
+				const ttl = 150 * time.Millisecond
+				return newRedisFixture(t, ttl).locker, ttl
+			},
+		},
+		{
+			name: "failover",
+			start: func(t *testing.T) (forceLocker, time.Duration) {
+				locker, _ := newForceFailover(t, redistest.Start(t), failoverTTL)
+				return locker, failoverTTL
+			},
+		},
+	}
+	ends := []struct {
+		name    string
+		release bool
+	}{
+		{name: "after the loss"},
+		{name: "after the loss and release", release: true},
+	}
+	for _, lk := range lockers {
+		for _, end := range ends {
+			t.Run(lk.name+"/"+end.name, func(t *testing.T) {
+				locker, ttl := lk.start(t)
+				requireLeaseLeavesNoGoroutines(t, locker, ttl, func(l lease.Lease) {
+					_, ok, err := locker.ForceRelease(context.Background(), "t1")
+					require.NoError(t, err)
+					require.True(t, ok)
+					waitLost(t, l, 5*ttl)
+					if end.release {
+						require.NoError(t, l.Release(context.Background()))
+					}
+				})
+			})
+		}
+	}
+}

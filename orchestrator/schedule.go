@@ -1,0 +1,58 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/executor-dev/executor/domain/plan"
+)
+
+// ErrNoScheduler: a plan with a startAt in the future was launched on an orchestrator
+// configured without a Scheduler.
+var ErrNoScheduler = errors.New("orchestrator: no scheduler to start scheduled plans")
+
+// StartScheduled starts a SCHEDULED plan whose time has come; the Scheduler calls it. It returns
+// nil once the plan needs no start any more: started here, or cancelled or started already
+// (by another executor's claim of the same entry). An error leaves the entry to the scheduler,
+// which tries again: a store error, or a shutdown (another executor, or this one once
+// restarted, starts the plan).
+func (o *Orchestrator) StartScheduled(ctx context.Context, planID string) error {
+	if o.draining.Load() {
+		return ErrShuttingDown
+	}
+	unlock := o.planLocks.lock(planID)
+	defer unlock()
+	p, err := o.plans.Plan(ctx, planID)
+	if errors.Is(err, plan.ErrNotFound) {
+		o.cfg.Logger.Warn("scheduled plan not found", "plan_id", planID)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("orchestrator: start scheduled plan %s: %w", planID, err)
+	}
+	if p.Status() != plan.Scheduled {
+		return nil
+	}
+	if err := p.Release(); err != nil {
+		return err
+	}
+	late := o.now().Sub(p.StartAt())
+	if err := o.begin(ctx, p); err != nil {
+		return err
+	}
+	o.cfg.Metrics.ScheduledStart(late)
+	o.cfg.Logger.Info("scheduled plan started", "plan_id", planID, "start_at", p.StartAt(), "late_ms", late.Milliseconds())
+	return nil
+}
+
+// unschedule forgets a SCHEDULED plan being cancelled. Should the scheduler not answer, the
+// entry stays: when it comes due, StartScheduled finds the plan CANCELLED and starts nothing.
+func (o *Orchestrator) unschedule(ctx context.Context, p *plan.Plan) {
+	if p.Status() != plan.Scheduled || o.cfg.Scheduler == nil {
+		return
+	}
+	if _, err := o.cfg.Scheduler.Unschedule(ctx, p.ID()); err != nil {
+		o.cfg.Logger.Warn("unschedule cancelled plan", "plan_id", p.ID(), "err", err)
+	}
+}
