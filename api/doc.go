@@ -4,7 +4,8 @@
 //
 // The package is a thin transport over the use cases of package app: handlers decode and check
 // the request (strict JSON or YAML, size-limited), call one app.Service method, and write a wire
-// DTO (dto.go) mapped from the result (mapping.go). Aggregates never reach the wire. Every error
+// DTO (dto.go, rollout_dto.go) mapped from the result (mapping.go, rollout_mapping.go).
+// Aggregates never reach the wire. Every error
 // goes through one writer (problem.go) that maps domain and app errors to status codes.
 //
 // Files:
@@ -18,7 +19,9 @@
 //   - decode.go, shape.go: strict JSON/YAML body decoding with field paths;
 //   - query.go: query and path parameters;
 //   - submit_request.go: PlanRequest → app.SubmitRequest;
-//   - plans.go, tenants.go, tasks.go, health.go: the handlers.
+//   - plans.go, tenants.go, tasks.go, health.go: the handlers;
+//   - retry_plan.go (bulk retry), gates.go (approval gate decisions; a canary wave's are plan
+//     controls in plans.go), lock.go (the tenant lock tools): rollout control.
 //
 // docs/api.md is the reference for API users.
 package api

@@ -13,8 +13,17 @@ type PlanRequest struct {
 	MaxConcurrency int               `json:"maxConcurrency,omitempty"`
 	FailureBudget  int               `json:"failureBudget,omitempty"`
 	StartAt        *time.Time        `json:"startAt,omitempty"`
+	StartRate      int               `json:"startRate,omitempty"` // task starts per minute; 0: no pacing
+	Canary         *CanaryRequest    `json:"canary,omitempty"`
 	Stages         []StageRequest    `json:"stages"`
 	Tenants        []TenantRequest   `json:"tenants"`
+}
+
+// CanaryRequest is a submission's canary wave: its first Tenants tenants (in submission
+// order) run first; Then ("auto" or "approve") says how the rest start once they completed.
+type CanaryRequest struct {
+	Tenants int    `json:"tenants"`
+	Then    string `json:"then"`
 }
 
 // StageRequest is one stage of a submission.
@@ -53,9 +62,19 @@ type Plan struct {
 	TaskIDs        []string          `json:"taskIds"`
 	Progress       map[string]int    `json:"progress"` // "total" and one count per task status
 	StartAt        *time.Time        `json:"startAt,omitempty"`
+	StartRate      int               `json:"startRate,omitempty"` // task starts per minute; absent: no pacing
+	Canary         *Canary           `json:"canary,omitempty"`    // absent: no canary wave
 	CreatedAt      time.Time         `json:"createdAt"`
 	StartedAt      *time.Time        `json:"startedAt,omitempty"`
 	FinishedAt     *time.Time        `json:"finishedAt,omitempty"`
+}
+
+// Canary is a plan's canary wave as returned, with the phase the plan stands in:
+// CANARY, AWAITING_APPROVAL, PROMOTED or HALTED.
+type Canary struct {
+	Tenants int    `json:"tenants"`
+	Then    string `json:"then"`
+	Phase   string `json:"phase"`
 }
 
 // StageRef names a stage of a plan or task.
@@ -90,6 +109,29 @@ type Task struct {
 	UpdatedAt        time.Time          `json:"updatedAt"`
 	Lease            *Lease             `json:"lease,omitempty"`
 	Checkpoint       *CheckpointSummary `json:"checkpoint,omitempty"`
+	Wait             *Wait              `json:"wait,omitempty"`     // set while the task is WAITING
+	Decision         *Decision          `json:"decision,omitempty"` // the latest operator decision on a gate
+}
+
+// Wait tells why a WAITING task waits: the gate stage it stands at (an approval stage, reason
+// "approval") and what the operator is asked.
+type Wait struct {
+	Stage      string    `json:"stage"`
+	StageIndex int       `json:"stageIndex"`
+	Reason     string    `json:"reason"`
+	Message    string    `json:"message,omitempty"`
+	Since      time.Time `json:"since"`
+}
+
+// Decision is an operator's latest approval or rejection of a task's gate stage, in run Run
+// (the task's attempt).
+type Decision struct {
+	Stage      string    `json:"stage"`
+	StageIndex int       `json:"stageIndex"`
+	Run        int       `json:"run"`
+	Approved   bool      `json:"approved"`
+	Comment    string    `json:"comment,omitempty"`
+	DecidedAt  time.Time `json:"decidedAt"`
 }
 
 // TaskList is a plan's tasks in submission order.

@@ -47,7 +47,9 @@ func FuzzSubmitBody(f *testing.F) {
 	}, nil, orchestrator.Config{})
 	router := api.NewRouter(svc, api.Options{Logger: slog.New(slog.DiscardHandler), MaxBodyBytes: fuzzMaxBody})
 
-	for _, file := range []string{"../examples/hello.json", "../examples/hello.yaml"} {
+	for _, file := range []string{
+		"../examples/hello.json", "../examples/hello.yaml", "../examples/canary-approval.yaml", "../examples/scheduled.yaml",
+	} {
 		b, err := os.ReadFile(file)
 		require.NoError(f, err)
 		f.Add(b, byte(1))
@@ -62,6 +64,10 @@ func FuzzSubmitBody(f *testing.F) {
 			`"labels":{"team":"sre"},"startAt":"2030-01-01T00:00:00Z","name":"n"}`,
 		"stages:\n  - {name: a, kind: noop}\ntenants:\n  - id: t\n",
 		"stages: [{name: a, kind: noop}]\ntenants: [{id: t}, {id: t}]\n",
+		`{"startRate":30,"canary":{"tenants":1,"then":"approve"},"stages":[{"name":"g","kind":"approval",` +
+			`"params":{"message":"{{.TenantID}}?"}}],"tenants":[{"id":"t1"},{"id":"t2"}]}`,
+		`{"startRate":-1,"canary":{"tenants":5,"then":"later","phase":"X"},"stages":[{"name":"g","kind":"approval",` +
+			`"params":{"message":1}}],"tenants":[{"id":"t1"}]}`,
 		"tenants: &x [{id: t}]\nstages: [{name: a, kind: noop, params: {x: *x}}]\n",
 		`{"stages":[{"name":"a","kind":"teleport"}],"tenants":[]}`,
 		`{"maxConcurrency":1e400,"stages":[],"tenants":[{"id":"a:b"}]}`,

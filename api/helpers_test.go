@@ -125,6 +125,25 @@ func eventuallyTenant(t *testing.T, base, tenantID string, cond func(api.Task) b
 	return last
 }
 
+// eventuallyPlan waits until the plan satisfies cond and returns it.
+func eventuallyPlan(t *testing.T, base, planID string, cond func(api.Plan) bool) api.Plan {
+	t.Helper()
+	var last api.Plan
+	require.Eventually(t, func() bool {
+		last = decode[api.Plan](t, get(t, base+"/v1/plans/"+planID), http.StatusOK)
+		return cond(last)
+	}, 10*time.Second, 10*time.Millisecond, "plan %s never got there; last: %+v", planID, last)
+	return last
+}
+
+// waiting reports whether a task is WAITING at a gate.
+func waiting(tk api.Task) bool { return tk.Status == "WAITING" }
+
+// inPhase returns a condition on a plan's canary phase.
+func inPhase(phase string) func(api.Plan) bool {
+	return func(p api.Plan) bool { return p.Canary != nil && p.Canary.Phase == phase }
+}
+
 func listPlans(t *testing.T, base, query string) api.PlanList {
 	t.Helper()
 	return decode[api.PlanList](t, get(t, base+"/v1/plans"+query), http.StatusOK)
@@ -147,6 +166,11 @@ func noop(name string) api.StageRequest { return api.StageRequest{Name: name, Ki
 
 func sleep(name, d string) api.StageRequest {
 	return api.StageRequest{Name: name, Kind: "sleep", Params: map[string]any{"duration": d}}
+}
+
+// approval is a gate stage asking message (a template) of the operator.
+func approval(name, message string) api.StageRequest {
+	return api.StageRequest{Name: name, Kind: "approval", Params: map[string]any{"message": message}}
 }
 
 func tenantIDs(tasks []api.Task) []string {

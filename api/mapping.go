@@ -6,6 +6,7 @@ import (
 	"github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/event"
+	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/domain/task"
 )
@@ -37,9 +38,18 @@ func PlanFrom(v app.PlanView) Plan {
 		PlanID: p.ID(), Name: p.Name(), Labels: p.Labels(), Status: string(p.Status()),
 		MaxConcurrency: p.MaxConcurrency(), FailureBudget: p.FailureBudget(),
 		Stages: stageRefs(p.Stages()), TaskIDs: p.TaskIDs(), Progress: progress,
-		StartAt: timePtr(p.StartAt()), CreatedAt: p.CreatedAt().UTC(),
-		StartedAt: timePtr(p.StartedAt()), FinishedAt: timePtr(p.FinishedAt()),
+		StartAt: timePtr(p.StartAt()), StartRate: p.StartRate(), Canary: canaryFrom(p),
+		CreatedAt: p.CreatedAt().UTC(), StartedAt: timePtr(p.StartedAt()), FinishedAt: timePtr(p.FinishedAt()),
 	}
+}
+
+// canaryFrom is the plan's canary wave with its phase, nil without one.
+func canaryFrom(p *plan.Plan) *Canary {
+	c := p.Canary()
+	if c.Tenants == 0 {
+		return nil
+	}
+	return &Canary{Tenants: c.Tenants, Then: string(c.Then), Phase: string(p.Phase())}
 }
 
 // TaskFrom maps a task view to its wire form. Lease and checkpoint are omitted when the view
@@ -74,6 +84,31 @@ func TaskFrom(v app.TaskView, withLease bool) Task {
 			LastCompletedStageIndex: cp.LastCompletedStageIndex(), CompletedStages: cp.CompletedStages(),
 			SavedAt: cp.SavedAt().UTC(),
 		}
+	}
+	out.Wait, out.Decision = waitFrom(t), decisionFrom(t)
+	return out
+}
+
+// waitFrom is why a WAITING task waits, nil for any other.
+func waitFrom(t *task.Task) *Wait {
+	w := t.Wait()
+	if w == nil {
+		return nil
+	}
+	return &Wait{Stage: w.Stage, StageIndex: w.StageIndex, Reason: w.Reason, Message: w.Message, Since: w.Since.UTC()}
+}
+
+// decisionFrom is the task's latest gate decision, nil when none was made.
+func decisionFrom(t *task.Task) *Decision {
+	v := t.Verdict()
+	if v == nil {
+		return nil
+	}
+	out := &Decision{
+		StageIndex: v.StageIndex, Run: v.Run, Approved: v.Approved, Comment: v.Comment, DecidedAt: v.DecidedAt.UTC(),
+	}
+	if stages := t.Stages(); v.StageIndex >= 0 && v.StageIndex < len(stages) {
+		out.Stage = stages[v.StageIndex].Name
 	}
 	return out
 }

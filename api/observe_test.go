@@ -214,6 +214,8 @@ func TestObserveKeepsStreaming(t *testing.T) {
 	close(release)
 	require.Eventually(t, func() bool { return len(obs.all()) == 1 }, 5*time.Second, 10*time.Millisecond)
 	assert.Equal(t, observed{"/", "GET", 200}, obs.all()[0])
+	// The access-log line is written after the observation: wait for it too.
+	require.Eventually(t, func() bool { return strings.Count(logs.String(), "\n") >= 1 }, 5*time.Second, 10*time.Millisecond)
 	records := servertest.JSONRecords(t, logs.String())
 	require.Len(t, records, 1)
 	assert.Equal(t, float64(len("data: first\n\n")), records[0]["bytes"])

@@ -175,8 +175,8 @@ func (h *handlers) planTasks(w http.ResponseWriter, r *http.Request) {
 	h.respond(w, r, http.StatusOK, out)
 }
 
-// planOp serves POST /v1/plans/{planId}/pause|resume|cancel with one of the Service's plan
-// controls, answering the plan as it is afterwards.
+// planOp serves POST /v1/plans/{planId}/pause|resume|cancel|approve|reject with one of the
+// Service's plan controls, answering the plan as it is afterwards.
 func (h *handlers) planOp(op func(*app.Service, context.Context, string) (app.PlanView, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathParam(r, "planId")
@@ -189,7 +189,11 @@ func (h *handlers) planOp(op func(*app.Service, context.Context, string) (app.Pl
 			h.writeError(w, r, err)
 			return
 		}
-		h.audit(r, actionOf(r), "plan_id", id, "status", v.Plan.Status())
+		attrs := []any{"plan_id", id, "status", v.Plan.Status()}
+		if ph := v.Plan.Phase(); ph != "" {
+			attrs = append(attrs, "phase", ph)
+		}
+		h.audit(r, actionOf(r), attrs...)
 		h.respond(w, r, http.StatusOK, PlanFrom(v))
 	}
 }

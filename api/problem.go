@@ -151,5 +151,9 @@ func transitionDetail(err error) string {
 	if errors.As(err, &te) {
 		return te.Error()
 	}
+	var phe *plan.PhaseError
+	if errors.As(err, &phe) {
+		return phe.Error()
+	}
 	return "the operation is not allowed in the current state"
 }

@@ -95,6 +95,9 @@ func NewRouter(svc *app.Service, opts Options) http.Handler {
 			r.Post("/pause", h.planOp((*app.Service).PausePlan))
 			r.Post("/resume", h.planOp((*app.Service).ResumePlan))
 			r.Post("/cancel", h.planOp((*app.Service).CancelPlan))
+			r.Post("/retry", h.retryPlan)
+			r.Post("/approve", h.planOp((*app.Service).ApprovePlan))
+			r.Post("/reject", h.planOp((*app.Service).RejectPlan))
 		})
 	})
 	r.Route("/v1/tenants/{tenantId}", func(r chi.Router) {
@@ -104,6 +107,10 @@ func NewRouter(svc *app.Service, opts Options) http.Handler {
 		r.Post("/pause", h.tenantOp((*app.Service).PauseTenant))
 		r.Post("/resume", h.tenantOp((*app.Service).ResumeTenant))
 		r.Post("/cancel", h.tenantOp((*app.Service).CancelTenant))
+		r.Post("/approve", h.decideTenant((*app.Service).ApproveTenant))
+		r.Post("/reject", h.decideTenant((*app.Service).RejectTenant))
+		r.Get("/lock", h.tenantLock)
+		r.Post("/unlock", h.unlockTenant)
 	})
 	r.Get("/v1/events", h.streamEvents)
 	r.Route("/v1/tasks", func(r chi.Router) {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
 )
 
@@ -15,11 +16,14 @@ import (
 func (req PlanRequest) SubmitRequest() (app.SubmitRequest, error) {
 	out := app.SubmitRequest{
 		Name: req.Name, Labels: req.Labels, MaxConcurrency: req.MaxConcurrency,
-		FailureBudget: req.FailureBudget, Stages: make([]stage.Spec, len(req.Stages)),
+		FailureBudget: req.FailureBudget, StartRate: req.StartRate, Stages: make([]stage.Spec, len(req.Stages)),
 		Tenants: make([]app.TenantInput, len(req.Tenants)),
 	}
 	if req.StartAt != nil {
 		out.StartAt = *req.StartAt
+	}
+	if c := req.Canary; c != nil {
+		out.Canary = plan.Canary{Tenants: c.Tenants, Then: plan.Then(c.Then)}
 	}
 	var bad []app.FieldViolation
 	duration := func(field, s string) time.Duration {

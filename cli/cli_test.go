@@ -124,6 +124,16 @@ func TestUsageErrors(t *testing.T) {
 		{name: "non-numeric limit", args: []string{"plan", "list", "--limit", "ten"}},
 		{name: "bad --server", args: []string{"--server", "127.0.0.1:8080", "plan", "list"}},
 		{name: "bad --workers", args: []string{"serve", "--workers", "0"}},
+		{name: "missing --tenant on approve", args: []string{"approve"}},
+		{name: "missing --tenant on reject", args: []string{"reject", "--comment", "no"}},
+		{name: "argument to approve", args: []string{"approve", "t1"}},
+		{name: "missing --tenant on lock", args: []string{"lock"}},
+		{name: "empty --tenant on unlock", args: []string{"unlock", "--tenant", ""}},
+		{name: "missing plan id on retry", args: []string{"plan", "retry", "--from-checkpoint"}},
+		{name: "retry of a status that cannot be retried", args: []string{"plan", "retry", "x", "--status", "COMPLETED"}},
+		{name: "retry of an unknown status", args: []string{"plan", "retry", "x", "--status", "FAILED,DONE"}},
+		{name: "extra argument on plan approve", args: []string{"plan", "approve", "a", "b"}},
+		{name: "missing plan id on plan reject", args: []string{"plan", "reject"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -155,6 +165,13 @@ func TestRemoteErrors(t *testing.T) {
 		{name: "unknown task", args: []string{"task", "show", "01JD0000000000000000000000"}},
 		{name: "missing plan file", args: []string{"submit", "-f", filepath.Join(t.TempDir(), "nope.yaml")}},
 		{name: "server unreachable", server: closed, args: []string{"plan", "list"}},
+		{name: "approve of unknown tenant", args: []string{"approve", "--tenant", "nobody"}},
+		{name: "reject of unknown tenant as json", args: []string{"-o", "json", "reject", "--tenant", "nobody"}},
+		{name: "lock of unknown tenant", args: []string{"lock", "--tenant", "nobody"}},
+		{name: "unlock of unknown tenant", args: []string{"unlock", "--tenant", "nobody"}},
+		{name: "retry of unknown plan", args: []string{"plan", "retry", "01JD0000000000000000000000", "--from-checkpoint"}},
+		{name: "approve of malformed plan id", args: []string{"plan", "approve", "not-a-ulid"}},
+		{name: "lock with server unreachable", server: closed, args: []string{"lock", "--tenant", "a"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -444,7 +461,7 @@ func TestTableOutput(t *testing.T) {
 	}
 }
 
-// The examples are valid plans, and the YAML and JSON forms are the same plan.
+// The examples are valid plans, and the YAML and JSON forms of hello are the same plan.
 func TestExamples(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t)
@@ -464,4 +481,40 @@ func TestExamples(t *testing.T) {
 		dryRuns[name] = d
 	}
 	assert.Equal(t, dryRuns["hello.yaml"], dryRuns["hello.json"])
+
+	// The rollout-control examples submit for real, each on a server of its own.
+	examples := []struct {
+		file  string
+		check func(t *testing.T, url string, p api.Plan)
+	}{
+		{"canary-approval.yaml", func(t *testing.T, url string, p api.Plan) {
+			assert.Equal(t, 30, p.StartRate)
+			require.NotNil(t, p.Canary)
+			assert.Equal(t, api.Canary{Tenants: 1, Then: "approve", Phase: "CANARY"}, *p.Canary)
+			tk := waitTenant(t, url, "tenant-1", "WAITING")
+			require.NotNil(t, tk.Wait)
+			assert.Equal(t, "change-approval", tk.Wait.Stage)
+			assert.Equal(t, "Roll config 1.2.3 out to tenant-1?", tk.Wait.Message)
+		}},
+		{"scheduled.yaml", func(t *testing.T, url string, p api.Plan) {
+			require.NotNil(t, p.StartAt)
+			if !p.StartAt.After(time.Now()) { // its fixed startAt has passed: it starts at once
+				assert.NotEqual(t, "SCHEDULED", p.Status)
+				return
+			}
+			assert.Equal(t, "SCHEDULED", p.Status)
+			r := runCLI(t, url, "plan", "cancel", p.PlanID, "-o", "json")
+			requireCode(t, cli.ExitOK, r)
+			assert.Equal(t, "CANCELLED", decode[api.Plan](t, r.stdout).Status, "a scheduled plan is cancelled before it starts")
+		}},
+	}
+	for _, ex := range examples {
+		t.Run(ex.file, func(t *testing.T) {
+			t.Parallel()
+			url := startServer(t).URL()
+			r := runCLI(t, url, "submit", "-f", filepath.Join("..", "examples", ex.file), "-o", "json")
+			requireCode(t, cli.ExitOK, r)
+			ex.check(t, url, decode[api.Plan](t, r.stdout))
+		})
+	}
 }

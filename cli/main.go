@@ -1,5 +1,7 @@
 // Package cli is the executor's command line (DESIGN §7): `executor serve` runs an executor,
-// every other command talks to one over its HTTP API through package client.
+// every other command talks to one over its HTTP API through package client (the
+// rollout-control commands, whose routes client has no methods for, through call in
+// remote.go, with the same conventions).
 //
 // Main is the whole program: it parses args, runs one command and returns the exit status
 // (ExitOK, ExitFailure, ExitUsage). It never calls os.Exit and keeps no global state, so tests
@@ -160,6 +162,16 @@ one task per tenant, with a checkpoint after every completed stage.
 		a.tenantOpCmd("pause", "Pause the tenant's latest task at its next stage boundary", (*client.Client).PauseTenant),
 		a.tenantOpCmd("resume", "Resume the tenant's paused task", (*client.Client).ResumeTenant),
 		a.tenantOpCmd("cancel", "Cancel the tenant's latest task", (*client.Client).CancelTenant),
+		a.decideCmd("approve", "Approve the gate the tenant's WAITING task waits at: it runs on",
+			`Approve the gate (an approval stage) the tenant's latest task waits at (status WAITING): the
+task runs on past it. --comment is kept with the task's decision. A task that is not WAITING
+is a 409 (exit 1).`),
+		a.decideCmd("reject", "Reject the gate the tenant's WAITING task waits at: the stage fails",
+			`Reject the gate (an approval stage) the tenant's latest task waits at (status WAITING): the
+stage fails permanently, with --comment in its error. A task that is not WAITING is a 409
+(exit 1).`),
+		a.lockCmd(),
+		a.unlockCmd(),
 		a.taskCmd(),
 		a.benchCmd(),
 	)

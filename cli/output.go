@@ -118,10 +118,12 @@ func planRow(w io.Writer, p api.Plan) {
 		strings.Join(progressCounts(p.Progress), " "), formatTime(&p.CreatedAt))
 }
 
+// planTable is a plan, followed by its canary wave and start rate when set.
 func planTable(p api.Plan) func(io.Writer) {
 	return func(w io.Writer) {
 		planHeader(w)
 		planRow(w, p)
+		planRolloutLines(w, p)
 	}
 }
 
@@ -183,10 +185,12 @@ func taskError(t api.Task) string {
 	return truncate(t.LastError.Class+": "+t.LastError.Message, maxCell)
 }
 
+// taskTable is a task, followed by why it waits (WAITING) and its latest gate decision.
 func taskTable(t api.Task) func(io.Writer) {
 	return func(w io.Writer) {
 		taskHeader(w)
 		taskRow(w, t)
+		taskGateLines(w, t)
 	}
 }
 
@@ -210,11 +214,12 @@ func taskListTable(l api.TaskList) func(io.Writer) {
 	}
 }
 
-// taskDetailTable is a task followed by its attempt ledger.
+// taskDetailTable is a task followed by its wait and decision, and its attempt ledger.
 func taskDetailTable(t api.Task) func(io.Writer) {
 	return func(w io.Writer) {
 		taskHeader(w)
 		taskRow(w, t)
+		taskGateLines(w, t)
 		if len(t.Attempts) == 0 {
 			return
 		}

@@ -17,7 +17,7 @@ import (
 func (a *app) planCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plan",
-		Short: "List, show, pause, resume or cancel plans",
+		Short: "List, show, pause, resume, cancel, retry, approve or reject plans",
 		Args:  groupArgs,
 		RunE:  groupRun,
 	}
@@ -28,6 +28,15 @@ func (a *app) planCmd() *cobra.Command {
 		a.planOpCmd("pause", "Pause a plan: no new task starts, running tasks pause at their next stage boundary", (*client.Client).PausePlan),
 		a.planOpCmd("resume", "Resume a paused plan", (*client.Client).ResumePlan),
 		a.planOpCmd("cancel", "Cancel a plan and its unfinished tasks", (*client.Client).CancelPlan),
+		a.planRetryCmd(),
+		a.planDecisionCmd("approve", "Let the tasks past a plan's canary wave start",
+			`Approve a plan's canary wave: the tasks past it start (phase CANARY or AWAITING_APPROVAL
+becomes PROMOTED). Approving while canaries still run ends the wave early. A plan without a
+canary wave, or one already PROMOTED or HALTED, is a 409 (exit 1).`),
+		a.planDecisionCmd("reject", "Halt a plan at its canary gate: the tasks past the wave never start",
+			`Reject a plan's canary wave: phase CANARY or AWAITING_APPROVAL becomes HALTED and the tasks
+past the wave are cancelled without starting. A plan without a canary wave, or one already
+PROMOTED or HALTED, is a 409 (exit 1).`),
 	)
 	return cmd
 }

@@ -52,9 +52,9 @@ func (m *recordingMetrics) StageRetried(kind string) {
 	m.retries[kind]++
 }
 
-func (m *recordingMetrics) Fenced()         { m.mu.Lock(); m.fenced++; m.mu.Unlock() }
-func (m *recordingMetrics) LeaseContended() { m.mu.Lock(); m.contended++; m.mu.Unlock() }
-func (m *recordingMetrics) LeaseLost()      { m.mu.Lock(); m.lost++; m.mu.Unlock() }
+func (m *recordingMetrics) Fenced()                      { m.mu.Lock(); m.fenced++; m.mu.Unlock() }
+func (m *recordingMetrics) LeaseContended()              { m.mu.Lock(); m.contended++; m.mu.Unlock() }
+func (m *recordingMetrics) LeaseLost()                   { m.mu.Lock(); m.lost++; m.mu.Unlock() }
 func (m *recordingMetrics) ScheduledStart(time.Duration) {}
 
 // snapshot returns copies of the counts.

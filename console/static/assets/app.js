@@ -17,7 +17,7 @@
       else if (k === 'text') el.textContent = v;
       else el.setAttribute(k, v === true ? '' : String(v));
     }
-    for (const c of children.flat()) {
+    for (const c of children.flat(Infinity)) {
       if (c === undefined || c === null || c === false) continue;
       el.append(c instanceof Node ? c : String(c));
     }
@@ -51,6 +51,33 @@
 
   function statusBadge(status, testid) {
     return h('span', { class: 'badge', 'data-status': status, 'data-testid': testid, text: status || '—' });
+  }
+
+  // fmtSpan is a coarse duration: "42s", "3m05s", "2h04m", "3d4h".
+  function fmtSpan(ms) {
+    const s = Math.max(0, Math.floor(ms / 1000));
+    const pad = (n) => String(n).padStart(2, '0');
+    if (s < 60) return `${s}s`;
+    if (s < 3600) return `${Math.floor(s / 60)}m${pad(s % 60)}s`;
+    if (s < 86400) return `${Math.floor(s / 3600)}h${pad(Math.floor((s % 3600) / 60))}m`;
+    return `${Math.floor(s / 86400)}d${Math.floor((s % 86400) / 3600)}h`;
+  }
+
+  // fmtAge is how far an RFC 3339 time is from now: "3m05s" ago, or "in 3m05s" ahead.
+  function fmtAge(s) {
+    const t = Date.parse(s);
+    if (!Number.isFinite(t)) return '?';
+    const ms = Date.now() - t;
+    return ms < 0 ? `in ${fmtSpan(-ms)}` : fmtSpan(ms);
+  }
+
+  // ageEl shows fmtAge(since), kept current by the page's ticker (every [data-since]).
+  function ageEl(since, attrs = {}) {
+    return h('span', { ...attrs, 'data-since': since, title: since, text: fmtAge(since) });
+  }
+
+  function tickAges() {
+    for (const el of document.querySelectorAll('[data-since]')) el.textContent = fmtAge(el.dataset.since);
   }
 
   // ---------------------------------------------------------------- API and errors
@@ -226,7 +253,8 @@
 
   const PROGRESS_PARTS = [
     ['COMPLETED', 'completed'], ['FAILED', 'failed'], ['INTERRUPTED', 'interrupted'],
-    ['CANCELLED', 'cancelled'], ['RUNNING', 'running'], ['PAUSED', 'paused'], ['PENDING', 'pending'],
+    ['CANCELLED', 'cancelled'], ['RUNNING', 'running'], ['WAITING', 'waiting'], ['PAUSED', 'paused'],
+    ['PENDING', 'pending'],
   ];
 
   function progressBar(progress) {
@@ -242,9 +270,96 @@
       title.push(`${n} ${cls}`);
     }
     const done = (progress && progress.COMPLETED) || 0;
+    const waiting = (progress && progress.WAITING) || 0;
     bar.title = title.length ? `${title.join(', ')} of ${total}` : `${total} tasks`;
     return h('div', { class: 'progress-wrap' }, bar,
-      h('span', { class: 'progress-text', 'data-testid': 'plan-progress-text', text: `${done}/${total}` }));
+      h('span', { class: 'progress-text', 'data-testid': 'plan-progress-text', text: `${done}/${total}` }),
+      // Tasks waiting for an operator stand out: nothing moves until someone decides.
+      waiting ? h('span', { class: 'progress-waiting', 'data-testid': 'plan-progress-waiting', 'data-count': waiting,
+        title: `${waiting} task(s) waiting for an operator`, text: `${waiting} waiting` }) : null);
+  }
+
+  // ---------------------------------------------------------------- plan phase and schedule
+
+  // GATED_PHASES are the canary phases an operator can approve or reject.
+  const GATED_PHASES = new Set(['CANARY', 'AWAITING_APPROVAL']);
+
+  function phaseBadge(phase, testid) {
+    return h('span', { class: 'badge phase', 'data-phase': phase, 'data-testid': testid, title: 'canary phase', text: phase });
+  }
+
+  // planStatusExtra is what goes with a plan's status in the list: its canary phase, and
+  // when a scheduled plan starts.
+  function planStatusExtra(p) {
+    const phase = p.canary && p.canary.phase;
+    return [
+      phase && phase !== 'PROMOTED' ? [' ', phaseBadge(phase, 'plan-row-phase')] : null,
+      p.status === 'SCHEDULED' && p.startAt
+        ? h('div', { class: 'small muted', 'data-testid': 'plan-row-start-at', title: p.startAt }, `starts ${fmtTime(p.startAt)}`)
+        : null,
+    ];
+  }
+
+  // ---------------------------------------------------------------- waiting tasks
+
+  // waitingItem shows a task WAITING at a gate (reason, stage, message, how long) with its
+  // Approve and Reject buttons. Reject asks for a comment inline first. onDecided gets the
+  // task as the API returns it after the decision.
+  function waitingItem(t, onDecided, { showTenant = true } = {}) {
+    const w = t.wait || {};
+    const tenant = t.tenantId;
+    const decide = async (op, comment) => {
+      const body = comment ? { body: JSON.stringify({ comment }) } : {};
+      return (await api('POST', `/v1/tenants/${enc(tenant)}/${op}`, body)).data;
+    };
+    const buttons = [];
+    const busy = (on) => buttons.forEach((b) => { b.disabled = on; });
+
+    const approve = h('button', {
+      type: 'button', class: 'primary', 'data-testid': 'approve-task', 'data-tenant': tenant, text: 'Approve',
+      onclick: () => confirmed(`Approve stage ${w.stage || '?'} of tenant ${tenant}? Its task goes on.`, async () => {
+        busy(true);
+        try { onDecided(await decide('approve')); } finally { busy(false); }
+      }),
+    });
+    const comment = h('input', {
+      type: 'text', class: 'reject-comment', 'data-testid': 'reject-comment', 'data-tenant': tenant, maxlength: 1000,
+      placeholder: 'why? (recorded as the task\'s error)', 'aria-label': `comment on rejecting tenant ${tenant}`,
+    });
+    const confirmReject = h('button', { type: 'submit', class: 'danger', 'data-testid': 'reject-confirm', 'data-tenant': tenant, text: 'Reject' });
+    const cancelReject = h('button', { type: 'button', 'data-testid': 'reject-cancel', 'data-tenant': tenant, text: 'Keep waiting' });
+    const form = h('form', { class: 'reject-form', 'data-testid': 'reject-form', 'data-tenant': tenant, hidden: true },
+      comment, confirmReject, cancelReject);
+    const reject = h('button', {
+      type: 'button', class: 'danger', 'data-testid': 'reject-task', 'data-tenant': tenant, text: 'Reject…',
+      onclick: () => { form.hidden = false; reject.hidden = true; comment.focus(); },
+    });
+    cancelReject.addEventListener('click', () => { form.hidden = true; reject.hidden = false; });
+    form.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      clearError();
+      busy(true);
+      try {
+        onDecided(await decide('reject', comment.value.trim()));
+      } catch (e) { showError(e); } finally { busy(false); }
+    });
+    buttons.push(approve, reject, confirmReject, cancelReject);
+
+    return h('li', { class: 'waiting-item', 'data-testid': 'waiting-task', 'data-tenant': tenant, 'data-task-id': t.taskId },
+      h('div', { class: 'waiting-line' },
+        showTenant ? h('a', { href: `#/tenants/${enc(tenant)}`, class: 'mono', 'data-testid': 'waiting-tenant', text: tenant }) : null,
+        statusBadge('WAITING'),
+        h('span', {}, 'at stage ', h('b', { 'data-testid': 'wait-stage', text: `${w.stageIndex}: ${w.stage || '?'}` })),
+        h('span', { class: 'muted' }, 'for ', h('span', { 'data-testid': 'wait-reason', text: w.reason || '?' })),
+        h('span', { class: 'muted' }, 'waiting ', ageEl(w.since, { 'data-testid': 'wait-age' })),
+        h('span', { class: 'actions' }, approve, reject, form)),
+      w.message ? h('div', { class: 'wait-message', 'data-testid': 'wait-message', text: w.message }) : null);
+  }
+
+  // decisionText describes an operator's decision on a gate.
+  function decisionText(d) {
+    return `${d.approved ? 'approved' : 'rejected'} stage ${d.stageIndex}: ${d.stage} (run ${d.run}) at ${fmtTime(d.decidedAt)}` +
+      (d.comment ? `: “${d.comment}”` : '');
   }
 
   // ---------------------------------------------------------------- plans list
@@ -263,6 +378,7 @@
       more);
 
     let shown = 0; // how many plans the list holds: a refresh reloads that many
+    let shownSig = ''; // the page last shown
     let cursor = '';
 
     function row(p) {
@@ -270,7 +386,7 @@
       const tr = h('tr', { 'data-testid': 'plan-row', 'data-plan-id': p.planId, 'data-status': p.status, class: 'clickable' },
         h('td', {}, h('a', { href, 'data-testid': 'plan-link', text: p.name || '(unnamed)' })),
         h('td', { class: 'mono', text: p.planId }),
-        h('td', {}, statusBadge(p.status, 'plan-status')),
+        h('td', {}, statusBadge(p.status, 'plan-status'), planStatusExtra(p)),
         h('td', {}, progressBar(p.progress)),
         h('td', { title: p.createdAt, text: fmtTime(p.createdAt) }));
       tr.addEventListener('click', (ev) => { if (!ev.target.closest('a')) location.hash = href; });
@@ -287,6 +403,11 @@
       try {
         const page = await fetchPage(Math.min(Math.max(shown, 50), 1000));
         if (!alive()) return;
+        // Unchanged (the stream replays the events it keeps when it opens): the rows stay,
+        // and no link is swapped under a click.
+        const sig = JSON.stringify(page);
+        if (sig === shownSig) return;
+        shownSig = sig;
         tbody.replaceChildren(...page.plans.map(row));
         if (!page.plans.length) tbody.append(h('tr', {}, h('td', { colspan: 5, class: 'muted', 'data-testid': 'plans-empty', text: 'No plans yet.' })));
         shown = page.plans.length;
@@ -299,6 +420,7 @@
       try {
         const page = await fetchPage(50, cursor);
         if (!alive()) return;
+        shownSig = '';
         tbody.append(...page.plans.map(row));
         shown += page.plans.length;
         cursor = page.nextCursor || '';
@@ -321,6 +443,7 @@
     if (i > t.currentStage) return 'pending';
     switch (t.status) {
       case 'RUNNING': return t.retrying ? 'retrying' : 'running';
+      case 'WAITING': return 'waiting'; // at a gate, for an operator
       case 'FAILED': case 'INTERRUPTED': return 'failed';
       case 'COMPLETED': return 'done';
       default: return 'pending'; // PENDING, PAUSED, CANCELLED: the stage has not run
@@ -387,19 +510,113 @@
     const rows = new Map(); // tenantId -> {row, tr, ...}
     const head = h('section', { class: 'plan-head', id: 'plan-head', 'data-testid': 'plan-head' });
     const matrix = h('table', { id: 'matrix', 'data-testid': 'matrix', class: 'grid matrix' });
-    main.append(head, h('h2', { text: 'Tenants' }), h('div', { class: 'matrix-wrap' }, matrix),
-      h('p', { class: 'legend' }, ['pending', 'running', 'retrying', 'done', 'failed'].map((s) =>
+    // Tasks WAITING at a gate, oldest first: tenantId -> task (with its wait).
+    const waits = new Map();
+    const waitingList = h('ul', { class: 'waiting-list', 'data-testid': 'waiting-list' });
+    const waitingCount = h('span', { class: 'count', id: 'waiting-count', 'data-testid': 'waiting-count' });
+    const waitingBox = h('section', { id: 'waiting', 'data-testid': 'waiting', class: 'waiting', hidden: true },
+      h('h2', {}, 'Waiting for an operator ', waitingCount), waitingList);
+    const waitingItems = new Map(); // taskId/since -> its element, kept so that a comment being typed survives
+    // What the last bulk retry did; kept across renders of the head.
+    const retryNote = h('div', { id: 'plan-retry-result', 'data-testid': 'plan-retry-result', class: 'note', hidden: true });
+    let retryButton = null;
+    let headSig = '';
+    let planSeq = 0; // plan events applied: an answer asked for before the latest one may be older
+    main.append(head, waitingBox, h('h2', { text: 'Tenants' }), h('div', { class: 'matrix-wrap' }, matrix),
+      h('p', { class: 'legend' }, ['pending', 'running', 'retrying', 'waiting', 'done', 'failed'].map((s) =>
         h('span', { class: 'legend-item' }, h('span', { class: 'cell swatch', 'data-state': s }), s))));
 
-    function planButton(op, label) {
+    function planButton(op, label, { cls = op === 'cancel' ? 'danger' : '', msg = `${label} plan ${plan.name || planId}?` } = {}) {
       return h('button', {
-        type: 'button', id: `plan-${op}`, 'data-testid': `plan-${op}`, class: op === 'cancel' ? 'danger' : '',
+        type: 'button', id: `plan-${op}`, 'data-testid': `plan-${op}`, class: cls,
         text: label,
-        onclick: () => confirmed(`${label} plan ${plan.name || planId}?`, async () => {
-          plan = (await api('POST', `/v1/plans/${enc(planId)}/${op}`)).data;
-          renderHead();
+        onclick: () => confirmed(msg, async () => {
+          const seq = planSeq;
+          const p = (await api('POST', `/v1/plans/${enc(planId)}/${op}`)).data;
+          // A plan event that came meanwhile may be newer than this answer: ask again then.
+          if (seq === planSeq) {
+            plan = p;
+            renderHead();
+            refreshProgress();
+          }
+          refreshPlan(); // the plan's phase moves on without a plan event
         }),
       });
+    }
+
+    // retryFailed retries every FAILED or INTERRUPTED task of the plan from its checkpoint,
+    // and says how many were retried and skipped (and why).
+    function retryFailed() {
+      return confirmed(`Retry the FAILED and INTERRUPTED tasks of plan ${plan.name || planId} from their checkpoints?`, async () => {
+        const r = (await api('POST', `/v1/plans/${enc(planId)}/retry`, {
+          body: JSON.stringify({ status: ['FAILED', 'INTERRUPTED'], fromCheckpoint: true }),
+        })).data;
+        const retried = r.retried || [];
+        const skipped = r.skipped || [];
+        retryNote.dataset.retried = retried.length;
+        retryNote.dataset.skipped = skipped.length;
+        retryNote.replaceChildren(
+          h('div', { class: 'note-line' },
+            h('span', { id: 'plan-retry-summary', 'data-testid': 'plan-retry-summary', text: `Retried ${retried.length} task(s) from their checkpoints; skipped ${skipped.length}.` }),
+            h('button', { type: 'button', class: 'dismiss', 'aria-label': 'dismiss', text: '×', onclick: () => { retryNote.hidden = true; } })),
+          skipped.length ? h('ul', { class: 'skipped' }, skipped.map((x) => h('li', { 'data-testid': 'plan-retry-skipped', 'data-tenant': x.tenantId },
+            h('a', { href: `#/tenants/${enc(x.tenantId)}`, class: 'mono', text: x.tenantId }), `: ${x.reason || 'skipped'}`))) : '');
+        retryNote.hidden = false;
+        if (r.plan) plan = r.plan;
+        renderHead();
+        reload(); // the plan and its tasks, as they are now
+      });
+    }
+
+    // planSig is what the head shows of a plan but its progress (which follows the rows).
+    function planSig(p) {
+      const { progress, taskIds, ...rest } = p;
+      return JSON.stringify(rest);
+    }
+
+    // renderWaiting lists the WAITING tasks, reusing the elements already shown.
+    function renderWaiting() {
+      const list = [...waits.values()].sort((a, b) => timeKey(a.wait.since).localeCompare(timeKey(b.wait.since)));
+      const keep = new Set();
+      const els = list.map((t) => {
+        const key = `${t.taskId}/${t.wait.since}`;
+        keep.add(key);
+        if (!waitingItems.has(key)) waitingItems.set(key, waitingItem(t, decided));
+        return waitingItems.get(key);
+      });
+      for (const [key, el] of waitingItems) {
+        if (!keep.has(key)) { el.remove(); waitingItems.delete(key); }
+      }
+      els.forEach((el, i) => { if (waitingList.children[i] !== el) waitingList.insertBefore(el, waitingList.children[i] || null); });
+      waitingCount.textContent = String(list.length);
+      waitingBox.dataset.count = list.length;
+      waitingBox.hidden = list.length === 0;
+    }
+
+    // decided takes a task as an approve or reject returned it. The stream may have told of
+    // newer transitions already (a short stage ends before the answer comes): those stay.
+    function decided(t) {
+      if (waits.get(t.tenantId)?.taskId === t.taskId) waits.delete(t.tenantId);
+      const entry = rows.get(t.tenantId);
+      if (entry && entry.row.taskId === t.taskId && timeKey(t.updatedAt) >= timeKey(entry.row.updatedAt)) {
+        entry.row = rowFromTask(t);
+        paintRow(entry);
+        refreshProgress();
+      }
+      renderWaiting();
+    }
+
+    // fetchWait reads a task that became WAITING: its wait (stage, reason, message, since)
+    // is not in the event.
+    async function fetchWait(tenantId, taskId) {
+      try {
+        const t = (await api('GET', `/v1/tasks/${enc(taskId)}`)).data;
+        const entry = rows.get(tenantId);
+        if (!alive() || !entry || entry.row.taskId !== taskId || entry.row.status !== 'WAITING') return;
+        if (t.status !== 'WAITING' || !t.wait) return;
+        waits.set(tenantId, t);
+        renderWaiting();
+      } catch (e) { if (alive()) showError(e); }
     }
 
     function renderHead() {
@@ -411,21 +628,61 @@
       pause.disabled = TERMINAL_PLAN.has(p.status) || p.status === 'PAUSED';
       resume.disabled = p.status !== 'PAUSED';
       cancel.disabled = TERMINAL_PLAN.has(p.status);
+      retryButton = h('button', {
+        type: 'button', id: 'plan-retry-failed', 'data-testid': 'plan-retry-failed', text: 'Retry failed',
+        title: 'Retry every FAILED or INTERRUPTED task from its checkpoint', onclick: retryFailed,
+      });
+      retryButton.disabled = retryable(p.progress) === 0;
+
+      // The canary wave: its phase, and the operator's gate while it is open.
+      const c = p.canary && p.canary.tenants ? p.canary : null;
+      const phase = c ? c.phase || '' : '';
+      const gated = c && GATED_PHASES.has(phase) && !TERMINAL_PLAN.has(p.status);
+      const rest = (p.taskIds ? p.taskIds.length : (p.progress && p.progress.total) || 0) - (c ? c.tenants : 0);
+      const rollout = gated ? [
+        planButton('approve', 'Approve rollout', {
+          cls: 'primary',
+          msg: `Approve plan ${p.name || planId}: start the ${rest} tenant(s) after its canary wave?`,
+        }),
+        planButton('reject', 'Reject rollout', {
+          cls: 'danger',
+          msg: `Reject plan ${p.name || planId}: the ${rest} tenant(s) after its canary wave never start?`,
+        }),
+      ] : [];
+      let canaryText = '';
+      if (c) {
+        canaryText = `first ${c.tenants} tenant(s), then ` +
+          (c.then === 'approve' ? 'the rest start once an operator approves' : 'the rest start on their own');
+        if (phase === 'AWAITING_APPROVAL') canaryText += `: the canary wave completed; ${rest} tenant(s) wait for approval`;
+        else if (phase === 'HALTED') canaryText += ': halted, the rest never start';
+      }
+      headSig = planSig(p);
       head.replaceChildren(
         h('div', { class: 'toolbar' },
           h('h1', {}, h('span', { id: 'plan-name', 'data-testid': 'plan-name', text: p.name || '(unnamed)' }), ' ',
-            statusBadge(p.status, 'plan-status')),
-          h('div', { class: 'actions' }, pause, resume, cancel,
+            statusBadge(p.status, 'plan-status'), phase ? phaseBadge(phase, 'plan-phase') : null),
+          h('div', { class: 'actions' }, rollout, pause, resume, cancel, retryButton,
             h('button', { type: 'button', id: 'plan-refresh', 'data-testid': 'plan-refresh', text: 'Refresh', onclick: () => loadAll() }))),
         h('dl', { class: 'facts' },
           h('dt', { text: 'Plan id' }), h('dd', { class: 'mono', id: 'plan-id', 'data-testid': 'plan-id', text: p.planId }),
           h('dt', { text: 'Progress' }), h('dd', { id: 'plan-progress-box' }, progressBar(p.progress)),
           h('dt', { text: 'Concurrency / failure budget' }), h('dd', { text: `${p.maxConcurrency} / ${p.failureBudget}` }),
+          c ? [h('dt', { text: 'Canary' }), h('dd', { id: 'plan-canary', 'data-testid': 'plan-canary', 'data-phase': phase, text: canaryText })] : null,
+          p.status === 'SCHEDULED' && p.startAt ? [h('dt', { text: 'Scheduled start' }),
+            h('dd', { id: 'plan-start-at', 'data-testid': 'plan-start-at', title: p.startAt }, fmtTime(p.startAt), ' (', ageEl(p.startAt), ')')] : null,
+          p.startRate ? [h('dt', { text: 'Start rate' }),
+            h('dd', { id: 'plan-start-rate', 'data-testid': 'plan-start-rate', 'data-rate': p.startRate, text: `at most ${p.startRate} task start(s) per minute` })] : null,
           h('dt', { text: 'Created' }), h('dd', { title: p.createdAt, text: fmtTime(p.createdAt) }),
           h('dt', { text: 'Started' }), h('dd', { title: p.startedAt || '', text: fmtTime(p.startedAt || p.startAt) }),
           h('dt', { text: 'Finished' }), h('dd', { title: p.finishedAt || '', text: fmtTime(p.finishedAt) }),
-          labels.length ? [h('dt', { text: 'Labels' }), h('dd', {}, labels)] : null));
+          labels.length ? [h('dt', { text: 'Labels' }), h('dd', {}, labels)] : null),
+        retryNote);
       head.dataset.status = p.status;
+      head.dataset.phase = phase;
+    }
+
+    function retryable(progress) {
+      return ((progress && progress.FAILED) || 0) + ((progress && progress.INTERRUPTED) || 0);
     }
 
     // progressFromRows counts the rows' statuses, so the bar follows the events.
@@ -435,6 +692,7 @@
       plan.progress = progress;
       const box = $('#plan-progress-box', head);
       if (box) box.replaceChildren(progressBar(progress));
+      if (retryButton) retryButton.disabled = retryable(progress) === 0;
     }
 
     function paintRow(entry) {
@@ -487,6 +745,9 @@
             ['Tenant', 'Status', 'Attempt', 'Current stage'].map((t) => h('th', { text: t })),
             stages.map((s, i) => h('th', { class: 'stage-head', 'data-stage': s.name, title: `${i}: ${s.name} (${s.kind})`, text: s.name })))),
           h('tbody', {}, tasks.map(addRow)));
+        waits.clear();
+        for (const t of tasks) if (t.status === 'WAITING' && t.wait) waits.set(t.tenantId, t);
+        renderWaiting();
         renderHead();
         refreshProgress();
       } catch (e) { if (alive()) showError(e); }
@@ -501,19 +762,34 @@
     const later = (fn) => (ev) => { if (loading) loading.push(() => fn(ev, true)); else if (plan) fn(ev, false); };
     const refreshPlan = debounce(async () => {
       try {
+        const seq = planSeq;
         const p = (await api('GET', `/v1/plans/${enc(planId)}`)).data;
         if (!alive() || !plan) return;
+        // A plan event came while asking: this answer may be older than it. Ask again.
+        if (seq !== planSeq) { refreshPlan(); return; }
+        const changed = planSig(p) !== headSig;
         plan = p;
-        renderHead();
+        if (changed) renderHead(); // else the head stays as it is: no button is swapped under a click
         refreshProgress();
       } catch (e) { if (alive()) showError(e); }
     }, 200);
+    // A canary wave's phase moves on without a plan event: while it is open, look again.
+    const phaseOpen = () => plan && plan.canary && GATED_PHASES.has(plan.canary.phase) && !TERMINAL_PLAN.has(plan.status);
+    const poll = setInterval(() => { if (phaseOpen() && !loading) refreshPlan(); }, 2000);
+    onLeave(() => clearInterval(poll));
     function onTaskEvent(ev) {
       const entry = rows.get(ev.tenantId);
       if (!entry || entry.row.taskId !== ev.taskId) { reload(); return; }
       if (applyEvent(entry.row, ev)) {
         paintRow(entry);
         refreshProgress();
+        if (ev.status === 'WAITING') {
+          fetchWait(ev.tenantId, ev.taskId);
+        } else if (waits.has(ev.tenantId)) {
+          waits.delete(ev.tenantId);
+          renderWaiting();
+        }
+        if (phaseOpen()) refreshPlan();
       }
     }
     const opened = watch(`/v1/events?plan=${enc(planId)}`, {
@@ -522,6 +798,7 @@
       plan: later((ev, queued) => {
         // A queued plan event may be older than the status just loaded: ask again.
         if (queued) { refreshPlan(); return; }
+        planSeq++;
         plan.status = ev.status;
         renderHead();
         refreshProgress();
@@ -540,7 +817,11 @@
     const box = h('section', { id: 'tenant', 'data-testid': 'tenant', 'data-tenant': tenantId });
     main.append(box);
     let ttlTimer = 0;
-    onLeave(() => clearInterval(ttlTimer));
+    let lockTimer = 0;
+    onLeave(() => { clearInterval(ttlTimer); clearInterval(lockTimer); });
+    let shownSig = ''; // what the view last showed
+    // What the last unlock did; kept across renders.
+    const unlockNote = h('p', { id: 'tenant-unlock-result', 'data-testid': 'tenant-unlock-result', class: 'note', hidden: true });
 
     function button(id, label, msg, fn, cls = '') {
       return h('button', { type: 'button', id, 'data-testid': id, class: cls, text: label, onclick: () => confirmed(msg, async () => { await fn(); await load(); }) });
@@ -550,25 +831,50 @@
     async function load() {
       let task;
       let cp = null;
+      let lock = null;
       try {
-        const [t, c] = await Promise.all([
+        const [t, c, l] = await Promise.all([
           api('GET', `/v1/tenants/${enc(tenantId)}/task`),
           api('GET', `/v1/tenants/${enc(tenantId)}/checkpoint`).catch((e) => { if (e.status === 404) return null; throw e; }),
+          // The lock is shown with the task; failing to read it does not hide the task.
+          api('GET', `/v1/tenants/${enc(tenantId)}/lock`).then((r) => r.data, (e) => ({ error: e })),
         ]);
         task = t.data;
         cp = c && c.data;
+        lock = l;
       } catch (e) {
         if (!alive()) return;
+        shownSig = '';
         box.replaceChildren(h('h1', {}, 'Tenant ', h('span', { class: 'mono', text: tenantId })),
-          e.status === 404 ? h('p', { class: 'muted', 'data-testid': 'tenant-none', text: 'This tenant has no task.' }) : null);
+          e.status === 404 ? h('p', { class: 'muted', 'data-testid': 'tenant-none', text: 'This tenant has no task.' }) : '');
         showError(e);
         return;
       }
       if (!alive()) return;
-      render(task, cp);
+      // Unchanged (the stream replays the events it keeps when it opens): the view stays as
+      // it is, and no button is swapped under a click.
+      const sig = JSON.stringify([task, cp, lock && !lock.error ? lock : null]);
+      if (sig === shownSig && !(lock && lock.error)) return;
+      shownSig = sig;
+      render(task, cp, lock);
     }
 
-    function render(t, cp) {
+    // waitSection shows the task's gate while it is WAITING; the same element is kept across
+    // reloads, so that a comment being typed survives them.
+    let waitKey = '';
+    let waitEl = null;
+    function waitSection(t) {
+      if (t.status !== 'WAITING' || !t.wait) { waitKey = ''; waitEl = null; return ''; } // '': replaceChildren takes no null
+      const key = `${t.taskId}/${t.wait.since}`;
+      if (key !== waitKey) {
+        waitKey = key;
+        waitEl = h('section', { id: 'tenant-wait', 'data-testid': 'tenant-wait', class: 'waiting' },
+          h('ul', { class: 'waiting-list' }, waitingItem(t, () => load(), { showTenant: false })));
+      }
+      return waitEl;
+    }
+
+    function render(t, cp, lock) {
       const stages = t.stages || [];
       const row = rowFromTask(t);
       const lease = t.lease || { held: false, ttlMs: 0 };
@@ -596,7 +902,7 @@
         button('retry-start', 'Retry from start', `Retry tenant ${tenantId} from stage 0 (the checkpoint is forgotten)?`, () => post('retry', { fromCheckpoint: false })),
         h('button', { type: 'button', id: 'tenant-refresh', 'data-testid': 'tenant-refresh', text: 'Refresh', onclick: () => load() }),
       ];
-      actions[0].disabled = ended || t.status === 'PAUSED';
+      actions[0].disabled = ended || t.status === 'PAUSED' || t.status === 'WAITING';
       actions[1].disabled = t.status !== 'PAUSED' && !t.pauseRequested;
       actions[2].disabled = t.status === 'COMPLETED' || t.status === 'CANCELLED' || t.status === 'FAILED';
       actions[3].disabled = !canRetry;
@@ -609,6 +915,7 @@
           h('h1', {}, 'Tenant ', h('span', { class: 'mono', id: 'tenant-id', 'data-testid': 'tenant-id', text: t.tenantId }), ' ',
             statusBadge(t.status, 'tenant-status')),
           h('div', { class: 'actions' }, actions)),
+        waitSection(t),
         h('table', { class: 'grid matrix strip' }, h('tbody', {}, h('tr', { 'data-testid': 'task-row', 'data-tenant': t.tenantId },
           stageCells(row, stages).map((td, i) => { td.textContent = stages[i].name; return td; })))),
         h('dl', { class: 'facts' },
@@ -617,14 +924,64 @@
           h('dt', { text: 'Run (attempt)' }), h('dd', { id: 'tenant-attempt', 'data-testid': 'tenant-attempt', text: String(t.attempt) }),
           h('dt', { text: 'Current stage' }), h('dd', { id: 'tenant-stage', 'data-testid': 'tenant-stage', text: stageName(stages, t.currentStage) }),
           t.pauseRequested ? [h('dt', { text: 'Pause' }), h('dd', { id: 'tenant-pause-requested', text: 'requested: pauses at the next stage boundary' })] : null,
+          t.decision ? [h('dt', { text: 'Decision' }), h('dd', {
+            id: 'tenant-decision', 'data-testid': 'tenant-decision', 'data-approved': t.decision.approved ? 'true' : 'false',
+            text: decisionText(t.decision),
+          })] : null,
           h('dt', { text: 'Lease' }), leaseText,
           h('dt', { text: 'Updated' }), h('dd', { title: t.updatedAt, text: fmtTime(t.updatedAt) }),
           h('dt', { text: 'Last error' }), h('dd', { id: 'tenant-last-error', 'data-testid': 'tenant-last-error', class: err ? 'error-text' : 'muted' },
             err ? `${err.stage || '?'} attempt ${err.attempt || '?'}: ${err.class}${err.code ? ` (${err.code})` : ''}: ${err.message}` : 'none')),
+        h('h2', { text: 'Lock' }),
+        lockBox(lock),
         h('h2', { text: 'Checkpoint' }),
         checkpointBox(cp),
         h('h2', { text: 'Attempt ledger' }),
         ledger(t.attempts || []));
+    }
+
+    // lockBox shows the tenant's lock (its lease, with the fence epoch of its latest task)
+    // and the Unlock button: a forced release that fences the holder.
+    function lockBox(l) {
+      clearInterval(lockTimer);
+      if (!l || l.error) {
+        const e = l && l.error;
+        return h('div', { id: 'tenant-lock', 'data-testid': 'tenant-lock', 'data-held': 'unknown' },
+          h('p', { class: 'error-text', text: `Could not read the lock: ${e ? e.message : 'no answer'}` }), unlockNote);
+      }
+      const ttl = h('dd', { id: 'tenant-lock-ttl', 'data-testid': 'tenant-lock-ttl' });
+      if (l.held && l.ttlMs) {
+        const until = Date.now() + l.ttlMs;
+        const paint = () => { ttl.textContent = `${fmtMs(Math.max(0, until - Date.now()))} left`; };
+        paint();
+        lockTimer = setInterval(paint, 500);
+      } else {
+        ttl.textContent = l.held ? 'no expiry' : '—';
+      }
+      const unlock = h('button', {
+        type: 'button', id: 'tenant-unlock', 'data-testid': 'tenant-unlock', class: 'danger', text: 'Unlock',
+        title: 'Release the lock whoever holds it; the holder is fenced and its running task becomes INTERRUPTED',
+        onclick: () => confirmed(`Force-unlock tenant ${tenantId}? The holder (${l.owner || 'unknown'}) is fenced: ` +
+          'its running task becomes INTERRUPTED and can be retried.', async () => {
+          const u = (await api('POST', `/v1/tenants/${enc(tenantId)}/unlock`)).data;
+          unlockNote.dataset.released = u.released ? 'true' : 'false';
+          unlockNote.textContent = u.released
+            ? `Released the lock held by ${u.previousOwner || 'unknown'} (epoch now ${u.epoch})` +
+              (u.interrupted ? `; task ${u.taskId} was interrupted.` : '.')
+            : `The lock was not held: nothing to release (epoch ${u.epoch}).`;
+          unlockNote.hidden = false;
+          await load();
+        }),
+      });
+      unlock.disabled = !l.held;
+      return h('div', { id: 'tenant-lock', 'data-testid': 'tenant-lock', 'data-held': l.held ? 'true' : 'false' },
+        h('dl', { class: 'facts' },
+          h('dt', { text: 'Held' }), h('dd', { id: 'tenant-lock-held', 'data-testid': 'tenant-lock-held', text: l.held ? 'yes' : 'no' }),
+          h('dt', { text: 'Owner' }), h('dd', { class: 'mono', id: 'tenant-lock-owner', 'data-testid': 'tenant-lock-owner', text: l.owner || '—' }),
+          h('dt', { text: 'TTL' }), ttl,
+          h('dt', { text: 'Fence epoch' }), h('dd', { id: 'tenant-lock-epoch', 'data-testid': 'tenant-lock-epoch', text: String(l.epoch ?? '—') })),
+        h('div', { class: 'actions' }, unlock),
+        unlockNote);
     }
 
     function checkpointBox(cp) {
@@ -763,6 +1120,7 @@ tenants:
 
   document.addEventListener('DOMContentLoaded', () => {
     $('#banner-close').addEventListener('click', clearError);
+    setInterval(tickAges, 1000);
     $('#logout').addEventListener('click', logout);
     $('#tenant-search-form').addEventListener('submit', (ev) => {
       ev.preventDefault();

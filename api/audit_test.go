@@ -1,0 +1,93 @@
+package api_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/executor-dev/executor/api"
+	"github.com/executor-dev/executor/server/servertest"
+)
+
+// auditRecords returns the "operator action" records of logs.
+func auditRecords(t *testing.T, logs *servertest.Buffer) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, rec := range servertest.JSONRecords(t, logs.String()) {
+		if rec["msg"] == "operator action" {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+// findAudit returns the one audit record of action whose attributes include want.
+func findAudit(t *testing.T, records []map[string]any, action string, want map[string]any) map[string]any {
+	t.Helper()
+	var found []map[string]any
+	for _, rec := range records {
+		if rec["action"] != action {
+			continue
+		}
+		match := true
+		for k, v := range want {
+			match = match && rec[k] == v
+		}
+		if match {
+			found = append(found, rec)
+		}
+	}
+	require.Len(t, found, 1, "one %q record with %v in %v", action, want, records)
+	return found[0]
+}
+
+// Every rollout control is an operator action in the audit log, with what it touched and
+// what it did; a decision's comment is not logged.
+func TestRolloutControlsAreAudited(t *testing.T) {
+	t.Parallel()
+	h, logs := fullRouter(t, nil)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	base := srv.URL
+	const comment = "approved-by-the-change-board"
+
+	p := submit(t, base, api.PlanRequest{
+		Name: "audited", Canary: &api.CanaryRequest{Tenants: 1, Then: "approve"},
+		Stages: []api.StageRequest{approval("gate", "go?")}, Tenants: tenants("au-1", "au-2"),
+	})
+	eventuallyTenant(t, base, "au-1", waiting)
+	decode[api.Task](t, postJSON(t, base+"/v1/tenants/au-1/approve", api.DecisionBody{Comment: comment}), http.StatusOK)
+	eventuallyPlan(t, base, p.PlanID, inPhase("AWAITING_APPROVAL"))
+	decode[api.Plan](t, postJSON(t, base+"/v1/plans/"+p.PlanID+"/approve", nil), http.StatusOK)
+	eventuallyTenant(t, base, "au-2", waiting)
+	decode[api.Task](t, postJSON(t, base+"/v1/tenants/au-2/reject", nil), http.StatusOK)
+	require.Equal(t, "FAILED", waitPlan(t, base, p.PlanID).Status)
+	retry := decode[api.PlanRetry](t, postJSON(t, base+"/v1/plans/"+p.PlanID+"/retry", nil), http.StatusOK)
+	require.Len(t, retry.Retried, 1)
+	eventuallyTenant(t, base, "au-2", waiting) // the retried run waits at the gate again
+	u := decode[api.TenantUnlock](t, postJSON(t, base+"/v1/tenants/au-2/unlock", nil), http.StatusOK)
+
+	records := auditRecords(t, logs)
+	tests := []struct {
+		name   string
+		action string
+		want   map[string]any
+	}{
+		{"tenant approval", "approve", map[string]any{"tenant_id": "au-1", "task_id": p.TaskIDs[0], "stage": "gate", "run": 1.0, "with_comment": true}},
+		{"plan approval", "approve", map[string]any{"plan_id": p.PlanID, "phase": "PROMOTED"}},
+		{"tenant rejection", "reject", map[string]any{"tenant_id": "au-2", "task_id": p.TaskIDs[1], "stage": "gate", "with_comment": false}},
+		{"plan retry", "retry", map[string]any{"plan_id": p.PlanID, "statuses": "FAILED,INTERRUPTED", "from_checkpoint": true, "retried": 1.0, "skipped": 0.0}},
+		{"unlock", "unlock", map[string]any{"tenant_id": "au-2", "released": u.Released, "previous_owner": u.PreviousOwner, "epoch": float64(u.Epoch), "interrupted": u.Interrupted}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rec := findAudit(t, records, tc.action, tc.want)
+			assert.NotEmpty(t, rec["request_id"])
+		})
+	}
+	assert.NotContains(t, logs.String(), comment, "a comment is part of a body: never logged")
+}

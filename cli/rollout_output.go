@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/executor-dev/executor/api"
+)
+
+// planRolloutLines follows a plan's row with its canary wave and start rate, when set, and
+// what an operator may do at a canary gate.
+func planRolloutLines(w io.Writer, p api.Plan) {
+	if c := p.Canary; c != nil {
+		fmt.Fprintf(w, "canary: first %d tenant(s), then %s; phase %s\n", c.Tenants, cell(c.Then), cell(c.Phase))
+		if c.Phase == "AWAITING_APPROVAL" {
+			fmt.Fprintf(w, "the canaries completed: 'executor plan approve %s' starts the rest, 'executor plan reject %s' halts the plan\n",
+				p.PlanID, p.PlanID)
+		}
+	}
+	if p.StartRate > 0 {
+		fmt.Fprintf(w, "start rate: at most %d task starts per minute\n", p.StartRate)
+	}
+}
+
+// taskGateLines follows a task's row with why it waits (a WAITING task) and the latest
+// decision on one of its gates.
+func taskGateLines(w io.Writer, t api.Task) {
+	if wt := t.Wait; wt != nil {
+		line := fmt.Sprintf("waiting: %s at stage %s since %s", wt.Reason, stagePosition(t, wt.StageIndex, wt.Stage), formatTime(&wt.Since))
+		if wt.Message != "" {
+			line += ": " + wt.Message
+		}
+		fmt.Fprintln(w, cell(truncate(line, 2*maxCell)))
+		fmt.Fprintf(w, "decide with 'executor approve --tenant %s' or 'executor reject --tenant %s' (--comment C)\n", t.TenantID, t.TenantID)
+	}
+	if d := t.Decision; d != nil {
+		verdict := "rejected"
+		if d.Approved {
+			verdict = "approved"
+		}
+		line := fmt.Sprintf("decision: %s at stage %s in run %d, %s", verdict, stagePosition(t, d.StageIndex, d.Stage), d.Run, formatTime(&d.DecidedAt))
+		if d.Comment != "" {
+			line += ": " + d.Comment
+		}
+		fmt.Fprintln(w, cell(truncate(line, 2*maxCell)))
+	}
+}
+
+// stagePosition is a stage's name with its position, e.g. "gate (2/3)".
+func stagePosition(t api.Task, index int, name string) string {
+	return fmt.Sprintf("%s (%d/%d)", name, index+1, len(t.Stages))
+}
+
+// planRetryTable is the plan after a bulk retry, then every selected task: retried, or
+// skipped and why.
+func planRetryTable(r api.PlanRetry) func(io.Writer) {
+	return func(w io.Writer) {
+		planTable(r.Plan)(w)
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "retried %d task(s), skipped %d\n", len(r.Retried), len(r.Skipped))
+		if len(r.Retried)+len(r.Skipped) == 0 {
+			return
+		}
+		fmt.Fprintln(w, "TENANT\tTASK ID\tRESULT\tREASON")
+		for _, t := range r.Retried {
+			row(w, t.TenantID, t.TaskID, "retried", "")
+		}
+		for _, t := range r.Skipped {
+			row(w, t.TenantID, t.TaskID, "skipped", truncate(t.Reason, maxCell))
+		}
+	}
+}
+
+// lockTable is a tenant's lease; TTL is empty when it is not held or never expires.
+func lockTable(l api.TenantLock) func(io.Writer) {
+	return func(w io.Writer) {
+		fmt.Fprintln(w, "TENANT\tHELD\tOWNER\tTTL\tTASK ID\tPLAN ID\tEPOCH")
+		ttl := ""
+		if l.TTLMs > 0 {
+			ttl = (time.Duration(l.TTLMs) * time.Millisecond).String()
+		}
+		row(w, l.TenantID, strconv.FormatBool(l.Held), l.Owner, ttl, l.TaskID, l.PlanID, strconv.FormatUint(l.Epoch, 10))
+	}
+}
+
+// unlockTable is what an unlock did, with the way on when it interrupted a run.
+func unlockTable(u api.TenantUnlock) func(io.Writer) {
+	return func(w io.Writer) {
+		fmt.Fprintln(w, "TENANT\tRELEASED\tPREVIOUS OWNER\tTASK ID\tEPOCH\tINTERRUPTED")
+		row(w, u.TenantID, strconv.FormatBool(u.Released), u.PreviousOwner, u.TaskID,
+			strconv.FormatUint(u.Epoch, 10), strconv.FormatBool(u.Interrupted))
+		if u.Interrupted {
+			fmt.Fprintf(w, "the running task is INTERRUPTED: 'executor retry --tenant %s --from-checkpoint' runs it on\n", u.TenantID)
+		}
+	}
+}

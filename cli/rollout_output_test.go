@@ -1,0 +1,153 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/executor-dev/executor/api"
+	"github.com/executor-dev/executor/client"
+)
+
+// render draws a table as print does.
+func render(t *testing.T, table func(io.Writer)) string {
+	t.Helper()
+	var b bytes.Buffer
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	table(tw)
+	require.NoError(t, tw.Flush())
+	return b.String()
+}
+
+func TestRolloutTables(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	stages := []api.StageRef{{Name: "prep"}, {Name: "gate"}, {Name: "after"}}
+	tests := []struct {
+		name    string
+		table   func(io.Writer)
+		want    []string
+		notWant []string
+	}{
+		{
+			name: "waiting task",
+			table: taskTable(api.Task{
+				TenantID: "t1", Status: "WAITING", Stages: stages, CurrentStage: 1, CurrentStageName: "gate",
+				Wait: &api.Wait{Stage: "gate", StageIndex: 1, Reason: "approval", Message: "ship\nit?", Since: at},
+			}),
+			want: []string{
+				"waiting: approval at stage gate (2/3) since 2026-11-21T10:00:00Z: ship it?",
+				"executor approve --tenant t1",
+			},
+			notWant: []string{"decision:"},
+		},
+		{
+			name: "decided task",
+			table: taskDetailTable(api.Task{
+				TenantID: "t1", Status: "FAILED", Stages: stages, CurrentStage: 1, CurrentStageName: "gate",
+				Decision: &api.Decision{Stage: "gate", StageIndex: 1, Run: 2, Comment: "no\tway", DecidedAt: at},
+			}),
+			want:    []string{"decision: rejected at stage gate (2/3) in run 2, 2026-11-21T10:00:00Z: no way"},
+			notWant: []string{"waiting:"},
+		},
+		{
+			name:    "plain task",
+			table:   taskTable(api.Task{TenantID: "t1", Status: "COMPLETED", Stages: stages, CurrentStage: 3}),
+			notWant: []string{"waiting:", "decision:"},
+		},
+		{
+			name: "plan awaiting approval",
+			table: planTable(api.Plan{
+				PlanID: "P1", Status: "RUNNING", StartRate: 30,
+				Canary: &api.Canary{Tenants: 2, Then: "approve", Phase: "AWAITING_APPROVAL"},
+			}),
+			want: []string{
+				"canary: first 2 tenant(s), then approve; phase AWAITING_APPROVAL",
+				"'executor plan approve P1'", "'executor plan reject P1'",
+				"start rate: at most 30 task starts per minute",
+			},
+		},
+		{
+			name:    "promoted plan",
+			table:   planTable(api.Plan{PlanID: "P1", Status: "RUNNING", Canary: &api.Canary{Tenants: 1, Then: "auto", Phase: "PROMOTED"}}),
+			want:    []string{"phase PROMOTED"},
+			notWant: []string{"plan approve", "start rate"},
+		},
+		{
+			name:    "plain plan",
+			table:   planTable(api.Plan{PlanID: "P1", Status: "COMPLETED"}),
+			notWant: []string{"canary", "start rate"},
+		},
+		{
+			name: "bulk retry",
+			table: planRetryTable(api.PlanRetry{
+				Plan:    api.Plan{PlanID: "P1", Status: "RUNNING"},
+				Retried: []api.TaskRef{{TaskID: "T1", TenantID: "t1"}},
+				Skipped: []api.TaskRef{{TaskID: "T2", TenantID: "t2", Reason: "the tenant has moved on"}},
+			}),
+			want: []string{"retried 1 task(s), skipped 1", "RESULT", "t1      T1       retried  -", "t2      T2       skipped  the tenant has moved on"},
+		},
+		{
+			name:    "bulk retry of nothing",
+			table:   planRetryTable(api.PlanRetry{Plan: api.Plan{PlanID: "P1"}, Retried: []api.TaskRef{}, Skipped: []api.TaskRef{}}),
+			want:    []string{"retried 0 task(s), skipped 0"},
+			notWant: []string{"RESULT"},
+		},
+		{
+			name:  "held lock",
+			table: lockTable(api.TenantLock{TenantID: "t1", Held: true, Owner: "P1:T1", TTLMs: 1500, TaskID: "T1", PlanID: "P1", Epoch: 3}),
+			want:  []string{"TENANT  HELD  OWNER  TTL   TASK ID  PLAN ID  EPOCH", "t1      true  P1:T1  1.5s  T1       P1       3"},
+		},
+		{
+			name:  "interrupting unlock",
+			table: unlockTable(api.TenantUnlock{TenantID: "t1", Released: true, PreviousOwner: "P1:T1", TaskID: "T1", Epoch: 4, Interrupted: true}),
+			want:  []string{"P1:T1", "executor retry --tenant t1 --from-checkpoint"},
+		},
+		{
+			name:    "idle unlock",
+			table:   unlockTable(api.TenantUnlock{TenantID: "t1", TaskID: "T1", Epoch: 5}),
+			want:    []string{"t1      false     -               T1       5      false"},
+			notWant: []string{"executor retry"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			out := render(t, tt.table)
+			for _, w := range tt.want {
+				assert.Contains(t, out, w)
+			}
+			for _, w := range tt.notWant {
+				assert.NotContains(t, out, w)
+			}
+		})
+	}
+}
+
+// An error answer that is not a problem (a proxy's page) still becomes a *client.Error with
+// the status and an excerpt of the body.
+func TestCallErrorWithoutProblem(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusBadGateway)
+		_, _ = io.WriteString(w, "<html>\n  bad gateway\n</html>")
+	}))
+	t.Cleanup(srv.Close)
+	a := &app{server: srv.URL}
+	var out api.TenantLock
+	err := a.call(context.Background(), http.MethodGet, "/v1/tenants/t/lock", nil, &out)
+	var ce *client.Error
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, http.StatusBadGateway, ce.Status)
+	assert.Equal(t, http.StatusBadGateway, client.StatusCode(err))
+	assert.Equal(t, "<html> bad gateway </html>", ce.Problem.Detail)
+}
