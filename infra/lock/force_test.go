@@ -417,7 +417,7 @@ func TestForceReleaseLeavesNoGoroutines(t *testing.T) {
 		{
 			name: "redis",
 			start: func(t *testing.T) (forceLocker, time.Duration) {
-				const ttl = 150 * time.Millisecond
+				const ttl = 600 * time.Millisecond
 				return newRedisFixture(t, ttl).locker, ttl
 			},
 		},
