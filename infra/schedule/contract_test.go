@@ -129,8 +129,9 @@ func runContract(t *testing.T, newSched newScheduler) {
 		require.NoError(t, s.Schedule(ctx, "P1", time.Now().Add(50*time.Millisecond)))
 		got := rec.waitCalls(t, "P1", 3)
 		for i := 1; i < len(got); i++ {
-			assert.GreaterOrEqual(t, got[i].Sub(got[i-1]), testRetry-10*time.Millisecond,
-				"retried after the retry delay")
+			// Half the delay: a call is recorded some time after its claim, and on a busy
+			// machine the first one may lag more than the next; an immediate retry is ~0.
+			assert.GreaterOrEqual(t, got[i].Sub(got[i-1]), testRetry/2, "retried after the retry delay")
 		}
 		settle(t, s)
 		time.Sleep(2 * testRetry)

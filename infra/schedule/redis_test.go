@@ -146,11 +146,15 @@ func TestRedisUnacknowledgedClaimIsStartedAgain(t *testing.T) {
 			rec := newRecorder()
 			rec.failNext("P1", 1)
 			first.Start(rec.due)
-			require.NoError(t, first.Schedule(ctx, "P1", time.Now()))
-			got := rec.waitCalls(t, "P1", 1)
+			// The claim comes after this instant: its expiry is at least claimTTL later (less a
+			// millisecond of rounding). The Due call's own time is no bound: on a busy machine it
+			// may come well after the claim.
+			scheduled := time.Now()
+			require.NoError(t, first.Schedule(ctx, "P1", scheduled))
+			rec.waitCalls(t, "P1", 1)
 			first.Stop()
 			require.Equal(t, 1, rec.count("P1"))
-			return got[0].Add(claimTTL - time.Millisecond)
+			return scheduled.Add(claimTTL - time.Millisecond)
 		}},
 	}
 	for _, tc := range tests {
