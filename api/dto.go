@@ -101,6 +101,7 @@ type Task struct {
 	CurrentStageName string             `json:"currentStageName,omitempty"` // empty once every stage ran
 	Stages           []StageRef         `json:"stages"`
 	PauseRequested   bool               `json:"pauseRequested"`
+	Executor         string             `json:"executor,omitempty"` // the executor whose run started it last
 	LastError        *Failure           `json:"lastError,omitempty"`
 	Attempts         []Attempt          `json:"attempts"`
 	CreatedAt        time.Time          `json:"createdAt"`
@@ -235,16 +236,17 @@ type FieldProblem struct {
 
 // Health is the body of /healthz and /readyz.
 type Health struct {
-	Status  string     `json:"status"`            // "ok"
-	Redis   string     `json:"redis,omitempty"`   // "ok" | "degraded" | "disabled" (readyz)
-	Since   *time.Time `json:"since,omitempty"`   // degraded: since when
-	Journal *int       `json:"journal,omitempty"` // degraded: aggregates waiting to be written back
+	Status   string     `json:"status"`             // "ok"
+	Executor string     `json:"executor,omitempty"` // the serving executor's name (Options.Name)
+	Redis    string     `json:"redis,omitempty"`    // "ok" | "degraded" | "disabled" (readyz)
+	Since    *time.Time `json:"since,omitempty"`    // degraded: since when
+	Journal  *int       `json:"journal,omitempty"`  // degraded: aggregates waiting to be written back
 }
 
 // Event is one transition as GET /v1/events sends it (the data of a server-sent event whose
 // id is ID and whose name is Kind).
 type Event struct {
-	ID       uint64    `json:"id"`
+	ID       string    `json:"id"`   // the entry ID: "42" on memory, "1732390000123-0" on Redis
 	Kind     string    `json:"kind"` // plan, task or stage
 	At       time.Time `json:"at"`
 	PlanID   string    `json:"planId"`

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/executor-dev/executor/domain/event"
+	"github.com/executor-dev/executor/events"
 )
 
 // DefaultEventHeartbeat is how often GET /v1/events writes a comment line when no event
@@ -23,7 +23,7 @@ func (h *handlers) streamEvents(w http.ResponseWriter, r *http.Request) {
 	if last == "" {
 		last = r.URL.Query().Get("lastEventId")
 	}
-	watch, err := h.svc.WatchEvents(r.URL.Query().Get("plan"), r.URL.Query().Get("tenant"), last)
+	watch, err := h.svc.WatchEvents(r.Context(), r.URL.Query().Get("plan"), r.URL.Query().Get("tenant"), last)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -48,10 +48,21 @@ func (h *handlers) streamEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	for _, e := range watch.Replay {
-		if writeEvent(w, e) != nil {
+	for {
+		page, err := watch.Replay(r.Context())
+		if err != nil { // the source went away: the client reconnects with its Last-Event-ID
+			h.opts.Logger.Warn("events: replay failed", "err", err)
 			return
 		}
+		if len(page) == 0 {
+			break
+		}
+		for _, e := range page {
+			if writeEvent(w, e) != nil {
+				return
+			}
+		}
+		flusher.Flush()
 	}
 	flusher.Flush()
 	beat := time.NewTicker(h.opts.EventHeartbeat)
@@ -64,9 +75,12 @@ func (h *handlers) streamEvents(w http.ResponseWriter, r *http.Request) {
 			if _, err := fmt.Fprint(w, ": heartbeat\n\n"); err != nil {
 				return
 			}
-		case e, open := <-watch.Live.Events():
-			if !open { // it fell behind: the client reconnects with its Last-Event-ID
+		case e, open := <-watch.Live():
+			if !open { // it fell behind, or Redis went away: the client reconnects with its Last-Event-ID
 				return
+			}
+			if !watch.Fresh(e) { // replayed already
+				continue
 			}
 			if writeEvent(w, e) != nil {
 				return
@@ -76,13 +90,13 @@ func (h *handlers) streamEvents(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// writeEvent writes e as one server-sent event: its id, its kind as the event name, and the
-// Event DTO as data.
-func writeEvent(w http.ResponseWriter, e event.Event) error {
-	b, err := json.Marshal(EventFrom(e))
+// writeEvent writes e as one server-sent event: its entry ID, its kind as the event name,
+// and the Event DTO as data (whose id is the entry ID too).
+func writeEvent(w http.ResponseWriter, e events.Entry) error {
+	b, err := json.Marshal(EventFrom(e.ID, e.Event))
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.ID, e.Kind, b)
+	_, err = fmt.Fprintf(w, "id: %s\nevent: %s\ndata: %s\n\n", e.ID, e.Event.Kind, b)
 	return err
 }

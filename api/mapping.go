@@ -59,7 +59,7 @@ func TaskFrom(v app.TaskView, withLease bool) Task {
 	out := Task{
 		TaskID: t.ID(), TenantID: t.TenantID(), PlanID: t.PlanID(), Status: string(t.Status()),
 		Attempt: t.Attempt(), CurrentStage: t.CurrentStage(), Stages: stageRefs(t.Stages()),
-		PauseRequested: t.PauseRequested(), CreatedAt: t.CreatedAt().UTC(),
+		PauseRequested: t.PauseRequested(), Executor: t.Executor(), CreatedAt: t.CreatedAt().UTC(),
 		StartedAt: timePtr(t.StartedAt()), FinishedAt: timePtr(t.FinishedAt()),
 		UpdatedAt: t.UpdatedAt().UTC(), Attempts: []Attempt{},
 	}
@@ -136,10 +136,11 @@ func DryRunFrom(sub *app.Submission) DryRun {
 	return out
 }
 
-// EventFrom maps a published event to its wire form.
-func EventFrom(e event.Event) Event {
+// EventFrom maps a published event to its wire form, with id, the ID its watchers resume
+// after (events.Entry.ID).
+func EventFrom(id string, e event.Event) Event {
 	out := Event{
-		ID: e.ID, Kind: string(e.Kind), At: e.At, PlanID: e.PlanID, TaskID: e.TaskID, TenantID: e.TenantID,
+		ID: id, Kind: string(e.Kind), At: e.At, PlanID: e.PlanID, TaskID: e.TaskID, TenantID: e.TenantID,
 		Status: e.Status, Stage: e.Stage, StageName: e.StageName, Run: e.Run,
 	}
 	if a := e.Last; a != nil {

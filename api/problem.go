@@ -90,6 +90,9 @@ func (h *handlers) problemFor(r *http.Request, err error) Problem {
 		return problem(http.StatusTooManyRequests, ProblemBusy, err.Error())
 	case errors.Is(err, app.ErrUnavailable):
 		return problem(http.StatusServiceUnavailable, ProblemUnavailable, err.Error())
+	case errors.Is(err, app.ErrMembersUnavailable):
+		h.opts.Logger.Warn("executors not listed", "request_id", requestIDOf(r), "err", err)
+		return problem(http.StatusServiceUnavailable, ProblemUnavailable, "the registry of executors is unreachable (Redis away?); try again")
 	case errors.Is(err, app.ErrShuttingDown):
 		return problem(http.StatusServiceUnavailable, ProblemUnavailable,
 			"the executor is shutting down and takes no new work; submit to another executor or after its restart")
@@ -111,6 +114,8 @@ func (h *handlers) problemFor(r *http.Request, err error) Problem {
 		return problem(http.StatusConflict, ProblemInvalidTransition, transitionDetail(err))
 	case errors.Is(err, task.ErrFenced):
 		return problem(http.StatusConflict, ProblemInvalidTransition, "a newer run owns the task; try again")
+	case errors.Is(err, task.ErrConflict), errors.Is(err, plan.ErrConflict):
+		return problem(http.StatusConflict, ProblemInvalidTransition, "changed by others many times meanwhile; try again")
 	case r.Context().Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
 		// The caller went away (a long poll it gave up on): not a server fault.
 		h.opts.Logger.Debug("http request ended by the client",

@@ -19,8 +19,10 @@ const DefaultMaxBodyBytes = 4 << 20
 
 // Options tunes the HTTP API. The zero value is usable.
 type Options struct {
-	MaxBodyBytes int64        // default DefaultMaxBodyBytes
-	Logger       *slog.Logger // default slog.Default()
+	MaxBodyBytes int64 // default DefaultMaxBodyBytes
+	// Name is the serving executor's name, reported by GET /healthz and GET /readyz.
+	Name   string
+	Logger *slog.Logger // default slog.Default()
 	// EventHeartbeat is how often GET /v1/events writes a heartbeat comment; default
 	// DefaultEventHeartbeat.
 	EventHeartbeat time.Duration
@@ -113,6 +115,9 @@ func NewRouter(svc *app.Service, opts Options) http.Handler {
 		r.Post("/unlock", h.unlockTenant)
 	})
 	r.Get("/v1/events", h.streamEvents)
+	r.Route("/v1/executors", func(r chi.Router) {
+		r.Get("/", h.listExecutors)
+	})
 	r.Route("/v1/tasks", func(r chi.Router) {
 		r.Get("/{taskId}", h.getTask)
 	})

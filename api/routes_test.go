@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/executor-dev/executor/api"
+	"github.com/executor-dev/executor/server"
+	"github.com/executor-dev/executor/server/servertest"
 )
 
 func TestPathAndQueryValidation(t *testing.T) {
@@ -122,12 +124,12 @@ func TestMethodNotAllowed(t *testing.T) {
 
 func TestHealthAndRequestID(t *testing.T) {
 	t.Parallel()
-	base := startServer(t)
+	base := servertest.With(t, server.Config{Name: "health-1"}).URL()
 
 	health := decode[api.Health](t, get(t, base+"/healthz"), http.StatusOK)
-	assert.Equal(t, api.Health{Status: "ok"}, health)
-	assert.JSONEq(t, `{"status":"ok"}`, string(get(t, base+"/healthz").body))
-	assert.JSONEq(t, `{"status":"ok","redis":"disabled"}`, string(get(t, base+"/readyz").body))
+	assert.Equal(t, api.Health{Status: "ok", Executor: "health-1"}, health)
+	assert.JSONEq(t, `{"status":"ok","executor":"health-1"}`, string(get(t, base+"/healthz").body))
+	assert.JSONEq(t, `{"status":"ok","executor":"health-1","redis":"disabled"}`, string(get(t, base+"/readyz").body))
 
 	t.Run("request ids", func(t *testing.T) {
 		t.Parallel()

@@ -11,6 +11,8 @@ var (
 	ErrConflict     = errors.New("app: tenant conflict")
 	// ErrUnavailable: the executor runs degraded (Redis away) and was told to refuse new plans.
 	ErrUnavailable = errors.New("app: redis is unreachable and this executor refuses new plans until it is back")
+	// ErrMembersUnavailable: the registry of executors could not be read (Redis away).
+	ErrMembersUnavailable = errors.New("app: the registry of executors is unreachable")
 	// ErrNoEvents: the executor was wired without an event source.
 	ErrNoEvents = errors.New("app: this executor publishes no events")
 )

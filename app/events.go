@@ -1,32 +1,24 @@
 package app
 
 import (
-	"strconv"
+	"context"
+	"errors"
 
-	"github.com/executor-dev/executor/domain/event"
 	"github.com/executor-dev/executor/events"
 )
 
-// EventSource hands out the executor's events: those it still keeps, then the live ones
-// (events.Hub).
+// EventSource hands out the executor's events (events.Hub on memory; on Redis, the reader of
+// the cluster's stream, infra/eventstream): the live ones, after a replay of those after a
+// Last-Event-ID. An ID it cannot read is events.ErrBadID.
 type EventSource interface {
-	Subscribe(f events.Filter, after uint64) (replay []event.Event, s *events.Subscription, gap bool)
+	Watch(ctx context.Context, f events.Filter, lastEventID string) (*events.Watch, error)
 }
 
-// Watch is a watcher's view of the events: Replay (kept events after its last one), then
-// Live. Gap tells that events after its last one were dropped before it came back. Close it.
-type Watch struct {
-	Replay []event.Event
-	Live   *events.Subscription
-	Gap    bool
-}
-
-// Close ends the watch.
-func (w *Watch) Close() { w.Live.Close() }
-
-// WatchEvents starts a watch of the events of planID and/or tenantID (empty: any), after the
-// event lastEventID (empty: from the oldest event kept). ErrNoEvents when there is no source.
-func (s *Service) WatchEvents(planID, tenantID, lastEventID string) (*Watch, error) {
+// WatchEvents starts a watch of the events of planID and/or tenantID (empty: any): with
+// lastEventID empty, the events from now on only; else those after that event first. A
+// malformed lastEventID is a validation error naming Last-Event-ID. ErrNoEvents when there
+// is no source. Close the watch.
+func (s *Service) WatchEvents(ctx context.Context, planID, tenantID, lastEventID string) (*events.Watch, error) {
 	if s.Events == nil {
 		return nil, ErrNoEvents
 	}
@@ -40,14 +32,9 @@ func (s *Service) WatchEvents(planID, tenantID, lastEventID string) (*Watch, err
 			return nil, err
 		}
 	}
-	var after uint64
-	if lastEventID != "" {
-		n, err := strconv.ParseUint(lastEventID, 10, 64)
-		if err != nil {
-			return nil, invalid("Last-Event-ID", "must be the id of an event: a positive integer")
-		}
-		after = n
+	w, err := s.Events.Watch(ctx, events.Filter{PlanID: planID, TenantID: tenantID}, lastEventID)
+	if errors.Is(err, events.ErrBadID) {
+		return nil, invalid("Last-Event-ID", "must be the id of an event this stream sent")
 	}
-	replay, live, gap := s.Events.Subscribe(events.Filter{PlanID: planID, TenantID: tenantID}, after)
-	return &Watch{Replay: replay, Live: live, Gap: gap}, nil
+	return w, err
 }

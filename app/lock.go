@@ -11,7 +11,7 @@ import (
 type LockView struct {
 	TenantID string
 	Held     bool
-	Holder   lease.Holder // owner <planId>:<taskId> and TTL left, when Held
+	Holder   lease.Holder // owner <planId>:<taskId>@<executor> and TTL left, when Held
 	TaskID   string       // the tenant's latest task
 	PlanID   string
 	Epoch    uint64

@@ -65,6 +65,7 @@ type Deps struct {
 	Holders     Holders
 	Runner      Runner
 	Events      EventSource      // GET /v1/events; nil: none (WatchEvents says ErrNoEvents)
+	Members     Members          // GET /v1/executors; nil: none (Executors lists nothing)
 	Clock       func() time.Time // default time.Now
 	// RefuseNewPlans, when set and true, makes Submit answer ErrUnavailable (the executor runs
 	// degraded and --degraded-new-plans=reject).

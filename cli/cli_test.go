@@ -518,3 +518,41 @@ func TestExamples(t *testing.T) {
 		})
 	}
 }
+
+func TestExecutorsCommand(t *testing.T) {
+	t.Parallel()
+	srv := servertest.With(t, server.Config{Name: "cli-solo"})
+	tests := []struct {
+		name  string
+		args  []string
+		check func(t *testing.T, stdout string)
+	}{
+		{name: "table", args: []string{"executors"}, check: func(t *testing.T, stdout string) {
+			t.Helper()
+			lines := strings.Split(strings.TrimRight(stdout, "\n"), "\n")
+			require.Len(t, lines, 2, "header and one row: %q", stdout)
+			for _, h := range []string{"NAME", "ADDRESS", "ALIVE", "SELF", "RUNS", "STARTED", "LAST HEARTBEAT"} {
+				assert.Contains(t, lines[0], h)
+			}
+			assert.Regexp(t, `^cli-solo\s+`+srv.Addr()+`\s+yes\s+\*\s+0\s+\S+Z\s+\d+s ago$`, lines[1])
+		}},
+		{name: "json", args: []string{"executors", "-o", "json"}, check: func(t *testing.T, stdout string) {
+			t.Helper()
+			l := decode[api.ExecutorList](t, stdout)
+			require.Len(t, l.Executors, 1)
+			e := l.Executors[0]
+			assert.Equal(t, "cli-solo", e.Name)
+			assert.Equal(t, srv.Addr(), e.Address)
+			assert.True(t, e.Alive)
+			assert.True(t, e.Self)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := runCLI(t, srv.URL(), tt.args...)
+			requireCode(t, cli.ExitOK, r)
+			tt.check(t, r.stdout)
+		})
+	}
+}

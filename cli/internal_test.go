@@ -195,8 +195,12 @@ func TestServe(t *testing.T) {
 		name string
 		env  map[string]string
 		args []string
+		// executor is the name the executor must report and log, when not empty.
+		executor string
 	}{
 		{name: "flags", args: []string{"serve", "--addr", "127.0.0.1:0", "--workers", "4"}},
+		{name: "name", args: []string{"serve", "--addr", "127.0.0.1:0", "--name", "cli-serve.1"}, executor: "cli-serve.1"},
+		{name: "name env", env: map[string]string{EnvName: "cli_serve-2"}, args: []string{"serve", "--addr", "127.0.0.1:0"}, executor: "cli_serve-2"},
 		{name: "env", env: map[string]string{EnvAddr: "127.0.0.1:0", EnvWorkers: "4"}, args: []string{"serve"}},
 		{name: "flag beats env", env: map[string]string{EnvAddr: "256.0.0.1:1"}, args: []string{"serve", "--addr", "127.0.0.1:0"}},
 		{name: "every interface with --insecure", args: []string{"serve", "--addr", "0.0.0.0:0", "--insecure"}},
@@ -215,11 +219,13 @@ func TestServe(t *testing.T) {
 			}()
 
 			var addr string
+			var logged map[string]any
 			require.Eventually(t, func() bool {
 				for _, line := range strings.Split(stderr.String(), "\n") {
 					var rec map[string]any
 					if json.Unmarshal([]byte(line), &rec) == nil && rec["addr"] != nil {
 						addr, _ = rec["addr"].(string)
+						logged = rec
 						return addr != ""
 					}
 				}
@@ -229,6 +235,11 @@ func TestServe(t *testing.T) {
 			h, err := client.New("http://"+addr, "", nil).Health(ctx)
 			require.NoError(t, err)
 			assert.Equal(t, "ok", h.Status)
+			assert.NotEmpty(t, h.Executor, "the default name")
+			assert.Equal(t, h.Executor, logged["executor"], "the log line names the executor")
+			if tt.executor != "" {
+				assert.Equal(t, tt.executor, h.Executor)
+			}
 
 			cancel()
 			select {
@@ -259,9 +270,12 @@ func TestServeUsageAndStartErrors(t *testing.T) {
 		{name: "redis URL that does not parse", args: []string{"serve", "--addr", "127.0.0.1:0", "--redis", "http://nope"}, want: ExitFailure},
 		{name: "lease TTL too short", args: []string{"serve", "--lease-ttl", "1ms"}, want: ExitUsage},
 		{name: "degraded-new-plans neither accept nor reject", args: []string{"serve", "--degraded-new-plans", "maybe"}, want: ExitUsage},
-		{name: "events stream without redis", args: []string{"serve", "--events-stream"}, want: ExitUsage},
-		{name: "events stream env without redis", env: map[string]string{EnvEventsStream: "true"}, args: []string{"serve"}, want: ExitUsage},
+		{name: "deprecated events stream flag not a bool", args: []string{"serve", "--events-stream=maybe"}, want: ExitUsage},
+		{name: "deprecated events stream env not a bool", env: map[string]string{EnvEventsStream: "maybe"}, args: []string{"serve"}, want: ExitUsage},
 		{name: "lease TTL env not a duration", env: map[string]string{EnvLeaseTTL: "soon"}, args: []string{"serve"}, want: ExitUsage},
+		{name: "name that cannot be part of a key", args: []string{"serve", "--addr", "127.0.0.1:0", "--name", "a{b}"}, want: ExitUsage, names: "--name"},
+		{name: "name env that cannot be part of a key", env: map[string]string{EnvName: "-x"}, args: []string{"serve", "--addr", "127.0.0.1:0"}, want: ExitUsage, names: "--name"},
+		{name: "name too long", args: []string{"serve", "--addr", "127.0.0.1:0", "--name", strings.Repeat("n", 129)}, want: ExitUsage, names: "--name"},
 		{name: "http allow-list entry that does not parse", args: []string{"serve", "--addr", "127.0.0.1:0", "--http-allow", "10.0.0.0/33"}, want: ExitUsage, names: "--http-allow"},
 	}
 	for _, tt := range tests {

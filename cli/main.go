@@ -34,6 +34,7 @@ const (
 	EnvServer           = "EXECUTOR_SERVER"
 	EnvToken            = "EXECUTOR_TOKEN"
 	EnvAddr             = "EXECUTOR_ADDR"
+	EnvName             = "EXECUTOR_NAME"
 	EnvWorkers          = "EXECUTOR_WORKERS"
 	EnvRedis            = "EXECUTOR_REDIS_URL"
 	EnvPrefix           = "EXECUTOR_PREFIX"
@@ -173,6 +174,7 @@ stage fails permanently, with --comment in its error. A task that is not WAITING
 		a.lockCmd(),
 		a.unlockCmd(),
 		a.taskCmd(),
+		a.executorsCmd(),
 		a.benchCmd(),
 	)
 	return root

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -233,7 +234,7 @@ func TestLockCommands(t *testing.T) {
 	requireCode(t, cli.ExitOK, r)
 	l := decode[api.TenantLock](t, r.stdout)
 	assert.True(t, l.Held)
-	assert.Equal(t, p.PlanID+":"+p.TaskIDs[0], l.Owner)
+	assert.Regexp(t, `^`+regexp.QuoteMeta(p.PlanID+":"+p.TaskIDs[0])+`@.+$`, l.Owner, "the lease names the task and the executor running it")
 
 	r = runCLI(t, srv.URL(), "lock", "--tenant", "lk-1")
 	requireCode(t, cli.ExitOK, r)

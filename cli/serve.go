@@ -57,6 +57,11 @@ become INTERRUPTED with their checkpoints intact, and nothing resumes by itself 
 					return usagef("invalid %s %q: %v", env, v, err)
 				}
 			}
+			if cfg.Name != "" {
+				if err := server.CheckName(cfg.Name); err != nil {
+					return usagef("invalid --name %q: want letters, digits, '.', '_' and '-', starting with a letter or digit, at most 128 characters (it becomes part of Redis keys)", cfg.Name)
+				}
+			}
 			if cfg.Workers < 1 {
 				return usagef("invalid workers %d: want at least 1", cfg.Workers)
 			}
@@ -66,9 +71,6 @@ become INTERRUPTED with their checkpoints intact, and nothing resumes by itself 
 				cfg.RejectNewPlansWhileDegraded = true
 			default:
 				return usagef("invalid --degraded-new-plans %q: want accept or reject", degradedNewPlans)
-			}
-			if cfg.EventStream && cfg.RedisURL == "" {
-				return usagef("--events-stream needs --redis: the stream is a Redis key")
 			}
 			if cfg.LeaseTTL < 3*time.Second/10 {
 				return usagef("invalid lease TTL %s: want at least 300ms", cfg.LeaseTTL)
@@ -99,6 +101,7 @@ become INTERRUPTED with their checkpoints intact, and nothing resumes by itself 
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.Addr, "addr", DefaultAddr, "listen address (env "+EnvAddr+")")
+	f.StringVar(&cfg.Name, "name", "", "this executor's name among the executors sharing its Redis, in every log line; letters, digits, '.', '_', '-' (default <hostname>-<pid>; env "+EnvName+")")
 	f.IntVar(&cfg.Workers, "workers", 64, "tasks running at once across all plans (env "+EnvWorkers+")")
 	f.StringVar(&cfg.RedisURL, "redis", "", "Redis URL, e.g. redis://127.0.0.1:6379/0; empty: the in-memory store (env "+EnvRedis+")")
 	f.StringVar(&cfg.Prefix, "prefix", "executor:", "Redis key prefix (env "+EnvPrefix+")")
@@ -106,7 +109,7 @@ become INTERRUPTED with their checkpoints intact, and nothing resumes by itself 
 	f.StringVar(&degradedNewPlans, "degraded-new-plans", "accept",
 		"while Redis is away: accept new plans (run them on memory) or reject them with 503 (env "+EnvDegradedNewPlans+")")
 	f.BoolVar(&cfg.EventStream, "events-stream", false,
-		"also write every event to the Redis stream <prefix>events, capped at about 10,000 entries, for external subscribers (env "+EnvEventsStream+")")
+		"deprecated, no effect: with --redis every executor writes its events to the Redis stream <prefix>events and serves GET /v1/events from it (env "+EnvEventsStream+")")
 	f.StringVar(&tokensFile, "tokens-file", "", "file of bearer tokens, one role:secret per line, role read or operate (env "+EnvTokensFile+"; tokens also come from "+EnvTokens+")")
 	f.BoolVar(&insecure, "insecure", false, "serve without tokens on a non-loopback address (env "+EnvInsecure+")")
 	f.StringSliceVar(&cfg.HTTPAllow, "http-allow", nil,
@@ -129,7 +132,7 @@ const shutdownGrace = 10 * time.Second
 
 // serveEnv names the environment variable of each serve flag; the flag beats its variable.
 var serveEnv = map[string]string{
-	"addr": EnvAddr, "workers": EnvWorkers, "redis": EnvRedis, "prefix": EnvPrefix, "lease-ttl": EnvLeaseTTL,
+	"addr": EnvAddr, "name": EnvName, "workers": EnvWorkers, "redis": EnvRedis, "prefix": EnvPrefix, "lease-ttl": EnvLeaseTTL,
 	"degraded-new-plans": EnvDegradedNewPlans, "events-stream": EnvEventsStream,
 	"tokens-file": EnvTokensFile, "insecure": EnvInsecure, "http-allow": EnvHTTPAllow,
 	"shutdown-timeout": EnvShutdownTimeout, "max-tenants": EnvMaxTenants, "max-stages": EnvMaxStages,

@@ -314,6 +314,16 @@ func (c *Client) Task(ctx context.Context, id string) (*api.Task, error) {
 	return &out, nil
 }
 
+// Executors lists the executors sharing the server's store, sorted by name, alive or not
+// (GET /v1/executors); Self marks the server.
+func (c *Client) Executors(ctx context.Context) (*api.ExecutorList, error) {
+	var out api.ExecutorList
+	if err := c.do(ctx, request{method: http.MethodGet, path: "/v1/executors"}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // Health calls GET /healthz.
 func (c *Client) Health(ctx context.Context) (*api.Health, error) {
 	var out api.Health

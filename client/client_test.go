@@ -186,6 +186,11 @@ func TestRoutes(t *testing.T) {
 			wantMethod: "GET", wantPath: "/v1/tasks/01JTASK",
 		},
 		{
+			name: "executors", body: `{"executors":[{"name":"exec-a","address":"a:1","startedAt":"2025-03-01T12:00:00Z","lastHeartbeat":"2025-03-01T12:00:00Z","runs":2,"alive":true,"self":true}]}`,
+			call:       func(c *client.Client) (any, error) { return c.Executors(ctx) },
+			wantMethod: "GET", wantPath: "/v1/executors",
+		},
+		{
 			name: "health", body: `{"status":"ok"}`,
 			call:       func(c *client.Client) (any, error) { return c.Health(ctx) },
 			wantMethod: "GET", wantPath: "/healthz",

@@ -1,6 +1,10 @@
 package events
 
 import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -9,9 +13,6 @@ import (
 
 // DefaultRingSize is how many of the latest events a hub keeps for resuming watchers.
 const DefaultRingSize = 10_000
-
-// subscriberBuffer is how many events a subscriber may fall behind before it is closed.
-const subscriberBuffer = 1024
 
 // Filter selects events: an empty field matches every value.
 type Filter struct {
@@ -39,7 +40,7 @@ type Hub struct {
 	start int           // the index of the oldest event in ring once it is full
 	size  int
 	next  uint64 // the ID of the next event
-	subs  map[*Subscription]struct{}
+	fan   *Fanout
 	now   func() time.Time
 	then  event.Publisher // told of every event once numbered; nil: nobody
 }
@@ -51,7 +52,7 @@ func NewHub(size int) *Hub {
 	if size < 1 {
 		size = DefaultRingSize
 	}
-	return &Hub{size: size, next: 1, subs: map[*Subscription]struct{}{}, now: time.Now}
+	return &Hub{size: size, next: 1, fan: NewFanout(), now: time.Now}
 }
 
 // Then makes p receive every event after the hub numbered it, in ID order (the Redis Stream
@@ -80,77 +81,58 @@ func (h *Hub) Publish(e event.Event) {
 	if h.then != nil {
 		h.then.Publish(e)
 	}
-	for s := range h.subs {
-		if !s.filter.Match(e) {
-			continue
-		}
-		select {
-		case s.ch <- e:
-		default: // it fell behind: close it; its client resumes from its last event ID
-			s.overflowed = true
-			h.drop(s)
-		}
-	}
+	h.fan.Publish(entryOf(e))
 }
 
-// Subscribe returns the matching events kept after ID after (all kept ones when after is 0),
-// and a subscription receiving the matching events published from now on. gap is true when
-// events after after were already dropped from the ring: the watcher missed some.
-func (h *Hub) Subscribe(f Filter, after uint64) (replay []event.Event, s *Subscription, gap bool) {
+// entryOf is e as the hub's watchers get it: its number is its ID.
+func entryOf(e event.Event) Entry { return Entry{ID: strconv.FormatUint(e.ID, 10), Event: e} }
+
+// Subscribe returns a subscription receiving the matching events published from now on.
+func (h *Hub) Subscribe(f Filter) *Subscription { return h.fan.Subscribe(f) }
+
+// Watch starts a watch of the matching events: with lastEventID "", the events published
+// from now on only; else first those kept after it (a decimal event number; ErrBadID
+// otherwise), with Gap when some after it were already dropped from the ring.
+func (h *Hub) Watch(_ context.Context, f Filter, lastEventID string) (*Watch, error) {
+	var after uint64
+	if lastEventID != "" {
+		n, err := strconv.ParseUint(lastEventID, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %q", ErrBadID, lastEventID)
+		}
+		after = n
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	n := len(h.ring)
-	if after > 0 && n > 0 && h.ring[h.start].ID > after+1 {
-		gap = true
+	live := h.fan.Subscribe(f)
+	if lastEventID == "" {
+		return NewWatch(live, f, false, "", nil), nil
 	}
+	n := len(h.ring)
+	gap := n > 0 && h.ring[h.start].ID > after+1
+	var kept []Entry
 	for i := range n {
-		if e := h.ring[(h.start+i)%n]; e.ID > after && f.Match(e) {
-			replay = append(replay, e)
+		if e := h.ring[(h.start+i)%n]; e.ID > after {
+			kept = append(kept, entryOf(e))
 		}
 	}
-	s = &Subscription{hub: h, filter: f, ch: make(chan event.Event, subscriberBuffer)}
-	h.subs[s] = struct{}{}
-	return replay, s, gap
+	return NewWatch(live, f, gap, lastEventID, slicePager(kept)), nil
 }
 
-// drop removes s and closes its channel; h.mu is held.
-func (h *Hub) drop(s *Subscription) {
-	if _, ok := h.subs[s]; !ok {
-		return
+// slicePager pages through kept, entries in ID order.
+func slicePager(kept []Entry) Pager {
+	return func(_ context.Context, after string) ([]Entry, string, error) {
+		i, _ := slices.BinarySearchFunc(kept, after, func(e Entry, id string) int { return CompareIDs(e.ID, id) })
+		for i < len(kept) && CompareIDs(kept[i].ID, after) <= 0 {
+			i++
+		}
+		if i == len(kept) {
+			return nil, "", nil
+		}
+		page := kept[i:min(i+ReplayPage, len(kept))]
+		return page, page[len(page)-1].ID, nil
 	}
-	delete(h.subs, s)
-	close(s.ch)
-}
-
-// Subscription receives a watcher's events.
-type Subscription struct {
-	hub        *Hub
-	filter     Filter
-	ch         chan event.Event
-	overflowed bool // guarded by hub.mu
-}
-
-// Events delivers the subscription's events; it is closed by Close or when the watcher fell
-// behind (Overflowed).
-func (s *Subscription) Events() <-chan event.Event { return s.ch }
-
-// Overflowed reports whether the hub closed the subscription because it fell behind.
-func (s *Subscription) Overflowed() bool {
-	s.hub.mu.Lock()
-	defer s.hub.mu.Unlock()
-	return s.overflowed
-}
-
-// Close ends the subscription. Safe to call more than once.
-func (s *Subscription) Close() {
-	s.hub.mu.Lock()
-	defer s.hub.mu.Unlock()
-	s.hub.drop(s)
 }
 
 // Subscribers returns how many subscriptions are open.
-func (h *Hub) Subscribers() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.subs)
-}
+func (h *Hub) Subscribers() int { return h.fan.Subscribers() }

@@ -1,6 +1,7 @@
 package events_test
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -24,6 +25,31 @@ func ids(es []event.Event) []uint64 {
 	return out
 }
 
+// replayed reads a watch's whole replay, and returns the entries' IDs.
+func replayed(t *testing.T, w *events.Watch) []string {
+	t.Helper()
+	out := []string{}
+	for {
+		page, err := w.Replay(context.Background())
+		require.NoError(t, err)
+		if len(page) == 0 {
+			return out
+		}
+		for _, e := range page {
+			out = append(out, e.ID)
+		}
+	}
+}
+
+// watch starts a watch of h, closed when the test ends.
+func watch(t *testing.T, h *events.Hub, f events.Filter, last string) *events.Watch {
+	t.Helper()
+	w, err := h.Watch(context.Background(), f, last)
+	require.NoError(t, err)
+	t.Cleanup(w.Close)
+	return w
+}
+
 func TestHubNumbersKeepsAndReplays(t *testing.T) {
 	t.Parallel()
 	h := events.NewHub(3)
@@ -32,22 +58,22 @@ func TestHubNumbersKeepsAndReplays(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		after   uint64
-		want    []uint64
+		after   string
+		want    []string
 		wantGap bool
 	}{
-		{"everything kept", 0, []uint64{3, 4, 5}, false},
-		{"after the oldest kept one's predecessor: nothing missed", 2, []uint64{3, 4, 5}, false},
-		{"after an event already dropped from the ring", 1, []uint64{3, 4, 5}, true},
-		{"after the newest: nothing to replay", 5, []uint64{}, false},
+		{"without Last-Event-ID: nothing old", "", []string{}, false},
+		{"after the oldest kept one's predecessor: nothing missed", "2", []string{"3", "4", "5"}, false},
+		{"after an event already dropped from the ring", "1", []string{"3", "4", "5"}, true},
+		{"after zero: every kept one, some missed", "0", []string{"3", "4", "5"}, true},
+		{"after the newest: nothing to replay", "5", []string{}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			replay, sub, gap := h.Subscribe(events.Filter{}, tc.after)
-			defer sub.Close()
-			assert.Equal(t, tc.want, ids(replay))
-			assert.Equal(t, tc.wantGap, gap)
+			w := watch(t, h, events.Filter{}, tc.after)
+			assert.Equal(t, tc.want, replayed(t, w))
+			assert.Equal(t, tc.wantGap, w.Gap)
 		})
 	}
 }
@@ -63,19 +89,17 @@ func TestHubFilters(t *testing.T) {
 	tests := []struct {
 		name   string
 		filter events.Filter
-		want   []uint64
+		want   []string
 	}{
-		{"none", events.Filter{}, []uint64{1, 2, 3, 4, 5}},
-		{"plan", events.Filter{PlanID: "p1"}, []uint64{1, 2, 3}},
-		{"tenant across plans, without plan events", events.Filter{TenantID: "a"}, []uint64{2, 4}},
-		{"tenant in a plan, with the plan's events", events.Filter{PlanID: "p2", TenantID: "a"}, []uint64{4, 5}},
+		{"none", events.Filter{}, []string{"1", "2", "3", "4", "5"}},
+		{"plan", events.Filter{PlanID: "p1"}, []string{"1", "2", "3"}},
+		{"tenant across plans, without plan events", events.Filter{TenantID: "a"}, []string{"2", "4"}},
+		{"tenant in a plan, with the plan's events", events.Filter{PlanID: "p2", TenantID: "a"}, []string{"4", "5"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			replay, sub, _ := h.Subscribe(tc.filter, 0)
-			defer sub.Close()
-			assert.Equal(t, tc.want, ids(replay))
+			assert.Equal(t, tc.want, replayed(t, watch(t, h, tc.filter, "0")))
 		})
 	}
 }
@@ -83,7 +107,7 @@ func TestHubFilters(t *testing.T) {
 func TestHubDeliversLiveEventsInOrder(t *testing.T) {
 	t.Parallel()
 	h := events.NewHub(10)
-	_, sub, _ := h.Subscribe(events.Filter{PlanID: "p"}, 0)
+	sub := h.Subscribe(events.Filter{PlanID: "p"})
 	defer sub.Close()
 	var wg sync.WaitGroup
 	for w := range 4 {
@@ -97,8 +121,10 @@ func TestHubDeliversLiveEventsInOrder(t *testing.T) {
 	wg.Wait()
 	var last uint64
 	for range 200 {
-		e := <-sub.Events()
+		en := <-sub.Events()
+		e := en.Event
 		require.Greater(t, e.ID, last, "IDs grow")
+		require.Equal(t, fmt.Sprint(e.ID), en.ID, "the entry's ID is the event's number")
 		require.Equal(t, "p", e.PlanID)
 		require.False(t, e.At.IsZero(), "the hub stamps the time")
 		last = e.ID
@@ -113,7 +139,7 @@ func TestHubDeliversLiveEventsInOrder(t *testing.T) {
 func TestHubClosesASubscriberThatFellBehind(t *testing.T) {
 	t.Parallel()
 	h := events.NewHub(10)
-	_, slow, _ := h.Subscribe(events.Filter{}, 0)
+	slow := h.Subscribe(events.Filter{})
 	for i := range 5000 { // far more than a subscriber's buffer; Publish must not block
 		h.Publish(taskEvent("p", fmt.Sprint(i)))
 	}
@@ -131,7 +157,7 @@ func TestHubClosesASubscriberThatFellBehind(t *testing.T) {
 func TestSubscriptionCloseIsIdempotent(t *testing.T) {
 	t.Parallel()
 	h := events.NewHub(10)
-	_, sub, _ := h.Subscribe(events.Filter{}, 0)
+	sub := h.Subscribe(events.Filter{})
 	require.Equal(t, 1, h.Subscribers())
 	sub.Close()
 	sub.Close()
@@ -157,3 +183,57 @@ func TestHubPassesNumberedEventsOn(t *testing.T) {
 type collect struct{ got []event.Event }
 
 func (c *collect) Publish(e event.Event) { c.got = append(c.got, e) }
+
+func TestHubWatchRefusesAMalformedID(t *testing.T) {
+	t.Parallel()
+	h := events.NewHub(10)
+	for _, id := range []string{"yesterday", "-1", "1732390000123-0", "+4", "1.5"} {
+		t.Run(id, func(t *testing.T) {
+			t.Parallel()
+			_, err := h.Watch(context.Background(), events.Filter{}, id)
+			require.ErrorIs(t, err, events.ErrBadID)
+		})
+	}
+	require.Zero(t, h.Subscribers(), "a refused watch leaves no subscription")
+}
+
+// A watch resumed from an ID replays what the ring keeps after it, then gets the live
+// events: none missed between the two, none twice.
+func TestHubWatchReplaysThenGoesLive(t *testing.T) {
+	t.Parallel()
+	h := events.NewHub(2000)
+	for i := range 1200 { // more than a replay page
+		h.Publish(taskEvent("p", fmt.Sprint(i)))
+	}
+	w := watch(t, h, events.Filter{}, "100")
+	h.Publish(taskEvent("p", "live"))
+	got := replayed(t, w)
+	require.Len(t, got, 1100)
+	assert.Equal(t, "101", got[0])
+	assert.Equal(t, "1200", got[len(got)-1])
+	e := <-w.Live()
+	require.True(t, w.Fresh(e))
+	assert.Equal(t, "1201", e.ID)
+}
+
+func TestCompareIDs(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		a, b string
+		want int
+	}{
+		{"numbers", "9", "10", -1},
+		{"same", "42", "42", 0},
+		{"stream ids by time", "1732390000123-5", "1732390000124-0", -1},
+		{"stream ids by sequence", "1732390000123-5", "1732390000123-4", 1},
+		{"a number is its id with sequence 0", "1732390000123", "1732390000123-0", 0},
+		{"malformed first", "x", "1", -1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			assert.Equal(t, tc.want, events.CompareIDs(tc.a, tc.b))
+		})
+	}
+}

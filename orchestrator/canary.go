@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/executor-dev/executor/domain/plan"
@@ -43,15 +44,21 @@ func (o *Orchestrator) advanceCanary(planID string) {
 	if completed < len(canaries) {
 		return
 	}
-	promoted, err := p.PassCanary()
-	if err == nil {
-		err = o.savePlan(ctx, p)
+	promoted := false
+	p, err = o.updatePlan(ctx, planID, func(p *plan.Plan) (err error) {
+		if p.Phase() != plan.PhaseCanary {
+			return errSkip // judged meanwhile (by another executor, or an operator)
+		}
+		promoted, err = p.PassCanary()
+		return err
+	})
+	if errors.Is(err, errSkip) {
+		return
 	}
 	if err != nil {
 		o.cfg.Logger.Error("pass canary wave", "plan_id", planID, "err", err)
 		return
 	}
-	o.notify(planID)
 	if !promoted {
 		o.cfg.Logger.Info("canary wave passed; the rest wait for approval", "plan_id", planID, "canaries", completed)
 		return
@@ -65,15 +72,12 @@ func (o *Orchestrator) advanceCanary(planID string) {
 // halt stops a plan after its canary wave for good: phase HALTED, and the tasks past the wave
 // that have not started are cancelled with reason. The caller holds the plan lock.
 func (o *Orchestrator) halt(ctx context.Context, p *plan.Plan, reason string) {
-	if err := p.Halt(); err != nil {
-		o.cfg.Logger.Error("halt plan", "plan_id", p.ID(), "err", err)
+	id := p.ID()
+	p, err := o.updatePlan(ctx, id, (*plan.Plan).Halt)
+	if err != nil {
+		o.cfg.Logger.Error("halt plan", "plan_id", id, "err", err)
 		return
 	}
-	if err := o.savePlan(ctx, p); err != nil {
-		o.cfg.Logger.Error("halt plan", "plan_id", p.ID(), "err", err)
-		return
-	}
-	o.notify(p.ID())
 	o.cfg.Logger.Warn("plan halted after its canary wave", "plan_id", p.ID(), "reason", reason)
 	o.cancelQueued(p.RestTaskIDs(), reason)
 }
@@ -108,7 +112,7 @@ func (o *Orchestrator) ApprovePlan(ctx context.Context, planID string) error {
 	}
 	unlock := o.planLocks.lock(planID)
 	defer unlock()
-	p, err := o.changePlan(ctx, planID, (*plan.Plan).Approve)
+	p, err := o.updatePlan(ctx, planID, (*plan.Plan).Approve)
 	if err != nil {
 		return err
 	}
@@ -125,17 +129,11 @@ var rejectedAtGate = "rejected at the canary gate: plan halted"
 // cancelled); canaries still running finish.
 func (o *Orchestrator) RejectPlan(ctx context.Context, planID string) error {
 	unlock := o.planLocks.lock(planID)
-	p, err := o.plans.Plan(ctx, planID)
-	if err == nil {
-		if err = p.Halt(); err == nil { // the typed refusal before anything is written
-			err = o.savePlan(ctx, p)
-		}
-	}
+	p, err := o.updatePlan(ctx, planID, (*plan.Plan).Halt)
 	if err != nil {
 		unlock()
 		return err
 	}
-	o.notify(planID)
 	o.cancelQueued(p.RestTaskIDs(), rejectedAtGate)
 	unlock()
 	o.settle(planID, nil)

@@ -11,10 +11,14 @@ import (
 const (
 	DefaultWorkers  = 64
 	DefaultLeaseTTL = 60 * time.Second
+	DefaultName     = "executor"
 )
 
 // Config tunes an Orchestrator. Zero fields take defaults.
 type Config struct {
+	// Name is the executor's name (serve --name): its runs' lease owners carry it. Default
+	// DefaultName.
+	Name    string
 	Workers int // tasks running at once across all plans; default DefaultWorkers
 	// LeaseTTL is the tenant lease's TTL: a run heartbeats every LeaseTTL/3, and a RUNNING task
 	// whose heartbeat is older than LeaseTTL and whose lease is gone has lost its owner.
@@ -34,9 +38,20 @@ type Config struct {
 	// Scheduler starts SCHEDULED plans at their time (it calls StartScheduled). Without one,
 	// a plan with a startAt in the future is refused (ErrNoScheduler).
 	Scheduler Scheduler
+	// Cluster tells which executors are alive (infra/members): a reader reaps no task whose
+	// executor is alive, and nothing while this executor's own liveness lapsed lately (a
+	// stalled Redis lapses every executor's alike). Default: none (judged by the lease and the
+	// heartbeat alone).
+	Cluster Cluster
+	// Signals tells the other executors sharing the store of operators' commands (they call
+	// Receive). Default: none (one executor alone: it acts on its own commands directly).
+	Signals Signals
 }
 
 func (c Config) withDefaults() Config {
+	if c.Name == "" {
+		c.Name = DefaultName
+	}
 	if c.Workers <= 0 {
 		c.Workers = DefaultWorkers
 	}

@@ -15,25 +15,38 @@ import (
 var operatorCancel = task.Failure{Class: stage.ClassCancelled, Message: errCancelRequested.Error()}
 
 // PausePlan stops new task starts and asks the plan's running tasks to pause at their next
-// stage boundary.
+// stage boundary, wherever they run: the plan is PAUSED by a compare-and-set, every executor
+// is signalled to stop starting its tasks, and each RUNNING task gets a pause request (its
+// run learns of it at its next write, or at once from the signal).
 func (o *Orchestrator) PausePlan(ctx context.Context, planID string) error {
 	unlock := o.planLocks.lock(planID)
 	defer unlock()
-	if _, err := o.changePlan(ctx, planID, (*plan.Plan).Pause); err != nil {
+	p, err := o.updatePlan(ctx, planID, (*plan.Plan).Pause)
+	if err != nil {
 		return err
 	}
-	if pr := o.run(planID); pr != nil {
-		pr.setPaused(true)
+	o.pauseHere(ctx, planID)
+	o.signal(ctx, sigPlan, planID)
+	statuses, err := o.tasks.Statuses(ctx, p.TaskIDs())
+	if err != nil {
+		return fmt.Errorf("orchestrator: pause plan %s: %w", planID, err)
 	}
-	for _, id := range o.activeIn(planID) {
-		err := o.withTask(ctx, id, func(t *task.Task, _ *taskRun) (*checkpoint.Checkpoint, error) {
-			if t.Status() != task.Running && t.Status() != task.Pending {
-				return nil, errSkip // a task just claimed is still PENDING while it takes its lease
+	for i, st := range statuses {
+		if st != task.Running {
+			continue
+		}
+		id := p.TaskIDs()[i]
+		_, err := o.update(ctx, id, func(t *task.Task) (*checkpoint.Checkpoint, error) {
+			if t.Status() != task.Running || t.PauseRequested() {
+				return nil, errSkip
 			}
 			return nil, t.RequestPause(o.now())
 		})
 		if err != nil && !errors.Is(err, errSkip) {
 			return err
+		}
+		if err == nil {
+			o.signal(ctx, sigPause, id)
 		}
 	}
 	return nil
@@ -47,13 +60,14 @@ func (o *Orchestrator) ResumePlan(ctx context.Context, planID string) error {
 	}
 	unlock := o.planLocks.lock(planID)
 	defer unlock()
-	p, err := o.changePlan(ctx, planID, (*plan.Plan).Resume)
+	p, err := o.updatePlan(ctx, planID, (*plan.Plan).Resume)
 	if err != nil {
 		return err
 	}
 	if pr := o.run(planID); pr != nil {
 		pr.setPaused(false)
 	}
+	o.signal(ctx, sigPlan, planID)
 	tasks, err := o.tasks.ByIDs(ctx, p.TaskIDs())
 	if err != nil {
 		return fmt.Errorf("orchestrator: resume plan %s: %w", planID, err)
@@ -63,14 +77,16 @@ func (o *Orchestrator) ResumePlan(ctx context.Context, planID string) error {
 		if t.Status() != task.Paused && !t.PauseRequested() {
 			continue
 		}
-		err := o.withTask(ctx, t.ID(), func(t *task.Task, _ *taskRun) (*checkpoint.Checkpoint, error) {
-			if t.Status() == task.Paused {
-				resumed = append(resumed, t.ID())
-			}
+		was := task.Status("")
+		_, err := o.update(ctx, t.ID(), func(t *task.Task) (*checkpoint.Checkpoint, error) {
+			was = t.Status()
 			return nil, t.Resume(o.now())
 		})
 		if err != nil && !errors.Is(err, task.ErrInvalidTransition) {
 			return err
+		}
+		if err == nil && was == task.Paused {
+			resumed = append(resumed, t.ID())
 		}
 	}
 	if len(resumed) > 0 {
@@ -79,9 +95,10 @@ func (o *Orchestrator) ResumePlan(ctx context.Context, planID string) error {
 	return nil
 }
 
-// CancelPlan ends the plan: queued, paused and interrupted tasks are cancelled, running ones
-// are cancelled through their context. It returns once the running ones have recorded their
-// cancellation (or ctx ended), so a CANCELLED plan has no RUNNING task.
+// CancelPlan ends the plan: every task that has not ended is CANCELLED by a compare-and-set,
+// wherever it runs, and every executor is signalled to stop its runs of the plan at once. It
+// returns once the running ones have stopped (or ctx ended), so a CANCELLED plan has no
+// RUNNING task.
 func (o *Orchestrator) CancelPlan(ctx context.Context, planID string) error {
 	unlock := o.planLocks.lock(planID)
 	defer unlock()
@@ -96,51 +113,71 @@ func (o *Orchestrator) CancelPlan(ctx context.Context, planID string) error {
 	if pr := o.run(planID); pr != nil {
 		pr.drain()
 	}
-	stopping := map[string]<-chan struct{}{}
-	cancel := func(id string) error {
-		err := o.withTask(ctx, id, func(t *task.Task, run *taskRun) (*checkpoint.Checkpoint, error) {
-			if run != nil {
-				run.cancel(errCancelRequested)
-				stopping[id] = run.done
-				return nil, errSkip
-			}
-			if t.Status().Terminal() {
+	statuses, err := o.tasks.Statuses(ctx, p.TaskIDs())
+	if err != nil {
+		return err
+	}
+	var running []*task.Task
+	for i, st := range statuses {
+		if st.Terminal() {
+			continue
+		}
+		was := task.Status("")
+		t, err := o.update(ctx, p.TaskIDs()[i], func(t *task.Task) (*checkpoint.Checkpoint, error) {
+			if was = t.Status(); was.Terminal() {
 				return nil, errSkip
 			}
 			return nil, t.Cancel(&operatorCancel, o.now())
 		})
-		if err != nil && !errors.Is(err, errSkip) {
+		if errors.Is(err, errSkip) {
+			continue
+		}
+		if err != nil {
 			return err
 		}
+		if run := o.local(t.ID()); run != nil {
+			run.cancel(errCancelRequested)
+			running = append(running, t)
+		} else if was == task.Running {
+			o.signal(ctx, sigCancel, t.ID()) // its executor stops it now, not at its next write
+			running = append(running, t)
+		}
+	}
+	o.signal(ctx, sigPlan, planID) // and empties its queue of the plan
+	for _, t := range running {
+		o.awaitStopped(ctx, t)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	_, err = o.updatePlan(ctx, planID, func(p *plan.Plan) error {
+		if p.Status().Terminal() {
+			return errSkip // settled meanwhile, from its cancelled tasks (maybe by another executor)
+		}
+		return p.Cancel(o.now())
+	})
+	if errors.Is(err, errSkip) {
 		return nil
 	}
-	for _, id := range p.TaskIDs() {
-		if err := cancel(id); err != nil {
-			return err
-		}
-	}
-	for id, done := range stopping {
-		select {
-		case <-done:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		// A run that ended without recording the cancel (it had just parked its task at a
-		// gate) leaves the task to cancel here.
-		delete(stopping, id)
-		if err := cancel(id); err != nil {
-			return err
-		}
-	}
-	_, err = o.changePlan(ctx, planID, func(p *plan.Plan) error { return p.Cancel(o.now()) })
 	return err
 }
 
-// PauseTask asks a task to pause at its next stage boundary.
+// PauseTask asks a task to pause at its next stage boundary, wherever it runs.
 func (o *Orchestrator) PauseTask(ctx context.Context, taskID string) error {
-	return o.withTask(ctx, taskID, func(t *task.Task, _ *taskRun) (*checkpoint.Checkpoint, error) {
+	t, err := o.update(ctx, taskID, func(t *task.Task) (*checkpoint.Checkpoint, error) {
 		return nil, t.RequestPause(o.now())
 	})
+	if err != nil {
+		return err
+	}
+	if t.Status() == task.Running || t.Status() == task.Pending {
+		if run := o.local(taskID); run != nil {
+			run.recheck.Store(true)
+		} else {
+			o.signal(ctx, sigPause, taskID)
+		}
+	}
+	return nil
 }
 
 // ResumeTask continues a paused task at its next stage, or withdraws a pending pause request.
@@ -152,7 +189,8 @@ func (o *Orchestrator) ResumeTask(ctx context.Context, taskID string) error {
 
 // RetryTask runs a FAILED, CANCELLED, PAUSED or INTERRUPTED task again as a new attempt: from
 // the stage after its checkpoint, or from stage 0 (forgetting the checkpoint). A finished plan
-// is reopened.
+// is reopened. Of concurrent retries of one task (through any executors) exactly one wins;
+// the others find it PENDING and are refused (task.ErrInvalidTransition).
 func (o *Orchestrator) RetryTask(ctx context.Context, taskID string, fromCheckpoint bool) error {
 	return o.requeue(ctx, taskID, func(t *task.Task, cp *checkpoint.Checkpoint) (*checkpoint.Checkpoint, error) {
 		if fromCheckpoint {
@@ -161,12 +199,14 @@ func (o *Orchestrator) RetryTask(ctx context.Context, taskID string, fromCheckpo
 		if err := t.Retry(0, o.now()); err != nil {
 			return nil, err
 		}
-		cp.Reset(t.Fence(), o.now())
-		return cp, nil
+		reset := cp.Clone()
+		reset.Reset(t.Fence(), o.now())
+		return reset, nil
 	})
 }
 
-// requeue applies fn to a task that is not running and queues it if fn left it PENDING.
+// requeue applies fn to a task that is not running, by a compare-and-set, and queues it if fn
+// left it PENDING.
 func (o *Orchestrator) requeue(ctx context.Context, taskID string, fn func(t *task.Task, cp *checkpoint.Checkpoint) (*checkpoint.Checkpoint, error)) error {
 	if o.draining.Load() {
 		return ErrShuttingDown
@@ -177,10 +217,6 @@ func (o *Orchestrator) requeue(ctx context.Context, taskID string, fn func(t *ta
 	}
 	unlock := o.planLocks.lock(t.PlanID())
 	defer unlock()
-	p, err := o.plans.Plan(ctx, t.PlanID())
-	if err != nil {
-		return err
-	}
 	cp, err := o.ckpts.Checkpoint(ctx, taskID)
 	if errors.Is(err, checkpoint.ErrNotFound) {
 		cp, err = checkpoint.New(taskID), nil
@@ -189,7 +225,7 @@ func (o *Orchestrator) requeue(ctx context.Context, taskID string, fn func(t *ta
 		return err
 	}
 	queued := false
-	err = o.withTask(ctx, taskID, func(t *task.Task, _ *taskRun) (*checkpoint.Checkpoint, error) {
+	_, err = o.update(ctx, taskID, func(t *task.Task) (*checkpoint.Checkpoint, error) {
 		was := t.Status()
 		out, err := fn(t, cp)
 		// A run still winding down (it just paused or failed) is waited for by the next claim.
@@ -203,72 +239,43 @@ func (o *Orchestrator) requeue(ctx context.Context, taskID string, fn func(t *ta
 	if err != nil || !queued {
 		return err
 	}
-	if p.Status().Terminal() {
-		if err := p.Reopen(); err != nil {
-			return err
+	p, err := o.updatePlan(ctx, t.PlanID(), func(p *plan.Plan) error {
+		if !p.Status().Terminal() {
+			return errSkip
 		}
-		if err := o.savePlan(ctx, p); err != nil {
-			return fmt.Errorf("orchestrator: reopen plan %s: %w", p.ID(), err)
-		}
-		o.notify(p.ID())
+		return p.Reopen()
+	})
+	if errors.Is(err, errSkip) {
+		p, err = o.plans.Plan(ctx, t.PlanID())
+	}
+	if err != nil {
+		return fmt.Errorf("orchestrator: reopen plan %s: %w", t.PlanID(), err)
 	}
 	o.enqueue(p, []string{taskID})
 	return nil
 }
 
-// CancelTask ends a task for good. A running task is cancelled through its context; CancelTask
-// returns once it has recorded the cancellation, or when ctx ends.
+// CancelTask ends a task for good, by a compare-and-set, wherever it runs: its run (here or on
+// another executor) is stopped at once. CancelTask returns once the run has stopped, or when
+// ctx ends.
 func (o *Orchestrator) CancelTask(ctx context.Context, taskID string) error {
-	var running *taskRun
-	planID := ""
-	err := o.withTask(ctx, taskID, func(t *task.Task, run *taskRun) (*checkpoint.Checkpoint, error) {
-		planID = t.PlanID()
-		if run != nil {
-			running = run
-			run.cancel(errCancelRequested)
-			return nil, errSkip
-		}
+	was := task.Status("")
+	t, err := o.update(ctx, taskID, func(t *task.Task) (*checkpoint.Checkpoint, error) {
+		was = t.Status()
 		return nil, t.Cancel(&operatorCancel, o.now())
 	})
-	if errors.Is(err, errSkip) {
-		select {
-		case <-running.done:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		// A run that ended without recording the cancel (it had just parked its task at a
-		// gate) leaves the task to cancel here.
-		err = o.withTask(ctx, taskID, func(t *task.Task, _ *taskRun) (*checkpoint.Checkpoint, error) {
-			if t.Status().Terminal() {
-				return nil, errSkip
-			}
-			return nil, t.Cancel(&operatorCancel, o.now())
-		})
-		if errors.Is(err, errSkip) {
-			err = nil
-		}
-	}
 	if err != nil {
 		return err
 	}
-	o.settle(planID, nil)
+	if run := o.local(taskID); run != nil {
+		run.cancel(errCancelRequested)
+		o.awaitStopped(ctx, t)
+	} else if was == task.Running {
+		o.signal(ctx, sigCancel, taskID)
+		o.awaitStopped(ctx, t)
+	}
+	o.settle(t.PlanID(), nil)
 	return nil
-}
-
-// changePlan loads a plan, applies a transition and saves it. The caller holds the plan lock.
-func (o *Orchestrator) changePlan(ctx context.Context, planID string, fn func(*plan.Plan) error) (*plan.Plan, error) {
-	p, err := o.plans.Plan(ctx, planID)
-	if err != nil {
-		return nil, err
-	}
-	if err := fn(p); err != nil {
-		return nil, err
-	}
-	if err := o.savePlan(ctx, p); err != nil {
-		return nil, fmt.Errorf("orchestrator: save plan %s: %w", planID, err)
-	}
-	o.notify(planID)
-	return p, nil
 }
 
 func (o *Orchestrator) run(planID string) *planRun {

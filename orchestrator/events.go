@@ -5,7 +5,6 @@ import (
 
 	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/event"
-	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/task"
 )
 
@@ -20,15 +19,6 @@ func (o *Orchestrator) saveTask(ctx context.Context, t *task.Task, cp *checkpoin
 		return err
 	}
 	o.cfg.Events.Publish(taskEvent(t, cp))
-	return nil
-}
-
-// savePlan writes p's status, then tells the watchers.
-func (o *Orchestrator) savePlan(ctx context.Context, p *plan.Plan) error {
-	if err := o.plans.Save(ctx, p); err != nil {
-		return err
-	}
-	o.cfg.Events.Publish(event.Event{Kind: event.Plan, PlanID: p.ID(), Status: string(p.Status())})
 	return nil
 }
 

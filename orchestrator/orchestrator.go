@@ -69,8 +69,8 @@ func (o *Orchestrator) Start() {
 
 func (o *Orchestrator) now() time.Time { return o.cfg.Clock().UTC() }
 
-// Launch starts a newly created plan: at once, or, when it is SCHEDULED, by handing it to the
-// Scheduler, which calls StartScheduled at its startAt.
+// Launch starts a newly created plan: at once (p then reads as started), or, when it is
+// SCHEDULED, by handing it to the Scheduler, which calls StartScheduled at its startAt.
 // A plan launched as a shutdown begins starts with every task INTERRUPTED (see enqueue).
 func (o *Orchestrator) Launch(ctx context.Context, p *plan.Plan) error {
 	if p.Status() == plan.Scheduled {
@@ -84,25 +84,34 @@ func (o *Orchestrator) Launch(ctx context.Context, p *plan.Plan) error {
 	}
 	unlock := o.planLocks.lock(p.ID())
 	defer unlock()
-	return o.begin(ctx, p)
-}
-
-// begin starts a PENDING plan: RUNNING, and its tasks queued (only the canary wave's while the
-// plan is gated). The caller holds the plan lock.
-func (o *Orchestrator) begin(ctx context.Context, p *plan.Plan) error {
-	if err := p.Start(o.now()); err != nil {
+	started, err := o.begin(ctx, p.ID(), func(*plan.Plan, time.Time) error { return nil })
+	if err != nil {
 		return err
 	}
-	if err := o.savePlan(ctx, p); err != nil {
-		return fmt.Errorf("orchestrator: start plan %s: %w", p.ID(), err)
+	*p = *started // the caller (the submission's answer) sees the plan as started
+	return nil
+}
+
+// begin starts a plan by a compare-and-set: release (when it applies, a SCHEDULED plan is
+// made PENDING first; errSkip when the plan needs no start any more), then RUNNING, and its
+// tasks queued (only the canary wave's while the plan is gated). The caller holds the plan
+// lock.
+func (o *Orchestrator) begin(ctx context.Context, planID string, release func(p *plan.Plan, now time.Time) error) (*plan.Plan, error) {
+	p, err := o.updatePlan(ctx, planID, func(p *plan.Plan) error {
+		if err := release(p, o.now()); err != nil {
+			return err
+		}
+		return p.Start(o.now())
+	})
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator: start plan %s: %w", planID, err)
 	}
-	o.notify(p.ID())
 	ids := p.TaskIDs()
 	if p.Gated() {
 		ids = p.CanaryTaskIDs()
 	}
 	o.enqueue(p, ids)
-	return nil
+	return p, nil
 }
 
 // enqueue queues task ids of p to start, starting a planRun when none is taking work.
@@ -162,7 +171,7 @@ func (o *Orchestrator) loop(pr *planRun) {
 // cancelQueued cancels tasks that were queued but never started.
 func (o *Orchestrator) cancelQueued(ids []string, reason string) {
 	for _, id := range ids {
-		err := o.withTask(o.ctx, id, func(t *task.Task, _ *taskRun) (*checkpoint.Checkpoint, error) {
+		_, err := o.update(o.ctx, id, func(t *task.Task) (*checkpoint.Checkpoint, error) {
 			if t.Status() != task.Pending {
 				return nil, errSkip
 			}
@@ -217,22 +226,22 @@ func (o *Orchestrator) settle(planID string, from *planRun) {
 			cancelled = true
 		}
 	}
-	switch {
-	case failed:
-		err = p.Fail(o.now())
-	case cancelled:
-		err = p.Cancel(o.now())
-	default:
-		err = p.Complete(o.now())
-	}
-	if err == nil {
-		err = o.savePlan(ctx, p)
-	}
-	if err != nil {
+	_, err = o.updatePlan(ctx, planID, func(p *plan.Plan) error {
+		if p.Status().Terminal() || p.Status() == plan.Scheduled {
+			return errSkip // settled meanwhile (by another executor)
+		}
+		switch {
+		case failed:
+			return p.Fail(o.now())
+		case cancelled:
+			return p.Cancel(o.now())
+		default:
+			return p.Complete(o.now())
+		}
+	})
+	if err != nil && !errors.Is(err, errSkip) {
 		o.cfg.Logger.Error("settle plan", "plan_id", planID, "err", err)
-		return
 	}
-	o.notify(planID)
 }
 
 // Watch returns a channel closed at the plan's next status change, and a func that stops

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/executor-dev/executor/domain/lease"
@@ -25,6 +26,15 @@ type Locker interface {
 	ForceRelease(ctx context.Context, tenantID string) (h lease.Holder, ok bool, err error)
 }
 
+// Cluster tells which executors sharing the store are alive.
+type Cluster interface {
+	// AliveSince reports whether the executor name is alive and has been the same process
+	// since at least since.
+	AliveSince(ctx context.Context, name string, since time.Time) (bool, error)
+	// Steady reports whether this executor's own liveness has held without a lapse for d.
+	Steady(ctx context.Context, d time.Duration) (bool, error)
+}
+
 // Scheduler starts SCHEDULED plans at their startAt, exactly once across executors, by calling
 // StartScheduled (infra/schedule: a timer heap in memory, a Redis ZSET shared by executors).
 type Scheduler interface {
@@ -34,8 +44,18 @@ type Scheduler interface {
 	Unschedule(ctx context.Context, planID string) (bool, error)
 }
 
-// leaseOwner is the owner a run records in its tenant's lease.
-func leaseOwner(planID, taskID string) string { return planID + ":" + taskID }
+// leaseOwner is the owner a run records in its tenant's lease: the task it runs and the
+// executor running it, "<planId>:<taskId>@<executor>".
+func leaseOwner(executor, planID, taskID string) string {
+	return planID + ":" + taskID + "@" + executor
+}
+
+// ownsTask reports whether a lease owner is a run of task taskID of planID, on any executor
+// (an owner written before executors had names ends after the task id).
+func ownsTask(owner, planID, taskID string) bool {
+	rest, ok := strings.CutPrefix(owner, planID+":"+taskID)
+	return ok && (rest == "" || rest[0] == '@')
+}
 
 // peeker is a task store that can answer from a local copy (redisrepo answers from its
 // mirror, memrepo is local anyway). A claim reads the task through it: start re-reads the

@@ -2,9 +2,11 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/domain/task"
 )
@@ -67,8 +69,11 @@ func (o *Orchestrator) reap(ctx context.Context, t *task.Task) (*task.Task, erro
 	if err != nil {
 		return nil, fmt.Errorf("orchestrator: lease of %s: %w", t.TenantID(), err)
 	}
-	if held && h.Owner == leaseOwner(t.PlanID(), t.ID()) {
+	if held && ownsTask(h.Owner, t.PlanID(), t.ID()) {
 		return nil, nil // alive but slow to beat: not ours to judge
+	}
+	if alive, err := o.ownerAlive(ctx, t); err != nil || alive {
+		return nil, err
 	}
 	reaped, err := o.takeOver(ctx, t.ID())
 	if err != nil || reaped == nil {
@@ -92,19 +97,20 @@ func (o *Orchestrator) takeOver(ctx context.Context, id string) (*task.Task, err
 	if local {
 		return nil, nil
 	}
-	cur, err := o.tasks.BumpFence(ctx, id) // the task as stored at the new epoch, never a stale copy
-	if err != nil {
+	if _, err := o.tasks.BumpFence(ctx, id); err != nil { // the lost run can write no more
 		return nil, fmt.Errorf("orchestrator: reap %s: %w", id, err)
 	}
-	if !o.suspect(cur) {
-		return nil, nil // it ended, or beat, meanwhile
-	}
-	err = cur.Abandon(cur.Fence(), task.Failure{
-		Stage: stageName(cur), Class: stage.ClassLeaseLost,
-		Message: "owner lost: its lease is gone and it has not beaten since " + cur.HeartbeatAt().Format(time.RFC3339),
-	}, o.now())
-	if err == nil {
-		err = o.saveTask(ctx, cur, nil)
+	cur, err := o.update(ctx, id, func(cur *task.Task) (*checkpoint.Checkpoint, error) {
+		if !o.suspect(cur) {
+			return nil, errSkip // it ended, or beat, meanwhile
+		}
+		return nil, cur.Abandon(cur.Fence(), task.Failure{
+			Stage: stageName(cur), Class: stage.ClassLeaseLost,
+			Message: "owner lost: its lease is gone and it has not beaten since " + cur.HeartbeatAt().Format(time.RFC3339),
+		}, o.now())
+	})
+	if errors.Is(err, errSkip) {
+		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("orchestrator: reap %s: %w", id, err)
@@ -117,4 +123,32 @@ func stageName(t *task.Task) string {
 		return t.Stages()[i].Name
 	}
 	return ""
+}
+
+// ownerAlive reports whether the executor that started t's run may still be running it, so a
+// reader must not judge it: that executor is alive as the same process since the run started;
+// or this executor's own liveness lapsed within a lease TTL (Redis stalled past the TTL or lost
+// its data: every executor's lease, liveness and heartbeat lapsed alike, and the owner gets a
+// lease TTL to beat again before anyone judges it). A run of this executor's own name that is
+// not running here belongs to an earlier process: it is not alive.
+func (o *Orchestrator) ownerAlive(ctx context.Context, t *task.Task) (bool, error) {
+	c := o.cfg.Cluster
+	if c == nil {
+		return false, nil
+	}
+	steady, err := c.Steady(ctx, o.cfg.LeaseTTL)
+	if err != nil {
+		return false, fmt.Errorf("orchestrator: own liveness: %w", err)
+	}
+	if !steady {
+		return true, nil
+	}
+	if t.Executor() == "" || t.Executor() == o.cfg.Name {
+		return false, nil
+	}
+	alive, err := c.AliveSince(ctx, t.Executor(), t.StartedAt())
+	if err != nil {
+		return false, fmt.Errorf("orchestrator: is %s alive: %w", t.Executor(), err)
+	}
+	return alive, nil
 }

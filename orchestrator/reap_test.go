@@ -24,8 +24,8 @@ func (h *harness) orphan(t *testing.T, tenant string, heartbeat time.Time) uint6
 	epochTask, err := h.db.Tasks().BumpFence(ctx, tk.ID())
 	require.NoError(t, err)
 	epoch := epochTask.Fence()
-	require.NoError(t, tk.Start(epoch, heartbeat))
-	require.NoError(t, h.db.Tasks().Save(ctx, tk, nil))
+	require.NoError(t, epochTask.Start(epoch, heartbeat))
+	require.NoError(t, h.db.Tasks().Save(ctx, epochTask, nil))
 	return epoch
 }
 

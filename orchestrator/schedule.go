@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/executor-dev/executor/domain/plan"
 )
@@ -34,11 +35,17 @@ func (o *Orchestrator) StartScheduled(ctx context.Context, planID string) error 
 	if p.Status() != plan.Scheduled {
 		return nil
 	}
-	if err := p.Release(); err != nil {
-		return err
-	}
 	late := o.now().Sub(p.StartAt())
-	if err := o.begin(ctx, p); err != nil {
+	_, err = o.begin(ctx, planID, func(p *plan.Plan, _ time.Time) error {
+		if p.Status() != plan.Scheduled {
+			return errSkip // cancelled or started meanwhile
+		}
+		return p.Release()
+	})
+	if errors.Is(err, errSkip) {
+		return nil
+	}
+	if err != nil {
 		return err
 	}
 	o.cfg.Metrics.ScheduledStart(late)

@@ -74,7 +74,7 @@ func (o *Orchestrator) ShuttingDown() bool { return o.draining.Load() }
 func (o *Orchestrator) interruptQueued(ids []string) {
 	ctx := context.WithoutCancel(o.ctx)
 	for _, id := range ids {
-		err := o.withTask(ctx, id, func(t *task.Task, _ *taskRun) (*checkpoint.Checkpoint, error) {
+		_, err := o.update(ctx, id, func(t *task.Task) (*checkpoint.Checkpoint, error) {
 			if t.Status() != task.Pending {
 				return nil, errSkip
 			}

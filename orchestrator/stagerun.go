@@ -12,19 +12,28 @@ import (
 	"github.com/executor-dev/executor/domain/task"
 )
 
+// stageResult is how a stage's run ended: succeeded (out, and the last attempt's entry),
+// failed (failure, and the last attempt's entry if one ran), or waiting at a gate (wait).
+type stageResult struct {
+	out     json.RawMessage
+	entry   *task.Attempt
+	failure *task.Failure
+	wait    *stage.AwaitError
+}
+
 // runStage runs stage i with its retry policy. Failed attempts that will be retried are
 // recorded here; the last attempt's entry is returned for the caller to record with the
 // transition it causes (one write per transition). A gate that waits for an operator's
 // decision returns no entry and no failure, but its *stage.AwaitError.
-func (o *Orchestrator) runStage(run *taskRun, pr *planRun, i int, cp *checkpoint.Checkpoint, log *slog.Logger) (json.RawMessage, *task.Attempt, *task.Failure, *stage.AwaitError) {
+func (o *Orchestrator) runStage(run *taskRun, pr *planRun, i int, cp *checkpoint.Checkpoint, log *slog.Logger) stageResult {
 	spec := run.task.Stages()[i]
-	fail := func(entry *task.Attempt, class stage.Class, msg string, code int) (json.RawMessage, *task.Attempt, *task.Failure, *stage.AwaitError) {
+	fail := func(entry *task.Attempt, class stage.Class, msg string, code int) stageResult {
 		attempt := 0
 		if entry != nil {
 			attempt = entry.Attempt
 			o.observeAttempt(spec.Kind, entry)
 		}
-		return nil, entry, &task.Failure{Stage: spec.Name, Attempt: attempt, Class: class, Message: msg, Code: code}, nil
+		return stageResult{entry: entry, failure: &task.Failure{Stage: spec.Name, Attempt: attempt, Class: class, Message: msg, Code: code}}
 	}
 	h, ok := o.kinds.Handler(spec.Kind)
 	if !ok {
@@ -52,10 +61,10 @@ func (o *Orchestrator) runStage(run *taskRun, pr *planRun, i int, cp *checkpoint
 		if err == nil {
 			entry.Outcome = task.OutcomeSucceeded
 			o.observeAttempt(spec.Kind, entry)
-			return out, entry, nil, nil
+			return stageResult{out: out, entry: entry}
 		}
 		if aw := (*stage.AwaitError)(nil); errors.As(err, &aw) && run.ctx.Err() == nil {
-			return nil, nil, nil, aw
+			return stageResult{wait: aw}
 		}
 		se := stage.AsError(err)
 		entry.Outcome, entry.Class, entry.Error, entry.Code = task.OutcomeFailed, se.Class, se.Message, se.Code

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/executor-dev/executor/domain/checkpoint"
@@ -13,7 +14,7 @@ import (
 	"github.com/executor-dev/executor/domain/task"
 )
 
-// errSkip tells withTask that fn decided not to change the task.
+// errSkip tells update that fn decided not to change the task.
 var errSkip = errors.New("orchestrator: no change")
 
 // errNotPending: a task claimed from the mirror turned out to have moved on in the store.
@@ -25,54 +26,12 @@ type taskRun struct {
 	planID   string
 	tenantID string
 	attempt  int
-	task     *task.Task // guarded by the task lock
+	task     *task.Task // the run's copy, as it last wrote or read it; guarded by the task lock
+	started  bool       // the run has started the task (RUNNING at its fence epoch); guarded by the task lock
+	recheck  atomic.Bool
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
 	done     chan struct{} // closed when the run has written its last change
-}
-
-// withTask applies fn to task id under its lock (the running aggregate when this process runs
-// it) and saves the result, with the checkpoint fn returns, if any.
-func (o *Orchestrator) withTask(ctx context.Context, id string, fn func(t *task.Task, run *taskRun) (*checkpoint.Checkpoint, error)) error {
-	unlock := o.taskLocks.lock(id)
-	defer unlock()
-	o.mu.Lock()
-	run := o.active[id]
-	o.mu.Unlock()
-	var t *task.Task
-	if run != nil {
-		t = run.task
-	} else {
-		var err error
-		if t, err = o.tasks.Task(ctx, id); err != nil {
-			return err
-		}
-	}
-	cp, err := fn(t, run)
-	if err != nil {
-		return err
-	}
-	return o.countFenced(o.saveTask(ctx, t, cp))
-}
-
-// commit applies fn to the running task and saves it with cp, even after the run's context
-// ended (a run always records how it ended), and tells the watchers.
-func (o *Orchestrator) commit(run *taskRun, cp *checkpoint.Checkpoint, fn func(t *task.Task) error) error {
-	return o.commitAs(run, cp, fn, o.saveTask)
-}
-
-// commitAs is commit saving with save: a heartbeat saves without telling the watchers (it is
-// no transition).
-func (o *Orchestrator) commitAs(run *taskRun, cp *checkpoint.Checkpoint, fn func(t *task.Task) error,
-	save func(context.Context, *task.Task, *checkpoint.Checkpoint) error) error {
-	unlock := o.taskLocks.lock(run.id)
-	defer unlock()
-	if err := fn(run.task); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(run.ctx), persistTimeout)
-	defer cancel()
-	return o.countFenced(save(ctx, run.task, cp))
 }
 
 // claim makes task id this process's run, if it is still PENDING. A previous run of the same
@@ -126,7 +85,9 @@ func (o *Orchestrator) unclaim(run *taskRun) {
 	close(run.done)
 }
 
-// runTask runs one task to its end (or its next pause) and reports whether it ended FAILED.
+// runTask runs one task to its end (or its next pause) and reports whether it ended FAILED:
+// it claims the task, takes the tenant's lease, starts the task at a new fence epoch and runs
+// its stages from its checkpoint.
 func (o *Orchestrator) runTask(pr *planRun, id string) (failed bool) {
 	ctx, cancel := context.WithCancelCause(o.ctx)
 	defer cancel(nil)
@@ -143,12 +104,38 @@ func (o *Orchestrator) runTask(pr *planRun, id string) (failed bool) {
 		o.endUnstarted(run, at)
 		return false
 	}
-
-	held, err := o.locker.Acquire(ctx, run.tenantID, leaseOwner(run.planID, id))
+	held, failed := o.takeLease(run, at)
+	if held == nil {
+		return failed
+	}
+	defer o.releaseLease(run, held, at)
+	epoch, err := o.start(run)
 	if err != nil {
 		if ctx.Err() != nil {
 			o.endUnstarted(run, at)
 			return false
+		}
+		at.Warn("task not started", "err", err)
+		return false
+	}
+	stopBeat := o.heartbeat(run, at)
+	defer stopBeat()
+	cp, err := o.resumePoint(run)
+	if err != nil {
+		return o.end(run, nil, task.Failure{Class: stage.ClassPermanent, Message: "load checkpoint: " + err.Error()}, at)
+	}
+	return o.runStages(run, pr, cp, epoch, log)
+}
+
+// takeLease takes the tenant's lease for the run and watches it: its loss cancels the run.
+// When it is not taken (nil) the task has ended (failed: FAILED, class tenant_locked when
+// another run holds the tenant), or the run was cancelled before it started.
+func (o *Orchestrator) takeLease(run *taskRun, at *slog.Logger) (held lease.Lease, failed bool) {
+	held, err := o.locker.Acquire(run.ctx, run.tenantID, leaseOwner(o.cfg.Name, run.planID, run.id))
+	if err != nil {
+		if run.ctx.Err() != nil {
+			o.endUnstarted(run, at)
+			return nil, false
 		}
 		class := stage.ClassRetryable
 		if errors.Is(err, lease.ErrHeld) {
@@ -163,93 +150,42 @@ func (o *Orchestrator) runTask(pr *planRun, id string) (failed bool) {
 			return t.Fail(f, o.now())
 		})
 		at.Warn("task failed: tenant lease not taken", "class", class, "err", f.Message, "save_err", err)
-		return true
+		return nil, true
 	}
-	defer func() {
-		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
-		defer rcancel()
-		if err := held.Release(rctx); err != nil {
-			at.Warn("release tenant lease", "err", err)
-		}
-	}()
 	go func() {
 		select {
 		case <-held.Lost():
 			o.cfg.Metrics.LeaseLost()
-			cancel(errLeaseLost)
-		case <-ctx.Done():
+			run.cancel(errLeaseLost)
+		case <-run.ctx.Done():
 		}
 	}()
+	return held, false
+}
 
-	epoch, err := o.start(run)
-	if err != nil {
-		if ctx.Err() != nil {
-			o.endUnstarted(run, at)
-			return false
-		}
-		at.Warn("task not started", "err", err)
-		return false
+// releaseLease gives the tenant's lease back once the run has written its end.
+func (o *Orchestrator) releaseLease(run *taskRun, held lease.Lease, at *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(run.ctx), persistTimeout)
+	defer cancel()
+	if err := held.Release(ctx); err != nil {
+		at.Warn("release tenant lease", "err", err)
 	}
-	stopBeat := o.heartbeat(run, at)
-	defer stopBeat()
-	cp, err := checkpoint.New(id), error(nil)
-	if run.task.CurrentStage() > 0 { // at stage 0 a stored checkpoint holds nothing to resume from
-		cp, err = o.ckpts.Checkpoint(ctx, id)
-		if errors.Is(err, checkpoint.ErrNotFound) {
-			cp, err = checkpoint.New(id), nil
-		}
+}
+
+// resumePoint returns the checkpoint the run resumes from: empty at stage 0 (a stored one
+// holds nothing to resume from), else the stored one, which must resume at the task's stage.
+func (o *Orchestrator) resumePoint(run *taskRun) (*checkpoint.Checkpoint, error) {
+	if run.task.CurrentStage() == 0 {
+		return checkpoint.New(run.id), nil
+	}
+	cp, err := o.ckpts.Checkpoint(run.ctx, run.id)
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		cp, err = checkpoint.New(run.id), nil
 	}
 	if err == nil && cp.Next() != run.task.CurrentStage() {
 		err = fmt.Errorf("checkpoint resumes at stage %d, task at %d", cp.Next(), run.task.CurrentStage())
 	}
-	if err != nil {
-		return o.end(run, nil, task.Failure{Class: stage.ClassPermanent, Message: "load checkpoint: " + err.Error()}, at)
-	}
-
-	stages := run.task.Stages()
-	resumedDone := cp.Next() >= len(stages) // a checkpoint with every stage done: only Complete is left
-	for i := cp.Next(); i < len(stages); i++ {
-		stageLog := log.With("stage", stages[i].Name)
-		if stop, failed := o.boundary(run, stages[i].Name, stageLog); stop {
-			return failed
-		}
-		out, entry, f, wait := o.runStage(run, pr, i, cp, stageLog)
-		if wait != nil {
-			o.park(run, wait, stageLog)
-			return false
-		}
-		if f != nil {
-			return o.end(run, entry, *f, stageLog)
-		}
-		err := o.commit(run, cp, func(t *task.Task) error {
-			if err := t.Record(*entry); err != nil {
-				return err
-			}
-			if err := t.CompleteStage(i, o.now()); err != nil {
-				return err
-			}
-			if i == len(stages)-1 { // the last stage's write also completes the task
-				if err := t.Complete(o.now()); err != nil {
-					return err
-				}
-			}
-			return cp.Record(i, stages[i].Name, out, epoch, o.now())
-		})
-		if err != nil {
-			stageLog.Error("save completed stage", "err", err)
-			return false
-		}
-		stageLog.Debug("stage completed", "stage_attempt", entry.Attempt, "duration_ms", entry.EndedAt.Sub(entry.StartedAt).Milliseconds())
-	}
-	last := log.With("stage", stages[len(stages)-1].Name)
-	if resumedDone {
-		if err := o.commit(run, nil, func(t *task.Task) error { return t.Complete(o.now()) }); err != nil {
-			last.Error("complete task", "err", err)
-			return false
-		}
-	}
-	last.Info("task completed")
-	return false
+	return cp, err
 }
 
 // stageAt names the stage t runs next (its last stage once every stage ran).
@@ -263,24 +199,28 @@ func stageAt(t *task.Task) string {
 // mirror: another executor may have changed it meanwhile, and then it is not started.
 func (o *Orchestrator) start(run *taskRun) (uint64, error) {
 	unlock := o.taskLocks.lock(run.id)
-	defer unlock()
 	fresh, err := o.tasks.BumpFence(run.ctx, run.id)
+	if err == nil {
+		run.task = fresh
+	}
+	unlock()
 	if err != nil {
 		return 0, err
 	}
-	if fresh.Status() != task.Pending {
-		return 0, fmt.Errorf("%w: it is %s in the store", errNotPending, fresh.Status())
-	}
-	if err := fresh.Start(fresh.Fence(), o.now()); err != nil {
+	epoch := fresh.Fence()
+	err = o.commit(run, nil, func(t *task.Task) error {
+		if t.Status() != task.Pending {
+			return fmt.Errorf("%w: it is %s in the store", errNotPending, t.Status())
+		}
+		return t.StartOn(epoch, o.cfg.Name, o.now())
+	})
+	if err != nil {
 		return 0, err
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(run.ctx), persistTimeout)
-	defer cancel()
-	if err := o.countFenced(o.saveTask(ctx, fresh, nil)); err != nil {
-		return 0, err
-	}
-	run.task = fresh
-	return fresh.Fence(), nil
+	unlock = o.taskLocks.lock(run.id)
+	run.started = true
+	unlock()
+	return epoch, nil
 }
 
 // boundary honours, between two stages, a cancelled run or a requested pause.
@@ -292,6 +232,14 @@ func (o *Orchestrator) boundary(run *taskRun, next string, log *slog.Logger) (st
 		o.stopForShutdown(run, next, log)
 		return true, false
 	}
+	if err := o.refresh(run); err != nil { // a signal said an operator changed the task
+		if errors.Is(err, errRunOver) {
+			log.Info("run stopped: the task was ended by an operator", "status", run.task.Status())
+			return true, false
+		}
+		log.Error("read task again", "err", err)
+		return true, false
+	}
 	paused := false
 	err := o.commit(run, nil, func(t *task.Task) error {
 		if !t.PauseRequested() {
@@ -300,6 +248,10 @@ func (o *Orchestrator) boundary(run *taskRun, next string, log *slog.Logger) (st
 		paused = true
 		return t.Pause(o.now())
 	})
+	if errors.Is(err, errRunOver) {
+		log.Info("run stopped: the task was ended by an operator", "status", run.task.Status())
+		return true, false
+	}
 	if err != nil && !errors.Is(err, errSkip) {
 		log.Error("pause task", "err", err)
 		return true, false
@@ -331,6 +283,10 @@ func (o *Orchestrator) end(run *taskRun, entry *task.Attempt, f task.Failure, lo
 		log.Warn("run stopped: fenced", "class", stage.ClassFenced, "stage", f.Stage)
 		return false
 	}
+	if run.task.Status() != task.Running { // an operator ended it meanwhile: the store has its status
+		log.Info("run stopped: the task was ended by an operator", "status", run.task.Status())
+		return false
+	}
 	err := o.commit(run, nil, func(t *task.Task) error {
 		if entry != nil {
 			if err := t.Record(*entry); err != nil {
@@ -347,6 +303,10 @@ func (o *Orchestrator) end(run *taskRun, entry *task.Attempt, f task.Failure, lo
 			return t.Fail(f, o.now())
 		}
 	})
+	if errors.Is(err, errRunOver) {
+		log.Info("run stopped: the task was ended by an operator", "status", run.task.Status())
+		return false
+	}
 	if err != nil {
 		log.Error("end task", "class", f.Class, "err", err)
 		return failed
@@ -372,7 +332,7 @@ func (o *Orchestrator) heartbeat(run *taskRun, log *slog.Logger) (stop func()) {
 			select {
 			case <-tick.C:
 				err := o.commitAs(run, nil, func(t *task.Task) error { return t.Beat(o.now()) }, o.tasks.Save)
-				if err != nil && !errors.Is(err, task.ErrInvalidTransition) {
+				if err != nil && !errors.Is(err, task.ErrInvalidTransition) && !errors.Is(err, errRunOver) {
 					log.Warn("heartbeat", "err", err)
 				}
 			case <-done:

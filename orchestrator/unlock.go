@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/lease"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/domain/task"
@@ -68,12 +69,14 @@ func (o *Orchestrator) fence(ctx context.Context, taskID string, out *lease.Unlo
 		return fmt.Errorf("fence: %w", err)
 	}
 	out.Epoch = cur.Fence()
-	if cur.Status() != task.Running {
+	_, err = o.update(ctx, taskID, func(cur *task.Task) (*checkpoint.Checkpoint, error) {
+		if cur.Status() != task.Running {
+			return nil, errSkip
+		}
+		return nil, cur.Abandon(cur.Fence(), task.Failure{Stage: stageName(cur), Class: stage.ClassLeaseLost, Message: unlockedByOperator}, o.now())
+	})
+	if errors.Is(err, errSkip) {
 		return nil
-	}
-	err = cur.Abandon(cur.Fence(), task.Failure{Stage: stageName(cur), Class: stage.ClassLeaseLost, Message: unlockedByOperator}, o.now())
-	if err == nil {
-		err = o.saveTask(ctx, cur, nil)
 	}
 	if err != nil {
 		return fmt.Errorf("interrupt: %w", err)

@@ -2,6 +2,7 @@ package orchestrator_test
 
 import (
 	"context"
+	"github.com/executor-dev/executor/orchestrator"
 	"sync"
 	"testing"
 
@@ -28,7 +29,7 @@ func TestUnlockFreesATenantAndFencesItsRun(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, before.Held)
 	tk := h.tenantTask(t, "ul-000")
-	assert.Equal(t, p.ID()+":"+tk.ID(), before.Holder.Owner)
+	assert.Equal(t, p.ID()+":"+tk.ID()+"@"+orchestrator.DefaultName, before.Holder.Owner, "the lease names the task and the executor running it")
 	assert.Equal(t, tk.Fence(), before.Epoch)
 
 	out, err := h.svc.UnlockTenant(ctx, "ul-000")

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/executor-dev/executor/domain/stage"
+	"github.com/executor-dev/executor/server"
 	"github.com/executor-dev/executor/server/servertest"
 	"github.com/executor-dev/executor/stagekind"
 )
@@ -77,7 +78,7 @@ const cells = `document.querySelectorAll('[data-testid=cell]')`
 func TestConsoleInChromium(t *testing.T) {
 	t.Parallel()
 	var healed atomic.Bool // until set, stage "verify" fails for tenant "delta"
-	srv := servertest.Start(t, func(r *stagekind.Registry) {
+	srv := servertest.With(t, server.Config{Name: "console-1"}, func(r *stagekind.Registry) {
 		require.NoError(t, r.Register("verify", stage.HandlerFunc(func(_ context.Context, req stage.Request) (json.RawMessage, error) {
 			if req.TenantID == "delta" && !healed.Load() {
 				return nil, stage.Permanent(errors.New("health check failed"))
@@ -131,4 +132,9 @@ func TestConsoleInChromium(t *testing.T) {
 	waitJS(t, ctx, "the plan listed completed", `document.querySelector('[data-testid=plan-row]')?.dataset.status === 'COMPLETED'`)
 	require.True(t, do(t, ctx, "no reload", chromedp.Evaluate[bool](`window.sameDocument === true`)),
 		"the console never reloaded the page")
+
+	// The header names the executor serving the console; the executors page lists it.
+	waitJS(t, ctx, "the executor's name in the header", `document.querySelector('[data-testid=executor-name]')?.textContent === 'executor: console-1'`)
+	do(t, ctx, "to the executors", chromedp.Click(chromedp.ID("nav-executors")))
+	waitJS(t, ctx, "this executor listed, alive", `(r => r?.dataset.name === 'console-1' && r.dataset.alive === 'true')(document.querySelector('[data-testid=executor-row][data-self=true]'))`)
 }

@@ -69,5 +69,5 @@ func TestPlanOnRedisWritesTheKeySchema(t *testing.T) {
 	var h api.Health
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&h))
 	resp.Body.Close()
-	assert.Equal(t, api.Health{Status: "ok", Redis: "ok"}, h)
+	assert.Equal(t, api.Health{Status: "ok", Executor: srv.Name(), Redis: "ok"}, h)
 }

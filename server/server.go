@@ -21,11 +21,13 @@ import (
 	"github.com/executor-dev/executor/events"
 	"github.com/executor-dev/executor/infra/eventstream"
 	"github.com/executor-dev/executor/infra/lock"
+	"github.com/executor-dev/executor/infra/members"
 	"github.com/executor-dev/executor/infra/memrepo"
 	"github.com/executor-dev/executor/infra/outage"
 	"github.com/executor-dev/executor/infra/rediskey"
 	"github.com/executor-dev/executor/infra/redisrepo"
 	"github.com/executor-dev/executor/infra/schedule"
+	"github.com/executor-dev/executor/infra/signals"
 	"github.com/executor-dev/executor/metrics"
 	"github.com/executor-dev/executor/orchestrator"
 	"github.com/executor-dev/executor/stagekind"
@@ -33,7 +35,11 @@ import (
 
 // Config is the executor's configuration.
 type Config struct {
-	Addr     string        // listen address; "127.0.0.1:0" picks a free port
+	Addr string // listen address; "127.0.0.1:0" picks a free port
+	// Name is the executor's name among the executors sharing its store (serve --name), in
+	// every log line and in GET /v1/executors; it must match members.NamePattern (CheckName).
+	// Default members.DefaultName(): "<hostname>-<pid>".
+	Name     string
 	Workers  int           // tasks running at once across all plans; default orchestrator.DefaultWorkers
 	RedisURL string        // empty: the embedded in-memory store
 	Prefix   string        // Redis key prefix; default rediskey.DefaultPrefix
@@ -45,9 +51,12 @@ type Config struct {
 	// EventHeartbeat is how often GET /v1/events writes a heartbeat; default
 	// api.DefaultEventHeartbeat.
 	EventHeartbeat time.Duration
-	// EventStream also writes every event to the Redis stream <prefix>events (--events-stream;
-	// needs RedisURL).
+	// EventStream is ignored (--events-stream, deprecated): on Redis every executor writes its
+	// events to the stream <prefix>events and serves GET /v1/events from it.
 	EventStream bool
+	// EventStreamMaxLen caps the Redis stream of the events (XADD MAXLEN ~); default
+	// eventstream.DefaultMaxLen.
+	EventStreamMaxLen int64
 	// Tokens are the bearer tokens the API accepts (EXECUTOR_TOKENS, --tokens-file). With none
 	// the API is open; `serve` allows that on a loopback address only, unless --insecure.
 	Tokens []auth.Token
@@ -67,6 +76,9 @@ type Config struct {
 // DefaultShutdownTimeout is Config.ShutdownTimeout's default.
 const DefaultShutdownTimeout = 30 * time.Second
 
+// joinTimeout bounds Server.Start's registration among the store's executors.
+const joinTimeout = 5 * time.Second
+
 // Executor is a wired executor without its HTTP API: stores, locker, stage kinds,
 // orchestrator and use cases. Server serves it over HTTP; the bench command runs it as it is.
 type Executor struct {
@@ -78,10 +90,13 @@ type Executor struct {
 	store     *redisrepo.Store    // nil on the in-memory store
 	mon       *outage.Monitor     // nil on the in-memory store
 	events    *events.Hub         // every transition, for GET /v1/events
-	stream    *eventstream.Stream // the events' Redis stream, when enabled; else nil
+	stream    *eventstream.Stream // writes the events to the Redis stream; nil on memory
+	reader    *eventstream.Reader // GET /v1/events on Redis: the stream every executor writes; nil on memory
 	readiness func() api.Health
 	metrics   *metrics.Registry // GET /metrics
 	sched     scheduler         // starts scheduled plans
+	signals   *signals.Redis    // operators' commands between executors; nil on the in-memory store
+	members   *memberPort       // the executors sharing the store; joined by Server.Start
 }
 
 // scheduler is infra/schedule's Memory or Redis.
@@ -110,23 +125,31 @@ func NewExecutor(cfg Config) (*Executor, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.Name == "" {
+		cfg.Name = members.DefaultName()
+	}
+	if err := CheckName(cfg.Name); err != nil {
+		return nil, fmt.Errorf("server: --name: %w", err)
+	}
+	cfg.Logger = cfg.Logger.With("executor", cfg.Name)
 	if cfg.LeaseTTL <= 0 {
 		cfg.LeaseTTL = orchestrator.DefaultLeaseTTL
-	}
-	if cfg.EventStream && cfg.RedisURL == "" {
-		return nil, errors.New("server: the events stream needs Redis")
 	}
 	if _, err := stagekind.ParseAllowList(cfg.HTTPAllow); err != nil {
 		return nil, fmt.Errorf("server: --http-allow: %w", err)
 	}
-	e := &Executor{cfg: cfg, events: events.NewHub(events.DefaultRingSize)}
+	e := &Executor{cfg: cfg, events: events.NewHub(events.DefaultRingSize), members: &memberPort{name: cfg.Name}}
 	st, err := e.stores()
 	if err != nil {
 		return nil, err
 	}
-	if cfg.EventStream {
-		e.stream = eventstream.New(e.redis, eventstream.Options{Keys: rediskey.New(cfg.Prefix), Logger: cfg.Logger})
+	var source app.EventSource = e.events
+	if e.redis != nil { // the cluster's events: every executor writes the stream and reads it
+		keys := rediskey.New(cfg.Prefix)
+		e.stream = eventstream.New(e.redis, eventstream.Options{Keys: keys, MaxLen: cfg.EventStreamMaxLen, Logger: cfg.Logger})
 		e.events.Then(e.stream)
+		e.reader = eventstream.NewReader(e.redis, eventstream.ReaderOptions{Keys: keys, Local: e.events, Logger: cfg.Logger})
+		source = e.reader
 	}
 	e.kinds = stagekind.Builtin(stagekind.HTTPOptions{Allow: cfg.HTTPAllow})
 	e.metrics = metrics.New(metrics.Options{StatusCounts: st.counts, Degraded: e.Degraded, JournalLen: e.journalLen,
@@ -135,12 +158,17 @@ func NewExecutor(cfg Config) (*Executor, error) {
 	if e.redis != nil { // one ZSET shared by every executor: exactly one starts each plan
 		e.sched = schedule.NewRedis(e.redis, schedule.RedisOptions{Prefix: cfg.Prefix, Logger: cfg.Logger})
 	}
+	var sigs orchestrator.Signals
+	if e.redis != nil { // operators' commands reach the executor running the task at once
+		e.signals = signals.New(e.redis, signals.Options{Keys: rediskey.New(cfg.Prefix), Logger: cfg.Logger})
+		sigs = e.signals
+	}
 	e.orch = orchestrator.New(st.plans, st.tasks, st.ckpts, st.locker, e.kinds,
-		orchestrator.Config{Workers: cfg.Workers, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger, Degraded: e.Degraded,
-			Events: e.events, Metrics: e.metrics, Scheduler: e.sched})
+		orchestrator.Config{Name: cfg.Name, Cluster: e.members, Workers: cfg.Workers, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger, Degraded: e.Degraded,
+			Events: e.events, Metrics: e.metrics, Scheduler: e.sched, Signals: sigs})
 	e.svc = app.New(app.Deps{
 		Creator: st.creator, Plans: st.plans, Tasks: st.tasks, Checkpoints: st.ckpts,
-		Kinds: e.kinds, Holders: st.locker, Runner: e.orch, Events: e.events,
+		Kinds: e.kinds, Holders: st.locker, Runner: e.orch, Events: source, Members: e.members,
 		RefuseNewPlans: func() bool { return cfg.RejectNewPlansWhileDegraded && e.Degraded() },
 		ShuttingDown:   e.orch.ShuttingDown,
 		Limits:         cfg.Limits,
@@ -225,6 +253,9 @@ func (e *Executor) redisReadiness() api.Health {
 	return api.Health{Status: "ok", Redis: "degraded", Since: &since, Journal: &n}
 }
 
+// Name returns the executor's name (Config.Name, or its default).
+func (e *Executor) Name() string { return e.cfg.Name }
+
 // Kinds returns the stage kind registry, to register custom kinds.
 func (e *Executor) Kinds() *stagekind.Registry { return e.kinds }
 
@@ -245,8 +276,14 @@ func (e *Executor) Start() {
 	}
 	if e.stream != nil {
 		e.stream.Start()
+		e.reader.Start()
 	}
 	e.orch.Start()
+	if e.signals != nil {
+		if err := e.signals.Start(context.Background(), e.orch.Receive); err != nil {
+			e.cfg.Logger.Error("signals: start", "err", err)
+		}
+	}
 	e.sched.Start(e.orch.StartScheduled)
 }
 
@@ -268,14 +305,18 @@ func (e *Executor) Drain(ctx context.Context) error {
 }
 
 // Stop ends every run at once (tasks still running become INTERRUPTED, their checkpoints
-// intact, their leases released; Drain first for a graceful end), stops the store's probe and
-// closes the Redis client.
+// intact, their leases released; Drain first for a graceful end), deregisters the executor
+// from its store's executors, stops the store's probe and closes the Redis client.
 func (e *Executor) Stop(ctx context.Context) error {
 	e.sched.Stop()
 	oerr := e.orch.Stop(ctx)
+	e.leave(ctx) // after the runs (it counted them), before the client closes
 	var rerr error
+	if e.signals != nil { // commands still reach the runs while they drain
+		rerr = e.signals.Stop(ctx)
+	}
 	if e.stream != nil { // its last events are the runs' ends: after the orchestrator, before the client
-		rerr = e.stream.Stop(ctx)
+		rerr = errors.Join(rerr, e.reader.Stop(ctx), e.stream.Stop(ctx))
 	}
 	if e.redis != nil {
 		// A journal still waiting here (Redis away at shutdown) goes with the process.
@@ -306,7 +347,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{Executor: exe}
 	s.base, s.cancelBase = context.WithCancel(context.Background())
 	s.http = &http.Server{
-		Handler:           api.NewRouter(exe.svc, api.Options{Logger: exe.cfg.Logger, MaxBodyBytes: exe.cfg.MaxBodyBytes, Readiness: exe.readiness, EventHeartbeat: exe.cfg.EventHeartbeat, Console: console.Handler(), Metrics: exe.metrics.Handler(), ObserveRequest: exe.metrics.ObserveRequest, Auth: auth.NewKeys(exe.cfg.Tokens)}),
+		Handler:           api.NewRouter(exe.svc, api.Options{Name: exe.cfg.Name, Logger: exe.cfg.Logger, MaxBodyBytes: exe.cfg.MaxBodyBytes, Readiness: exe.readiness, EventHeartbeat: exe.cfg.EventHeartbeat, Console: console.Handler(), Metrics: exe.metrics.Handler(), ObserveRequest: exe.metrics.ObserveRequest, Auth: auth.NewKeys(exe.cfg.Tokens)}),
 		BaseContext:       func(net.Listener) context.Context { return s.base },
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
@@ -316,11 +357,19 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Start listens on the configured address and serves in the background.
+// Start listens on the configured address, registers the executor among its store's
+// executors, and serves in the background. It fails, wrapping members.ErrNameInUse, when a
+// live executor on the same Redis has the same name.
 func (s *Server) Start() error {
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("server: listen %s: %w", s.cfg.Addr, err)
+	}
+	jctx, cancel := context.WithTimeout(context.Background(), joinTimeout)
+	defer cancel()
+	if err := s.join(jctx, ln.Addr().String()); err != nil {
+		_ = ln.Close()
+		return fmt.Errorf("server: %w", err)
 	}
 	s.ln = ln
 	s.Executor.Start()

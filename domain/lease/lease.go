@@ -19,7 +19,7 @@ type Lease interface {
 
 // Holder describes who holds a tenant's lease.
 type Holder struct {
-	Owner string        // <planId>:<taskId> of the holding run
+	Owner string        // <planId>:<taskId>@<executor> of the holding run
 	TTL   time.Duration // time left before it expires unless refreshed; 0 when it never expires
 }
 

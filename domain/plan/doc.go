@@ -16,7 +16,9 @@
 //     goes CANARY → PROMOTED | AWAITING_APPROVAL → PROMOTED, or → HALTED, never back; a plan
 //     without one has no phase; tasks past the wave start only once PROMOTED;
 //   - 0 ≤ StartRate ≤ MaxStartRate task starts per minute (0: no pacing);
-//   - progress is never stored: it is counted from the tasks.
+//   - progress is never stored: it is counted from the tasks;
+//   - every write is a compare-and-set on the version (ErrConflict): nothing is
+//     last-writer-wins.
 //
 // Illegal transitions return errors matching ErrInvalidTransition; they never panic.
 package plan

@@ -10,6 +10,9 @@ var (
 	ErrInvalidTransition = errors.New("plan: invalid transition")
 	ErrNotFound          = errors.New("plan: not found")
 	ErrInvalid           = errors.New("plan: invalid")
+	// ErrConflict: the plan changed in the store since this copy was read (another writer's
+	// compare-and-set won); read it again and re-apply the transition.
+	ErrConflict = errors.New("plan: conflict: changed by another writer since it was read")
 )
 
 // TransitionError describes a refused transition. It matches ErrInvalidTransition.

@@ -49,6 +49,7 @@ type Plan struct {
 	createdAt      time.Time
 	startedAt      time.Time
 	finishedAt     time.Time
+	version        uint64 // of the stored plan this copy derives from (Version)
 }
 
 // New validates d and returns a PENDING plan, or SCHEDULED when StartAt is after now.
@@ -162,3 +163,11 @@ func (p *Plan) StartedAt() time.Time { return p.startedAt }
 
 // FinishedAt returns when the plan ended (zero while it has not).
 func (p *Plan) FinishedAt() time.Time { return p.finishedAt }
+
+// Version returns the version of the stored plan this copy derives from: 0 at creation, +1 per
+// write the store accepted. A store accepts a write only from a copy at its stored version
+// (compare-and-set).
+func (p *Plan) Version() uint64 { return p.version }
+
+// Stored records that a store accepted this copy's changes as version v. Only stores call it.
+func (p *Plan) Stored(v uint64) { p.version = v }

@@ -25,6 +25,7 @@ type State struct {
 	CreatedAt      time.Time
 	StartedAt      time.Time
 	FinishedAt     time.Time
+	Version        uint64 // see Plan.Version
 }
 
 // State returns the plan's persisted form.
@@ -34,6 +35,7 @@ func (p *Plan) State() State {
 		MaxConcurrency: p.maxConcurrency, FailureBudget: p.failureBudget, StartAt: p.startAt,
 		IdempotencyKey: p.idempotencyKey, Canary: p.canary, StartRate: p.startRate, Phase: p.phase,
 		Status: p.status, CreatedAt: p.createdAt, StartedAt: p.startedAt, FinishedAt: p.finishedAt,
+		Version: p.version,
 	}
 }
 
@@ -50,7 +52,7 @@ func Load(s State) (*Plan, error) {
 		maxConcurrency: s.MaxConcurrency, failureBudget: s.FailureBudget, startAt: s.StartAt,
 		idempotencyKey: s.IdempotencyKey, canary: s.Canary, startRate: s.StartRate, phase: s.Phase,
 		status: s.Status, createdAt: s.CreatedAt,
-		startedAt: s.StartedAt, finishedAt: s.FinishedAt,
+		startedAt: s.StartedAt, finishedAt: s.FinishedAt, version: s.Version,
 	}
 	if err := p.check(); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, s.ID, err)

@@ -21,7 +21,10 @@
 //   - terminal tasks (COMPLETED, FAILED, CANCELLED) have FinishedAt set;
 //   - a WAITING task has a Wait, at its current stage; no other task has one;
 //   - a decision counts only for the stage and run it was taken in (Decision);
-//   - the fence epoch never decreases: a write carrying an older epoch is refused (ErrFenced).
+//   - the fence epoch never decreases: a write carrying an older epoch is refused (ErrFenced);
+//   - every write is a compare-and-set on the version: a store accepts a copy only at the
+//     version it holds and advances it by one (ErrConflict otherwise); nothing is
+//     last-writer-wins.
 //
 // Illegal transitions return errors matching ErrInvalidTransition; they never panic.
 package task

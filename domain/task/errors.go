@@ -11,8 +11,11 @@ var (
 	ErrStageOutOfOrder   = errors.New("task: stage completed out of order")
 	ErrNotFound          = errors.New("task: not found")
 	ErrFenced            = errors.New("task: fenced: a newer run owns this task")
-	ErrInvalid           = errors.New("task: invalid")
-	ErrTenantBusy        = errors.New("task: tenant busy: its latest task has not ended")
+	// ErrConflict: the task changed in the store since this copy was read (another writer's
+	// compare-and-set won); read it again and re-apply the transition.
+	ErrConflict   = errors.New("task: conflict: changed by another writer since it was read")
+	ErrInvalid    = errors.New("task: invalid")
+	ErrTenantBusy = errors.New("task: tenant busy: its latest task has not ended")
 )
 
 // BusyError lists tenants whose latest task has not ended (or that moved on to another task),

@@ -25,9 +25,18 @@ type Repository interface {
 	// (ErrNotFound if one is missing): what counting a plan's progress or settling it needs,
 	// without reading and decoding whole tasks.
 	Statuses(ctx context.Context, ids []string) ([]Status, error)
-	// Save writes t and, when cp is not nil, its checkpoint, as one atomic write. It returns
-	// ErrFenced, writing nothing, when the stored task carries a newer fence epoch than t.
+	// Save writes t and, when cp is not nil, its checkpoint, as one atomic compare-and-set:
+	// it returns ErrFenced, writing nothing, when the stored task carries a newer fence epoch
+	// than t, and ErrConflict, writing nothing, when the stored task is no longer at t's
+	// Version (another writer changed it since t was read). On success t carries the new
+	// version (Stored), so its owner can write it again.
 	Save(ctx context.Context, t *Task, cp *checkpoint.Checkpoint) error
+	// Update applies fn to the task as stored and saves the result with the checkpoint fn
+	// returns, if any (Save). When another writer got there first it reads the task again and
+	// applies fn again, so fn must be a transition of the task it is given and nothing else.
+	// It returns the task as saved, or fn's error (nothing written), ErrNotFound, or
+	// ErrConflict after many lost races in a row.
+	Update(ctx context.Context, id string, fn func(t *Task) (*checkpoint.Checkpoint, error)) (*Task, error)
 	// BumpFence raises the stored task's fence epoch by one, atomically, and returns the task
 	// as stored with it (Fence() is the new epoch): the epoch of a new run that has just taken
 	// the tenant's lease, or of a reader taking over a task whose owner is gone. From then on

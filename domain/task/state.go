@@ -28,6 +28,8 @@ type State struct {
 	LastError      *Failure
 	Ledger         []Attempt
 	Fence          uint64
+	Version        uint64   // see Task.Version
+	Executor       string   // see Task.Executor
 	Wait           *Wait    // set exactly when Status is WAITING
 	Verdict        *Verdict // the latest decision on a waiting stage, if any
 }
@@ -39,7 +41,7 @@ func (t *Task) State() State {
 		Status: t.status, PauseRequested: t.pauseRequested, Attempt: t.attempt,
 		CurrentStage: t.currentStage, CreatedAt: t.createdAt, StartedAt: t.startedAt,
 		FinishedAt: t.finishedAt, UpdatedAt: t.updatedAt, HeartbeatAt: t.heartbeatAt, LastError: t.LastError(),
-		Ledger: t.Ledger(), Fence: t.fence, Wait: t.Wait(), Verdict: t.Verdict(),
+		Ledger: t.Ledger(), Fence: t.fence, Version: t.version, Executor: t.executor, Wait: t.Wait(), Verdict: t.Verdict(),
 	}
 }
 
@@ -81,7 +83,7 @@ func Load(s State) (*Task, error) {
 		status: s.Status, pauseRequested: s.PauseRequested, attempt: s.Attempt,
 		currentStage: s.CurrentStage, createdAt: s.CreatedAt, startedAt: s.StartedAt,
 		finishedAt: s.FinishedAt, updatedAt: s.UpdatedAt, heartbeatAt: s.HeartbeatAt, lastError: lastErr,
-		ledger: append([]Attempt(nil), s.Ledger...), fence: s.Fence,
+		ledger: append([]Attempt(nil), s.Ledger...), fence: s.Fence, version: s.Version, executor: s.Executor,
 		wait: copyOf(s.Wait), verdict: copyOf(s.Verdict),
 	}, nil
 }

@@ -28,6 +28,8 @@ type Task struct {
 	lastError      *Failure
 	ledger         []Attempt
 	fence          uint64
+	executor       string   // the executor running (or that last ran) the task
+	version        uint64   // of the stored state this copy derives from (Version)
 	wait           *Wait    // set while WAITING
 	verdict        *Verdict // the latest operator decision on a waiting stage
 }
@@ -151,6 +153,17 @@ func (t *Task) Decision() *stage.Decision {
 
 // Fence returns the fence epoch of the run that owns the task.
 func (t *Task) Fence() uint64 { return t.fence }
+
+// Executor returns the name of the executor whose run started the task last (StartOn), or "".
+func (t *Task) Executor() string { return t.executor }
+
+// Version returns the version of the stored task this copy derives from: 0 at creation, +1 per
+// write the store accepted (a fence bump included). A store accepts a write only from a copy
+// at its stored version (compare-and-set): whoever wrote since must be read again first.
+func (t *Task) Version() uint64 { return t.version }
+
+// Stored records that a store accepted this copy's changes as version v. Only stores call it.
+func (t *Task) Stored(v uint64) { t.version = v }
 
 // TenantIDPattern is what a tenant id must match (DESIGN §7): safe inside a Redis key.
 var TenantIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)

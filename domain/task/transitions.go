@@ -10,7 +10,11 @@ func (t *Task) refuse(action string) error { return &TransitionError{From: t.sta
 func (t *Task) touch(now time.Time) { t.updatedAt = now.UTC() }
 
 // Start begins a run under the lease whose fence epoch is epoch: PENDING → RUNNING.
-func (t *Task) Start(epoch uint64, now time.Time) error {
+func (t *Task) Start(epoch uint64, now time.Time) error { return t.StartOn(epoch, "", now) }
+
+// StartOn is Start by a run of the executor named executor, which the task records as the
+// one running it.
+func (t *Task) StartOn(epoch uint64, executor string, now time.Time) error {
 	if t.status != Pending {
 		return t.refuse("start")
 	}
@@ -19,6 +23,7 @@ func (t *Task) Start(epoch uint64, now time.Time) error {
 	}
 	t.status = Running
 	t.fence = epoch
+	t.executor = executor
 	t.startedAt = now.UTC()
 	t.finishedAt = time.Time{}
 	t.touch(now)

@@ -1,9 +1,18 @@
-// Package eventstream is the optional Redis Stream sink of the executor's events (issue 6),
-// off by default: a Stream is an event.Publisher that appends every event it takes to one
-// Redis Stream, executor:events (rediskey.Keys.Events), for subscribers outside the process
-// (XREAD BLOCK, consumer groups; docs/redis.md).
+// Package eventstream is the cluster's events on Redis: every executor writes its events to
+// one Redis Stream, executor:events (rediskey.Keys.Events), and serves GET /v1/events from it
+// (docs/redis.md).
 //
-// Invariants:
+// A Stream is the sink, an event.Publisher that appends every event it takes to the stream.
+// A Reader is the process's one reader: a goroutine, between Start and Stop, that reads the
+// stream with XREAD BLOCK from the last entry it saw and hands the entries to the watches of
+// the process (events.Fanout); Watch replays the entries after a Last-Event-ID with paged
+// XRANGE first. While the stream cannot be read, watches get the executor's own events
+// (ReaderOptions.Local), and they are ended once it can be read again; watches on the stream
+// are ended when a read fails. Stop unblocks the read with CLIENT UNBLOCK and waits for the
+// goroutine (bounded by its context); every watch then ends. The Reader never closes the
+// client.
+//
+// The sink's invariants:
 //
 //   - Publish never blocks and never waits on Redis: it puts the event on a bounded buffer
 //     (Options.Buffer) or, when the buffer is full or the Stream is stopped, drops it and

@@ -1,6 +1,8 @@
 package memrepo
 
 import (
+	"sort"
+
 	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/task"
@@ -28,15 +30,15 @@ func (r *TaskRepo) Put(t *task.Task, cp *checkpoint.Checkpoint) {
 	}
 }
 
-// PutIfNewer records t, read back from the durable store, unless the stored version is newer
-// (a higher fence epoch, or the same epoch updated later): a read that raced a write must not
-// undo it. It returns the version it keeps.
+// PutIfNewer records t, read back from the durable store, unless the stored copy is newer
+// (a higher fence epoch, or the same epoch at a higher version): a read that raced a write
+// must not undo it. It returns the copy it keeps.
 func (r *TaskRepo) PutIfNewer(t *task.Task) *task.Task {
 	db := r.db
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if cur, ok := db.tasks[t.ID()]; ok {
-		if cur.Fence() > t.Fence() || (cur.Fence() == t.Fence() && cur.UpdatedAt().After(t.UpdatedAt())) {
+		if cur.Fence() > t.Fence() || (cur.Fence() == t.Fence() && cur.Version() > t.Version()) {
 			return cur.Clone()
 		}
 	}
@@ -92,4 +94,19 @@ func (r *TaskRepo) States() []task.State {
 		out = append(out, t.State())
 	}
 	return out
+}
+
+// Forget drops plan id, so the next read goes to the durable store. A plan's immutable part
+// is read from the durable store again then.
+func (r *PlanRepo) Forget(id string) {
+	db := r.db
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if _, ok := db.plans[id]; !ok {
+		return
+	}
+	delete(db.plans, id)
+	if i := sort.SearchStrings(db.planIDs, id); i < len(db.planIDs) && db.planIDs[i] == id {
+		db.planIDs = append(db.planIDs[:i], db.planIDs[i+1:]...)
+	}
 }

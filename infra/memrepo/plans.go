@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/infra/cas"
 )
 
 // PlanRepo is the in-memory plan.Repository.
@@ -84,14 +85,32 @@ func (r *PlanRepo) List(_ context.Context, f plan.Filter) ([]*plan.Plan, error) 
 	return out, nil
 }
 
-// Save writes a changed plan.
+// Save writes a changed plan: a compare-and-set refusing a copy that is not at the stored
+// version (plan.ErrConflict). p then carries the new version.
 func (r *PlanRepo) Save(_ context.Context, p *plan.Plan) error {
 	db := r.db
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	if _, ok := db.plans[p.ID()]; !ok {
+	return db.savePlan(p)
+}
+
+// savePlan is Save for a caller holding db.mu.
+func (db *DB) savePlan(p *plan.Plan) error {
+	stored, ok := db.plans[p.ID()]
+	if !ok {
 		return plan.ErrNotFound
 	}
+	if stored.Version() != p.Version() {
+		return plan.ErrConflict
+	}
+	p.Stored(p.Version() + 1)
 	db.plans[p.ID()] = p.Clone()
 	return nil
+}
+
+// Update applies fn to a copy of the stored plan and saves it with a compare-and-set, again
+// after losing to another writer. fn runs without the store's lock.
+func (r *PlanRepo) Update(ctx context.Context, id string, fn func(p *plan.Plan) error) (*plan.Plan, error) {
+	return cas.Update(func() (*plan.Plan, error) { return r.Plan(ctx, id) }, fn,
+		func(p *plan.Plan) error { return r.Save(ctx, p) }, plan.ErrConflict)
 }

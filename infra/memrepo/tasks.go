@@ -2,10 +2,12 @@ package memrepo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/task"
+	"github.com/executor-dev/executor/infra/cas"
 )
 
 // TaskRepo is the in-memory task.Repository.
@@ -104,11 +106,18 @@ func (r *TaskRepo) Statuses(_ context.Context, ids []string) ([]task.Status, err
 	return out, nil
 }
 
-// Save writes t and, when cp is not nil, its checkpoint, refusing a superseded fence epoch.
+// Save writes t and, when cp is not nil, its checkpoint: a compare-and-set refusing a
+// superseded fence epoch (task.ErrFenced) and a copy that is not at the stored version
+// (task.ErrConflict). t then carries the new version.
 func (r *TaskRepo) Save(_ context.Context, t *task.Task, cp *checkpoint.Checkpoint) error {
 	db := r.db
 	db.mu.Lock()
 	defer db.mu.Unlock()
+	return db.saveTask(t, cp)
+}
+
+// saveTask is Save for a caller holding db.mu.
+func (db *DB) saveTask(t *task.Task, cp *checkpoint.Checkpoint) error {
 	stored, ok := db.tasks[t.ID()]
 	if !ok {
 		return task.ErrNotFound
@@ -116,11 +125,28 @@ func (r *TaskRepo) Save(_ context.Context, t *task.Task, cp *checkpoint.Checkpoi
 	if stored.Fence() > t.Fence() {
 		return task.ErrFenced
 	}
+	if stored.Version() != t.Version() {
+		return task.ErrConflict
+	}
+	t.Stored(t.Version() + 1)
 	db.tasks[t.ID()] = t.Clone()
 	if cp != nil {
 		db.ckpts[t.ID()] = cp.Clone()
 	}
 	return nil
+}
+
+// Update applies fn to a copy of the stored task and saves it with a compare-and-set, again
+// after losing to another writer. fn runs without the store's lock (it may read the store).
+func (r *TaskRepo) Update(ctx context.Context, id string, fn func(t *task.Task) (*checkpoint.Checkpoint, error)) (*task.Task, error) {
+	var cp *checkpoint.Checkpoint
+	t, err := cas.Update(func() (*task.Task, error) { return r.Task(ctx, id) },
+		func(t *task.Task) (err error) { cp, err = fn(t); return err },
+		func(t *task.Task) error { return r.Save(ctx, t, cp) }, task.ErrConflict)
+	if errors.Is(err, task.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %s", err, id)
+	}
+	return t, err
 }
 
 // BumpFence raises the stored task's fence epoch by one and returns the task as stored.
@@ -134,6 +160,7 @@ func (r *TaskRepo) BumpFence(_ context.Context, id string) (*task.Task, error) {
 	}
 	s := stored.State()
 	s.Fence++
+	s.Version++
 	bumped, err := task.Load(s)
 	if err != nil {
 		return nil, err

@@ -65,6 +65,16 @@ func (k Keys) TenantLockReleased(tenantID string) string {
 // executor:instance:{<id>}.
 func (k Keys) Instance(id string) string { return k.prefix + "instance:{" + id + "}" }
 
+// Executors is the HASH of the executors registered on this Redis, one field per executor
+// name, its value the executor's registration as JSON (infra/members): executor:executors.
+// An entry outlives its executor until it is pruned; Executor(name) tells whether it lives.
+func (k Keys) Executors() string { return k.prefix + "executors" }
+
+// Executor is an executor's liveness key, a string with a TTL refreshed by the executor
+// while it runs: executor:executor:{<name>}. Present: the executor is alive; gone (expired
+// or deleted by a clean stop): it is not. Its hash tag is the executor's name.
+func (k Keys) Executor(name string) string { return k.prefix + "executor:{" + name + "}" }
+
 // Plans is the ZSET of plan ids by creation time: executor:plans.
 func (k Keys) Plans() string { return k.prefix + "plans" }
 
@@ -77,8 +87,14 @@ func (k Keys) Schedule() string { return k.prefix + "schedule" }
 // with its startAt in Unix milliseconds as the message: executor:schedule:wake.
 func (k Keys) ScheduleWake() string { return k.prefix + "schedule:wake" }
 
-// Events is the optional event stream (a Redis Stream, capped with XADD MAXLEN ~) that
-// external subscribers read: executor:events. Written only when the stream sink is enabled.
+// Signals is the pub/sub channel on which executors tell one another of operators' commands
+// ("cancel <taskId>", "pause <taskId>", "plan <planId>"), so that the executor running a task
+// acts on a command at once: executor:signals.
+func (k Keys) Signals() string { return k.prefix + "signals" }
+
+// Events is the cluster's event stream (a Redis Stream, capped with XADD MAXLEN ~):
+// executor:events. Every executor on Redis writes its events to it and serves GET /v1/events
+// from it; external subscribers may read it too.
 func (k Keys) Events() string { return k.prefix + "events" }
 
 // Idempotency maps an Idempotency-Key to the plan first submitted with it:

@@ -21,11 +21,16 @@ func TestKeysFollowTheSchema(t *testing.T) {
 		{"tenant lock released, custom prefix", rediskey.New("x:").TenantLockReleased("acme"), "x:lock:released:{acme}"},
 		{"plans", k.Plans(), "executor:plans"},
 		{"events", k.Events(), "executor:events"},
+		{"signals", k.Signals(), "executor:signals"},
 		{"schedule", k.Schedule(), "executor:schedule"},
 		{"schedule wake", k.ScheduleWake(), "executor:schedule:wake"},
 		{"schedule, custom prefix", rediskey.New("x:").Schedule(), "x:schedule"},
 		{"schedule wake, custom prefix", rediskey.New("x:").ScheduleWake(), "x:schedule:wake"},
 		{"events, custom prefix", rediskey.New("x:").Events(), "x:events"},
+		{"executors", k.Executors(), "executor:executors"},
+		{"executor", k.Executor("web-1"), "executor:executor:{web-1}"},
+		{"executors, custom prefix", rediskey.New("x:").Executors(), "x:executors"},
+		{"executor, custom prefix", rediskey.New("x:").Executor("web-1"), "x:executor:{web-1}"},
 		{"custom prefix", rediskey.New("x:").Task("T1"), "x:task:{T1}"},
 	}
 	for _, tc := range tests {

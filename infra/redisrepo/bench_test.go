@@ -202,9 +202,9 @@ func BenchmarkWrittenFieldsDiff(b *testing.B) {
 	require.NoError(b, err)
 	var w writtenFields
 	for range 1000 {
-		w.seed(ulid.Make().String(), benchEpoch, fieldsHash(b, before, benchEpoch))
+		w.seed(ulid.Make().String(), benchEpoch, 0, fieldsHash(b, before, benchEpoch))
 	}
-	w.seed(tk.ID(), tk.Fence(), fieldsHash(b, before, tk.Fence()))
+	w.seed(tk.ID(), tk.Fence(), tk.Version(), fieldsHash(b, before, tk.Fence()))
 	completeStage(b, tk, benchStageCount-1)
 	fields, err := runFields(tk, benchStageCount-1)
 	require.NoError(b, err)
@@ -212,7 +212,7 @@ func BenchmarkWrittenFieldsDiff(b *testing.B) {
 	b.ReportAllocs()
 	var changed []any
 	for b.Loop() {
-		changed = w.diff(tk.ID(), tk.Fence(), fields)
+		changed = w.diff(tk.ID(), tk.Fence(), tk.Version(), fields)
 	}
 	b.StopTimer()
 	// A stage transition changes the stage, two times and the ledger (its count and one

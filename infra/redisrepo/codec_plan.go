@@ -31,6 +31,7 @@ func planFields(p *plan.Plan, updated time.Time) ([]any, error) {
 		canary = strconv.Itoa(s.Canary.Tenants) + ":" + string(s.Canary.Then)
 	}
 	return append(planStatusFields(p, updated), []any{
+		"version", s.Version, // counted with the status fields: a write-back writes it with them
 		"planId", s.ID, "name", s.Name, "labels", labels, "spec", spec, "taskIds", taskIDs,
 		"maxConcurrency", s.MaxConcurrency, "failureBudget", s.FailureBudget,
 		"startAt", encTime(s.StartAt), "createdAt", encTime(s.CreatedAt),
@@ -38,8 +39,9 @@ func planFields(p *plan.Plan, updated time.Time) ([]any, error) {
 	}...), nil
 }
 
-// planStatusPairs is how many field, value pairs planStatusFields returns.
-const planStatusPairs = 5
+// planStatusPairs is how many field, value pairs of planFields are status fields (they come
+// first): planStatusFields' and the version.
+const planStatusPairs = 6
 
 // planStatusFields are the fields a plan's transitions change, with when this change was made
 // (updatedAt: a change that reaches Redis late never overwrites a later one).
@@ -56,6 +58,11 @@ func decodePlan(h map[string]string) (*plan.Plan, error) {
 		Phase: plan.Phase(h["phase"]),
 	}
 	var err error
+	if v := h["version"]; v != "" { // absent in plans written before versions existed: 0
+		if s.Version, err = strconv.ParseUint(v, 10, 64); err != nil {
+			return nil, fmt.Errorf("version: %w", err)
+		}
+	}
 	if s.Stages, err = decSpecs([]byte(h["spec"])); err != nil {
 		return nil, fmt.Errorf("spec: %w", err)
 	}

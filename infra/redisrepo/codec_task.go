@@ -123,7 +123,9 @@ func decAttempt(rec string, stages []stage.Spec, base int64) (task.Attempt, erro
 	}, nil
 }
 
-// taskFields is the whole task hash but its fence, which only bump_fence.lua changes.
+// taskFields is the whole task hash but its fence, which only bump_fence.lua changes (and the
+// write token of save_task.lua). The version is in it: a creation writes 0, a write-back the
+// version it writes back; runFields leaves it to save_task.lua, which advances it.
 func taskFields(t *task.Task) ([]any, error) {
 	params := ""
 	if p := t.Params(); p != nil {
@@ -138,7 +140,7 @@ func taskFields(t *task.Task) ([]any, error) {
 		return nil, err
 	}
 	return append(fields, "taskId", t.ID(), "planId", t.PlanID(), "tenantId", t.TenantID(),
-		"createdAt", encTime(t.CreatedAt()), "params", params), nil
+		"createdAt", encTime(t.CreatedAt()), "params", params, "version", t.Version()), nil
 }
 
 // runFields is what a run of t may have changed: every field but those set at creation and
@@ -176,7 +178,7 @@ func runFields(t *task.Task, ledgerFrom int) ([]any, error) {
 		"status", string(t.Status()), "pauseRequested", pause, "attempt", t.Attempt(), "stage", t.CurrentStage(),
 		"startedAt", same(t.StartedAt()), "finishedAt", same(t.FinishedAt()),
 		"updatedAt", updated, "heartbeatAt", same(t.HeartbeatAt()),
-		"lastError", lastError, "ledger", t.LedgerLen(), "wait", wait, "verdict", verdict,
+		"lastError", lastError, "ledger", t.LedgerLen(), "wait", wait, "verdict", verdict, "executor", t.Executor(),
 	)
 	for i, a := range attempts {
 		fields = append(fields, ledgerField(from+i), encAttempt(a, t.CreatedAt().UnixMicro()))
@@ -198,7 +200,7 @@ type failureJSON struct {
 func decodeTask(h map[string]string, stages []stage.Spec) (*task.Task, error) {
 	s := task.State{
 		ID: h["taskId"], PlanID: h["planId"], TenantID: h["tenantId"], Stages: stages,
-		Status: task.Status(h["status"]), PauseRequested: h["pauseRequested"] == "1",
+		Status: task.Status(h["status"]), PauseRequested: h["pauseRequested"] == "1", Executor: h["executor"],
 	}
 	var err error
 	ints := map[string]*int{"attempt": &s.Attempt, "stage": &s.CurrentStage}
@@ -209,6 +211,11 @@ func decodeTask(h map[string]string, stages []stage.Spec) (*task.Task, error) {
 	}
 	if s.Fence, err = strconv.ParseUint(h["fence"], 10, 64); err != nil {
 		return nil, fmt.Errorf("fence: %w", err)
+	}
+	if v := h["version"]; v != "" { // absent in tasks written before versions existed: 0
+		if s.Version, err = strconv.ParseUint(v, 10, 64); err != nil {
+			return nil, fmt.Errorf("version: %w", err)
+		}
 	}
 	if err := decTimes(h, map[string]*time.Time{
 		"createdAt": &s.CreatedAt, "startedAt": &s.StartedAt, "finishedAt": &s.FinishedAt,

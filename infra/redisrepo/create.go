@@ -54,7 +54,9 @@ func (s *Store) create(ctx context.Context, p *plan.Plan, tasks []*task.Task) er
 
 func (s *Store) writeNew(ctx context.Context, p *plan.Plan, planFields []any, tasks []*task.Task, fields [][]any) error {
 	if p != nil {
-		if _, err := s.execScripts(ctx, func(pipe redis.Pipeliner) { s.queuePlan(ctx, pipe, p, planFields) }); err != nil {
+		if _, err := s.execScripts(ctx, func(pipe redis.Pipeliner) {
+			s.queuePlan(ctx, pipe, p, base{version: unknownBase}, planStatusPairs, planFields)
+		}); err != nil {
 			return wrap("create plan", err)
 		}
 	}

@@ -1,6 +1,7 @@
 package redisrepo
 
 import (
+	"context"
 	"errors"
 
 	"github.com/executor-dev/executor/infra/outage"
@@ -58,16 +59,57 @@ func (s *Store) journaled(offline func() error, plans, tasks []string) (done boo
 	if !s.degraded() {
 		return false, nil
 	}
+	planBases, taskBases := s.bases(j.plans, plans, s.planVersion), s.bases(j.tasks, tasks, s.taskVersion)
 	if err := offline(); err != nil {
 		return true, err
 	}
-	for _, id := range plans {
-		j.plans[id] = true
+	for id, base := range planBases {
+		j.plans[id] = base
 	}
-	for _, id := range tasks {
-		j.tasks[id] = true
+	for id, base := range taskBases {
+		j.tasks[id] = base
 	}
 	return true, nil
+}
+
+// bases returns the base of each of ids not journaled yet: the mirror's version before this
+// change (0 when the mirror does not hold it: it is being created now, and a creation that
+// reached Redis in spite of a lost reply holds version 0), and the token of its write in
+// doubt.
+func (s *Store) bases(journaled map[string]base, ids []string, version func(id string) int64) map[string]base {
+	out := make(map[string]base, len(ids))
+	for _, id := range ids {
+		if _, ok := journaled[id]; !ok {
+			b := base{version: version(id)}
+			if tok, ok := s.doubts.LoadAndDelete(id); ok {
+				b.doubts = []string{tok.(string)}
+			}
+			out[id] = b
+		}
+	}
+	return out
+}
+
+// inDoubt records that a write of aggregate id carrying token failed without a reply: it may
+// have reached Redis (see base).
+func (s *Store) inDoubt(id, token string) { s.doubts.Store(id, token) }
+
+// planVersion is the mirror's version of plan id, or 0.
+func (s *Store) planVersion(id string) int64 {
+	p, err := s.mirror.Plans().Plan(context.Background(), id)
+	if err != nil {
+		return 0
+	}
+	return int64(p.Version())
+}
+
+// taskVersion is the mirror's version of task id, or 0.
+func (s *Store) taskVersion(id string) int64 {
+	t, err := s.mirror.Tasks().Task(context.Background(), id)
+	if err != nil {
+		return 0
+	}
+	return int64(t.Version())
 }
 
 // ids lists the ids of tasks.

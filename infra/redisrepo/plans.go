@@ -12,6 +12,7 @@ import (
 
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
+	"github.com/executor-dev/executor/infra/cas"
 	"github.com/executor-dev/executor/infra/outage"
 )
 
@@ -23,24 +24,31 @@ func (r *PlanRepo) createOnline(ctx context.Context, p *plan.Plan) error {
 	if err != nil {
 		return wrap("encode plan", err)
 	}
-	if _, err = s.execScripts(ctx, func(pipe redis.Pipeliner) { s.queuePlan(ctx, pipe, p, fields) }); err != nil {
+	if _, err = s.execScripts(ctx, func(pipe redis.Pipeliner) {
+		s.queuePlan(ctx, pipe, p, base{version: unknownBase}, planStatusPairs, fields)
+	}); err != nil {
 		return wrap("create plan", err)
 	}
 	s.mirror.Plans().Put(p)
 	return nil
 }
 
-// queuePlan queues the writes of a new plan: its hash, its ZSET entry (trimming entries older
-// than the TTL, whose plans expired) and its idempotency key.
-func (s *Store) queuePlan(ctx context.Context, pipe redis.Pipeliner, p *plan.Plan, fields []any) {
-	// create_plan.lua: the whole hash if Redis has none, else the status fields unless older.
-	args := append([]any{s.ttlSeconds(), fields[7], planStatusPairs}, fields...)
-	createPlanScript.EvalSha(ctx, pipe, []string{s.keys.Plan(p.ID())}, args...)
+// queuePlan queues the writes of a plan: its hash, its ZSET entry (trimming entries older
+// than the TTL, whose plans expired) and its idempotency key. base is unknownBase for a new
+// plan, else the version Redis held before this executor changed the plan while Redis was
+// away (the write-back); the first statusPairs pairs of fields are the status fields. It
+// returns create_plan.lua's command.
+func (s *Store) queuePlan(ctx context.Context, pipe redis.Pipeliner, p *plan.Plan, b base, statusPairs int, fields []any) *redis.Cmd {
+	// create_plan.lua: the whole hash if Redis has none, else the status fields if Redis
+	// still holds the base version (or this executor's own write in doubt after it).
+	args := append([]any{s.ttlSeconds(), b.version, b.doubtList(s.writer), statusPairs}, fields...)
+	cmd := createPlanScript.EvalSha(ctx, pipe, []string{s.keys.Plan(p.ID())}, args...)
 	pipe.ZAdd(ctx, s.keys.Plans(), redis.Z{Score: float64(p.CreatedAt().UnixMilli()), Member: p.ID()})
 	pipe.ZRemRangeByScore(ctx, s.keys.Plans(), "-inf", strconv.FormatInt(p.CreatedAt().Add(-s.ttl).UnixMilli(), 10))
 	if k := p.IdempotencyKey(); k != "" {
 		pipe.SetNX(ctx, s.keys.Idempotency(k), p.ID(), s.ttl)
 	}
+	return cmd
 }
 
 // Plan returns the plan with id as Redis holds it. Its immutable part (stage template, task
@@ -48,7 +56,7 @@ func (s *Store) queuePlan(ctx context.Context, pipe redis.Pipeliner, p *plan.Pla
 func (r *PlanRepo) planOnline(ctx context.Context, id string) (*plan.Plan, error) {
 	s := r.s
 	if cached, err := s.mirror.Plans().Plan(ctx, id); err == nil {
-		vals, err := s.client.HMGet(ctx, s.keys.Plan(id), "status", "startedAt", "finishedAt", "phase").Result()
+		vals, err := s.client.HMGet(ctx, s.keys.Plan(id), "status", "startedAt", "finishedAt", "phase", "version").Result()
 		if err != nil {
 			return nil, wrap("read plan", err)
 		}
@@ -61,6 +69,12 @@ func (r *PlanRepo) planOnline(ctx context.Context, id string) (*plan.Plan, error
 		st := cached.State()
 		st.Status = plan.Status(vals[0].(string))
 		st.Phase = plan.Phase(str(vals[3]))
+		st.Version = 0
+		if v := str(vals[4]); v != "" {
+			if st.Version, err = strconv.ParseUint(v, 10, 64); err != nil {
+				return nil, fmt.Errorf("redisrepo: decode plan %s: version: %w", id, err)
+			}
+		}
 		if err := decTimes(map[string]string{"startedAt": str(vals[1]), "finishedAt": str(vals[2])},
 			map[string]*time.Time{"startedAt": &st.StartedAt, "finishedAt": &st.FinishedAt}); err != nil {
 			return nil, fmt.Errorf("redisrepo: decode plan %s: %w", id, err)
@@ -163,18 +177,32 @@ func (r *PlanRepo) listOnline(ctx context.Context, f plan.Filter) ([]*plan.Plan,
 	}
 }
 
-// Save writes a plan's status fields and refreshes its TTL (save_plan.lua, one round trip).
+// Save writes a plan's status fields and refreshes its TTL (save_plan.lua, one round trip): a
+// compare-and-set on p's version (plan.ErrConflict when another writer changed the plan since
+// p was read). On success p carries the new version.
 func (r *PlanRepo) saveOnline(ctx context.Context, p *plan.Plan) error {
 	s := r.s
-	now := time.Now()
-	args := append([]any{s.ttlSeconds(), encTime(now)}, planStatusFields(p, now)...)
+	token := s.token()
+	args := append([]any{s.ttlSeconds(), p.Version(), token}, planStatusFields(p, time.Now())...)
 	n, err := savePlanScript.Run(ctx, s.client, []string{s.keys.Plan(p.ID())}, args...).Int()
 	if err != nil {
+		s.inDoubt(p.ID(), token)
 		return wrap("save plan", err)
 	}
-	if n == 0 {
+	switch n {
+	case 0:
 		return plan.ErrNotFound
+	case conflict:
+		return fmt.Errorf("redisrepo: save plan %s: %w", p.ID(), plan.ErrConflict)
 	}
-	s.mirror.Plans().Put(p) // n == 2 (a later change is in Redis) still records ours locally
+	p.Stored(p.Version() + 1)
+	s.mirror.Plans().Put(p)
 	return nil
+}
+
+// updateOnline reads the plan from Redis, applies fn and saves it; on a conflict it reads
+// again and applies fn again.
+func (r *PlanRepo) updateOnline(ctx context.Context, id string, fn func(p *plan.Plan) error) (*plan.Plan, error) {
+	return cas.Update(func() (*plan.Plan, error) { return r.planOnline(ctx, id) }, fn,
+		func(p *plan.Plan) error { return r.saveOnline(ctx, p) }, plan.ErrConflict)
 }

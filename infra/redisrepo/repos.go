@@ -41,10 +41,18 @@ func (r *PlanRepo) List(ctx context.Context, f plan.Filter) ([]*plan.Plan, error
 		func() ([]*plan.Plan, error) { return r.s.mirror.Plans().List(ctx, f) })
 }
 
-// Save writes a plan's status fields and refreshes its TTL.
+// Save writes a plan's status fields and refreshes its TTL: a compare-and-set on its version.
 func (r *PlanRepo) Save(ctx context.Context, p *plan.Plan) error {
 	return r.s.change(func() error { return r.saveOnline(ctx, p) },
 		func() error { return r.s.mirror.Plans().Save(ctx, p) }, []string{p.ID()}, nil)
+}
+
+// Update applies fn to the plan as stored and saves it, again after losing to another writer.
+func (r *PlanRepo) Update(ctx context.Context, id string, fn func(p *plan.Plan) error) (*plan.Plan, error) {
+	var out *plan.Plan
+	err := r.s.change(func() (err error) { out, err = r.updateOnline(ctx, id, fn); return err },
+		func() (err error) { out, err = r.s.mirror.Plans().Update(ctx, id, fn); return err }, []string{id}, nil)
+	return out, err
 }
 
 // TaskRepo is the Redis task.Repository.
@@ -124,10 +132,19 @@ func (r *TaskRepo) ByIDs(ctx context.Context, ids []string) ([]*task.Task, error
 		func() ([]*task.Task, error) { return r.s.mirror.Tasks().ByIDs(ctx, ids) })
 }
 
-// Save writes t and, when cp is not nil, its checkpoint, as one fenced write.
+// Save writes t and, when cp is not nil, its checkpoint, as one compare-and-set on its fence
+// epoch and version.
 func (r *TaskRepo) Save(ctx context.Context, t *task.Task, cp *checkpoint.Checkpoint) error {
 	return r.s.change(func() error { return r.saveOnline(ctx, t, cp) },
 		func() error { return r.s.mirror.Tasks().Save(ctx, t, cp) }, nil, []string{t.ID()})
+}
+
+// Update applies fn to the task as stored and saves it, again after losing to another writer.
+func (r *TaskRepo) Update(ctx context.Context, id string, fn func(t *task.Task) (*checkpoint.Checkpoint, error)) (*task.Task, error) {
+	var out *task.Task
+	err := r.s.change(func() (err error) { out, err = r.updateOnline(ctx, id, fn); return err },
+		func() (err error) { out, err = r.s.mirror.Tasks().Update(ctx, id, fn); return err }, nil, []string{id})
+	return out, err
 }
 
 // BumpFence raises the task's fence epoch and returns the task as stored at it.

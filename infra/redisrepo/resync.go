@@ -2,6 +2,7 @@ package redisrepo
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -125,14 +126,16 @@ func (s *Store) journalEverything() {
 	j := s.journal
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	// Redis lost them: what it held is gone, so the base is this executor's own version (a
+	// copy that another executor wrote back first at that version is already there).
 	for _, p := range plans {
-		if p.CreatedAt.After(cutoff) || p.FinishedAt.IsZero() {
-			j.plans[p.ID] = true
+		if _, ok := j.plans[p.ID]; !ok && (p.CreatedAt.After(cutoff) || p.FinishedAt.IsZero()) {
+			j.plans[p.ID] = base{version: int64(p.Version)}
 		}
 	}
 	for _, t := range tasks {
-		if t.UpdatedAt.After(cutoff) {
-			j.tasks[t.ID] = true
+		if _, ok := j.tasks[t.ID]; !ok && t.UpdatedAt.After(cutoff) {
+			j.tasks[t.ID] = base{version: int64(t.Version)}
 		}
 	}
 }
@@ -150,55 +153,62 @@ func (s *Store) writeBack(ctx context.Context) error {
 func (s *Store) writeBackLocked(ctx context.Context) error {
 	s.written.clear() // whole tasks are written back behind it
 	j := s.journal
-	var plans, tasks []string
-	for id := range j.plans {
-		plans = append(plans, id)
-	}
-	for id := range j.tasks {
-		tasks = append(tasks, id)
-	}
-	if err := s.restore(ctx, sortStrings(plans), sortStrings(tasks)); err != nil {
+	if err := s.restore(ctx, j.plans, j.tasks); err != nil {
 		return err
 	}
-	j.plans, j.tasks = map[string]bool{}, map[string]bool{}
+	j.plans, j.tasks = map[string]base{}, map[string]base{}
 	return nil
 }
 
-// restore writes back plans and tasks from the mirror, in pipelined batches: plans first, so
-// that every task written back finds its plan.
-func (s *Store) restore(ctx context.Context, planIDs, taskIDs []string) error {
+// restore writes back plans and tasks from the mirror, each as a compare-and-set on its base
+// version, in pipelined batches: plans first, so that every task written back finds its plan.
+func (s *Store) restore(ctx context.Context, planBases, taskBases map[string]base) error {
 	var planList []*plan.Plan
-	for _, id := range planIDs {
+	for _, id := range sortedIDs(planBases) {
 		if p, err := s.mirror.Plans().Plan(ctx, id); err == nil {
 			planList = append(planList, p)
 		}
 	}
 	for start := 0; start < len(planList); start += batchSize / 8 {
 		batch := planList[start:min(start+batchSize/8, len(planList))]
+		cmds := make([]*redis.Cmd, len(batch))
 		var encErr error
 		_, err := s.execScripts(ctx, func(pipe redis.Pipeliner) {
-			for _, p := range batch {
+			for i, p := range batch {
 				fields, err := planFields(p, time.Now()) // the write-back is the latest change it knows
 				if err != nil {
 					encErr = err
 					return
 				}
-				s.queuePlan(ctx, pipe, p, fields)
+				// This write-back's token, a status field: should its reply be lost, the next
+				// pass knows it.
+				b := planBases[p.ID()]
+				b.doubts = append(b.doubts, s.token())
+				planBases[p.ID()] = b
+				fields = append(fields[:2*planStatusPairs:2*planStatusPairs], append([]any{"wtoken", b.doubts[len(b.doubts)-1]}, fields[2*planStatusPairs:]...)...)
+				cmds[i] = s.queuePlan(ctx, pipe, p, b, planStatusPairs+1, fields)
 			}
 		})
 		if err = firstErr(encErr, err); err != nil {
 			return wrap("write back plans", err)
 		}
+		for i, p := range batch {
+			if n, _ := cmds[i].Int(); n == conflict {
+				s.log.Warn("conflict on write-back: another executor changed the plan while Redis was away; Redis keeps its change",
+					"plan_id", p.ID(), "status", p.Status())
+				s.mirror.Plans().Forget(p.ID())
+			}
+		}
 	}
 	var taskList []*task.Task
-	for _, id := range taskIDs {
+	for _, id := range sortedIDs(taskBases) {
 		if t, err := s.mirror.Tasks().Task(ctx, id); err == nil {
 			taskList = append(taskList, t)
 		}
 	}
 	for start := 0; start < len(taskList); start += batchSize / 4 {
 		batch := taskList[start:min(start+batchSize/4, len(taskList))]
-		if err := s.restoreTasks(ctx, batch); err != nil {
+		if err := s.restoreTasks(ctx, batch, taskBases); err != nil {
 			return err
 		}
 	}
@@ -208,7 +218,7 @@ func (s *Store) restore(ctx context.Context, planIDs, taskIDs []string) error {
 // restoreTasks writes back a batch of tasks (restore_task.lua), then their tenants
 // (restore_tenant.lua). A task another executor took meanwhile is a conflict: Redis keeps the
 // other executor's state, the mirror forgets this one, and OnConflict stops the local run.
-func (s *Store) restoreTasks(ctx context.Context, tasks []*task.Task) error {
+func (s *Store) restoreTasks(ctx context.Context, tasks []*task.Task, bases map[string]base) error {
 	cmds := make([]*redis.Cmd, len(tasks))
 	var encErr error
 	_, err := s.exec(ctx, func(pipe redis.Pipeliner) {
@@ -227,7 +237,12 @@ func (s *Store) restoreTasks(ctx context.Context, tasks []*task.Task) error {
 				}
 				cpJSON = string(b)
 			}
-			args := append([]any{t.Fence(), s.ttlSeconds(), cpJSON, encTime(t.UpdatedAt())}, append(fields, "fence", t.Fence())...)
+			b := bases[t.ID()]
+			// This write-back's token: should its reply be lost, the next pass knows it.
+			b.doubts = append(b.doubts, s.token())
+			bases[t.ID()] = b
+			args := append([]any{t.Fence(), s.ttlSeconds(), cpJSON, b.version, b.doubtList(s.writer), t.Version()},
+				append(fields, "fence", t.Fence(), "wtoken", b.doubts[len(b.doubts)-1])...)
 			cmds[i] = restoreTaskScript.Eval(ctx, pipe, []string{s.keys.Task(t.ID()), s.keys.Checkpoint(t.ID())}, args...)
 		}
 	})
@@ -239,10 +254,15 @@ func (s *Store) restoreTasks(ctx context.Context, tasks []*task.Task) error {
 		switch n, _ := cmds[i].Int(); n {
 		case 1:
 			written = append(written, t)
-		case 2: // Redis has a later write at this epoch: ours was a stale copy; read theirs next time
-			s.mirror.Tasks().Forget(t.ID())
+		case 2: // Redis holds this very version: an earlier write-back's, whose reply was lost
+			written = append(written, t)
 		default:
-			s.conflict(t, "another executor took the task while Redis was away")
+			// What Redis holds instead, for the log (a conflict is rare: one more read).
+			held, _ := s.client.HMGet(ctx, s.keys.Task(t.ID()), "fence", "version", "status", "stage").Result()
+			s.log.Warn("write-back refused: Redis holds another writer's change", "task_id", t.ID(),
+				"redis_fence_version_status_stage", fmt.Sprint(held), "fence", t.Fence(), "version", t.Version(),
+				"base", bases[t.ID()].version, "doubts", bases[t.ID()].doubtList(s.writer), "reply", fmt.Sprint(cmds[i].Val()), "cmd_err", fmt.Sprint(cmds[i].Err()))
+			s.conflict(t, "another executor took or changed the task while Redis was away")
 		}
 	}
 	tenantCmds := make([]*redis.Cmd, len(written))

@@ -3,6 +3,8 @@ package redisrepo
 import (
 	"context"
 	_ "embed"
+	"math/rand/v2"
+	"strconv"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -74,10 +76,16 @@ func anyNoScript(cmds []redis.Cmder, err error) bool {
 	return false
 }
 
-// Results of save_task.lua.
+// Results of save_task.lua (and save_plan.lua: saved, conflict).
 const (
 	saved      = 1
 	fenced     = 0
 	noSuchTask = -1
-	stale      = 2
+	conflict   = 3
 )
+
+// token returns a token unique to one write, so that a write go-redis repeats after a lost
+// reply finds itself applied instead of conflicting with itself. It starts with this store's
+// writer prefix (a random id per process and a dot): a write-back knows a state Redis holds
+// from this very process, which its mirror supersedes, from another writer's.
+func (s *Store) token() string { return s.writer + strconv.FormatUint(rand.Uint64(), 36) }

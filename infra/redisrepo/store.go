@@ -3,6 +3,9 @@ package redisrepo
 import (
 	"context"
 	"log/slog"
+	"math/rand/v2"
+	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"errors"
@@ -71,6 +74,8 @@ type Store struct {
 	written    writtenFields // the task fields each run wrote last, to send only changes
 	instance   string        // this store's sentinel key, to notice a Redis that lost its data
 	lostData   atomic.Bool   // a write found Redis without data it held: write everything back
+	doubts     sync.Map      // aggregate id → token of its last write that failed without a reply
+	writer     string        // the prefix of this process's write tokens (token)
 
 	stop chan struct{}
 	done chan struct{}
@@ -101,6 +106,7 @@ func New(client redis.UniversalClient, opts Options) *Store {
 		client: client, batched: opts.Batched, keys: opts.Keys, ttl: opts.TTL, mirror: memrepo.New(), mon: opts.Monitor,
 		journal: newJournal(), log: opts.Logger, onConflict: opts.OnConflict,
 		instance: opts.Keys.Instance(ulid.Make().String()),
+		writer:   strconv.FormatUint(rand.Uint64(), 36)[:6] + ".",
 	}
 }
 

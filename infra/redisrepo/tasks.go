@@ -2,10 +2,8 @@ package redisrepo
 
 import (
 	"context"
-
 	"errors"
 	"fmt"
-	"github.com/oklog/ulid/v2"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -13,6 +11,7 @@ import (
 	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/task"
+	"github.com/executor-dev/executor/infra/cas"
 	"github.com/executor-dev/executor/infra/outage"
 )
 
@@ -178,14 +177,16 @@ func (r *TaskRepo) statusesOnline(ctx context.Context, ids []string) ([]task.Sta
 	return out, nil
 }
 
-// Save writes t and, when cp is not nil, its checkpoint with one command: the fenced
-// save_task.lua, given only the fields this run changed since its last write (writtenFields),
-// on the batched client. A superseded epoch writes nothing and returns task.ErrFenced. The end
-// of a task also frees its tenant; an end, pause or heartbeat refreshes the plan's and
-// tenant's TTLs.
+// Save writes t and, when cp is not nil, its checkpoint with one command: save_task.lua, a
+// compare-and-set on t's fence epoch and version, given only the fields changed since the
+// version this executor last wrote or read whole (writtenFields), on the batched client. A
+// superseded epoch writes nothing and returns task.ErrFenced; another writer's change since
+// t was read writes nothing and returns task.ErrConflict. On success t carries the new
+// version. The end of a task also frees its tenant; an end, pause or heartbeat refreshes the
+// plan's and tenant's TTLs.
 func (r *TaskRepo) saveOnline(ctx context.Context, t *task.Task, cp *checkpoint.Checkpoint) error {
 	s := r.s
-	fields, err := runFields(t, s.written.ledgerLen(t.ID(), t.Fence()))
+	fields, err := runFields(t, s.written.ledgerLen(t.ID(), t.Fence(), t.Version()))
 	if err != nil {
 		return wrap("encode task", err)
 	}
@@ -198,28 +199,34 @@ func (r *TaskRepo) saveOnline(ctx context.Context, t *task.Task, cp *checkpoint.
 		cpJSON = string(b)
 	}
 	keys := []string{s.keys.Task(t.ID()), s.keys.Checkpoint(t.ID())}
-	changed := s.written.diff(t.ID(), t.Fence(), fields)
-	args := append([]any{t.Fence(), s.ttlSeconds(), cpJSON, encTime(t.UpdatedAt())}, changed...)
+	changed := s.written.diff(t.ID(), t.Fence(), t.Version(), fields)
+	token := s.token()
+	args := append([]any{t.Fence(), s.ttlSeconds(), cpJSON, t.Version(), token}, changed...)
 	res := saveTaskScript.Run(ctx, s.batched, keys, args...)
 	n, err := res.Int()
+	if err != nil {
+		s.inDoubt(t.ID(), token)
+	}
 	if err != nil || n != saved || t.Status() != task.Running {
 		s.written.forget(t.ID())
 	} else {
-		s.written.record(t.ID(), t.Fence(), changed)
+		s.written.record(t.ID(), t.Fence(), t.Version()+1, changed)
 	}
 	if err != nil {
 		return wrap("save task", err)
 	}
 	switch n {
-	case stale: // a later write of this run is there already: nothing to do
-		return nil
 	case saved:
 	case fenced:
 		s.mirror.Tasks().Forget(t.ID()) // our copy is stale: read the newer run's next time
 		return task.ErrFenced
+	case conflict:
+		s.mirror.Tasks().Forget(t.ID())
+		return fmt.Errorf("redisrepo: save task %s: %w", t.ID(), task.ErrConflict)
 	default:
 		return s.missing(ctx, t.ID())
 	}
+	t.Stored(t.Version() + 1)
 	s.mirror.Tasks().Put(t, cp)
 	switch {
 	case t.Status().Terminal(): // the tenant is free for its next task; its keys live on from now
@@ -241,6 +248,15 @@ func (r *TaskRepo) saveOnline(ctx context.Context, t *task.Task, cp *checkpoint.
 	return nil
 }
 
+// updateOnline reads the task from Redis, applies fn and saves it; on a conflict it reads
+// again and applies fn again.
+func (r *TaskRepo) updateOnline(ctx context.Context, id string, fn func(t *task.Task) (*checkpoint.Checkpoint, error)) (*task.Task, error) {
+	var cp *checkpoint.Checkpoint
+	return cas.Update(func() (*task.Task, error) { return r.taskOnline(ctx, id) },
+		func(t *task.Task) (err error) { cp, err = fn(t); return err },
+		func(t *task.Task) error { return r.saveOnline(ctx, t, cp) }, task.ErrConflict)
+}
+
 // tenantKeys are release_tenant.lua's KEYS for t's tenant.
 func (s *Store) tenantKeys(t *task.Task) []string {
 	return []string{s.keys.TenantActive(t.TenantID()), s.keys.TenantIndex(t.TenantID())}
@@ -252,9 +268,10 @@ func (r *TaskRepo) bumpFenceOnline(ctx context.Context, id string) (*task.Task, 
 	s := r.s
 	// A retry of this bump (after a lost reply) bumps nothing twice. 12 random characters (60
 	// bits) tell bumps of one task apart; a full ULID would cost 14 more bytes per task.
-	token := ulid.Make().String()[14:]
+	token := s.token()
 	flat, err := bumpFenceScript.Run(ctx, s.batched, []string{s.keys.Task(id)}, s.ttlSeconds(), token).StringSlice()
 	if err != nil {
+		s.inDoubt(id, token)
 		return nil, wrap("bump fence", err)
 	}
 	if len(flat) == 0 {
@@ -269,7 +286,7 @@ func (r *TaskRepo) bumpFenceOnline(ctx context.Context, id string) (*task.Task, 
 		return nil, err
 	}
 	s.mirror.Tasks().Put(t, nil)
-	s.written.seed(id, t.Fence(), h) // the run's writes send only what changes from here
+	s.written.seed(id, t.Fence(), t.Version(), h) // the run's writes send only what changes from here
 	return t, nil
 }
 

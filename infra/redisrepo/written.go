@@ -12,9 +12,10 @@ import (
 // then sends only the fields that changed (a stage transition: the stage, its times and one
 // ledger entry), not the whole hash: less to encode, send and store per transition.
 //
-// Only this run writes the task at its epoch (every other run bumps the fence first), so
-// what is remembered stays true while writes succeed. Anything else forgets: a write that
-// failed, was fenced or stale, a run that stopped RUNNING; and an outage forgets everything
+// What is remembered is tied to the version it describes: an operator's write (a pause, a
+// cancel) advances the stored version, and the run's next write, at the older version, is a
+// conflict; the run reads the task again and writes whole. Anything else forgets too: a write
+// that failed or was fenced, a run that stopped RUNNING; and an outage forgets everything
 // (the write-back after it writes whole tasks behind the memory's back).
 type writtenFields struct {
 	mu    sync.Mutex
@@ -22,17 +23,19 @@ type writtenFields struct {
 }
 
 type written struct {
-	fence uint64
-	vals  map[string]string
+	fence   uint64
+	version uint64 // the stored version vals describe
+	vals    map[string]string
 }
 
 // diff returns the field, value pairs of fields that differ from what was written for id at
-// fence: all of them when nothing is known.
-func (w *writtenFields) diff(id string, fence uint64, fields []any) []any {
+// fence and version: all of them when nothing is known of that version (another writer may
+// have changed any field since).
+func (w *writtenFields) diff(id string, fence, version uint64, fields []any) []any {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	cur := w.tasks[id]
-	if cur == nil || cur.fence != fence {
+	if cur == nil || cur.fence != fence || cur.version != version {
 		return fields
 	}
 	out := make([]any, 0, 12)
@@ -45,34 +48,36 @@ func (w *writtenFields) diff(id string, fence uint64, fields []any) []any {
 	return out
 }
 
-// ledgerLen returns how many ledger attempts are known to be written for id at fence (0 when
-// nothing is known): a write need not encode them again.
-func (w *writtenFields) ledgerLen(id string, fence uint64) int {
+// ledgerLen returns how many ledger attempts are known to be written for id at fence and
+// version (0 when nothing is known): a write need not encode them again.
+func (w *writtenFields) ledgerLen(id string, fence, version uint64) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	cur := w.tasks[id]
-	if cur == nil || cur.fence != fence {
+	if cur == nil || cur.fence != fence || cur.version != version {
 		return 0
 	}
 	n, _ := strconv.Atoi(cur.vals["ledger"])
 	return n
 }
 
-// record notes that the pairs fields were written for id at fence.
-func (w *writtenFields) record(id string, fence uint64, fields []any) {
+// record notes that the pairs fields were written for id at fence, making it version.
+func (w *writtenFields) record(id string, fence, version uint64, fields []any) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	cur := w.tasks[id]
-	if cur == nil || cur.fence != fence {
-		return // nothing seeded at this epoch: a partial write says nothing of the rest
+	if cur == nil || cur.fence != fence || cur.version+1 != version {
+		delete(w.tasks, id) // nothing known of the version before: a partial write says nothing of the rest
+		return
 	}
+	cur.version = version
 	for i := 0; i+1 < len(fields); i += 2 {
 		cur.vals[fields[i].(string)] = fieldString(fields[i+1])
 	}
 }
 
-// seed records h as the whole hash of id at fence (what the fence bump returned).
-func (w *writtenFields) seed(id string, fence uint64, h map[string]string) {
+// seed records h as the whole hash of id at fence and version (what the fence bump returned).
+func (w *writtenFields) seed(id string, fence, version uint64, h map[string]string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.tasks == nil {
@@ -82,7 +87,7 @@ func (w *writtenFields) seed(id string, fence uint64, h map[string]string) {
 	for k, v := range h {
 		vals[k] = v
 	}
-	w.tasks[id] = &written{fence: fence, vals: vals}
+	w.tasks[id] = &written{fence: fence, version: version, vals: vals}
 }
 
 // forget drops what is known of id.

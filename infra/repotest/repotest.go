@@ -73,6 +73,12 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"Plan/RolloutControl", testPlanRolloutControl},
 		{"Task/WaitsAndIsDecided", testTaskWaitsAndIsDecided},
 		{"Concurrency", testConcurrency},
+		{"Task/SaveIsCompareAndSet", testTaskSaveIsCompareAndSet},
+		{"Task/UpdateAppliesATransition", testTaskUpdate},
+		{"Task/ConcurrentUpdatesLoseNothing", testTaskConcurrentUpdates},
+		{"Task/ConcurrentRetriesOneWins", testConcurrentRetriesOneWins},
+		{"Plan/SaveIsCompareAndSet", testPlanSaveIsCompareAndSet},
+		{"Plan/ConcurrentUpdatesLoseNothing", testPlanConcurrentUpdates},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -621,9 +627,10 @@ func testBumpFence(t *testing.T, s Store) {
 		require.NoError(t, err)
 		assert.Equal(t, want, stored.Fence())
 
+		assert.Equal(t, want, stored.Version(), "a bump is a write: it advances the version")
 		after := stored.State()
-		after.Fence = before.Fence
-		requireSameState(t, before, after, "BumpFence changes only the fence")
+		after.Fence, after.Version = before.Fence, before.Version
+		requireSameState(t, before, after, "BumpFence changes only the fence and the version")
 	}
 
 	// A task still carrying fence 0 can no longer be saved.

@@ -4,7 +4,10 @@ package servertest
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,13 +24,20 @@ func Start(t testing.TB, register ...func(*stagekind.Registry)) *server.Server {
 	return With(t, server.Config{}, register...)
 }
 
+// started counts the executors With started, for their default names.
+var started atomic.Int64
+
 // With starts an executor configured by cfg, on 127.0.0.1:0 unless cfg.Addr says otherwise,
+// named "servertest-<pid>-<n>" unless cfg.Name says otherwise,
 // after register has added custom stage kinds, and shuts it down (asserting a clean
 // shutdown) when t ends.
 func With(t testing.TB, cfg server.Config, register ...func(*stagekind.Registry)) *server.Server {
 	t.Helper()
 	if cfg.Addr == "" {
 		cfg.Addr = "127.0.0.1:0"
+	}
+	if cfg.Name == "" { // executors of one test process may share a Redis: one name each
+		cfg.Name = fmt.Sprintf("servertest-%d-%d", os.Getpid(), started.Add(1))
 	}
 	if cfg.ShutdownTimeout == 0 { // tests end promptly: running stages are cancelled at once
 		cfg.ShutdownTimeout = time.Millisecond

@@ -241,11 +241,12 @@
     if (parts[0] === 'plans' && parts[1]) view = 'plan';
     else if (parts[0] === 'tenants' && parts[1]) view = 'tenant';
     else if (parts[0] === 'submit') view = 'submit';
+    else if (parts[0] === 'executors') view = 'executors';
     main.dataset.view = view;
     for (const a of document.querySelectorAll('header nav a')) {
       a.classList.toggle('active', a.getAttribute('href') === `#/${parts[0] || 'plans'}`);
     }
-    const render = { plans: plansView, plan: planView, tenant: tenantView, submit: submitView }[view];
+    const render = { plans: plansView, plan: planView, tenant: tenantView, submit: submitView, executors: executorsView }[view];
     render(main, parts[1], alive).catch((e) => { if (alive()) showError(e); });
   }
 
@@ -1116,6 +1117,57 @@ tenants:
             s.params ? h('pre', { class: 'json', text: JSON.stringify(s.params, null, 2) }) : null)))))))));
   }
 
+  // ---------------------------------------------------------------- executors
+
+  // showExecutorName puts the serving executor's name (GET /healthz) in the header.
+  async function showExecutorName() {
+    try {
+      const name = (await api('GET', '/healthz')).data.executor;
+      if (!name) return;
+      const el = $('#executor-name');
+      el.textContent = `executor: ${name}`;
+      el.dataset.name = name;
+      el.hidden = false;
+    } catch { /* the header goes without it */ }
+  }
+
+  // executorsView lists the executors sharing this one's store (GET /v1/executors), alive
+  // or not, re-read every 5 s.
+  async function executorsView(main, _, alive) {
+    const tbody = h('tbody', { id: 'executors-body' });
+    main.append(
+      h('div', { class: 'toolbar' },
+        h('h1', { text: 'Executors' }),
+        h('button', { type: 'button', id: 'executors-refresh', 'data-testid': 'executors-refresh', onclick: () => load(), text: 'Refresh' })),
+      h('p', { class: 'small muted', text: 'The executors sharing this one\'s Redis. An executor is alive while it refreshes its liveness key (every lease TTL/3); a clean stop removes it; one that died shows as not alive for an hour.' }),
+      h('table', { id: 'executors-table', 'data-testid': 'executors-table', class: 'grid' },
+        h('thead', {}, h('tr', {}, ['Name', 'Address', 'Alive', 'Runs', 'Started', 'Last heartbeat'].map((t) => h('th', { text: t })))),
+        tbody));
+
+    function row(e) {
+      return h('tr', { 'data-testid': 'executor-row', 'data-name': e.name, 'data-alive': String(e.alive), 'data-self': String(e.self) },
+        h('td', { class: 'mono' }, e.name, e.self ? h('span', { class: 'small muted', text: ' (this one)' }) : null),
+        h('td', { class: 'mono', text: e.address || '—' }),
+        h('td', {}, statusBadge(e.alive ? 'ALIVE' : 'GONE', 'executor-alive')),
+        h('td', { class: 'num', text: String(e.runs) }),
+        h('td', { title: e.startedAt, text: fmtTime(e.startedAt) }),
+        h('td', {}, e.lastHeartbeat ? [ageEl(e.lastHeartbeat), ' ago'] : '—'));
+    }
+
+    async function load() {
+      try {
+        const list = (await api('GET', '/v1/executors')).data.executors || [];
+        if (!alive()) return;
+        tbody.replaceChildren(...list.map(row));
+        if (!list.length) tbody.append(h('tr', {}, h('td', { colspan: 6, class: 'muted', text: 'No executors registered.' })));
+      } catch (e) { if (alive()) showError(e); }
+    }
+
+    const timer = setInterval(load, 5000);
+    onLeave(() => clearInterval(timer));
+    await load();
+  }
+
   // ---------------------------------------------------------------- start
 
   document.addEventListener('DOMContentLoaded', () => {
@@ -1131,5 +1183,6 @@ tenants:
     });
     window.addEventListener('hashchange', route);
     route();
+    showExecutorName();
   });
 })();

@@ -1,7 +1,8 @@
 -- bump_fence.lua: a new run took the tenant's lease (or a reader takes over a task whose owner
 -- is gone); raise the task's fence epoch so that every write of an older run is refused from
--- now on, and return the task as stored with it, read in the same atomic step. A bump retried
--- after a lost reply carries the same token and raises nothing twice.
+-- now on, and return the task as stored with it, read in the same atomic step. The bump is a
+-- write: it advances the version too, and leaves its token as the last write's. A bump retried after a lost reply carries the same
+-- token and raises nothing twice.
 -- KEYS[1]  the task hash  executor:task:{<taskId>}
 -- ARGV[1]  TTL in seconds
 -- ARGV[2]  this bump's token (unique per bump)
@@ -12,7 +13,8 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
 end
 if redis.call('HGET', KEYS[1], 'bump') ~= ARGV[2] then
   redis.call('HINCRBY', KEYS[1], 'fence', 1)
-  redis.call('HSET', KEYS[1], 'bump', ARGV[2])
+  redis.call('HINCRBY', KEYS[1], 'version', 1)
+  redis.call('HSET', KEYS[1], 'bump', ARGV[2], 'wtoken', ARGV[2])
 end
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 return redis.call('HGETALL', KEYS[1])

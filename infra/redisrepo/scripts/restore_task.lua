@@ -1,26 +1,73 @@
 -- restore_task.lua: write back a task (and its checkpoint) that changed while Redis was away,
--- as its full latest state: create it if Redis lost it, update it unless a newer run took it.
+-- as its full latest state, as a compare-and-set on the version Redis held when this
+-- executor began changing it on its own: create it if Redis lost it, update it only if nobody
+-- else wrote it since.
 -- KEYS[1]  the task hash        executor:task:{<taskId>}
 -- KEYS[2]  the task checkpoint  executor:ckpt:{<taskId>}
 -- ARGV[1]  the task's fence epoch
 -- ARGV[2]  TTL in seconds
 -- ARGV[3]  the checkpoint JSON, or "" when the task has none
--- ARGV[4]  the task's updatedAt (RFC 3339 UTC, so later times sort later)
--- ARGV[5…] field, value pairs of the whole task hash (fence included)
--- returns  1 written; 0 fenced: Redis holds a newer epoch (another executor took the task),
---          nothing written; 2 Redis holds a later write at the same epoch (another executor
---          wrote it back already): nothing written, not a conflict
-local stored = redis.call('HGET', KEYS[1], 'fence')
-if stored and tonumber(stored) > tonumber(ARGV[1]) then
-  return 0
+-- ARGV[4]  the base version: the version Redis held before this executor's first change
+--          while it was away (0 for a task created meanwhile: its creation, had it reached
+--          Redis, holds version 0)
+-- ARGV[5]  this executor's own writes, comma-separated: "<prefix>*" (any write token of this
+--          process starts with its prefix), then the tokens of its writes whose outcome is
+--          unknown (the write whose reply was lost as the outage began first, then write-backs
+--          whose pipeline failed; the last one is this write-back's own): Redis holding one of
+--          them holds this executor's own write, which its full state supersedes
+-- ARGV[6]  the task's version now (written with the fields)
+-- ARGV[7…] field, value pairs of the whole task hash (fence, version and this write-back's
+--          token as wtoken included)
+-- returns  1 written; 0 conflict: Redis holds a newer epoch, or another writer changed the
+--          task since the base version: nothing written; 2 Redis holds this very version
+--          already (an earlier write-back whose reply was lost), or a later one of this
+--          executor's own (this write-back arrived late): nothing written
+-- ours: the token is one of ARGV[5]'s: an exact token, or one starting with a "<prefix>*"
+-- entry's prefix (any write of this executor's process).
+local function ours(token)
+  if not token or token == '' then
+    return false
+  end
+  for entry in string.gmatch(ARGV[5], '[^,]+') do
+    if string.sub(entry, -1) == '*' then
+      if string.sub(token, 1, #entry - 1) == string.sub(entry, 1, -2) then
+        return true
+      end
+    elseif entry == token then
+      return true
+    end
+  end
+  return false
 end
-if stored and tonumber(stored) == tonumber(ARGV[1]) then
-  local updated = redis.call('HGET', KEYS[1], 'updatedAt')
-  if updated and updated > ARGV[4] then
+local stored = redis.call('HMGET', KEYS[1], 'fence', 'version', 'wtoken')
+if stored[1] then
+  local fence = tonumber(stored[1])
+  local version = tonumber(stored[2]) or 0
+  local base = tonumber(ARGV[4])
+  if fence > tonumber(ARGV[1]) then
+    return 0
+  end
+  if fence == tonumber(ARGV[1]) and version == tonumber(ARGV[6]) then
     return 2
   end
+  if fence == tonumber(ARGV[1]) and version > tonumber(ARGV[6]) and ours(stored[3]) then
+    return 2 -- a later write of this executor's own is there (this write-back arrived late)
+  end
+  if version ~= base and not ours(stored[3]) then
+    return 0
+  end
 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 5))
+redis.call('HSET', KEYS[1], unpack(ARGV, 7))
+do
+  -- The write whose reply was lost may still reach Redis (held in the network): as a fence
+  -- bump it must find itself done (as a save it finds another version).
+  for entry in string.gmatch(ARGV[5], '[^,]+') do
+    if string.sub(entry, -1) ~= '*' then
+      redis.call('HSET', KEYS[1], 'bump', entry)
+      break
+    end
+  end
+end
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 if ARGV[3] ~= '' then
   redis.call('SET', KEYS[2], ARGV[3], 'EX', ARGV[2])

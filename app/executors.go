@@ -1,0 +1,55 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Member is one executor as the member registry reports it.
+type Member struct {
+	Name          string
+	Address       string
+	Version       string // "" when unknown
+	StartedAt     time.Time
+	LastHeartbeat time.Time
+	Runs          int  // tasks it was running at its last heartbeat
+	Alive         bool // its liveness key exists
+}
+
+// Members is the registry of the executors sharing this one's store (infra/members, through
+// the server's wiring).
+type Members interface {
+	// Name returns the serving executor's name.
+	Name() string
+	// Members returns every registered executor, alive or not.
+	Members(ctx context.Context) ([]Member, error)
+}
+
+// ExecutorView is one executor of the cluster as listed: Self marks the one serving the request.
+type ExecutorView struct {
+	Member
+	Self bool
+}
+
+// Executors lists the executors sharing this one's store, sorted by name. Without a
+// registry (Deps.Members nil) the list is empty. A registry that cannot answer (Redis away)
+// is ErrMembersUnavailable.
+func (s *Service) Executors(ctx context.Context) ([]ExecutorView, error) {
+	if s.Members == nil {
+		return []ExecutorView{}, nil
+	}
+	list, err := s.Members.Members(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrMembersUnavailable, err)
+	}
+	self := s.Members.Name()
+	out := make([]ExecutorView, len(list))
+	for i, m := range list {
+		out[i] = ExecutorView{Member: m, Self: m.Name == self}
+	}
+	slices.SortFunc(out, func(a, b ExecutorView) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}

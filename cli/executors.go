@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/executor-dev/executor/api"
+	"github.com/executor-dev/executor/client"
+)
+
+func (a *app) executorsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "executors",
+		Short: "List the executors sharing the server's Redis: name, address, alive, runs",
+		Long: `List the executors registered on the Redis the server uses, sorted by name, alive or not.
+An executor is alive while it refreshes its liveness key (every lease TTL/3); one that stopped
+cleanly is not listed; one that died is listed as not alive until its entry is pruned, an hour
+after its last heartbeat. SELF marks the executor that answered (--server). RUNS is how many
+tasks it was running at its last heartbeat. On the in-memory store the server lists itself.`,
+		Example: `  executor executors
+  executor executors -o json | jq -r '.executors[] | select(.alive | not) | .name'`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return fetchAndPrint(a, func(c *client.Client) (*api.ExecutorList, error) {
+				return c.Executors(cmd.Context())
+			}, executorsTable(time.Now()))
+		},
+	}
+}
+
+// executorsTable draws the executors, with the age of their last heartbeat as of now.
+func executorsTable(now time.Time) func(api.ExecutorList) func(io.Writer) {
+	return func(l api.ExecutorList) func(io.Writer) {
+		return func(w io.Writer) {
+			fmt.Fprintln(w, "NAME\tADDRESS\tALIVE\tSELF\tRUNS\tSTARTED\tLAST HEARTBEAT")
+			for _, e := range l.Executors {
+				self := ""
+				if e.Self {
+					self = "*"
+				}
+				row(w, e.Name, e.Address, yesNo(e.Alive), self, strconv.Itoa(e.Runs), formatTime(&e.StartedAt),
+					heartbeatAge(now, e.LastHeartbeat))
+			}
+		}
+	}
+}
+
+// yesNo shows a boolean in a table.
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// heartbeatAge shows how long ago a heartbeat was, to the second ("3s ago"), "" when unknown.
+func heartbeatAge(now, at time.Time) string {
+	if at.IsZero() {
+		return ""
+	}
+	d := now.Sub(at).Round(time.Second)
+	if d < 0 {
+		d = 0 // the other executor's clock is a little ahead
+	}
+	return d.String() + " ago"
+}

@@ -1,0 +1,299 @@
+package eventstream_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/executor-dev/executor/domain/event"
+	evs "github.com/executor-dev/executor/events"
+	"github.com/executor-dev/executor/infra/eventstream"
+	"github.com/executor-dev/executor/infra/redistest"
+)
+
+// startReader starts a reader of client's stream, with hub as its local events, stopped when
+// the test ends.
+func startReader(t *testing.T, client *redis.Client, hub *evs.Hub) *eventstream.Reader {
+	t.Helper()
+	r := eventstream.NewReader(client, eventstream.ReaderOptions{Local: hub, Block: 200 * time.Millisecond, Logger: quiet()})
+	r.Start()
+	t.Cleanup(func() { requireStopsReader(t, r) })
+	return r
+}
+
+func requireStopsReader(t *testing.T, r *eventstream.Reader) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	require.NoError(t, r.Stop(ctx))
+}
+
+// xadd appends es to the stream as the sink does, and returns their entry IDs.
+func xadd(t *testing.T, client *redis.Client, maxLen int64, es ...event.Event) []string {
+	t.Helper()
+	ids := make([]string, len(es))
+	for i, e := range es {
+		data, err := json.Marshal(e)
+		require.NoError(t, err)
+		ids[i], err = client.XAdd(context.Background(), &redis.XAddArgs{
+			Stream: "executor:events", MaxLen: maxLen, Approx: true, Values: []any{eventstream.Field, data},
+		}).Result()
+		require.NoError(t, err)
+	}
+	return ids
+}
+
+// watchOf starts a watch on r, closed when the test ends.
+func watchOf(t *testing.T, r *eventstream.Reader, f evs.Filter, last string) *evs.Watch {
+	t.Helper()
+	w, err := r.Watch(context.Background(), f, last)
+	require.NoError(t, err)
+	t.Cleanup(w.Close)
+	return w
+}
+
+// receive returns the next n fresh live entries of w.
+func receive(t *testing.T, w *evs.Watch, n int) []evs.Entry {
+	t.Helper()
+	var out []evs.Entry
+	timeout := time.After(10 * time.Second)
+	for len(out) < n {
+		select {
+		case e, open := <-w.Live():
+			require.True(t, open, "the watch ended after %d entries", len(out))
+			if w.Fresh(e) {
+				out = append(out, e)
+			}
+		case <-timeout:
+			require.FailNow(t, "no entry", "after %d of %d", len(out), n)
+		}
+	}
+	return out
+}
+
+func entryIDs(es []evs.Entry) []string {
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = e.ID
+	}
+	return out
+}
+
+// replayAll reads a watch's whole replay.
+func replayAll(t *testing.T, w *evs.Watch) []evs.Entry {
+	t.Helper()
+	var out []evs.Entry
+	for {
+		page, err := w.Replay(context.Background())
+		require.NoError(t, err)
+		if len(page) == 0 {
+			return out
+		}
+		out = append(out, page...)
+	}
+}
+
+func TestReaderWatches(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	client := srv.Client()
+	old := xadd(t, client, 10_000, events(1200)...) // more than two replay pages
+	r := startReader(t, client, evs.NewHub(10))
+
+	tests := []struct {
+		name    string
+		filter  evs.Filter
+		last    string
+		replay  []string
+		wantGap bool
+	}{
+		{"without Last-Event-ID: nothing old", evs.Filter{}, "", nil, false},
+		{"resumed: every entry after it", evs.Filter{}, old[99], old[100:], false},
+		{"resumed after the newest: nothing", evs.Filter{}, old[1199], nil, false},
+		{"resumed with a filter", evs.Filter{TenantID: "tenant-1"}, old[0], old[1:2], false},
+		{"older than the stream: gap", evs.Filter{}, "1-0", old, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := watchOf(t, r, tc.filter, tc.last)
+			got := replayAll(t, w)
+			if tc.replay == nil {
+				assert.Empty(t, got)
+			} else {
+				assert.Equal(t, tc.replay, entryIDs(got))
+			}
+			assert.Equal(t, tc.wantGap, w.Gap)
+		})
+	}
+
+	t.Run("malformed Last-Event-ID", func(t *testing.T) {
+		for _, id := range []string{"yesterday", "12-", "-3", "1-2-3"} {
+			_, err := r.Watch(context.Background(), evs.Filter{}, id)
+			require.ErrorIs(t, err, evs.ErrBadID, id)
+		}
+	})
+}
+
+// A watch resumed while entries keep coming gets each entry once: replayed or live, in order.
+func TestReaderHandsOverFromReplayToLiveWithoutGapOrDuplicate(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	client := srv.Client()
+	first := xadd(t, client, 10_000, events(1)...)[0]
+	r := startReader(t, client, evs.NewHub(10))
+
+	writer := srv.Client()
+	done := make(chan []string)
+	go func() {
+		var ids []string
+		for _, e := range events(3000) {
+			data, _ := json.Marshal(e)
+			id, err := writer.XAdd(context.Background(), &redis.XAddArgs{Stream: "executor:events", Values: []any{eventstream.Field, data}}).Result()
+			if err != nil {
+				break
+			}
+			ids = append(ids, id)
+		}
+		done <- ids
+	}()
+	require.Eventually(t, func() bool { // some entries are in the stream before the watch
+		n, err := client.XLen(context.Background(), "executor:events").Result()
+		return err == nil && n > 100
+	}, 10*time.Second, time.Millisecond)
+	w := watchOf(t, r, evs.Filter{}, first)
+	got := entryIDs(replayAll(t, w))
+	require.GreaterOrEqual(t, len(got), 100, "some entries were replayed")
+	t.Logf("%d replayed, %d live", len(got), 3000-len(got))
+	got = append(got, entryIDs(receive(t, w, 3000-len(got)))...) // as they come: a watcher that falls behind is ended
+	written := <-done
+	require.Len(t, written, 3000)
+	require.Equal(t, written, got)
+}
+
+func TestReaderFallsBackToLocalEventsWhileRedisIsAway(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	client := executorClient(t, srv)
+	hub := evs.NewHub(10)
+	r := startReader(t, client, hub)
+	onStream := watchOf(t, r, evs.Filter{}, "")
+	xadd(t, client, 10_000, events(1)...)
+	receive(t, onStream, 1)
+
+	srv.Kill()
+	select {
+	case _, open := <-onStream.Live():
+		require.False(t, open, "a watch on the stream ends when Redis goes away")
+	case <-time.After(10 * time.Second):
+		require.FailNow(t, "the watch on the stream did not end")
+	}
+
+	var local *evs.Watch
+	require.Eventually(t, func() bool {
+		w, err := r.Watch(context.Background(), evs.Filter{}, "1732390000123-0")
+		require.NoError(t, err)
+		hub.Publish(event.Event{Kind: event.Plan, PlanID: "P1", Status: "RUNNING"})
+		select {
+		case e, open := <-w.Live():
+			if open && e.ID != "" && w.Gap {
+				local = w
+				return true
+			}
+		case <-time.After(50 * time.Millisecond):
+		}
+		w.Close()
+		return false
+	}, 10*time.Second, 10*time.Millisecond, "while Redis is away a watch gets this executor's events, after a gap")
+	t.Cleanup(local.Close)
+
+	srv.Restart()
+	select {
+	case <-drained(local):
+	case <-time.After(15 * time.Second):
+		require.FailNow(t, "the watch on local events did not end once Redis was back")
+	}
+	require.Eventually(t, func() bool { return r.Watchers() == 0 }, time.Second, 10*time.Millisecond)
+	back := watchOf(t, r, evs.Filter{}, "")
+	require.Equal(t, 1, r.Watchers(), "watches are on the stream again")
+	ids := xadd(t, client, 10_000, events(2)...)
+	assert.Equal(t, ids, entryIDs(receive(t, back, 2)))
+}
+
+// drained is closed once w's live channel is.
+func drained(w *evs.Watch) <-chan struct{} {
+	c := make(chan struct{})
+	go func() {
+		for range w.Live() {
+		}
+		close(c)
+	}()
+	return c
+}
+
+func TestReaderLifecycleIsSafeInAnyOrder(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	client := srv.Client()
+	tests := []struct {
+		name string
+		run  func(t *testing.T, r *eventstream.Reader)
+	}{
+		{"stop without start", func(t *testing.T, r *eventstream.Reader) { requireStopsReader(t, r) }},
+		{"stop twice", func(t *testing.T, r *eventstream.Reader) {
+			r.Start()
+			requireStopsReader(t, r)
+			requireStopsReader(t, r)
+		}},
+		{"start twice", func(t *testing.T, r *eventstream.Reader) {
+			r.Start()
+			r.Start()
+			requireStopsReader(t, r)
+		}},
+		{"start after stop", func(t *testing.T, r *eventstream.Reader) {
+			requireStopsReader(t, r)
+			r.Start()
+			requireStopsReader(t, r)
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := eventstream.NewReader(client, eventstream.ReaderOptions{Local: evs.NewHub(10), Logger: quiet()})
+			tc.run(t, r)
+			w, err := r.Watch(context.Background(), evs.Filter{}, "")
+			require.NoError(t, err)
+			_, open := <-w.Live()
+			require.False(t, open, "a stopped reader's watches end at once")
+		})
+	}
+}
+
+// Not parallel: it counts the process's goroutines. Stop returns promptly (CLIENT UNBLOCK
+// ends the XREAD BLOCK) and leaves no goroutine behind.
+func TestReaderStopLeavesNoGoroutine(t *testing.T) {
+	srv := redistest.Start(t)
+	client := srv.Client()
+	require.NoError(t, client.Ping(context.Background()).Err())
+	before := redistest.SettledGoroutines(t)
+
+	r := eventstream.NewReader(client, eventstream.ReaderOptions{Local: evs.NewHub(10), Block: time.Minute, Logger: quiet()})
+	r.Start()
+	w, err := r.Watch(context.Background(), evs.Filter{}, "")
+	require.NoError(t, err)
+	xadd(t, client, 10_000, events(3)...)
+	receive(t, w, 3)
+	time.Sleep(50 * time.Millisecond) // the reader is blocked in XREAD again
+	begin := time.Now()
+	requireStopsReader(t, r)
+	require.Less(t, time.Since(begin), 2*time.Second, "Stop does not wait for the block time")
+	_, open := <-w.Live()
+	require.False(t, open)
+	w.Close()
+
+	redistest.RequireGoroutinesBackTo(t, before)
+}

@@ -1,0 +1,163 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/executor-dev/executor/domain/checkpoint"
+	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/domain/task"
+)
+
+// Signals carries operators' commands to every executor sharing the store (on Redis: one
+// pub/sub channel), so that the executor running a task or a plan acts on a command at once,
+// whichever executor received it. Delivery is best effort: the command itself is already in
+// the store (a compare-and-set), and a run also learns of it from the reply to its next
+// write or heartbeat.
+type Signals interface {
+	// Send tells every executor (this one included) of msg.
+	Send(ctx context.Context, msg string) error
+}
+
+// The signals an orchestrator sends and understands: "<kind> <id>".
+const (
+	sigCancel = "cancel" // task id: an operator cancelled it; its run stops now
+	sigPause  = "pause"  // task id: an operator asked it to pause; its run reads it again at its next boundary
+	sigPlan   = "plan"   // plan id: its status changed (pause, resume, cancel); follow it
+)
+
+// signal tells every executor of a command on id (a task or a plan id).
+func (o *Orchestrator) signal(ctx context.Context, kind, id string) {
+	if o.cfg.Signals == nil {
+		return
+	}
+	if err := o.cfg.Signals.Send(context.WithoutCancel(ctx), kind+" "+id); err != nil {
+		o.cfg.Logger.Warn("signal other executors", "signal", kind, "id", id, "err", err)
+	}
+}
+
+// Receive acts on a signal another executor (or this one) sent: it stops, or asks to
+// re-read, this executor's run of the task it names, or makes this executor's share of the
+// plan it names follow the plan's status. Unknown signals are ignored.
+func (o *Orchestrator) Receive(msg string) {
+	kind, id, ok := strings.Cut(msg, " ")
+	if !ok || id == "" {
+		return
+	}
+	switch kind {
+	case sigCancel:
+		if run := o.local(id); run != nil {
+			run.cancel(errCancelRequested)
+		}
+	case sigPause:
+		if run := o.local(id); run != nil {
+			run.recheck.Store(true)
+		}
+	case sigPlan:
+		o.followPlan(id)
+	}
+}
+
+// local returns this executor's run of task id, or nil.
+func (o *Orchestrator) local(id string) *taskRun {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.active[id]
+}
+
+// followPlan makes this executor's share of a plan (its queue and its runs) follow the plan's
+// status as stored: a PAUSED plan starts nothing more here and its runs pause at their next
+// boundary; a RUNNING plan starts again; an ended plan starts nothing more and its runs here
+// stop.
+func (o *Orchestrator) followPlan(planID string) {
+	if o.run(planID) == nil && len(o.activeIn(planID)) == 0 {
+		return // nothing of the plan here
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(o.ctx), persistTimeout)
+	defer cancel()
+	p, err := o.plans.Plan(ctx, planID)
+	if err != nil {
+		o.cfg.Logger.Warn("follow plan", "plan_id", planID, "err", err)
+		return
+	}
+	switch {
+	case p.Status() == plan.Paused:
+		o.pauseHere(ctx, planID)
+	case p.Status() == plan.Running:
+		if pr := o.run(planID); pr != nil {
+			pr.setPaused(false)
+		}
+	case p.Status().Terminal():
+		o.cancelHere(planID)
+	}
+}
+
+// pauseHere stops this executor's starts of the plan's tasks and asks its runs of them to
+// pause at their next stage boundary.
+func (o *Orchestrator) pauseHere(ctx context.Context, planID string) {
+	if pr := o.run(planID); pr != nil {
+		pr.setPaused(true)
+	}
+	for _, id := range o.activeIn(planID) {
+		_, err := o.update(ctx, id, func(t *task.Task) (*checkpoint.Checkpoint, error) {
+			if t.Status() != task.Running && t.Status() != task.Pending {
+				return nil, errSkip // a task just claimed is still PENDING while it takes its lease
+			}
+			return nil, t.RequestPause(o.now())
+		})
+		if err != nil && !errors.Is(err, errSkip) {
+			o.cfg.Logger.Warn("pause task of a paused plan", "plan_id", planID, "task_id", id, "err", err)
+		}
+		if run := o.local(id); run != nil {
+			run.recheck.Store(true)
+		}
+	}
+}
+
+// cancelHere empties this executor's queue of the plan's tasks and stops its runs of them (an
+// operator cancelled the plan, maybe on another executor).
+func (o *Orchestrator) cancelHere(planID string) {
+	if pr := o.run(planID); pr != nil {
+		pr.drain()
+	}
+	for _, id := range o.activeIn(planID) {
+		if run := o.local(id); run != nil {
+			run.cancel(errCancelRequested)
+		}
+	}
+}
+
+// stopWait bounds how long a cancel waits for a run on another executor to stop (its lease
+// released); the cancel is recorded whatever happens.
+const stopWait = 5 * time.Second
+
+// awaitStopped waits until the run of t has stopped: this executor's run has ended, or
+// another executor's has released the tenant's lease (or ctx ends, or stopWait passed).
+func (o *Orchestrator) awaitStopped(ctx context.Context, t *task.Task) {
+	if run := o.local(t.ID()); run != nil {
+		select {
+		case <-run.done:
+		case <-ctx.Done():
+		}
+		return
+	}
+	deadline := time.NewTimer(stopWait)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		h, held, err := o.locker.Holder(ctx, t.TenantID())
+		if err != nil || !held || !ownsTask(h.Owner, t.PlanID(), t.ID()) {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-deadline.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}

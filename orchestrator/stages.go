@@ -1,0 +1,81 @@
+package orchestrator
+
+import (
+	"errors"
+	"log/slog"
+
+	"github.com/executor-dev/executor/domain/checkpoint"
+	"github.com/executor-dev/executor/domain/stage"
+	"github.com/executor-dev/executor/domain/task"
+)
+
+// runStages runs the started task's stages from cp on, each after its boundary (a cancel, a
+// pause, a shutdown), and reports whether the task ended FAILED.
+func (o *Orchestrator) runStages(run *taskRun, pr *planRun, cp *checkpoint.Checkpoint, epoch uint64, log *slog.Logger) (failed bool) {
+	stages := run.task.Stages()
+	resumedDone := cp.Next() >= len(stages) // a checkpoint with every stage done: only Complete is left
+	for i := cp.Next(); i < len(stages); i++ {
+		stageLog := log.With("stage", stages[i].Name)
+		if stop, failed := o.boundary(run, stages[i].Name, stageLog); stop {
+			return failed
+		}
+		res := o.runStage(run, pr, i, cp, stageLog)
+		switch {
+		case res.wait != nil:
+			o.park(run, res.wait, stageLog)
+			return false
+		case res.failure != nil:
+			return o.end(run, res.entry, *res.failure, stageLog)
+		}
+		if !o.completeStage(run, i, cp, res, epoch, stageLog) {
+			return false
+		}
+	}
+	last := log.With("stage", stages[len(stages)-1].Name)
+	if resumedDone {
+		if err := o.commit(run, nil, func(t *task.Task) error { return t.Complete(o.now()) }); err != nil {
+			last.Error("complete task", "err", err)
+			return false
+		}
+	}
+	last.Info("task completed")
+	return false
+}
+
+// completeStage records stage i as completed with its output: the checkpoint, the ledger
+// entry and the next stage in one write (the last stage's write also completes the task). It
+// reports whether the run goes on.
+func (o *Orchestrator) completeStage(run *taskRun, i int, cp *checkpoint.Checkpoint, res stageResult, epoch uint64, log *slog.Logger) bool {
+	last := i == len(run.task.Stages())-1
+	if err := cp.Record(i, res.entry.Stage, res.out, epoch, o.now()); err != nil {
+		o.end(run, res.entry, task.Failure{Stage: res.entry.Stage, Class: stage.ClassPermanent, Message: "checkpoint: " + err.Error()}, log)
+		return false
+	}
+	err := o.commit(run, cp, func(t *task.Task) error {
+		if err := t.Record(*res.entry); err != nil {
+			return err
+		}
+		if err := t.CompleteStage(i, o.now()); err != nil {
+			return err
+		}
+		if last {
+			return t.Complete(o.now())
+		}
+		return nil
+	})
+	if errors.Is(err, errRunOver) {
+		// An operator ended the task while the stage ran: the store keeps the operator's
+		// status, and the stage's checkpoint, so that it never runs again unasked.
+		if err := o.keepCheckpoint(run, cp); err != nil {
+			log.Warn("keep the checkpoint of a stage completed after the task was ended", "err", err)
+		}
+		log.Info("run stopped: the task was ended by an operator", "status", run.task.Status())
+		return false
+	}
+	if err != nil {
+		log.Error("save completed stage", "err", err)
+		return false
+	}
+	log.Debug("stage completed", "stage_attempt", res.entry.Attempt, "duration_ms", res.entry.EndedAt.Sub(res.entry.StartedAt).Milliseconds())
+	return true
+}

@@ -1,0 +1,133 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/executor-dev/executor/domain/checkpoint"
+	"github.com/executor-dev/executor/domain/event"
+	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/domain/task"
+)
+
+// errRunOver: the task a run was writing changed under it in a way that ends the run (an
+// operator cancelled it, on this executor or another). The store keeps that change: the run
+// writes nothing more and stops.
+var errRunOver = errors.New("orchestrator: the task was ended by another writer")
+
+// maxCommitTries bounds how often a run reads its task again and re-applies a transition
+// after losing the compare-and-set to another writer.
+const maxCommitTries = 16
+
+// update applies fn to task id as stored and saves it as a compare-and-set, again after
+// losing to another writer (task.Repository.Update), then tells the watchers. Operators'
+// commands, the reaper and queue sweeps write through it; a run writes through commit.
+func (o *Orchestrator) update(ctx context.Context, id string, fn func(t *task.Task) (*checkpoint.Checkpoint, error)) (*task.Task, error) {
+	var cp *checkpoint.Checkpoint
+	t, err := o.tasks.Update(ctx, id, func(t *task.Task) (*checkpoint.Checkpoint, error) {
+		var err error
+		cp, err = fn(t)
+		return cp, err
+	})
+	if err != nil {
+		return nil, o.countFenced(err)
+	}
+	o.cfg.Events.Publish(taskEvent(t, cp))
+	return t, nil
+}
+
+// updatePlan applies fn to plan id as stored and saves it as a compare-and-set, again after
+// losing to another writer, then tells the watchers.
+func (o *Orchestrator) updatePlan(ctx context.Context, id string, fn func(p *plan.Plan) error) (*plan.Plan, error) {
+	p, err := o.plans.Update(ctx, id, fn)
+	if err != nil {
+		return nil, err
+	}
+	o.cfg.Events.Publish(event.Event{Kind: event.Plan, PlanID: p.ID(), Status: string(p.Status())})
+	o.notify(id)
+	return p, nil
+}
+
+// commit applies fn to the running task and saves it with cp, even after the run's context
+// ended (a run always records how it ended), and tells the watchers.
+func (o *Orchestrator) commit(run *taskRun, cp *checkpoint.Checkpoint, fn func(t *task.Task) error) error {
+	return o.commitAs(run, cp, fn, o.saveTask)
+}
+
+// commitAs is commit saving with save: a heartbeat saves without telling the watchers (it is
+// no transition). The save is a compare-and-set on the run's copy of the task: when another
+// writer changed the task since (an operator's pause request, or cancel), the run reads it
+// again (reload) and applies fn to the fresh copy. This is how a run learns of commands
+// from the reply to its own next write. fn must only apply task transitions: it may run
+// more than once.
+func (o *Orchestrator) commitAs(run *taskRun, cp *checkpoint.Checkpoint, fn func(t *task.Task) error,
+	save func(context.Context, *task.Task, *checkpoint.Checkpoint) error) error {
+	unlock := o.taskLocks.lock(run.id)
+	defer unlock()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(run.ctx), persistTimeout)
+	defer cancel()
+	for tries := 1; ; tries++ {
+		if err := fn(run.task); err != nil {
+			return err
+		}
+		err := o.countFenced(save(ctx, run.task, cp))
+		if !errors.Is(err, task.ErrConflict) || tries == maxCommitTries {
+			return err
+		}
+		if err := o.reload(ctx, run); err != nil {
+			return err
+		}
+	}
+}
+
+// reload replaces the run's copy of its task with the task as stored, after a write of the
+// run lost the compare-and-set. It fails with task.ErrFenced when another run took the task
+// (a newer fence epoch), and, once the run has started, with errRunOver when the task is no
+// longer RUNNING (cancelled by an operator): the run's context is cancelled with that cause,
+// so its stage stops too. The caller holds the task lock.
+func (o *Orchestrator) reload(ctx context.Context, run *taskRun) error {
+	fresh, err := o.tasks.Task(ctx, run.id)
+	if err != nil {
+		return fmt.Errorf("orchestrator: read task %s again: %w", run.id, err)
+	}
+	if fresh.Fence() > run.task.Fence() {
+		return task.ErrFenced
+	}
+	run.task = fresh
+	if run.started && fresh.Status() != task.Running {
+		if fresh.Status() == task.Cancelled {
+			run.cancel(errCancelRequested)
+		} else {
+			run.cancel(errRunOver)
+		}
+		return errRunOver
+	}
+	return nil
+}
+
+// refresh reads the run's task again when a signal said an operator changed it (a pause
+// request from another executor): the next boundary then sees the change without waiting for
+// the run's next write to conflict.
+func (o *Orchestrator) refresh(run *taskRun) error {
+	if !run.recheck.Swap(false) {
+		return nil
+	}
+	unlock := o.taskLocks.lock(run.id)
+	defer unlock()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(run.ctx), persistTimeout)
+	defer cancel()
+	return o.reload(ctx, run)
+}
+
+// keepCheckpoint records a stage that completed after an operator ended the task meanwhile
+// (the run's write of its completion lost to the operator's cancel): the checkpoint is saved
+// alone, with the task as the operator left it, so a retry --from-checkpoint does not run the
+// stage again. Best effort: a task that changed again keeps its checkpoint as it was.
+func (o *Orchestrator) keepCheckpoint(run *taskRun, cp *checkpoint.Checkpoint) error {
+	unlock := o.taskLocks.lock(run.id)
+	defer unlock()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(run.ctx), persistTimeout)
+	defer cancel()
+	return o.tasks.Save(ctx, run.task, cp)
+}
