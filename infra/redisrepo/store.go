@@ -106,7 +106,7 @@ func New(client redis.UniversalClient, opts Options) *Store {
 		client: client, batched: opts.Batched, keys: opts.Keys, ttl: opts.TTL, mirror: memrepo.New(), mon: opts.Monitor,
 		journal: newJournal(), log: opts.Logger, onConflict: opts.OnConflict,
 		instance: opts.Keys.Instance(ulid.Make().String()),
-		writer:   strconv.FormatUint(rand.Uint64(), 36)[:6] + ".",
+		writer:   strconv.FormatUint(rand.Uint64()|1<<63, 36)[:6] + ".", // the top bit: always 13 digits
 	}
 }
 
