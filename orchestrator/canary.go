@@ -98,9 +98,7 @@ func (o *Orchestrator) startRest(ctx context.Context, p *plan.Plan) error {
 			ids = append(ids, rest[i])
 		}
 	}
-	if len(ids) > 0 {
-		o.enqueue(p, ids)
-	}
+	o.push(ctx, p, ids)
 	return nil
 }
 
@@ -136,6 +134,6 @@ func (o *Orchestrator) RejectPlan(ctx context.Context, planID string) error {
 	}
 	o.cancelQueued(p.RestTaskIDs(), rejectedAtGate)
 	unlock()
-	o.settle(planID, nil)
+	o.settle(planID)
 	return nil
 }

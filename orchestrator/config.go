@@ -43,6 +43,9 @@ type Config struct {
 	// stalled Redis lapses every executor's alike). Default: none (judged by the lease and the
 	// heartbeat alone).
 	Cluster Cluster
+	// Queue holds the plans' queued tasks and enforces their limits (infra/dispatch).
+	// Required.
+	Queue Queue
 	// Signals tells the other executors sharing the store of operators' commands (they call
 	// Receive). Default: none (one executor alone: it acts on its own commands directly).
 	Signals Signals

@@ -25,6 +25,9 @@ func (o *Orchestrator) PausePlan(ctx context.Context, planID string) error {
 	if err != nil {
 		return err
 	}
+	if err := o.queue.SetPaused(ctx, planID, true); err != nil {
+		return fmt.Errorf("orchestrator: pause plan %s: %w", planID, err)
+	}
 	o.pauseHere(ctx, planID)
 	o.signal(ctx, sigPlan, planID)
 	statuses, err := o.tasks.Statuses(ctx, p.TaskIDs())
@@ -64,8 +67,8 @@ func (o *Orchestrator) ResumePlan(ctx context.Context, planID string) error {
 	if err != nil {
 		return err
 	}
-	if pr := o.run(planID); pr != nil {
-		pr.setPaused(false)
+	if err := o.queue.SetPaused(ctx, planID, false); err != nil {
+		return fmt.Errorf("orchestrator: resume plan %s: %w", planID, err)
 	}
 	o.signal(ctx, sigPlan, planID)
 	tasks, err := o.tasks.ByIDs(ctx, p.TaskIDs())
@@ -89,9 +92,7 @@ func (o *Orchestrator) ResumePlan(ctx context.Context, planID string) error {
 			resumed = append(resumed, t.ID())
 		}
 	}
-	if len(resumed) > 0 {
-		o.enqueue(p, resumed)
-	}
+	o.push(ctx, p, resumed)
 	return nil
 }
 
@@ -110,8 +111,8 @@ func (o *Orchestrator) CancelPlan(ctx context.Context, planID string) error {
 		return p.Cancel(o.now()) // the typed refusal
 	}
 	o.unschedule(ctx, p)
-	if pr := o.run(planID); pr != nil {
-		pr.drain()
+	if _, err := o.queue.Drain(ctx, planID); err != nil {
+		return fmt.Errorf("orchestrator: cancel plan %s: %w", planID, err)
 	}
 	statuses, err := o.tasks.Statuses(ctx, p.TaskIDs())
 	if err != nil {
@@ -143,7 +144,7 @@ func (o *Orchestrator) CancelPlan(ctx context.Context, planID string) error {
 			running = append(running, t)
 		}
 	}
-	o.signal(ctx, sigPlan, planID) // and empties its queue of the plan
+	o.signal(ctx, sigPlan, planID)
 	for _, t := range running {
 		o.awaitStopped(ctx, t)
 	}
@@ -251,7 +252,7 @@ func (o *Orchestrator) requeue(ctx context.Context, taskID string, fn func(t *ta
 	if err != nil {
 		return fmt.Errorf("orchestrator: reopen plan %s: %w", t.PlanID(), err)
 	}
-	o.enqueue(p, []string{taskID})
+	o.push(ctx, p, []string{taskID})
 	return nil
 }
 
@@ -267,6 +268,11 @@ func (o *Orchestrator) CancelTask(ctx context.Context, taskID string) error {
 	if err != nil {
 		return err
 	}
+	if was == task.Pending {
+		if _, err := o.queue.Remove(ctx, t.PlanID(), []string{taskID}); err != nil {
+			o.cfg.Logger.Warn("take a cancelled task out of its plan's queue", "task_id", taskID, "err", err)
+		}
+	}
 	if run := o.local(taskID); run != nil {
 		run.cancel(errCancelRequested)
 		o.awaitStopped(ctx, t)
@@ -274,14 +280,8 @@ func (o *Orchestrator) CancelTask(ctx context.Context, taskID string) error {
 		o.signal(ctx, sigCancel, taskID)
 		o.awaitStopped(ctx, t)
 	}
-	o.settle(t.PlanID(), nil)
+	o.settle(t.PlanID())
 	return nil
-}
-
-func (o *Orchestrator) run(planID string) *planRun {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.runs[planID]
 }
 
 // activeIn lists the tasks of planID this process is running.

@@ -33,38 +33,55 @@ type Orchestrator struct {
 	locker Locker
 	kinds  Kinds
 	cfg    Config
+	queue  Queue
 	slots  chan struct{} // global worker cap
-	queued queueCount    // tasks queued but not started, across every plan (Queued)
+	queued atomic.Int64  // tasks queued but not started, across every plan, as last counted (Queued)
 
 	planLocks keyedMutex
 	taskLocks keyedMutex
 
-	ctx      context.Context
-	stop     context.CancelCauseFunc
-	wg       sync.WaitGroup
-	draining atomic.Bool // Shutdown has begun: nothing starts any more
+	ctx        context.Context
+	stop       context.CancelCauseFunc
+	wg         sync.WaitGroup // the runs
+	draining   atomic.Bool    // Shutdown has begun: nothing starts any more
+	stopClaims chan struct{}  // closed by Shutdown: the dispatch loop claims nothing more
+	haltOnce   sync.Once
+	dispatched chan struct{} // closed when the dispatch loop has returned
+	poke       chan struct{} // capacity 1: this executor pushed work (the loop lists plans again)
+	reconciled chan struct{} // closed when the reconciler has returned
 
 	mu       sync.Mutex
-	runs     map[string]*planRun        // by plan id
+	here     map[string]*planHere       // by plan id: plans this executor runs tasks of
 	active   map[string]*taskRun        // by task id
 	watchers map[string][]chan struct{} // by plan id: closed at the plan's next change
+	unpushed []pendingPush              // pushes the Queue refused, made again by the loop
 }
 
-// New returns an orchestrator over the given stores.
+// New returns an orchestrator over the given stores, taking work from cfg.Queue (required).
 func New(plans plan.Repository, tasks task.Repository, ckpts checkpoint.Store, locker Locker, kinds Kinds, cfg Config) *Orchestrator {
 	cfg = cfg.withDefaults()
+	if cfg.Queue == nil {
+		panic("orchestrator: Config.Queue is required")
+	}
 	return &Orchestrator{
-		plans: plans, tasks: tasks, ckpts: ckpts, locker: locker, kinds: kinds, cfg: cfg,
-		slots:    make(chan struct{}, cfg.Workers),
-		runs:     map[string]*planRun{},
-		active:   map[string]*taskRun{},
-		watchers: map[string][]chan struct{}{},
+		plans: plans, tasks: tasks, ckpts: ckpts, locker: locker, kinds: kinds, cfg: cfg, queue: cfg.Queue,
+		slots:      make(chan struct{}, cfg.Workers),
+		stopClaims: make(chan struct{}),
+		dispatched: make(chan struct{}),
+		reconciled: make(chan struct{}),
+		poke:       make(chan struct{}, 1),
+		here:       map[string]*planHere{},
+		active:     map[string]*taskRun{},
+		watchers:   map[string][]chan struct{}{},
 	}
 }
 
-// Start makes the orchestrator ready to run plans.
+// Start starts taking work from the Queue (the dispatch loop) and, on a shared Queue, the
+// reconciler of claims whose claimer is gone.
 func (o *Orchestrator) Start() {
 	o.ctx, o.stop = context.WithCancelCause(context.Background())
+	go o.dispatch()
+	go o.reconcile()
 }
 
 func (o *Orchestrator) now() time.Time { return o.cfg.Clock().UTC() }
@@ -110,62 +127,8 @@ func (o *Orchestrator) begin(ctx context.Context, planID string, release func(p 
 	if p.Gated() {
 		ids = p.CanaryTaskIDs()
 	}
-	o.enqueue(p, ids)
+	o.push(ctx, p, ids)
 	return p, nil
-}
-
-// enqueue queues task ids of p to start, starting a planRun when none is taking work.
-// The caller holds p's plan lock.
-func (o *Orchestrator) enqueue(p *plan.Plan, ids []string) {
-	if o.draining.Load() { // raced a shutdown: these will never start
-		o.interruptQueued(ids)
-		return
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if pr := o.runs[p.ID()]; pr != nil && pr.push(ids) {
-		return
-	}
-	pr := newPlanRun(p, p.Status() == plan.Paused)
-	pr.queued = &o.queued
-	pr.push(ids)
-	o.runs[p.ID()] = pr
-	o.wg.Add(1)
-	go o.loop(pr)
-}
-
-// loop starts pr's tasks as slots allow, then settles the plan's status.
-func (o *Orchestrator) loop(pr *planRun) {
-	defer o.wg.Done()
-	for {
-		id, ok := pr.next(o.ctx)
-		if !ok {
-			break
-		}
-		select {
-		case o.slots <- struct{}{}:
-		case <-o.ctx.Done():
-			pr.release()
-			continue
-		}
-		o.wg.Add(1)
-		go func() {
-			defer o.wg.Done()
-			failed := o.runTask(pr, id)
-			<-o.slots
-			if pr.canary[id] { // before the run ends: the plan must not settle before its wave is judged
-				o.advanceCanary(pr.planID)
-			}
-			if drained := pr.ended(failed); len(drained) > 0 {
-				o.cancelQueued(drained, "failure budget exhausted")
-			}
-			pr.release()
-		}()
-	}
-	if o.ctx.Err() != nil || o.draining.Load() {
-		return // shutting down: the plan's status stays as it is
-	}
-	o.settle(pr.planID, pr)
 }
 
 // cancelQueued cancels tasks that were queued but never started.
@@ -183,24 +146,13 @@ func (o *Orchestrator) cancelQueued(ids []string, reason string) {
 	}
 }
 
-// settle sets a plan's status from its tasks once no planRun is working on it, when every
-// task has ended: FAILED if some failed or were interrupted, else CANCELLED if some were
-// cancelled, else COMPLETED.
-// Tasks still PAUSED (or owed a start) keep the plan as it is. from is the planRun that just
-// closed, or nil.
-func (o *Orchestrator) settle(planID string, from *planRun) {
+// settle sets a plan's status from its tasks when every task has ended: FAILED if some
+// failed or were interrupted, else CANCELLED if some were cancelled, else COMPLETED. Tasks
+// still PENDING, RUNNING, PAUSED or WAITING keep the plan as it is; an ended plan's queue is
+// closed.
+func (o *Orchestrator) settle(planID string) {
 	unlock := o.planLocks.lock(planID)
 	defer unlock()
-	o.mu.Lock()
-	cur := o.runs[planID]
-	if cur != nil && cur == from {
-		delete(o.runs, planID)
-		cur = nil
-	}
-	o.mu.Unlock()
-	if cur != nil {
-		return // a newer run will settle the plan when it closes
-	}
 	ctx := context.WithoutCancel(o.ctx)
 	p, err := o.plans.Plan(ctx, planID)
 	if err != nil {
@@ -241,6 +193,10 @@ func (o *Orchestrator) settle(planID string, from *planRun) {
 	})
 	if err != nil && !errors.Is(err, errSkip) {
 		o.cfg.Logger.Error("settle plan", "plan_id", planID, "err", err)
+		return
+	}
+	if err := o.queue.Close(ctx, planID); err != nil {
+		o.cfg.Logger.Warn("close the queue of an ended plan", "plan_id", planID, "err", err)
 	}
 }
 

@@ -1,25 +1,37 @@
 package orchestrator
 
-import "sync/atomic"
+import (
+	"context"
+	"time"
+)
 
-// queueCount counts the tasks queued but not yet started, across every plan. Each planRun
-// adds what it queues and takes away what leaves its queue (started, drained, abandoned at
-// shutdown), under its own lock; a nil *queueCount counts nothing.
-type queueCount struct {
-	n atomic.Int64
-}
+// queuedTimeout bounds Queued's count.
+const queuedTimeout = 2 * time.Second
 
-func (c *queueCount) add(delta int) {
-	if c != nil && delta != 0 {
-		c.n.Add(int64(delta))
+// Queued returns how many tasks wait to start across every plan with work in the Queue (on
+// Redis: the cluster's, whichever executor queued them): launched or requeued, not yet
+// claimed (held back by a plan's maxConcurrency, startRate, a pause or the workers). Tasks
+// of a SCHEDULED plan are not queued before its startAt. The submission use case refuses a
+// plan that would queue more than its limit (app.ErrBusy). When the Queue does not answer
+// it returns the last count.
+func (o *Orchestrator) Queued() int {
+	ctx, cancel := context.WithTimeout(context.Background(), queuedTimeout)
+	defer cancel()
+	plans, err := o.queue.Plans(ctx)
+	if err != nil {
+		return int(o.queued.Load())
 	}
+	n := 0
+	for _, id := range plans {
+		q, _, err := o.queue.Len(ctx, id)
+		if err != nil {
+			return int(o.queued.Load())
+		}
+		n += q
+	}
+	o.queued.Store(int64(n))
+	return n
 }
-
-// Queued returns how many tasks wait to start across every plan: launched or requeued, but
-// not yet started (held back by a plan's maxConcurrency, a pause or the worker cap). Tasks of
-// a SCHEDULED plan are not queued before its startAt. The submission use case refuses a plan
-// that would queue more than its limit (app.ErrBusy).
-func (o *Orchestrator) Queued() int { return int(o.queued.n.Load()) }
 
 // Workers returns the worker cap: how many tasks run at once across every plan.
 func (o *Orchestrator) Workers() int { return o.cfg.Workers }

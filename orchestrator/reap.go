@@ -37,7 +37,7 @@ func (o *Orchestrator) Reap(ctx context.Context, tasks []*task.Task) ([]*task.Ta
 		plans[reaped.PlanID()] = true
 	}
 	for planID := range plans {
-		o.settle(planID, nil)
+		o.settle(planID)
 	}
 	if out == nil {
 		return tasks, 0, nil

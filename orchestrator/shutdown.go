@@ -23,27 +23,30 @@ var (
 )
 
 // Shutdown stops the orchestrator gracefully (docs/runbook.md, Shutdown):
-//  1. no task starts any more: tasks queued to start become INTERRUPTED at once, as do the
-//     tasks of a plan launched meanwhile; retries and resumes are refused with ErrShuttingDown
-//     (the app refuses new plans before they are created);
-//  2. running tasks go on until their next stage boundary, where they become INTERRUPTED with
-//     their checkpoints intact (a task whose last stage ends meanwhile completes);
+//  1. no task starts here any more; retries and resumes are refused with ErrShuttingDown (the
+//     app refuses new plans before they are created). On a shared Queue (Redis) the queued
+//     tasks stay queued for the other executors (or the next one to start); on the in-memory
+//     Queue they become INTERRUPTED at once, as do the tasks of a plan launched meanwhile;
+//  2. running tasks go on until their next stage boundary, where, on a shared Queue, they are
+//     handed back to the front of their plan's queue (PENDING, checkpoint intact: another
+//     executor continues them at that stage); on the in-memory Queue they become INTERRUPTED
+//     with their checkpoints intact (a task whose last stage ends meanwhile completes);
 //  3. after grace, the stages still running are cancelled and their tasks become INTERRUPTED
-//     too, the checkpoint holding the last stage that completed.
+//     (class shutdown: started work, left to an operator), the checkpoint holding the last
+//     stage that completed; their slots are freed and the rest of their plans go on.
 //
 // Every run releases its tenant's lease as it ends. Shutdown returns once every run has
 // written its end, or when ctx ends. Plans keep their status: a plan is not settled by a
-// shutdown (retrying its tasks later finishes it).
+// shutdown.
 func (o *Orchestrator) Shutdown(ctx context.Context, grace time.Duration) error {
 	o.draining.Store(true)
-	o.mu.Lock()
-	runs := make([]*planRun, 0, len(o.runs))
-	for _, pr := range o.runs {
-		runs = append(runs, pr)
+	o.haltOnce.Do(func() { close(o.stopClaims) })
+	if o.ctx != nil { // started
+		<-o.dispatched // no claim after this: the runs are all counted in wg
+		<-o.reconciled
 	}
-	o.mu.Unlock()
-	for _, pr := range runs {
-		o.interruptQueued(pr.drain())
+	if !o.queue.Shared() {
+		o.interruptAllQueued()
 	}
 
 	done := make(chan struct{})
@@ -70,6 +73,25 @@ func (o *Orchestrator) Stop(ctx context.Context) error { return o.Shutdown(ctx, 
 // ShuttingDown reports whether Shutdown has begun.
 func (o *Orchestrator) ShuttingDown() bool { return o.draining.Load() }
 
+// interruptAllQueued empties every plan's queue (in memory: it dies with the process) and
+// interrupts what they held.
+func (o *Orchestrator) interruptAllQueued() {
+	ctx := context.WithoutCancel(o.ctx)
+	plans, err := o.queue.Plans(ctx)
+	if err != nil {
+		o.cfg.Logger.Error("list queued plans at shutdown", "err", err)
+		return
+	}
+	for _, planID := range plans {
+		ids, err := o.queue.Drain(ctx, planID)
+		if err != nil {
+			o.cfg.Logger.Error("empty a plan's queue at shutdown", "plan_id", planID, "err", err)
+			continue
+		}
+		o.interruptQueued(ids)
+	}
+}
+
 // interruptQueued records that tasks queued to start never will: PENDING → INTERRUPTED.
 func (o *Orchestrator) interruptQueued(ids []string) {
 	ctx := context.WithoutCancel(o.ctx)
@@ -87,14 +109,18 @@ func (o *Orchestrator) interruptQueued(ids []string) {
 }
 
 // endUnstarted records how a run ended before its task started (the task is still PENDING):
-// CANCELLED on an operator's cancel, INTERRUPTED when the executor is shutting down.
-func (o *Orchestrator) endUnstarted(run *taskRun, log *slog.Logger) {
+// CANCELLED on an operator's cancel; when the executor is shutting down, handed back to its
+// plan's queue on a shared Queue, else INTERRUPTED.
+func (o *Orchestrator) endUnstarted(run *taskRun, log *slog.Logger) runEnd {
 	f := shutdownQueued
 	cancelled := errors.Is(context.Cause(run.ctx), errCancelRequested)
-	if cancelled {
+	switch {
+	case cancelled:
 		f = operatorCancel
-	} else if !o.draining.Load() {
-		return
+	case !o.draining.Load():
+		return endDone
+	case o.queue.Shared():
+		return endHandedBack
 	}
 	err := o.commit(run, nil, func(t *task.Task) error {
 		if t.Status() != task.Pending {
@@ -108,15 +134,32 @@ func (o *Orchestrator) endUnstarted(run *taskRun, log *slog.Logger) {
 	if err != nil && !errors.Is(err, errSkip) {
 		log.Error("end task before its start", "err", err)
 	}
+	return endDone
 }
 
-// stopForShutdown ends a run at a stage boundary because the executor is shutting down: the
-// task becomes INTERRUPTED before stage next, its checkpoint intact. log names the stage.
-func (o *Orchestrator) stopForShutdown(run *taskRun, next string, log *slog.Logger) {
+// stopForShutdown ends a run at a stage boundary because the executor is shutting down: on a
+// shared Queue the task is handed back (PENDING, to the front of its plan's queue, for another
+// executor to continue at stage next), else it becomes INTERRUPTED before stage next; its
+// checkpoint intact either way. log names the stage.
+func (o *Orchestrator) stopForShutdown(run *taskRun, next string, log *slog.Logger) runEnd {
+	if o.queue.Shared() {
+		err := o.commit(run, nil, func(t *task.Task) error { return t.HandBack(o.now()) })
+		if errors.Is(err, errRunOver) {
+			log.Info("run stopped: the task was ended by an operator", "status", run.task.Status())
+			return endDone
+		}
+		if err != nil {
+			log.Error("hand task back at shutdown", "err", err)
+			return endDone
+		}
+		log.Info("task handed back to its plan's queue at a stage boundary: the executor is shutting down")
+		return endHandedBack
+	}
 	f := task.Failure{Stage: next, Class: stage.ClassShutdown, Message: shutdownBoundary}
 	if err := o.commit(run, nil, func(t *task.Task) error { return t.Interrupt(f, o.now()) }); err != nil {
 		log.Error("interrupt task at shutdown", "err", err)
-		return
+		return endDone
 	}
 	log.Info("task interrupted at a stage boundary: the executor is shutting down")
+	return endDone
 }

@@ -67,13 +67,12 @@ func (o *Orchestrator) local(id string) *taskRun {
 	return o.active[id]
 }
 
-// followPlan makes this executor's share of a plan (its queue and its runs) follow the plan's
-// status as stored: a PAUSED plan starts nothing more here and its runs pause at their next
-// boundary; a RUNNING plan starts again; an ended plan starts nothing more and its runs here
-// stop.
+// followPlan makes this executor's runs of a plan follow the plan's status as stored: a
+// PAUSED plan's runs pause at their next boundary; an ended plan's runs here stop. (Starts
+// follow the plan in its Queue, which the command paused or emptied.)
 func (o *Orchestrator) followPlan(planID string) {
-	if o.run(planID) == nil && len(o.activeIn(planID)) == 0 {
-		return // nothing of the plan here
+	if len(o.activeIn(planID)) == 0 {
+		return // nothing of the plan here (its queue is shared: the pause is there already)
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(o.ctx), persistTimeout)
 	defer cancel()
@@ -85,21 +84,14 @@ func (o *Orchestrator) followPlan(planID string) {
 	switch {
 	case p.Status() == plan.Paused:
 		o.pauseHere(ctx, planID)
-	case p.Status() == plan.Running:
-		if pr := o.run(planID); pr != nil {
-			pr.setPaused(false)
-		}
 	case p.Status().Terminal():
 		o.cancelHere(planID)
 	}
 }
 
-// pauseHere stops this executor's starts of the plan's tasks and asks its runs of them to
-// pause at their next stage boundary.
+// pauseHere asks this executor's runs of the plan's tasks to pause at their next stage
+// boundary.
 func (o *Orchestrator) pauseHere(ctx context.Context, planID string) {
-	if pr := o.run(planID); pr != nil {
-		pr.setPaused(true)
-	}
 	for _, id := range o.activeIn(planID) {
 		_, err := o.update(ctx, id, func(t *task.Task) (*checkpoint.Checkpoint, error) {
 			if t.Status() != task.Running && t.Status() != task.Pending {
@@ -116,12 +108,9 @@ func (o *Orchestrator) pauseHere(ctx context.Context, planID string) {
 	}
 }
 
-// cancelHere empties this executor's queue of the plan's tasks and stops its runs of them (an
-// operator cancelled the plan, maybe on another executor).
+// cancelHere stops this executor's runs of the plan's tasks (an operator cancelled the plan,
+// maybe on another executor).
 func (o *Orchestrator) cancelHere(planID string) {
-	if pr := o.run(planID); pr != nil {
-		pr.drain()
-	}
 	for _, id := range o.activeIn(planID) {
 		if run := o.local(id); run != nil {
 			run.cancel(errCancelRequested)

@@ -25,7 +25,7 @@ type stageResult struct {
 // recorded here; the last attempt's entry is returned for the caller to record with the
 // transition it causes (one write per transition). A gate that waits for an operator's
 // decision returns no entry and no failure, but its *stage.AwaitError.
-func (o *Orchestrator) runStage(run *taskRun, pr *planRun, i int, cp *checkpoint.Checkpoint, log *slog.Logger) stageResult {
+func (o *Orchestrator) runStage(run *taskRun, ph *planHere, i int, cp *checkpoint.Checkpoint, log *slog.Logger) stageResult {
 	spec := run.task.Stages()[i]
 	fail := func(entry *task.Attempt, class stage.Class, msg string, code int) stageResult {
 		attempt := 0
@@ -45,7 +45,7 @@ func (o *Orchestrator) runStage(run *taskRun, pr *planRun, i int, cp *checkpoint
 	}
 	for attempt := 1; ; attempt++ {
 		entry := &task.Attempt{StageIndex: i, Stage: spec.Name, Run: run.attempt, Attempt: attempt, StartedAt: o.now()}
-		params, err := pr.renderer.Render("params", spec.Params, stage.Data{
+		params, err := ph.renderer.Render("params", spec.Params, stage.Data{
 			TenantID: run.tenantID, PlanID: run.planID, TaskID: run.id, Attempt: run.attempt,
 			Params: run.task.Params(), Outputs: outputs,
 		})

@@ -10,36 +10,36 @@ import (
 )
 
 // runStages runs the started task's stages from cp on, each after its boundary (a cancel, a
-// pause, a shutdown), and reports whether the task ended FAILED.
-func (o *Orchestrator) runStages(run *taskRun, pr *planRun, cp *checkpoint.Checkpoint, epoch uint64, log *slog.Logger) (failed bool) {
+// pause, a shutdown), and reports how the run ended.
+func (o *Orchestrator) runStages(run *taskRun, ph *planHere, cp *checkpoint.Checkpoint, epoch uint64, log *slog.Logger) runEnd {
 	stages := run.task.Stages()
 	resumedDone := cp.Next() >= len(stages) // a checkpoint with every stage done: only Complete is left
 	for i := cp.Next(); i < len(stages); i++ {
 		stageLog := log.With("stage", stages[i].Name)
-		if stop, failed := o.boundary(run, stages[i].Name, stageLog); stop {
-			return failed
+		if stop, end := o.boundary(run, stages[i].Name, stageLog); stop {
+			return end
 		}
-		res := o.runStage(run, pr, i, cp, stageLog)
+		res := o.runStage(run, ph, i, cp, stageLog)
 		switch {
 		case res.wait != nil:
 			o.park(run, res.wait, stageLog)
-			return false
+			return endDone
 		case res.failure != nil:
-			return o.end(run, res.entry, *res.failure, stageLog)
+			return ended(o.end(run, res.entry, *res.failure, stageLog))
 		}
 		if !o.completeStage(run, i, cp, res, epoch, stageLog) {
-			return false
+			return endDone
 		}
 	}
 	last := log.With("stage", stages[len(stages)-1].Name)
 	if resumedDone {
 		if err := o.commit(run, nil, func(t *task.Task) error { return t.Complete(o.now()) }); err != nil {
 			last.Error("complete task", "err", err)
-			return false
+			return endDone
 		}
 	}
 	last.Info("task completed")
-	return false
+	return endDone
 }
 
 // completeStage records stage i as completed with its output: the checkpoint, the ledger

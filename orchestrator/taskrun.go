@@ -85,57 +85,71 @@ func (o *Orchestrator) unclaim(run *taskRun) {
 	close(run.done)
 }
 
-// runTask runs one task to its end (or its next pause) and reports whether it ended FAILED:
-// it claims the task, takes the tenant's lease, starts the task at a new fence epoch and runs
-// its stages from its checkpoint.
-func (o *Orchestrator) runTask(pr *planRun, id string) (failed bool) {
+// runEnd is how a run of a claimed task ended, for its plan's Queue.
+type runEnd int
+
+const (
+	endDone       runEnd = iota // it ended (or paused, or never started): its slot is freed
+	endFailed                   // it ended FAILED: its slot is freed and the failure counted
+	endHandedBack               // it went back to the front of its plan's queue (a clean stop)
+)
+
+// ended is endFailed when failed, else endDone.
+func ended(failed bool) runEnd {
+	if failed {
+		return endFailed
+	}
+	return endDone
+}
+
+// runTask runs one task to its end (or its next pause, or its hand-back) and reports how it
+// ended: it claims the task, takes the tenant's lease, starts the task at a new fence epoch
+// and runs its stages from its checkpoint.
+func (o *Orchestrator) runTask(ph *planHere, id string) runEnd {
 	ctx, cancel := context.WithCancelCause(o.ctx)
 	defer cancel(nil)
 	run := o.claim(ctx, id, cancel)
 	if run == nil {
-		return false
+		return endDone
 	}
 	defer o.unclaim(run)
 	// Every line of a run names its plan, task, tenant, run attempt and stage (log is the
 	// run's logger; at adds the stage the run starts at, each stage's lines add their own).
 	log := o.cfg.Logger.With("plan_id", run.planID, "task_id", id, "tenant_id", run.tenantID, "attempt", run.attempt)
 	at := log.With("stage", stageAt(run.task))
-	if o.draining.Load() { // claimed as the shutdown began: it never starts
-		o.endUnstarted(run, at)
-		return false
+	if o.draining.Load() { // claimed as the shutdown began: it never starts here
+		return o.endUnstarted(run, at)
 	}
-	held, failed := o.takeLease(run, at)
+	held, end := o.takeLease(run, at)
 	if held == nil {
-		return failed
+		return end
 	}
 	defer o.releaseLease(run, held, at)
 	epoch, err := o.start(run)
 	if err != nil {
 		if ctx.Err() != nil {
-			o.endUnstarted(run, at)
-			return false
+			return o.endUnstarted(run, at)
 		}
 		at.Warn("task not started", "err", err)
-		return false
+		return endDone
 	}
 	stopBeat := o.heartbeat(run, at)
 	defer stopBeat()
 	cp, err := o.resumePoint(run)
 	if err != nil {
-		return o.end(run, nil, task.Failure{Class: stage.ClassPermanent, Message: "load checkpoint: " + err.Error()}, at)
+		return ended(o.end(run, nil, task.Failure{Class: stage.ClassPermanent, Message: "load checkpoint: " + err.Error()}, at))
 	}
-	return o.runStages(run, pr, cp, epoch, log)
+	return o.runStages(run, ph, cp, epoch, log)
 }
 
 // takeLease takes the tenant's lease for the run and watches it: its loss cancels the run.
-// When it is not taken (nil) the task has ended (failed: FAILED, class tenant_locked when
+// When it is not taken (nil) the task has ended (endFailed: FAILED, class tenant_locked when
 // another run holds the tenant), or the run was cancelled before it started.
-func (o *Orchestrator) takeLease(run *taskRun, at *slog.Logger) (held lease.Lease, failed bool) {
+func (o *Orchestrator) takeLease(run *taskRun, at *slog.Logger) (lease.Lease, runEnd) {
 	held, err := o.locker.Acquire(run.ctx, run.tenantID, leaseOwner(o.cfg.Name, run.planID, run.id))
 	if err != nil {
 		if run.ctx.Err() != nil {
-			o.endUnstarted(run, at)
-			return nil, false
+			return nil, o.endUnstarted(run, at)
 		}
 		class := stage.ClassRetryable
 		if errors.Is(err, lease.ErrHeld) {
@@ -150,7 +164,7 @@ func (o *Orchestrator) takeLease(run *taskRun, at *slog.Logger) (held lease.Leas
 			return t.Fail(f, o.now())
 		})
 		at.Warn("task failed: tenant lease not taken", "class", class, "err", f.Message, "save_err", err)
-		return nil, true
+		return nil, endFailed
 	}
 	go func() {
 		select {
@@ -160,7 +174,7 @@ func (o *Orchestrator) takeLease(run *taskRun, at *slog.Logger) (held lease.Leas
 		case <-run.ctx.Done():
 		}
 	}()
-	return held, false
+	return held, endDone
 }
 
 // releaseLease gives the tenant's lease back once the run has written its end.
@@ -223,22 +237,21 @@ func (o *Orchestrator) start(run *taskRun) (uint64, error) {
 	return epoch, nil
 }
 
-// boundary honours, between two stages, a cancelled run or a requested pause.
-func (o *Orchestrator) boundary(run *taskRun, next string, log *slog.Logger) (stop, failed bool) {
+// boundary honours, between two stages, a cancelled run, a clean stop or a requested pause.
+func (o *Orchestrator) boundary(run *taskRun, next string, log *slog.Logger) (stop bool, end runEnd) {
 	if run.ctx.Err() != nil {
-		return true, o.end(run, nil, o.causeFailure(run, next), log)
+		return true, ended(o.end(run, nil, o.causeFailure(run, next), log))
 	}
 	if o.draining.Load() {
-		o.stopForShutdown(run, next, log)
-		return true, false
+		return true, o.stopForShutdown(run, next, log)
 	}
 	if err := o.refresh(run); err != nil { // a signal said an operator changed the task
 		if errors.Is(err, errRunOver) {
 			log.Info("run stopped: the task was ended by an operator", "status", run.task.Status())
-			return true, false
+			return true, endDone
 		}
 		log.Error("read task again", "err", err)
-		return true, false
+		return true, endDone
 	}
 	paused := false
 	err := o.commit(run, nil, func(t *task.Task) error {
@@ -250,13 +263,13 @@ func (o *Orchestrator) boundary(run *taskRun, next string, log *slog.Logger) (st
 	})
 	if errors.Is(err, errRunOver) {
 		log.Info("run stopped: the task was ended by an operator", "status", run.task.Status())
-		return true, false
+		return true, endDone
 	}
 	if err != nil && !errors.Is(err, errSkip) {
 		log.Error("pause task", "err", err)
-		return true, false
+		return true, endDone
 	}
-	return paused, false
+	return paused, endDone
 }
 
 // causeFailure describes why the run's context ended.

@@ -54,7 +54,7 @@ func (o *Orchestrator) Unlock(ctx context.Context, tenantID string) (lease.Unloc
 	if out.Interrupted {
 		o.cfg.Logger.Warn("tenant unlocked: its run was interrupted", "tenant_id", tenantID, "task_id", latest.ID(),
 			"plan_id", latest.PlanID(), "previous_owner", h.Owner, "epoch", out.Epoch)
-		o.settle(latest.PlanID(), nil)
+		o.settle(latest.PlanID())
 	}
 	return out, nil
 }

@@ -50,6 +50,7 @@ type Plan struct {
 	startedAt      time.Time
 	finishedAt     time.Time
 	version        uint64 // of the stored plan this copy derives from (Version)
+	reason         string // why a PAUSED plan was paused by the executor itself ("" for an operator's pause)
 }
 
 // New validates d and returns a PENDING plan, or SCHEDULED when StartAt is after now.
@@ -163,6 +164,11 @@ func (p *Plan) StartedAt() time.Time { return p.startedAt }
 
 // FinishedAt returns when the plan ended (zero while it has not).
 func (p *Plan) FinishedAt() time.Time { return p.finishedAt }
+
+// Reason returns why the plan is PAUSED when the executor paused it itself (an executor
+// running its tasks was lost: the reason names it and the interrupted tenants); "" for an
+// operator's pause and for a plan that is not PAUSED.
+func (p *Plan) Reason() string { return p.reason }
 
 // Version returns the version of the stored plan this copy derives from: 0 at creation, +1 per
 // write the store accepted. A store accepts a write only from a copy at its stored version

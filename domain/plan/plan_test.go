@@ -83,6 +83,7 @@ var actions = []action{
 	{"Release", func(p *plan.Plan, _ time.Time) error { return p.Release() }},
 	{"Start", func(p *plan.Plan, now time.Time) error { return p.Start(now) }},
 	{"Pause", func(p *plan.Plan, _ time.Time) error { return p.Pause() }},
+	{"PauseFor", func(p *plan.Plan, _ time.Time) error { return p.PauseFor("executor lost") }},
 	{"Resume", func(p *plan.Plan, _ time.Time) error { return p.Resume() }},
 	{"Complete", func(p *plan.Plan, now time.Time) error { return p.Complete(now) }},
 	{"Fail", func(p *plan.Plan, now time.Time) error { return p.Fail(now) }},
@@ -95,7 +96,8 @@ var matrix = map[plan.Status]map[string]plan.Status{
 	plan.Scheduled: {"Release": plan.Pending, "Cancel": plan.Cancelled},
 	plan.Pending:   {"Start": plan.Running, "Cancel": plan.Cancelled},
 	plan.Running: {
-		"Pause": plan.Paused, "Complete": plan.Completed, "Fail": plan.Failed, "Cancel": plan.Cancelled,
+		"Pause": plan.Paused, "PauseFor": plan.Paused, "Complete": plan.Completed, "Fail": plan.Failed,
+		"Cancel": plan.Cancelled,
 	},
 	plan.Paused: {
 		"Resume": plan.Running, "Complete": plan.Completed, "Fail": plan.Failed, "Cancel": plan.Cancelled,
@@ -349,4 +351,18 @@ func TestCloneIsIndependent(t *testing.T) {
 	require.Equal(t, plan.Completed, c.Status())
 	require.Equal(t, p.TaskIDs(), c.TaskIDs())
 	require.Equal(t, p.ID(), c.ID())
+}
+
+func TestPauseForKeepsItsReasonUntilResume(t *testing.T) {
+	t.Parallel()
+	p := inStatus(t, plan.Running)
+	require.NoError(t, p.PauseFor("executor exec-a lost; interrupted: t-1"))
+	assert.Equal(t, "executor exec-a lost; interrupted: t-1", p.Reason())
+	loaded, err := plan.Load(p.State())
+	require.NoError(t, err)
+	assert.Equal(t, p.Reason(), loaded.Reason(), "the reason is persisted state")
+	require.NoError(t, p.Resume())
+	assert.Empty(t, p.Reason(), "resume clears the reason")
+	require.NoError(t, p.Pause())
+	assert.Empty(t, p.Reason(), "an operator's pause has no reason")
 }

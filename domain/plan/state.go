@@ -26,6 +26,7 @@ type State struct {
 	StartedAt      time.Time
 	FinishedAt     time.Time
 	Version        uint64 // see Plan.Version
+	Reason         string // see Plan.Reason
 }
 
 // State returns the plan's persisted form.
@@ -35,7 +36,7 @@ func (p *Plan) State() State {
 		MaxConcurrency: p.maxConcurrency, FailureBudget: p.failureBudget, StartAt: p.startAt,
 		IdempotencyKey: p.idempotencyKey, Canary: p.canary, StartRate: p.startRate, Phase: p.phase,
 		Status: p.status, CreatedAt: p.createdAt, StartedAt: p.startedAt, FinishedAt: p.finishedAt,
-		Version: p.version,
+		Version: p.version, Reason: p.reason,
 	}
 }
 
@@ -52,7 +53,7 @@ func Load(s State) (*Plan, error) {
 		maxConcurrency: s.MaxConcurrency, failureBudget: s.FailureBudget, startAt: s.StartAt,
 		idempotencyKey: s.IdempotencyKey, canary: s.Canary, startRate: s.StartRate, phase: s.Phase,
 		status: s.Status, createdAt: s.CreatedAt,
-		startedAt: s.StartedAt, finishedAt: s.FinishedAt, version: s.Version,
+		startedAt: s.StartedAt, finishedAt: s.FinishedAt, version: s.Version, reason: s.Reason,
 	}
 	if err := p.check(); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, s.ID, err)

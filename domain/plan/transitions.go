@@ -23,21 +23,28 @@ func (p *Plan) Start(now time.Time) error {
 	return nil
 }
 
-// Pause stops new task starts and asks running tasks to pause: RUNNING → PAUSED.
-func (p *Plan) Pause() error {
+// Pause stops new task starts and asks running tasks to pause: RUNNING → PAUSED (an
+// operator's pause: no reason).
+func (p *Plan) Pause() error { return p.PauseFor("") }
+
+// PauseFor is Pause for a reason an SRE must read before resuming (an executor was lost
+// mid-plan): RUNNING → PAUSED, with Reason set to reason.
+func (p *Plan) PauseFor(reason string) error {
 	if p.status != Running {
 		return p.refuse("pause")
 	}
 	p.status = Paused
+	p.reason = reason
 	return nil
 }
 
-// Resume lets tasks start again: PAUSED → RUNNING.
+// Resume lets tasks start again: PAUSED → RUNNING; the pause's reason is cleared.
 func (p *Plan) Resume() error {
 	if p.status != Paused {
 		return p.refuse("resume")
 	}
 	p.status = Running
+	p.reason = ""
 	return nil
 }
 

@@ -10,6 +10,7 @@
 //	            └──→ WAITING       (a gate stage waits for an operator's decision)
 //	WAITING → PENDING       (decided: the next run starts at the gate, with the decision)
 //	PENDING → INTERRUPTED   (the executor shut down before starting a queued task)
+//	RUNNING → PENDING       (handed back to its plan's queue at a stage boundary: its executor stops cleanly)
 //	PENDING | PAUSED | RUNNING | WAITING | INTERRUPTED → CANCELLED
 //	FAILED | CANCELLED | PAUSED | INTERRUPTED → PENDING   (retry; resume from PAUSED)
 //

@@ -130,6 +130,7 @@ var actions = []action{
 		return tk.Interrupt(task.Failure{Stage: "a", Class: stage.ClassLeaseLost, Message: "x"}, now)
 	}},
 	{"Pause", func(tk *task.Task, now time.Time) error { return tk.Pause(now) }},
+	{"HandBack", func(tk *task.Task, now time.Time) error { return tk.HandBack(now) }},
 	{"RequestPause", func(tk *task.Task, now time.Time) error { return tk.RequestPause(now) }},
 	{"Resume", func(tk *task.Task, now time.Time) error { return tk.Resume(now) }},
 	{"Cancel", func(tk *task.Task, now time.Time) error { return tk.Cancel(nil, now) }},
@@ -167,18 +168,18 @@ var matrix = map[string]map[string]outcome{
 		"Cancel": to(task.Cancelled), "Interrupt": to(task.Interrupted),
 	},
 	"RUNNING": {
-		"CompleteStage": to(task.Running), "Complete": outOfOrder, "Fail": to(task.Failed),
+		"CompleteStage": to(task.Running), "Complete": outOfOrder, "Fail": to(task.Failed), "HandBack": to(task.Pending),
 		"Interrupt": to(task.Interrupted), "Pause": to(task.Paused), "RequestPause": to(task.Running),
 		"Cancel": to(task.Cancelled), "Record": to(task.Running), "Await": to(task.Waiting),
 	},
 	"RUNNING+pauseRequested": {
-		"CompleteStage": to(task.Running), "Complete": outOfOrder, "Fail": to(task.Failed),
+		"CompleteStage": to(task.Running), "Complete": outOfOrder, "Fail": to(task.Failed), "HandBack": to(task.Pending),
 		"Interrupt": to(task.Interrupted), "Pause": to(task.Paused), "RequestPause": to(task.Running),
 		"Resume": to(task.Running), "Cancel": to(task.Cancelled), "Record": to(task.Running),
 		"Await": to(task.Waiting),
 	},
 	"RUNNING+allStagesDone": {
-		"CompleteStage": outOfOrder, "Complete": to(task.Completed), "Fail": to(task.Failed),
+		"CompleteStage": outOfOrder, "Complete": to(task.Completed), "Fail": to(task.Failed), "HandBack": to(task.Pending),
 		"Interrupt": to(task.Interrupted), "Pause": to(task.Paused), "RequestPause": to(task.Running),
 		"Cancel": to(task.Cancelled), "Record": to(task.Running), "Await": outOfOrder,
 	},
@@ -675,4 +676,18 @@ func TestCloneIsIndependent(t *testing.T) {
 	require.NoError(t, c.Retry(0, t0))
 	require.Equal(t, task.Failed, again.Status())
 	require.Equal(t, "x", again.LastError().Message)
+}
+
+func TestHandBackKeepsProgressForTheNextRun(t *testing.T) {
+	t.Parallel()
+	tk := newTask(t)
+	require.NoError(t, tk.StartOn(1, "exec-a", t0))
+	require.NoError(t, tk.CompleteStage(0, t0.Add(time.Second)))
+	require.NoError(t, tk.HandBack(t0.Add(2*time.Second)))
+	assert.Equal(t, task.Pending, tk.Status())
+	assert.Equal(t, 1, tk.CurrentStage(), "the next run continues at the stage after the last completed")
+	assert.Equal(t, 1, tk.Attempt(), "a hand-back is not a retry")
+	assert.Empty(t, tk.Executor(), "no executor runs it while it is queued")
+	require.NoError(t, tk.StartOn(2, "exec-b", t0.Add(3*time.Second)))
+	assert.Equal(t, "exec-b", tk.Executor())
 }

@@ -118,6 +118,20 @@ func (t *Task) Abandon(epoch uint64, f Failure, now time.Time) error {
 	return t.Interrupt(f, now)
 }
 
+// HandBack gives a RUNNING task back to its plan's queue at a stage boundary, because its
+// executor is stopping cleanly: RUNNING → PENDING, its stage, checkpoint and attempt kept, so
+// that the next run (on any executor) continues at the stage it would have run next. A
+// pause request stays.
+func (t *Task) HandBack(now time.Time) error {
+	if t.status != Running {
+		return t.refuse("hand back")
+	}
+	t.status = Pending
+	t.executor = ""
+	t.touch(now)
+	return nil
+}
+
 // Pause honours a pause at a stage boundary: RUNNING → PAUSED.
 func (t *Task) Pause(now time.Time) error {
 	if t.status != Running {

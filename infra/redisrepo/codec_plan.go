@@ -41,21 +41,21 @@ func planFields(p *plan.Plan, updated time.Time) ([]any, error) {
 
 // planStatusPairs is how many field, value pairs of planFields are status fields (they come
 // first): planStatusFields' and the version.
-const planStatusPairs = 6
+const planStatusPairs = 7
 
 // planStatusFields are the fields a plan's transitions change, with when this change was made
 // (updatedAt: a change that reaches Redis late never overwrites a later one).
 func planStatusFields(p *plan.Plan, updated time.Time) []any {
 	return []any{
 		"status", string(p.Status()), "startedAt", encTime(p.StartedAt()), "finishedAt", encTime(p.FinishedAt()),
-		"updatedAt", encTime(updated), "phase", string(p.Phase()),
+		"updatedAt", encTime(updated), "phase", string(p.Phase()), "reason", p.Reason(),
 	}
 }
 
 func decodePlan(h map[string]string) (*plan.Plan, error) {
 	s := plan.State{
 		ID: h["planId"], Name: h["name"], Status: plan.Status(h["status"]), IdempotencyKey: h["idempotencyKey"],
-		Phase: plan.Phase(h["phase"]),
+		Phase: plan.Phase(h["phase"]), Reason: h["reason"],
 	}
 	var err error
 	if v := h["version"]; v != "" { // absent in plans written before versions existed: 0

@@ -1,0 +1,182 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/domain/task"
+)
+
+// reconcileEvery is how often, at most, the reconciler looks at the claimed tasks of every
+// plan with work (it runs every LeaseTTL/4 within that bound).
+const reconcileEvery = 5 * time.Second
+
+// reconcile looks, on a shared Queue, at every claimed task whose claimer is gone, until
+// Shutdown: see reconcileOnce. It is the scan that finds an executor's loss.
+func (o *Orchestrator) reconcile() {
+	defer close(o.reconciled)
+	if !o.queue.Shared() {
+		return // one process: every claim is this executor's own and ends with its run
+	}
+	every := min(o.cfg.LeaseTTL/4, reconcileEvery)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-o.stopClaims:
+			return
+		}
+		ctx, cancel := context.WithTimeout(o.ctx, persistTimeout)
+		if err := o.reconcileOnce(ctx); err != nil {
+			o.cfg.Logger.Debug("reconcile claims", "err", err)
+		}
+		cancel()
+	}
+}
+
+// lostRun is a claimed task whose run was lost with its executor.
+type lostRun struct {
+	executor, tenant string
+}
+
+// reconcileOnce frees the slots of claims whose claimer is gone, so that no tenant is
+// stranded:
+//   - a claimed task still PENDING (its claimer died, or the claim's reply was lost, before
+//     the run started) goes back to the front of its plan's queue: it never started;
+//   - a claimed task RUNNING whose claimer is dead is reaped (INTERRUPTED, as a reader
+//     would), its slot freed, and its plan PAUSED with a reason naming the executor and the
+//     interrupted tenants: started work is never re-run without an operator;
+//   - a claimed task that has ended (its claimer died between its end and freeing the slot)
+//     has its slot freed.
+//
+// Nothing is judged while this executor's own liveness lapsed lately (a stalled Redis lapses
+// every executor's alike), nor a claim of a live executor younger than a lease TTL.
+func (o *Orchestrator) reconcileOnce(ctx context.Context) error {
+	if o.cfg.Degraded() || o.cfg.Cluster == nil {
+		return nil
+	}
+	if steady, err := o.cfg.Cluster.Steady(ctx, o.cfg.LeaseTTL); err != nil || !steady {
+		return err
+	}
+	plans, err := o.queue.Plans(ctx)
+	if err != nil {
+		return err
+	}
+	for _, planID := range plans {
+		if err := o.reconcilePlan(ctx, planID); err != nil {
+			return fmt.Errorf("plan %s: %w", planID, err)
+		}
+	}
+	return nil
+}
+
+// reconcilePlan is reconcileOnce for one plan.
+func (o *Orchestrator) reconcilePlan(ctx context.Context, planID string) error {
+	claims, err := o.queue.InFlight(ctx, planID)
+	if err != nil {
+		return err
+	}
+	var lost []lostRun
+	freed := false
+	for id, c := range claims {
+		if o.local(id) != nil || o.now().Sub(c.Since) < o.cfg.LeaseTTL {
+			continue // running here, or too fresh to judge (its run may be starting)
+		}
+		if c.Executor != o.cfg.Name {
+			alive, err := o.cfg.Cluster.AliveSince(ctx, c.Executor, c.Since)
+			if err != nil || alive {
+				continue
+			}
+		}
+		t, err := o.tasks.Task(ctx, id)
+		if errors.Is(err, task.ErrNotFound) {
+			_, err = o.queue.Release(ctx, planID, id)
+			freed = freed || err == nil
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		switch t.Status() {
+		case task.Pending:
+			if err := o.queue.Return(ctx, planID, id); err != nil {
+				return err
+			}
+			o.cfg.Logger.Warn("claimed task handed back: its claimer is gone", "plan_id", planID, "task_id", id,
+				"tenant_id", t.TenantID(), "executor", c.Executor)
+		case task.Running:
+			reaped, _, err := o.Reap(ctx, []*task.Task{t})
+			if err != nil {
+				return err
+			}
+			if reaped[0] == t {
+				continue // its owner still holds the lease, or beat lately: not yet
+			}
+			lost = append(lost, lostRun{executor: c.Executor, tenant: t.TenantID()})
+			fallthrough
+		default:
+			if t.Status() == task.Interrupted {
+				lost = append(lost, lostRun{executor: c.Executor, tenant: t.TenantID()})
+			}
+			if _, err := o.queue.Release(ctx, planID, id); err != nil {
+				return err
+			}
+			freed = true
+		}
+	}
+	if len(lost) > 0 {
+		o.pauseForLoss(ctx, planID, lost)
+	}
+	if freed && len(lost) == 0 {
+		if q, c, err := o.queue.Len(ctx, planID); err == nil && q+c == 0 {
+			o.settle(planID)
+		}
+	}
+	return nil
+}
+
+// pauseForLoss pauses a plan whose runs were lost with their executor, with a reason naming
+// the executors and the interrupted tenants: nothing of it starts until an SRE decides (plan
+// resume continues the never-started tenants, retry --from-checkpoint the interrupted ones).
+func (o *Orchestrator) pauseForLoss(ctx context.Context, planID string, lost []lostRun) {
+	execs, tenants := map[string]bool{}, map[string]bool{}
+	for _, l := range lost {
+		execs[l.executor], tenants[l.tenant] = true, true
+	}
+	reason := fmt.Sprintf("executor %s lost mid-plan; interrupted tenants: %s", joinKeys(execs), joinKeys(tenants))
+	unlock := o.planLocks.lock(planID)
+	defer unlock()
+	_, err := o.updatePlan(ctx, planID, func(p *plan.Plan) error {
+		if p.Status() != plan.Running {
+			return errSkip // paused or ended meanwhile: the operator's status stands
+		}
+		return p.PauseFor(reason)
+	})
+	if errors.Is(err, errSkip) {
+		return
+	}
+	if err != nil {
+		o.cfg.Logger.Error("pause a plan whose executor was lost", "plan_id", planID, "err", err)
+		return
+	}
+	if err := o.queue.SetPaused(ctx, planID, true); err != nil {
+		o.cfg.Logger.Error("pause a plan's queue", "plan_id", planID, "err", err)
+	}
+	o.signal(ctx, sigPlan, planID)
+	o.cfg.Logger.Warn("plan paused: "+reason, "plan_id", planID)
+}
+
+func joinKeys(m map[string]bool) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return strings.Join(keys, ", ")
+}
