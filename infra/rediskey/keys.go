@@ -87,6 +87,36 @@ func (k Keys) Schedule() string { return k.prefix + "schedule" }
 // with its startAt in Unix milliseconds as the message: executor:schedule:wake.
 func (k Keys) ScheduleWake() string { return k.prefix + "schedule:wake" }
 
+// DispatchQueue is the ZSET of a RUNNING plan's queued (never started) task ids, scored by
+// position: executor:queue:{<planId>}. A push scores its ids with an increasing counter
+// (Dispatch's seq), a task handed back goes in front with the lowest score minus one, so the
+// score order is the start order. Same hash tag as DispatchInFlight and Dispatch: one
+// script reads and writes all three.
+func (k Keys) DispatchQueue(planID string) string { return k.prefix + "queue:{" + planID + "}" }
+
+// DispatchInFlight is the HASH of a plan's claimed tasks that have not ended, taskId ->
+// "<executor>|<claim time in Unix ms, by Redis's clock>": executor:inflight:{<planId>}.
+// Its length is what the plan's maxConcurrency bounds.
+func (k Keys) DispatchInFlight(planID string) string {
+	return k.prefix + "inflight:{" + planID + "}"
+}
+
+// Dispatch is the HASH of a plan's dispatch limits and counters: executor:dispatch:{<planId>},
+// fields limit (maxConcurrency), rate (starts per minute, 0: none), budget (failure budget,
+// 0: none), failed, paused (0/1), next (the earliest next start in Unix ms while paced) and
+// seq (the last queue position given).
+func (k Keys) Dispatch(planID string) string { return k.prefix + "dispatch:{" + planID + "}" }
+
+// Dispatching is the SET of plan ids with queued or in-flight work: executor:dispatching.
+// Another slot than the plans' keys, so it is written in a command of its own, after the
+// plan's script (a push writes its queue first, then adds the plan here).
+func (k Keys) Dispatching() string { return k.prefix + "dispatching" }
+
+// DispatchWake is the pub/sub channel on which a plan id is published when one of its tasks
+// may have become claimable (a push, a task handed back, ended or released, an unpause):
+// executor:dispatch:wake.
+func (k Keys) DispatchWake() string { return k.prefix + "dispatch:wake" }
+
 // Signals is the pub/sub channel on which executors tell one another of operators' commands
 // ("cancel <taskId>", "pause <taskId>", "plan <planId>"), so that the executor running a task
 // acts on a command at once: executor:signals.

@@ -1,6 +1,7 @@
 package rediskey_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -27,6 +28,13 @@ func TestKeysFollowTheSchema(t *testing.T) {
 		{"schedule, custom prefix", rediskey.New("x:").Schedule(), "x:schedule"},
 		{"schedule wake, custom prefix", rediskey.New("x:").ScheduleWake(), "x:schedule:wake"},
 		{"events, custom prefix", rediskey.New("x:").Events(), "x:events"},
+		{"dispatch queue", k.DispatchQueue("P1"), "executor:queue:{P1}"},
+		{"dispatch in flight", k.DispatchInFlight("P1"), "executor:inflight:{P1}"},
+		{"dispatch", k.Dispatch("P1"), "executor:dispatch:{P1}"},
+		{"dispatching", k.Dispatching(), "executor:dispatching"},
+		{"dispatch wake", k.DispatchWake(), "executor:dispatch:wake"},
+		{"dispatch queue, custom prefix", rediskey.New("x:").DispatchQueue("P1"), "x:queue:{P1}"},
+		{"dispatching, custom prefix", rediskey.New("x:").Dispatching(), "x:dispatching"},
 		{"executors", k.Executors(), "executor:executors"},
 		{"executor", k.Executor("web-1"), "executor:executor:{web-1}"},
 		{"executors, custom prefix", rediskey.New("x:").Executors(), "x:executors"},
@@ -42,4 +50,37 @@ func TestKeysFollowTheSchema(t *testing.T) {
 	idem := k.Idempotency("release {42}:*")
 	assert.Regexp(t, `^executor:idem:\{[0-9a-f]{64}\}$`, idem, "client text never reaches the key")
 	assert.Equal(t, idem, k.Idempotency("release {42}:*"))
+}
+
+// hashTag returns what Redis Cluster hashes for key: the text between its first '{' and the
+// next '}' when that is not empty, else the whole key.
+func hashTag(key string) string {
+	open := strings.IndexByte(key, '{')
+	if open < 0 {
+		return key
+	}
+	end := strings.IndexByte(key[open+1:], '}')
+	if end <= 0 {
+		return key
+	}
+	return key[open+1 : open+1+end]
+}
+
+func TestDispatchKeysOfOnePlanShareASlot(t *testing.T) {
+	t.Parallel()
+	for _, prefix := range []string{"", "x:", "contract:{weird}:"} {
+		t.Run("prefix "+prefix, func(t *testing.T) {
+			t.Parallel()
+			k := rediskey.New(prefix)
+			if strings.Contains(prefix, "{") {
+				// A prefix with its own hash tag puts every key in its slot: still one slot.
+				assert.Equal(t, hashTag(k.DispatchQueue("P1")), hashTag(k.Dispatch("P1")))
+				return
+			}
+			for _, key := range []string{k.DispatchQueue("P1"), k.DispatchInFlight("P1"), k.Dispatch("P1")} {
+				assert.Equal(t, "P1", hashTag(key), key)
+			}
+			assert.NotEqual(t, "P1", hashTag(k.Dispatching()), "the active set is not the plan's")
+		})
+	}
 }

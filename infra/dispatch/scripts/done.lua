@@ -1,0 +1,26 @@
+-- done.lua: a claimed task's run ended: out of the in-flight set; a failure counts toward
+-- the failure budget, and a failure at or past the budget empties the queue. A task that is
+-- not in flight counts nothing (a repeated done is harmless). Wakes every claimer when a slot
+-- was freed.
+-- KEYS[1]  the queue ZSET      executor:queue:{<planId>}
+-- KEYS[2]  the in-flight HASH  executor:inflight:{<planId>}
+-- KEYS[3]  the dispatch HASH   executor:dispatch:{<planId>}
+-- ARGV[1]  taskId
+-- ARGV[2]  1 when the run failed, 0 otherwise
+-- ARGV[3]  the wake channel  executor:dispatch:wake
+-- ARGV[4]  planId (the wake message)
+-- returns  {left, drained}: left = queued + in flight after the call; drained = the ids
+--          the budget took out of the queue, front first (empty unless it did)
+local drained = {}
+if redis.call('HDEL', KEYS[2], ARGV[1]) == 1 then
+  if ARGV[2] == '1' then
+    local failed = redis.call('HINCRBY', KEYS[3], 'failed', 1)
+    local budget = tonumber(redis.call('HGET', KEYS[3], 'budget') or '0') or 0
+    if budget > 0 and failed >= budget then
+      drained = redis.call('ZRANGE', KEYS[1], 0, -1)
+      redis.call('DEL', KEYS[1])
+    end
+  end
+  redis.call('PUBLISH', ARGV[3], ARGV[4])
+end
+return {redis.call('ZCARD', KEYS[1]) + redis.call('HLEN', KEYS[2]), drained}
