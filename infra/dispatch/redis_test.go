@@ -318,3 +318,42 @@ func TestRedisStartWithRedisAwayReturnsAndWakesOnceSubscribed(t *testing.T) {
 	require.NoError(t, other.Push(ctx, "P", Limits{MaxConcurrency: 1}, []string{"A"}))
 	requireWoken(t, q, "push by another executor")
 }
+
+func TestRedisPlansNeverPrunesAPlanWhosePushRaced(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	pusher, pruner := newRedis(t, srv.Client(), "prune:"), newRedis(t, srv.Client(), "prune:")
+	const n = 100
+	want := make([]string, n)
+	for i := range want {
+		want[i] = fmt.Sprintf("P%03d", i)
+		// Active, with nothing queued: the next Plans would prune it.
+		require.NoError(t, pusher.Push(ctx, want[i], Limits{MaxConcurrency: 1}, []string{"A"}))
+		_, err := pusher.Drain(ctx, want[i])
+		require.NoError(t, err)
+	}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			_, err := pruner.Plans(ctx)
+			assert.NoError(t, err)
+		}
+	}()
+	for _, id := range want {
+		require.NoError(t, pusher.Push(ctx, id, Limits{MaxConcurrency: 1}, []string{"B"}))
+	}
+	close(stop)
+	wg.Wait()
+	members, err := srv.Client().SMembers(ctx, rediskey.New("prune:").Dispatching()).Result()
+	require.NoError(t, err)
+	assert.ElementsMatch(t, want, members, "every plan with work is active")
+}
