@@ -14,6 +14,7 @@ import (
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/domain/task"
+	"github.com/executor-dev/executor/infra/dispatch"
 	"github.com/executor-dev/executor/infra/lock"
 	"github.com/executor-dev/executor/infra/memrepo"
 	"github.com/executor-dev/executor/orchestrator"
@@ -29,7 +30,7 @@ func memExecutor(b *testing.B) (*app.Service, func()) {
 	locker := lock.NewMemory()
 	kinds := stagekind.Builtin(stagekind.HTTPOptions{})
 	orch := orchestrator.New(db.Plans(), db.Tasks(), db.Checkpoints(), locker, kinds,
-		orchestrator.Config{Logger: slog.New(slog.DiscardHandler)})
+		orchestrator.Config{Logger: slog.New(slog.DiscardHandler), Queue: dispatch.ForMemory(dispatch.NewMemory(dispatch.MemoryOptions{}))})
 	orch.Start()
 	svc := app.New(app.Deps{
 		Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(),

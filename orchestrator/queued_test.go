@@ -13,6 +13,7 @@ import (
 	"github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
+	"github.com/executor-dev/executor/infra/dispatch"
 	"github.com/executor-dev/executor/infra/lock"
 	"github.com/executor-dev/executor/infra/memrepo"
 	"github.com/executor-dev/executor/orchestrator"
@@ -80,7 +81,7 @@ func TestQueuedForgetsTasksAbandonedAtStop(t *testing.T) {
 	// Its own orchestrator, stopped by the test itself.
 	db := memrepo.New()
 	kinds := stagekind.Builtin(stagekind.HTTPOptions{})
-	orch := orchestrator.New(db.Plans(), db.Tasks(), db.Checkpoints(), lock.NewMemory(), kinds, orchestrator.Config{Workers: 8})
+	orch := orchestrator.New(db.Plans(), db.Tasks(), db.Checkpoints(), lock.NewMemory(), kinds, orchestrator.Config{Workers: 8, Queue: dispatch.ForMemory(dispatch.NewMemory(dispatch.MemoryOptions{}))})
 	orch.Start()
 	svc := app.New(app.Deps{
 		Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(),

@@ -19,6 +19,7 @@ import (
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/task"
 	"github.com/executor-dev/executor/events"
+	"github.com/executor-dev/executor/infra/dispatch"
 	"github.com/executor-dev/executor/infra/eventstream"
 	"github.com/executor-dev/executor/infra/lock"
 	"github.com/executor-dev/executor/infra/members"
@@ -96,7 +97,11 @@ type Executor struct {
 	metrics   *metrics.Registry // GET /metrics
 	sched     scheduler         // starts scheduled plans
 	signals   *signals.Redis    // operators' commands between executors; nil on the in-memory store
-	members   *memberPort       // the executors sharing the store; joined by Server.Start
+	dispatch  interface {       // the plans' queues: dispatch.Memory, or dispatch.Redis shared by every executor
+		Start(context.Context)
+		Stop()
+	}
+	members *memberPort // the executors sharing the store; joined by Server.Start
 }
 
 // scheduler is infra/schedule's Memory or Redis.
@@ -159,13 +164,20 @@ func NewExecutor(cfg Config) (*Executor, error) {
 		e.sched = schedule.NewRedis(e.redis, schedule.RedisOptions{Prefix: cfg.Prefix, Logger: cfg.Logger})
 	}
 	var sigs orchestrator.Signals
+	var queue dispatch.Port
 	if e.redis != nil { // operators' commands reach the executor running the task at once
 		e.signals = signals.New(e.redis, signals.Options{Keys: rediskey.New(cfg.Prefix), Logger: cfg.Logger})
 		sigs = e.signals
 	}
+	mq := dispatch.NewMemory(dispatch.MemoryOptions{})
+	queue, e.dispatch = dispatch.ForMemory(mq), mq
+	if e.redis != nil { // every executor takes work from every plan; the limits hold plan-wide
+		rq := dispatch.NewRedis(e.redis, dispatch.RedisOptions{Prefix: cfg.Prefix, Logger: cfg.Logger})
+		queue, e.dispatch = dispatch.ForRedis(rq), rq
+	}
 	e.orch = orchestrator.New(st.plans, st.tasks, st.ckpts, st.locker, e.kinds,
 		orchestrator.Config{Name: cfg.Name, Cluster: e.members, Workers: cfg.Workers, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger, Degraded: e.Degraded,
-			Events: e.events, Metrics: e.metrics, Scheduler: e.sched, Signals: sigs})
+			Events: e.events, Metrics: e.metrics, Scheduler: e.sched, Signals: sigs, Queue: queue})
 	e.svc = app.New(app.Deps{
 		Creator: st.creator, Plans: st.plans, Tasks: st.tasks, Checkpoints: st.ckpts,
 		Kinds: e.kinds, Holders: st.locker, Runner: e.orch, Events: source, Members: e.members,
@@ -278,6 +290,7 @@ func (e *Executor) Start() {
 		e.stream.Start()
 		e.reader.Start()
 	}
+	e.dispatch.Start(context.Background())
 	e.orch.Start()
 	if e.signals != nil {
 		if err := e.signals.Start(context.Background(), e.orch.Receive); err != nil {
@@ -310,6 +323,7 @@ func (e *Executor) Drain(ctx context.Context) error {
 func (e *Executor) Stop(ctx context.Context) error {
 	e.sched.Stop()
 	oerr := e.orch.Stop(ctx)
+	e.dispatch.Stop()
 	e.leave(ctx) // after the runs (it counted them), before the client closes
 	var rerr error
 	if e.signals != nil { // commands still reach the runs while they drain

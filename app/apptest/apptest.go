@@ -13,6 +13,7 @@ import (
 	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/task"
+	"github.com/executor-dev/executor/infra/dispatch"
 	"github.com/executor-dev/executor/infra/schedule"
 	"github.com/executor-dev/executor/orchestrator"
 	"github.com/executor-dev/executor/stagekind"
@@ -41,6 +42,9 @@ func New(t testing.TB, st Stores, kinds *stagekind.Registry, cfg orchestrator.Co
 	if cfg.Scheduler == nil { // the embedded default: a timer heap
 		sched = schedule.NewMemory(schedule.MemoryOptions{})
 		cfg.Scheduler = sched
+	}
+	if cfg.Queue == nil { // the embedded default: one process's queues
+		cfg.Queue = dispatch.ForMemory(dispatch.NewMemory(dispatch.MemoryOptions{}))
 	}
 	orch := orchestrator.New(st.Plans, st.Tasks, st.Checkpoints, st.Locker, kinds, cfg)
 	orch.Start()

@@ -58,12 +58,13 @@ func (d *drainTarget) count(key string) int {
 	return d.hits[key]
 }
 
-// SIGTERM mid-plan: the executor refuses new plans while it drains; g1 finishes its running
-// stage and stops at the boundary, g2's stage is cancelled when --shutdown-timeout runs out,
-// g3 (queued) never starts. All three are INTERRUPTED with their checkpoints intact, their
-// leases released, and after a restart `retry --from-checkpoint` completes each without
-// re-running a completed stage.
-func TestSIGTERMMidPlanInterruptsThenRetryCompletes(t *testing.T) {
+// SIGTERM mid-plan on Redis: the executor refuses new plans while it drains; g1 finishes its
+// running stage and is handed back at the boundary (PENDING, to the front of the plan's
+// queue, its checkpoint intact), g2's stage is cancelled when --shutdown-timeout runs out
+// (started work: INTERRUPTED, class shutdown), g3 (queued) stays queued, never started. Every
+// lease is released. Another executor started later continues g1 and g3 by itself, without
+// re-running a completed stage; g2 waits for an operator's retry --from-checkpoint.
+func TestSIGTERMMidPlanHandsBackToTheNextExecutor(t *testing.T) {
 	t.Parallel()
 	tg := &drainTarget{hits: map[string]int{}, release: make(chan struct{}), testDone: make(chan struct{})}
 	targetSrv := httptest.NewServer(tg)
@@ -84,8 +85,7 @@ func TestSIGTERMMidPlanInterruptsThenRetryCompletes(t *testing.T) {
 
 	require.NoError(t, a.cmd.Process.Signal(syscall.SIGTERM))
 	signalled := time.Now()
-	// Draining: queries still work, new work is refused with 503.
-	pollTenant(t, a, "g3", "g3 interrupted while A drains", nil, func(tk api.Task) bool { return tk.Status == "INTERRUPTED" })
+	// Draining: new work is refused with 503.
 	other := writePlan(t, api.PlanRequest{Name: "late", Stages: httpStages(targetSrv.URL, "5s", "s1"), Tenants: []api.TenantRequest{{ID: "late-1"}}})
 	r = a.cli(t, "submit", "-f", other)
 	requireExit(t, 1, r)
@@ -100,29 +100,40 @@ func TestSIGTERMMidPlanInterruptsThenRetryCompletes(t *testing.T) {
 	require.NoError(t, a.err, "a graceful shutdown exits 0\n%s", a.output.String())
 	assert.GreaterOrEqual(t, time.Since(signalled), 2*time.Second, "g2's stage ran until the shutdown timeout")
 	assert.Equal(t, 0, tg.count("g1/s3"), "no stage starts after SIGTERM")
+	assert.Equal(t, 0, tg.count("g3/s1"), "a queued task does not start after SIGTERM")
 	keys := rediskey.New("")
+	ctx := context.Background()
 	for _, tenant := range []string{"g1", "g2", "g3"} {
-		n, err := rs.Client().Exists(context.Background(), keys.TenantLock(tenant)).Result()
+		n, err := rs.Client().Exists(ctx, keys.TenantLock(tenant)).Result()
 		require.NoError(t, err)
 		assert.Zero(t, n, "%s's lease was released", tenant)
 	}
+	// As A left them, read from Redis before another executor starts.
+	want := map[int]struct{ status, stage string }{0: {"PENDING", "2"}, 1: {"INTERRUPTED", "1"}, 2: {"PENDING", "0"}}
+	for i, w := range want {
+		h, err := rs.Client().HMGet(ctx, keys.Task(submitted.TaskIDs[i]), "status", "stage").Result()
+		require.NoError(t, err)
+		assert.Equal(t, []any{w.status, w.stage}, h, "g%d as A left it", i+1)
+	}
+	queued, err := rs.Client().ZRange(ctx, keys.DispatchQueue(submitted.PlanID), 0, -1).Result()
+	require.NoError(t, err)
+	assert.Equal(t, []string{submitted.TaskIDs[0], submitted.TaskIDs[2]}, queued,
+		"g1 handed back to the front of the queue, g3 still queued behind it")
 
 	b := startExecutor(t, "B", rs.URL())
-	want := map[string][]string{"g1": {"s1", "s2"}, "g2": {"s1"}, "g3": nil}
-	for tenant, done := range want {
-		r = b.cli(t, "status", "--tenant", tenant, "-o", "json")
-		requireExit(t, 0, r)
-		tk := decode[api.Task](t, r.stdout)
-		assert.Equal(t, "INTERRUPTED", tk.Status, tenant)
-		require.NotNil(t, tk.LastError, tenant)
-		assert.Equal(t, "shutdown", tk.LastError.Class, tenant)
-		assert.Equal(t, len(done), tk.CurrentStage, tenant)
-		if done != nil {
-			require.NotNil(t, tk.Checkpoint, tenant)
-			assert.Equal(t, done, tk.Checkpoint.CompletedStages, tenant)
-		}
-		requireExit(t, 0, b.cli(t, "retry", "--tenant", tenant, "--from-checkpoint"))
+	for _, tenant := range []string{"g1", "g3"} {
+		pollTenant(t, b, tenant, tenant+" continued by B without an operator", nil,
+			func(tk api.Task) bool { return tk.Status == "COMPLETED" })
 	}
+	r = b.cli(t, "status", "--tenant", "g2", "-o", "json")
+	requireExit(t, 0, r)
+	g2 := decode[api.Task](t, r.stdout)
+	assert.Equal(t, "INTERRUPTED", g2.Status, "a stage cut short is started work: it waits for an operator")
+	require.NotNil(t, g2.LastError)
+	assert.Equal(t, "shutdown", g2.LastError.Class)
+	require.NotNil(t, g2.Checkpoint)
+	assert.Equal(t, []string{"s1"}, g2.Checkpoint.CompletedStages)
+	requireExit(t, 0, b.cli(t, "retry", "--tenant", "g2", "--from-checkpoint"))
 	r = b.cli(t, "plan", "show", submitted.PlanID, "--watch", "-o", "json")
 	requireExit(t, 0, r)
 	assert.Equal(t, "COMPLETED", decode[api.Plan](t, r.stdout).Status)
