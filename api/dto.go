@@ -56,6 +56,7 @@ type Plan struct {
 	Name           string            `json:"name"`
 	Labels         map[string]string `json:"labels,omitempty"`
 	Status         string            `json:"status"`
+	Reason         string            `json:"reason,omitempty"` // why the executor PAUSED the plan itself (an executor was lost)
 	MaxConcurrency int               `json:"maxConcurrency"`
 	FailureBudget  int               `json:"failureBudget"`
 	Stages         []StageRef        `json:"stages"`

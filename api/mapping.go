@@ -38,7 +38,7 @@ func PlanFrom(v app.PlanView) Plan {
 		PlanID: p.ID(), Name: p.Name(), Labels: p.Labels(), Status: string(p.Status()),
 		MaxConcurrency: p.MaxConcurrency(), FailureBudget: p.FailureBudget(),
 		Stages: stageRefs(p.Stages()), TaskIDs: p.TaskIDs(), Progress: progress,
-		StartAt: timePtr(p.StartAt()), StartRate: p.StartRate(), Canary: canaryFrom(p),
+		StartAt: timePtr(p.StartAt()), StartRate: p.StartRate(), Canary: canaryFrom(p), Reason: p.Reason(),
 		CreatedAt: p.CreatedAt().UTC(), StartedAt: timePtr(p.StartedAt()), FinishedAt: timePtr(p.FinishedAt()),
 	}
 }

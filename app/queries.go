@@ -74,15 +74,22 @@ func (s *Service) Plan(ctx context.Context, planID string) (PlanView, error) {
 	return s.view(ctx, p)
 }
 
+// waitRecheck is how often WaitPlan reads the plan again without a change notice: another
+// executor may have ended it, and the notice that says so is best effort.
+const waitRecheck = 2 * time.Second
+
 // WaitPlan returns the plan once it is terminal, or as it is after wait (at most MaxWait).
 // Its tasks are read (and reaped) once at the start and once at the end: between, each change
-// of the plan's status costs one read of the plan, not of its thousands of tasks.
+// of the plan's status (and every waitRecheck) costs one read of the plan, not of its
+// thousands of tasks.
 func (s *Service) WaitPlan(ctx context.Context, planID string, wait time.Duration) (PlanView, error) {
 	if wait < 0 || wait > MaxWait {
 		return PlanView{}, invalid("wait", "must be between 0s and "+MaxWait.String())
 	}
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
+	recheck := time.NewTicker(waitRecheck)
+	defer recheck.Stop()
 	changed, stop := s.Runner.Watch(planID)
 	v, err := s.Plan(ctx, planID)
 	if err != nil || v.Plan.Status().Terminal() {
@@ -92,6 +99,8 @@ func (s *Service) WaitPlan(ctx context.Context, planID string, wait time.Duratio
 	for {
 		select {
 		case <-changed:
+		case <-recheck.C:
+			stop()
 		case <-deadline.C:
 			stop()
 			return s.Plan(ctx, planID)

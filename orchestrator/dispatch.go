@@ -182,7 +182,13 @@ func (o *Orchestrator) push(ctx context.Context, p *plan.Plan, ids []string) {
 		return
 	}
 	lim := limitsOf(p)
-	if err := o.queue.Push(ctx, p.ID(), lim, ids); err != nil {
+	// The queue follows the plan: paused with it (a retry into a PAUSED plan starts nothing),
+	// let go when it runs (a plan paused for an executor's loss, then reopened by a retry).
+	err := o.queue.SetPaused(ctx, p.ID(), p.Status() == plan.Paused)
+	if err == nil {
+		err = o.queue.Push(ctx, p.ID(), lim, ids)
+	}
+	if err != nil {
 		o.cfg.Logger.Warn("queue tasks: kept to queue again", "plan_id", p.ID(), "tasks", len(ids), "err", err)
 		o.mu.Lock()
 		o.unpushed = append(o.unpushed, pendingPush{planID: p.ID(), lim: lim, ids: ids})

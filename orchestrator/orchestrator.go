@@ -195,6 +195,7 @@ func (o *Orchestrator) settle(planID string) {
 		o.cfg.Logger.Error("settle plan", "plan_id", planID, "err", err)
 		return
 	}
+	o.signal(ctx, sigPlan, planID) // the executors waiting on it read it again
 	if err := o.queue.Close(ctx, planID); err != nil {
 		o.cfg.Logger.Warn("close the queue of an ended plan", "plan_id", planID, "err", err)
 	}

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/domain/task"
 )
 
@@ -38,11 +40,6 @@ func (o *Orchestrator) reconcile() {
 		}
 		cancel()
 	}
-}
-
-// lostRun is a claimed task whose run was lost with its executor.
-type lostRun struct {
-	executor, tenant string
 }
 
 // reconcileOnce frees the slots of claims whose claimer is gone, so that no tenant is
@@ -82,8 +79,7 @@ func (o *Orchestrator) reconcilePlan(ctx context.Context, planID string) error {
 	if err != nil {
 		return err
 	}
-	var lost []lostRun
-	freed := false
+	lost, freed := false, false
 	for id, c := range claims {
 		if o.local(id) != nil || o.now().Sub(c.Since) < o.cfg.LeaseTTL {
 			continue // running here, or too fresh to judge (its run may be starting)
@@ -118,11 +114,16 @@ func (o *Orchestrator) reconcilePlan(ctx context.Context, planID string) error {
 			if reaped[0] == t {
 				continue // its owner still holds the lease, or beat lately: not yet
 			}
-			lost = append(lost, lostRun{executor: c.Executor, tenant: t.TenantID()})
+			t = reaped[0]
 			fallthrough
 		default:
-			if t.Status() == task.Interrupted {
-				lost = append(lost, lostRun{executor: c.Executor, tenant: t.TenantID()})
+			if t.Status() == task.Interrupted && !lost {
+				// Started work was lost: nothing more of the plan starts (its freed slot
+				// included) until an SRE decides.
+				if err := o.queue.SetPaused(ctx, planID, true); err != nil {
+					return err
+				}
+				lost = true
 			}
 			if _, err := o.queue.Release(ctx, planID, id); err != nil {
 				return err
@@ -130,10 +131,10 @@ func (o *Orchestrator) reconcilePlan(ctx context.Context, planID string) error {
 			freed = true
 		}
 	}
-	if len(lost) > 0 {
-		o.pauseForLoss(ctx, planID, lost)
+	if lost {
+		o.pauseForLoss(ctx, planID)
 	}
-	if freed && len(lost) == 0 {
+	if freed && !lost {
 		if q, c, err := o.queue.Len(ctx, planID); err == nil && q+c == 0 {
 			o.settle(planID)
 		}
@@ -142,19 +143,33 @@ func (o *Orchestrator) reconcilePlan(ctx context.Context, planID string) error {
 }
 
 // pauseForLoss pauses a plan whose runs were lost with their executor, with a reason naming
-// the executors and the interrupted tenants: nothing of it starts until an SRE decides (plan
-// resume continues the never-started tenants, retry --from-checkpoint the interrupted ones).
-func (o *Orchestrator) pauseForLoss(ctx context.Context, planID string, lost []lostRun) {
-	execs, tenants := map[string]bool{}, map[string]bool{}
-	for _, l := range lost {
-		execs[l.executor], tenants[l.tenant] = true, true
-	}
-	reason := fmt.Sprintf("executor %s lost mid-plan; interrupted tenants: %s", joinKeys(execs), joinKeys(tenants))
+// the executors and every interrupted tenant whose owner was lost (lease_lost): nothing of it
+// starts until an SRE decides (plan resume continues the never-started tenants, plan retry
+// --from-checkpoint the interrupted ones). A plan already paused for a loss has its reason
+// brought up to date; an operator's pause or an ended plan stands.
+func (o *Orchestrator) pauseForLoss(ctx context.Context, planID string) {
 	unlock := o.planLocks.lock(planID)
 	defer unlock()
-	_, err := o.updatePlan(ctx, planID, func(p *plan.Plan) error {
-		if p.Status() != plan.Running {
-			return errSkip // paused or ended meanwhile: the operator's status stands
+	p, err := o.plans.Plan(ctx, planID)
+	if err != nil {
+		o.cfg.Logger.Error("pause a plan whose executor was lost", "plan_id", planID, "err", err)
+		return
+	}
+	tasks, err := o.tasks.ByIDs(ctx, p.TaskIDs())
+	if err != nil {
+		o.cfg.Logger.Error("pause a plan whose executor was lost", "plan_id", planID, "err", err)
+		return
+	}
+	execs, tenants := map[string]bool{}, map[string]bool{}
+	for _, t := range tasks {
+		if f := t.LastError(); t.Status() == task.Interrupted && f != nil && f.Class == stage.ClassLeaseLost {
+			execs[cmp.Or(t.Executor(), "unknown")], tenants[t.TenantID()] = true, true
+		}
+	}
+	reason := fmt.Sprintf("executor %s lost mid-plan; interrupted tenants: %s", joinKeys(execs), joinKeys(tenants))
+	_, err = o.updatePlan(ctx, planID, func(p *plan.Plan) error {
+		if p.Reason() == reason || (p.Status() != plan.Running && (p.Status() != plan.Paused || p.Reason() == "")) {
+			return errSkip // an operator's status stands
 		}
 		return p.PauseFor(reason)
 	})

@@ -56,6 +56,7 @@ func (o *Orchestrator) Receive(msg string) {
 			run.recheck.Store(true)
 		}
 	case sigPlan:
+		o.notify(id) // its status changed, maybe on another executor: wake the waits on it
 		o.followPlan(id)
 	}
 }

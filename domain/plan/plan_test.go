@@ -361,8 +361,11 @@ func TestPauseForKeepsItsReasonUntilResume(t *testing.T) {
 	loaded, err := plan.Load(p.State())
 	require.NoError(t, err)
 	assert.Equal(t, p.Reason(), loaded.Reason(), "the reason is persisted state")
+	require.NoError(t, p.PauseFor("executor exec-a lost; interrupted: t-1, t-2"), "more was lost meanwhile")
+	assert.Equal(t, "executor exec-a lost; interrupted: t-1, t-2", p.Reason())
 	require.NoError(t, p.Resume())
 	assert.Empty(t, p.Reason(), "resume clears the reason")
 	require.NoError(t, p.Pause())
 	assert.Empty(t, p.Reason(), "an operator's pause has no reason")
+	require.ErrorIs(t, p.PauseFor("executor lost"), plan.ErrInvalidTransition, "an operator's pause stands")
 }

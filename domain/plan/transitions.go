@@ -28,9 +28,10 @@ func (p *Plan) Start(now time.Time) error {
 func (p *Plan) Pause() error { return p.PauseFor("") }
 
 // PauseFor is Pause for a reason an SRE must read before resuming (an executor was lost
-// mid-plan): RUNNING → PAUSED, with Reason set to reason.
+// mid-plan): RUNNING → PAUSED, with Reason set to reason. A plan already PAUSED for a reason
+// takes the new one (more was lost meanwhile); an operator's pause (no reason) is refused.
 func (p *Plan) PauseFor(reason string) error {
-	if p.status != Running {
+	if p.status != Running && (p.status != Paused || p.reason == "" || reason == "") {
 		return p.refuse("pause")
 	}
 	p.status = Paused
