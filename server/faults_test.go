@@ -425,7 +425,7 @@ var ftLateFault = redistest.Fault{Kind: redistest.Delay, Late: true, Hold: 3 * t
 // ftBumpFence matches a fence bump on the wire: bump_fence.lua by EVALSHA, one key (a task
 // hash), ARGV the TTL and the bump's 12-character token (create_task.lua, also one task key,
 // has field names after its TTL).
-var ftBumpFence = regexp.MustCompile(`(?is)evalsha\r\n\$40\r\n[0-9a-f]{40}\r\n\$1\r\n1\r\n\$\d+\r\nexecutor:task:\{[^}]*\}\r\n\$\d+\r\n\d+\r\n\$12\r\n[0-9A-Z]{12}\r\n`)
+var ftBumpFence = regexp.MustCompile(`(?is)evalsha\r\n\$40\r\n[0-9a-f]{40}\r\n\$1\r\n1\r\n\$\d+\r\nexecutor:task:\{[^}]*\}\r\n\$\d+\r\n\d+\r\n\$\d+\r\n[0-9a-z]{6}\.[0-9a-z]+\r\n`)
 
 const ftNoop3 = `{"name":"one","kind":"noop"},{"name":"two","kind":"noop"},{"name":"three","kind":"noop"}`
 
