@@ -46,6 +46,9 @@ type Config struct {
 	// Queue holds the plans' queued tasks and enforces their limits (infra/dispatch).
 	// Required.
 	Queue Queue
+	// Fallback is an in-process queue that keeps a shared Queue's work going while it does
+	// not answer (see fallback.go). Default: none (refused pushes are made again later).
+	Fallback Queue
 	// Signals tells the other executors sharing the store of operators' commands (they call
 	// Receive). Default: none (one executor alone: it acts on its own commands directly).
 	Signals Signals

@@ -25,9 +25,7 @@ func (o *Orchestrator) PausePlan(ctx context.Context, planID string) error {
 	if err != nil {
 		return err
 	}
-	if err := o.queue.SetPaused(ctx, planID, true); err != nil {
-		return fmt.Errorf("orchestrator: pause plan %s: %w", planID, err)
-	}
+	o.setPaused(ctx, planID, true)
 	o.pauseHere(ctx, planID)
 	o.signal(ctx, sigPlan, planID)
 	statuses, err := o.tasks.Statuses(ctx, p.TaskIDs())
@@ -67,9 +65,7 @@ func (o *Orchestrator) ResumePlan(ctx context.Context, planID string) error {
 	if err != nil {
 		return err
 	}
-	if err := o.queue.SetPaused(ctx, planID, false); err != nil {
-		return fmt.Errorf("orchestrator: resume plan %s: %w", planID, err)
-	}
+	o.setPaused(ctx, planID, false)
 	o.signal(ctx, sigPlan, planID)
 	tasks, err := o.tasks.ByIDs(ctx, p.TaskIDs())
 	if err != nil {
@@ -111,9 +107,7 @@ func (o *Orchestrator) CancelPlan(ctx context.Context, planID string) error {
 		return p.Cancel(o.now()) // the typed refusal
 	}
 	o.unschedule(ctx, p)
-	if _, err := o.queue.Drain(ctx, planID); err != nil {
-		return fmt.Errorf("orchestrator: cancel plan %s: %w", planID, err)
-	}
+	o.unqueue(ctx, planID, nil)
 	statuses, err := o.tasks.Statuses(ctx, p.TaskIDs())
 	if err != nil {
 		return err
@@ -269,9 +263,7 @@ func (o *Orchestrator) CancelTask(ctx context.Context, taskID string) error {
 		return err
 	}
 	if was == task.Pending {
-		if _, err := o.queue.Remove(ctx, t.PlanID(), []string{taskID}); err != nil {
-			o.cfg.Logger.Warn("take a cancelled task out of its plan's queue", "task_id", taskID, "err", err)
-		}
+		o.unqueue(ctx, t.PlanID(), []string{taskID})
 	}
 	if run := o.local(taskID); run != nil {
 		run.cancel(errCancelRequested)

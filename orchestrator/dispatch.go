@@ -2,12 +2,16 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
 )
+
+// errQueueAway: the store runs degraded (Redis away), so the shared Queue is not tried.
+var errQueueAway = errors.New("orchestrator: the queue's Redis is away")
 
 // Dispatch timing.
 const (
@@ -40,18 +44,21 @@ func (o *Orchestrator) dispatch() {
 		case <-o.stopClaims:
 			return
 		}
-		o.pushPending()
-		if time.Since(listed) >= plansRefresh {
+		if o.cfg.Degraded() { // Redis away: only what was queued here meanwhile starts
+			plans, listed = nil, time.Time{}
+		} else if time.Since(listed) >= plansRefresh {
 			if ps, err := o.queue.Plans(o.ctx); err == nil {
 				plans, listed = ps, time.Now()
+				o.catchUp(o.ctx)
 			} else {
 				o.cfg.Logger.Debug("list plans with work", "err", err)
+				plans = nil
 			}
 		}
-		planID, id, wait, err := o.claimNext(plans, &next)
+		q, planID, id, wait, err := o.claimNext(plans, &next)
 		if id != "" {
 			o.wg.Add(1)
-			go o.runClaimed(planID, id)
+			go o.runClaimed(q, planID, id)
 			continue
 		}
 		<-o.slots
@@ -63,8 +70,13 @@ func (o *Orchestrator) dispatch() {
 			d = wait
 		}
 		t := time.NewTimer(d)
+		var fallbackWoken <-chan struct{} // nil without a Fallback: never ready
+		if o.cfg.Fallback != nil {
+			fallbackWoken = o.cfg.Fallback.Woken()
+		}
 		select {
 		case <-o.queue.Woken():
+		case <-fallbackWoken:
 		case <-o.poke:
 			listed = time.Time{}
 		case <-t.C:
@@ -77,31 +89,43 @@ func (o *Orchestrator) dispatch() {
 	}
 }
 
-// claimNext claims one task from the first of plans (from *next on) that lets one start; it
-// also returns the shortest start-rate wait it met.
-func (o *Orchestrator) claimNext(plans []string, next *int) (planID, id string, wait time.Duration, err error) {
+// claimNext claims one task from the Fallback's plans, else from the first of plans (from
+// *next on) that lets one start; it also returns the shortest start-rate wait it met.
+func (o *Orchestrator) claimNext(plans []string, next *int) (q Queue, planID, id string, wait time.Duration, err error) {
+	if f := o.cfg.Fallback; f != nil {
+		local, _ := f.Plans(o.ctx)
+		for _, p := range local {
+			id, w, err := f.Claim(o.ctx, p, o.cfg.Name)
+			if err == nil && id != "" {
+				return f, p, id, 0, nil
+			}
+			if w > 0 && (wait == 0 || w < wait) {
+				wait = w
+			}
+		}
+	}
 	for k := range plans {
 		i := (*next + k) % len(plans)
 		id, w, err := o.queue.Claim(o.ctx, plans[i], o.cfg.Name)
 		if err != nil {
 			o.cfg.Logger.Debug("claim a task", "plan_id", plans[i], "err", err)
-			return "", "", 0, err
+			return nil, "", "", 0, err
 		}
 		if id != "" {
 			*next = (i + 1) % len(plans)
-			return plans[i], id, 0, nil
+			return o.queue, plans[i], id, 0, nil
 		}
 		if w > 0 && (wait == 0 || w < wait) {
 			wait = w
 		}
 	}
-	return "", "", wait, nil
+	return nil, "", "", wait, nil
 }
 
 // runClaimed runs a claimed task, then tells the Queue how its run ended: the slot is freed
 // (or the task handed back), the failure budget counted, and the plan settled when nothing of
 // it is left queued or claimed.
-func (o *Orchestrator) runClaimed(planID, id string) {
+func (o *Orchestrator) runClaimed(q Queue, planID, id string) {
 	defer o.wg.Done()
 	ph := o.enter(planID)
 	defer o.leave(planID)
@@ -110,29 +134,30 @@ func (o *Orchestrator) runClaimed(planID, id string) {
 	if ph.canary[id] { // before the slot is freed: the plan must not settle before its wave is judged
 		o.advanceCanary(planID)
 	}
-	o.finish(planID, id, end)
+	o.finish(q, planID, id, end)
 }
 
-// finish tells the Queue how the run of a claimed task ended.
-func (o *Orchestrator) finish(planID, id string, end runEnd) {
+// finish tells the queue q, from which the task was claimed, how its run ended.
+func (o *Orchestrator) finish(q Queue, planID, id string, end runEnd) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(o.ctx), persistTimeout)
 	defer cancel()
 	if end == endHandedBack {
-		if err := o.queue.Return(ctx, planID, id); err != nil {
+		if err := q.Return(ctx, planID, id); err != nil {
 			o.cfg.Logger.Error("hand a task back to its plan's queue", "plan_id", planID, "task_id", id, "err", err)
 		}
 		return
 	}
-	drained, left, err := o.queue.Done(ctx, planID, id, end == endFailed)
+	drained, left, err := q.Done(ctx, planID, id, end == endFailed)
 	if err != nil {
-		// The claim stays under this executor's name until the reconciler releases it.
+		// The claim stays under this executor's name until the reconciler releases it; the
+		// plan is settled from its tasks all the same (on memory while Redis is away).
 		o.cfg.Logger.Warn("free a task's slot", "plan_id", planID, "task_id", id, "err", err)
-		return
+		left = -1
 	}
 	if len(drained) > 0 {
 		o.cancelQueued(drained, "failure budget exhausted")
 	}
-	if left == 0 && !o.draining.Load() {
+	if left <= 0 && !o.draining.Load() {
 		o.settle(planID)
 	}
 }
@@ -171,8 +196,9 @@ func (o *Orchestrator) leave(planID string) {
 	}
 }
 
-// push queues task ids of p. A push the Queue refused (Redis away) is kept and pushed again
-// by the dispatch loop, so a PENDING task is never left out of its plan's queue.
+// push queues task ids of p. A push the shared Queue refused (Redis away) goes to the
+// Fallback (or is made again once the Queue answers), so a PENDING task is never left out of
+// its plan's queue.
 func (o *Orchestrator) push(ctx context.Context, p *plan.Plan, ids []string) {
 	if len(ids) == 0 {
 		return
@@ -181,44 +207,21 @@ func (o *Orchestrator) push(ctx context.Context, p *plan.Plan, ids []string) {
 		o.interruptQueued(ids)
 		return
 	}
-	lim := limitsOf(p)
 	// The queue follows the plan: paused with it (a retry into a PAUSED plan starts nothing),
 	// let go when it runs (a plan paused for an executor's loss, then reopened by a retry).
-	err := o.queue.SetPaused(ctx, p.ID(), p.Status() == plan.Paused)
+	err := errQueueAway
+	if !o.cfg.Degraded() || o.cfg.Fallback == nil {
+		err = o.queue.SetPaused(ctx, p.ID(), p.Status() == plan.Paused)
+	}
 	if err == nil {
-		err = o.queue.Push(ctx, p.ID(), lim, ids)
+		err = o.queue.Push(ctx, p.ID(), limitsOf(p), ids)
 	}
 	if err != nil {
-		o.cfg.Logger.Warn("queue tasks: kept to queue again", "plan_id", p.ID(), "tasks", len(ids), "err", err)
-		o.mu.Lock()
-		o.unpushed = append(o.unpushed, pendingPush{planID: p.ID(), lim: lim, ids: ids})
-		o.mu.Unlock()
+		o.cfg.Logger.Warn("queue tasks: the queue does not answer; queued here until it does", "plan_id", p.ID(), "tasks", len(ids), "err", err)
+		o.pushFallback(ctx, p, ids)
 	}
 	select {
 	case o.poke <- struct{}{}:
 	default:
-	}
-}
-
-// pendingPush is a push the Queue refused, to be made again.
-type pendingPush struct {
-	planID string
-	lim    Limits
-	ids    []string
-}
-
-// pushPending makes the pushes the Queue refused earlier.
-func (o *Orchestrator) pushPending() {
-	o.mu.Lock()
-	list := o.unpushed
-	o.unpushed = nil
-	o.mu.Unlock()
-	for i, pp := range list {
-		if err := o.queue.Push(o.ctx, pp.planID, pp.lim, pp.ids); err != nil {
-			o.mu.Lock()
-			o.unpushed = append(o.unpushed, list[i:]...)
-			o.mu.Unlock()
-			return
-		}
 	}
 }

@@ -44,6 +44,7 @@ type Orchestrator struct {
 	stop       context.CancelCauseFunc
 	wg         sync.WaitGroup // the runs
 	draining   atomic.Bool    // Shutdown has begun: nothing starts any more
+	started    atomic.Bool    // Start was called: the dispatch loop and the reconciler run
 	stopClaims chan struct{}  // closed by Shutdown: the dispatch loop claims nothing more
 	haltOnce   sync.Once
 	dispatched chan struct{} // closed when the dispatch loop has returned
@@ -51,10 +52,10 @@ type Orchestrator struct {
 	reconciled chan struct{} // closed when the reconciler has returned
 
 	mu       sync.Mutex
-	here     map[string]*planHere       // by plan id: plans this executor runs tasks of
-	active   map[string]*taskRun        // by task id
-	watchers map[string][]chan struct{} // by plan id: closed at the plan's next change
-	unpushed []pendingPush              // pushes the Queue refused, made again by the loop
+	here     map[string]*planHere              // by plan id: plans this executor runs tasks of
+	active   map[string]*taskRun               // by task id
+	watchers map[string][]chan struct{}        // by plan id: closed at the plan's next change
+	redo     []func(ctx context.Context) error // changes the shared Queue refused, made again by the loop
 }
 
 // New returns an orchestrator over the given stores, taking work from cfg.Queue (required).
@@ -63,7 +64,9 @@ func New(plans plan.Repository, tasks task.Repository, ckpts checkpoint.Store, l
 	if cfg.Queue == nil {
 		panic("orchestrator: Config.Queue is required")
 	}
+	ctx, stop := context.WithCancelCause(context.Background())
 	return &Orchestrator{
+		ctx: ctx, stop: stop,
 		plans: plans, tasks: tasks, ckpts: ckpts, locker: locker, kinds: kinds, cfg: cfg, queue: cfg.Queue,
 		slots:      make(chan struct{}, cfg.Workers),
 		stopClaims: make(chan struct{}),
@@ -79,7 +82,7 @@ func New(plans plan.Repository, tasks task.Repository, ckpts checkpoint.Store, l
 // Start starts taking work from the Queue (the dispatch loop) and, on a shared Queue, the
 // reconciler of claims whose claimer is gone.
 func (o *Orchestrator) Start() {
-	o.ctx, o.stop = context.WithCancelCause(context.Background())
+	o.started.Store(true)
 	go o.dispatch()
 	go o.reconcile()
 }
@@ -159,7 +162,11 @@ func (o *Orchestrator) settle(planID string) {
 		o.cfg.Logger.Error("settle plan", "plan_id", planID, "err", err)
 		return
 	}
-	if p.Status().Terminal() || p.Status() == plan.Scheduled {
+	if p.Status().Terminal() {
+		o.closeQueue(ctx, planID) // settled before; its queue may have outlived it
+		return
+	}
+	if p.Status() == plan.Scheduled {
 		return
 	}
 	statuses, err := o.tasks.Statuses(ctx, p.TaskIDs())
@@ -196,8 +203,15 @@ func (o *Orchestrator) settle(planID string) {
 		return
 	}
 	o.signal(ctx, sigPlan, planID) // the executors waiting on it read it again
-	if err := o.queue.Close(ctx, planID); err != nil {
-		o.cfg.Logger.Warn("close the queue of an ended plan", "plan_id", planID, "err", err)
+	o.closeQueue(ctx, planID)
+}
+
+// closeQueue forgets an ended plan's queues (each keeps a plan that has work again).
+func (o *Orchestrator) closeQueue(ctx context.Context, planID string) {
+	for _, q := range o.queues() {
+		if err := q.Close(ctx, planID); err != nil {
+			o.cfg.Logger.Debug("close the queue of an ended plan", "plan_id", planID, "err", err)
+		}
 	}
 }
 

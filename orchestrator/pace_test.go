@@ -37,10 +37,11 @@ func TestStartRatePacesTaskStarts(t *testing.T) {
 	defer mu.Unlock()
 	require.Len(t, starts, 4)
 	sort.Slice(starts, func(i, j int) bool { return starts[i].Before(starts[j]) })
-	// Only a lower bound: a slow machine spreads starts further apart, never closer.
+	// Only a lower bound, and half the interval: claims are 100 ms apart, and a busy machine
+	// may take a run longer to reach its stage than the next one.
 	for i := 1; i < len(starts); i++ {
 		gap := starts[i].Sub(starts[i-1])
-		assert.GreaterOrEqual(t, gap, 90*time.Millisecond, "start %d came %v after the previous one", i, gap)
+		assert.GreaterOrEqual(t, gap, 50*time.Millisecond, "start %d came %v after the previous one", i, gap)
 	}
 }
 

@@ -17,17 +17,19 @@ const queuedTimeout = 2 * time.Second
 func (o *Orchestrator) Queued() int {
 	ctx, cancel := context.WithTimeout(context.Background(), queuedTimeout)
 	defer cancel()
-	plans, err := o.queue.Plans(ctx)
-	if err != nil {
-		return int(o.queued.Load())
-	}
 	n := 0
-	for _, id := range plans {
-		q, _, err := o.queue.Len(ctx, id)
+	for _, q := range o.queues() {
+		plans, err := q.Plans(ctx)
 		if err != nil {
 			return int(o.queued.Load())
 		}
-		n += q
+		for _, id := range plans {
+			queued, _, err := q.Len(ctx, id)
+			if err != nil {
+				return int(o.queued.Load())
+			}
+			n += queued
+		}
 	}
 	o.queued.Store(int64(n))
 	return n

@@ -41,7 +41,7 @@ var (
 func (o *Orchestrator) Shutdown(ctx context.Context, grace time.Duration) error {
 	o.draining.Store(true)
 	o.haltOnce.Do(func() { close(o.stopClaims) })
-	if o.ctx != nil { // started
+	if o.started.Load() {
 		<-o.dispatched // no claim after this: the runs are all counted in wg
 		<-o.reconciled
 	}
@@ -61,9 +61,27 @@ func (o *Orchestrator) Shutdown(ctx context.Context, grace time.Duration) error 
 	o.stop(errShutdown) // the runs still going: cancel their stages
 	select {
 	case <-done:
+		o.flushFallback()
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("orchestrator: shutdown: %w", ctx.Err())
+	}
+}
+
+// flushFallback hands what the Fallback still holds (queued while Redis was away, or handed
+// back by the runs that just stopped) to the shared Queue; what it cannot hand over dies with
+// the process, so it becomes INTERRUPTED (an SRE retries it).
+func (o *Orchestrator) flushFallback() {
+	if o.cfg.Fallback == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(o.ctx), persistTimeout)
+	defer cancel()
+	o.catchUp(ctx)
+	plans, _ := o.cfg.Fallback.Plans(ctx)
+	for _, planID := range plans {
+		ids, _ := o.cfg.Fallback.Drain(ctx, planID)
+		o.interruptQueued(ids)
 	}
 }
 

@@ -58,6 +58,11 @@ func (o *Orchestrator) claim(ctx context.Context, id string, cancel context.Canc
 		read = p.Peek
 	}
 	t, err := read(ctx, id)
+	if err == nil && t.Status() != task.Pending {
+		// The local copy may be stale: another executor may have made the task PENDING
+		// again (a retry) and queued it. The store decides.
+		t, err = o.tasks.Task(ctx, id)
+	}
 	if err != nil {
 		o.cfg.Logger.Error("claim task", "task_id", id, "err", err)
 		return nil

@@ -165,6 +165,7 @@ func NewExecutor(cfg Config) (*Executor, error) {
 	}
 	var sigs orchestrator.Signals
 	var queue dispatch.Port
+	var fallback orchestrator.Queue
 	if e.redis != nil { // operators' commands reach the executor running the task at once
 		e.signals = signals.New(e.redis, signals.Options{Keys: rediskey.New(cfg.Prefix), Logger: cfg.Logger})
 		sigs = e.signals
@@ -174,10 +175,11 @@ func NewExecutor(cfg Config) (*Executor, error) {
 	if e.redis != nil { // every executor takes work from every plan; the limits hold plan-wide
 		rq := dispatch.NewRedis(e.redis, dispatch.RedisOptions{Prefix: cfg.Prefix, Logger: cfg.Logger})
 		queue, e.dispatch = dispatch.ForRedis(rq), rq
+		fallback = dispatch.ForMemory(mq) // while Redis is away, work queued here runs here
 	}
 	e.orch = orchestrator.New(st.plans, st.tasks, st.ckpts, st.locker, e.kinds,
 		orchestrator.Config{Name: cfg.Name, Cluster: e.members, Workers: cfg.Workers, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger, Degraded: e.Degraded,
-			Events: e.events, Metrics: e.metrics, Scheduler: e.sched, Signals: sigs, Queue: queue})
+			Events: e.events, Metrics: e.metrics, Scheduler: e.sched, Signals: sigs, Queue: queue, Fallback: fallback})
 	e.svc = app.New(app.Deps{
 		Creator: st.creator, Plans: st.plans, Tasks: st.tasks, Checkpoints: st.ckpts,
 		Kinds: e.kinds, Holders: st.locker, Runner: e.orch, Events: source, Members: e.members,
@@ -214,6 +216,7 @@ func (e *Executor) stores() (stores, error) {
 	e.store = redisrepo.New(e.redis, redisrepo.Options{
 		Keys: keys, Monitor: e.mon, Logger: e.cfg.Logger, Batched: batched,
 		OnConflict: func(taskID string) { e.metrics.Fenced(); e.orch.Fenced(taskID) },
+		OnRestored: func(lost bool) { e.orch.Restored(lost) },
 	})
 	e.readiness = e.redisReadiness
 	db := e.store

@@ -288,17 +288,46 @@ func runContract(t *testing.T, pair newPair) {
 		assert.Equal(t, []string{"drained", "in flight", "queued"}, plans, "active again after a push")
 	})
 
-	t.Run("close forgets the plan", func(t *testing.T) {
+	t.Run("an id pushed while in flight is queued when its claim ends", func(t *testing.T) {
+		t.Parallel()
+		cases := []struct {
+			name string
+			end  func(q queue) error
+		}{
+			{"done", func(q queue) error { _, _, err := q.Done(ctx, "P", "A", false); return err }},
+			{"release", func(q queue) error { _, err := q.Release(ctx, "P", "A"); return err }},
+			{"return", func(q queue) error { return q.Return(ctx, "P", "A") }},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				a, b := pair(t)
+				require.NoError(t, a.Push(ctx, "P", Limits{MaxConcurrency: 2}, []string{"A", "B"}))
+				require.Equal(t, "A", claim(t, a, "P", "e1"))
+				require.NoError(t, b.Push(ctx, "P", Limits{MaxConcurrency: 2}, []string{"A"}), "a retry while the run winds down")
+				requireLen(t, a, "P", 1, 1)
+				require.NoError(t, tc.end(b))
+				requireLen(t, a, "P", 2, 0)
+				ids, err := a.Drain(ctx, "P")
+				require.NoError(t, err)
+				assert.ElementsMatch(t, []string{"A", "B"}, ids, "queued once")
+			})
+		}
+	})
+
+	t.Run("close forgets an idle plan, not one with work", func(t *testing.T) {
 		t.Parallel()
 		a, b := pair(t)
 		require.NoError(t, a.Push(ctx, "P", Limits{MaxConcurrency: 1, FailureBudget: 1}, []string{"A", "B"}))
 		claim(t, a, "P", "e1")
+		require.NoError(t, b.Close(ctx, "P"), "a retry pushed after the plan was settled")
+		requireLen(t, a, "P", 1, 1)
+		_, _, err := a.Done(ctx, "P", "A", false)
+		require.NoError(t, err)
+		_, err = a.Drain(ctx, "P")
+		require.NoError(t, err)
 		require.NoError(t, a.SetPaused(ctx, "P", true))
 		require.NoError(t, b.Close(ctx, "P"))
 		requireLen(t, a, "P", 0, 0)
-		inflight, err := a.InFlight(ctx, "P")
-		require.NoError(t, err)
-		assert.Empty(t, inflight)
 		plans, err := a.Plans(ctx)
 		require.NoError(t, err)
 		assert.Empty(t, plans)

@@ -14,7 +14,7 @@
 // Lifecycle: Push queues a plan's tasks (and stores its limits); executors Claim tasks, each
 // claimed task is in flight until Done (its run ended), Return (handed back, to the front of
 // the queue) or Release (its executor died: the slot is freed, nothing is queued or counted);
-// Remove and Drain take queued tasks out (cancel); Close forgets the plan when it ended.
+// Remove and Drain take queued tasks out (cancel); Close forgets an ended plan unless work arrived meanwhile (a retry pushed after it settled).
 //
 // Guarantees (both implementations; for Redis, across every executor on that Redis):
 //

@@ -31,6 +31,7 @@ type memPlan struct {
 	queue    []string // queued ids, front first
 	queued   map[string]struct{}
 	inflight map[string]InFlight
+	again    map[string]bool // pushed again while in flight: queued when the claim ends
 	failed   int
 	paused   bool
 	next     time.Time // the earliest next start while paced
@@ -53,7 +54,7 @@ func NewMemory(opts MemoryOptions) *Memory {
 func (m *Memory) plan(planID string) *memPlan {
 	p := m.plans[planID]
 	if p == nil {
-		p = &memPlan{lim: Limits{MaxConcurrency: 1}, queued: map[string]struct{}{}, inflight: map[string]InFlight{}}
+		p = &memPlan{lim: Limits{MaxConcurrency: 1}, queued: map[string]struct{}{}, inflight: map[string]InFlight{}, again: map[string]bool{}}
 		m.plans[planID] = p
 	}
 	return p
@@ -84,6 +85,7 @@ func (m *Memory) Push(_ context.Context, planID string, lim Limits, ids []string
 			continue
 		}
 		if _, ok := p.inflight[id]; ok {
+			p.again[id] = true // a retry of a run still winding down: queued when it ends
 			continue
 		}
 		p.queued[id] = struct{}{}
@@ -108,6 +110,7 @@ func (m *Memory) Return(_ context.Context, planID, taskID string) error {
 	if p != nil {
 		if _, ok := p.inflight[taskID]; ok {
 			delete(p.inflight, taskID)
+			delete(p.again, taskID)
 			p.queue = slices.Insert(p.queue, 0, taskID)
 			p.queued[taskID] = struct{}{}
 			back = true
@@ -172,6 +175,7 @@ func (m *Memory) Done(_ context.Context, planID, taskID string, failed bool) ([]
 				drained = p.drain()
 			}
 		}
+		p.requeueAgain(taskID)
 	}
 	left := len(p.queue) + len(p.inflight)
 	m.mu.Unlock()
@@ -179,6 +183,17 @@ func (m *Memory) Done(_ context.Context, planID, taskID string, failed bool) ([]
 		signal(m.woken)
 	}
 	return drained, left, nil
+}
+
+// requeueAgain queues, at the back, a task whose claim just ended if it was pushed again
+// meanwhile. The caller holds m.mu.
+func (p *memPlan) requeueAgain(taskID string) {
+	if !p.again[taskID] {
+		return
+	}
+	delete(p.again, taskID)
+	p.queued[taskID] = struct{}{}
+	p.queue = append(p.queue, taskID)
 }
 
 // drain empties p's queue and returns what it held. The caller holds m.mu.
@@ -257,6 +272,9 @@ func (m *Memory) Release(_ context.Context, planID, taskID string) (bool, error)
 	if p != nil {
 		_, was = p.inflight[taskID]
 		delete(p.inflight, taskID)
+		if was {
+			p.requeueAgain(taskID)
+		}
 	}
 	m.mu.Unlock()
 	if was {
@@ -318,8 +336,11 @@ func (m *Memory) Close(_ context.Context, planID string) error {
 		return err
 	}
 	m.mu.Lock()
+	defer m.mu.Unlock()
+	if p := m.plans[planID]; p != nil && (len(p.queue) > 0 || len(p.inflight) > 0) {
+		return nil // work arrived meanwhile: the plan stays
+	}
 	delete(m.plans, planID)
 	delete(m.active, planID)
-	m.mu.Unlock()
 	return nil
 }

@@ -226,7 +226,7 @@ func (r *Redis) Release(ctx context.Context, planID, taskID string) (bool, error
 	if err := checkIDs("release", planID, taskID); err != nil {
 		return false, err
 	}
-	keys := []string{r.keys.DispatchInFlight(planID)}
+	keys := r.planKeys(planID)
 	n, err := releaseScript.Run(ctx, r.client, keys, taskID, r.keys.DispatchWake(), planID).Int()
 	if err != nil {
 		return false, fmt.Errorf("dispatch: release %s/%s: %w", planID, taskID, err)
@@ -368,11 +368,26 @@ func (r *Redis) Close(ctx context.Context, planID string) error {
 	if err := checkIDs("close", planID); err != nil {
 		return err
 	}
-	if err := r.client.Del(ctx, r.planKeys(planID)...).Err(); err != nil {
+	closed, err := closeScript.Run(ctx, r.client, r.planKeys(planID)).Int()
+	if err != nil {
 		return fmt.Errorf("dispatch: close %s: %w", planID, err)
+	}
+	if closed == 0 {
+		return nil // work arrived meanwhile: the plan stays
 	}
 	if err := r.client.SRem(ctx, r.keys.Dispatching(), planID).Err(); err != nil {
 		return fmt.Errorf("dispatch: close %s: %w", planID, err)
+	}
+	// A push between the script and the SREM wrote its queue before its SADD, which the SREM
+	// may have undone: seen here, the entry goes back.
+	work, err := r.hasWork(ctx, []string{planID})
+	if err != nil {
+		return fmt.Errorf("dispatch: close %s: %w", planID, err)
+	}
+	if work[0] {
+		if err := r.client.SAdd(ctx, r.keys.Dispatching(), planID).Err(); err != nil {
+			return fmt.Errorf("dispatch: close %s: %w", planID, err)
+		}
 	}
 	return nil
 }

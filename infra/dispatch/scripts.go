@@ -23,6 +23,8 @@ var (
 	releaseSrc string
 	//go:embed scripts/pause.lua
 	pauseSrc string
+	//go:embed scripts/close.lua
+	closeSrc string
 
 	pushScript    = redis.NewScript(pushSrc)
 	returnScript  = redis.NewScript(returnSrc)
@@ -32,4 +34,5 @@ var (
 	drainScript   = redis.NewScript(drainSrc)
 	releaseScript = redis.NewScript(releaseSrc)
 	pauseScript   = redis.NewScript(pauseSrc)
+	closeScript   = redis.NewScript(closeSrc)
 )

@@ -97,7 +97,8 @@ func (s *Store) resync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if n == 0 || s.lostData.Swap(false) { // Redis lost its data (restarted empty): write everything back
+	lost := n == 0 || s.lostData.Swap(false)
+	if lost { // Redis lost its data (restarted empty): write everything back
 		s.log.Warn("redis came back without this executor's data: writing back every plan and task it holds")
 		s.journalEverything()
 	}
@@ -116,6 +117,7 @@ func (s *Store) resync(ctx context.Context) error {
 		return err
 	}
 	s.mon.Recover()
+	go s.onRestored(lost)
 	return nil
 }
 

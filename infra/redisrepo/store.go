@@ -56,6 +56,10 @@ type Options struct {
 	// OnConflict is told about a task whose write-back was refused because another executor
 	// took it (or its tenant) while Redis was away: this executor's run of it must stop.
 	OnConflict func(taskID string)
+	// OnRestored is told, in a goroutine of its own, that Redis answers again after an
+	// outage and everything journaled was written back; lost: Redis had lost its data (it
+	// came back empty), so whatever else lives there (the dispatch queues) must be rebuilt.
+	OnRestored func(lost bool)
 }
 
 // Store is the Redis-backed store with its in-memory mirror. While Redis is away it runs on
@@ -70,6 +74,7 @@ type Store struct {
 	journal    *journal
 	log        *slog.Logger
 	onConflict func(taskID string)
+	onRestored func(lost bool)
 	planTTL    planTouches   // when each plan's TTL was last refreshed by its tasks' writes
 	written    writtenFields // the task fields each run wrote last, to send only changes
 	instance   string        // this store's sentinel key, to notice a Redis that lost its data
@@ -102,9 +107,12 @@ func New(client redis.UniversalClient, opts Options) *Store {
 	if opts.OnConflict == nil {
 		opts.OnConflict = func(string) {}
 	}
+	if opts.OnRestored == nil {
+		opts.OnRestored = func(bool) {}
+	}
 	return &Store{
 		client: client, batched: opts.Batched, keys: opts.Keys, ttl: opts.TTL, mirror: memrepo.New(), mon: opts.Monitor,
-		journal: newJournal(), log: opts.Logger, onConflict: opts.OnConflict,
+		journal: newJournal(), log: opts.Logger, onConflict: opts.OnConflict, onRestored: opts.OnRestored,
 		instance: opts.Keys.Instance(ulid.Make().String()),
 		writer:   strconv.FormatUint(rand.Uint64()|1<<63, 36)[:6] + ".", // the top bit: always 13 digits
 	}

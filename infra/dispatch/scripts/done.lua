@@ -9,6 +9,7 @@
 -- ARGV[2]  1 when the run failed, 0 otherwise
 -- ARGV[3]  the wake channel  executor:dispatch:wake
 -- ARGV[4]  planId (the wake message)
+-- A task pushed again while in flight (again:<taskId>) is queued at the back.
 -- returns  {left, drained}: left = queued + in flight after the call; drained = the ids
 --          the budget took out of the queue, front first (empty unless it did)
 local drained = {}
@@ -20,6 +21,11 @@ if redis.call('HDEL', KEYS[2], ARGV[1]) == 1 then
       drained = redis.call('ZRANGE', KEYS[1], 0, -1)
       redis.call('DEL', KEYS[1])
     end
+  end
+  if redis.call('HDEL', KEYS[3], 'again:' .. ARGV[1]) == 1 then
+    -- pushed again while in flight: queued now, at the back
+    local seq = redis.call('HINCRBY', KEYS[3], 'seq', 1)
+    redis.call('ZADD', KEYS[1], string.format('%d', seq), ARGV[1])
   end
   redis.call('PUBLISH', ARGV[3], ARGV[4])
 end

@@ -11,6 +11,7 @@
 if redis.call('HDEL', KEYS[2], ARGV[1]) == 0 then
   return 0
 end
+redis.call('HDEL', KEYS[3], 'again:' .. ARGV[1]) -- queued now anyway
 local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 local score
 if first[2] then

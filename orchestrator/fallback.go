@@ -1,0 +1,194 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/domain/task"
+)
+
+// The Fallback queue (Config.Fallback, in process) keeps a shared Queue's work going while the
+// Queue does not answer (Redis away): tasks this executor queues meanwhile go to the Fallback
+// and this executor starts them, within their plans' limits counted here alone; the Fallback's
+// queued tasks move to the Queue as soon as it answers again. Tasks queued in the shared Queue
+// before it went away wait for it. Without a Fallback, a refused push is kept and made again.
+
+// pushFallback queues ids of p in the Fallback, or keeps the push to make again when there is
+// none; it reports whether the Fallback took them.
+func (o *Orchestrator) pushFallback(ctx context.Context, p *plan.Plan, ids []string) {
+	if o.cfg.Fallback == nil {
+		o.mu.Lock()
+		o.redo = append(o.redo, func(ctx context.Context) error {
+			return o.queue.Push(ctx, p.ID(), limitsOf(p), ids)
+		})
+		o.mu.Unlock()
+		return
+	}
+	err := o.cfg.Fallback.SetPaused(ctx, p.ID(), p.Status() == plan.Paused)
+	if err == nil {
+		err = o.cfg.Fallback.Push(ctx, p.ID(), limitsOf(p), ids)
+	}
+	if err != nil {
+		o.cfg.Logger.Error("queue tasks in the fallback queue", "plan_id", p.ID(), "err", err)
+	}
+}
+
+// later records a change the shared Queue refused (a pause, a resume) to make again, in
+// order, once it answers.
+func (o *Orchestrator) later(what string, planID string, err error, fn func(ctx context.Context) error) {
+	o.cfg.Logger.Warn("queue change kept to make again: the queue does not answer", "change", what, "plan_id", planID, "err", err)
+	o.mu.Lock()
+	o.redo = append(o.redo, fn)
+	o.mu.Unlock()
+}
+
+// catchUp makes the changes the shared Queue refused, then moves the Fallback's queued tasks
+// to it. It stops at the first refusal (the rest is tried again on the next round).
+func (o *Orchestrator) catchUp(ctx context.Context) {
+	o.mu.Lock()
+	list := o.redo
+	o.redo = nil
+	o.mu.Unlock()
+	for i, fn := range list {
+		if err := fn(ctx); err != nil {
+			o.mu.Lock()
+			o.redo = append(list[i:], o.redo...)
+			o.mu.Unlock()
+			return
+		}
+	}
+	if o.cfg.Fallback == nil {
+		return
+	}
+	plans, err := o.cfg.Fallback.Plans(ctx)
+	if err != nil {
+		return
+	}
+	for _, planID := range plans {
+		if err := o.moveBack(ctx, planID); err != nil {
+			o.cfg.Logger.Debug("move fallback queue back", "plan_id", planID, "err", err)
+			return
+		}
+	}
+}
+
+// moveBack moves a plan's queued tasks from the Fallback to the shared Queue (its claimed
+// ones stay: their runs end there).
+func (o *Orchestrator) moveBack(ctx context.Context, planID string) error {
+	p, err := o.plans.Plan(ctx, planID)
+	if err != nil {
+		return err
+	}
+	ids, err := o.cfg.Fallback.Drain(ctx, planID)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	err = o.queue.SetPaused(ctx, planID, p.Status() == plan.Paused)
+	if err == nil {
+		err = o.queue.Push(ctx, planID, limitsOf(p), ids)
+	}
+	if err != nil {
+		_ = o.cfg.Fallback.Push(ctx, planID, limitsOf(p), ids) // kept for the next round
+		return err
+	}
+	o.cfg.Logger.Info("tasks queued while the queue was away moved back to it", "plan_id", planID, "tasks", len(ids))
+	return nil
+}
+
+// queues returns the queues a change to a plan's queued tasks applies to.
+func (o *Orchestrator) queues() []Queue {
+	if o.cfg.Fallback == nil {
+		return []Queue{o.queue}
+	}
+	return []Queue{o.queue, o.cfg.Fallback}
+}
+
+// setPaused pauses (or lets go) the plan's starts in every queue; a refusal of the shared
+// Queue is made again once it answers.
+func (o *Orchestrator) setPaused(ctx context.Context, planID string, paused bool) {
+	for _, q := range o.queues() {
+		err := errQueueAway
+		if q != o.queue || !o.cfg.Degraded() {
+			err = q.SetPaused(ctx, planID, paused)
+		}
+		if err != nil && q == o.queue {
+			o.later("pause", planID, err, func(ctx context.Context) error { return q.SetPaused(ctx, planID, paused) })
+		}
+	}
+}
+
+// unqueue takes ids out of the plan's queues (nil: all of them) and returns those that were
+// queued. A queue that does not answer keeps them: a task that is not PENDING when claimed is
+// not run.
+func (o *Orchestrator) unqueue(ctx context.Context, planID string, ids []string) []string {
+	var out []string
+	for _, q := range o.queues() {
+		if q == o.queue && o.cfg.Degraded() {
+			continue // Redis away: its entries stay, and are not run (they are not PENDING)
+		}
+		var got []string
+		var err error
+		if ids == nil {
+			got, err = q.Drain(ctx, planID)
+		} else {
+			got, err = q.Remove(ctx, planID, ids)
+		}
+		if err != nil {
+			o.cfg.Logger.Warn("take tasks out of a plan's queue", "plan_id", planID, "err", err)
+		}
+		out = append(out, got...)
+	}
+	return out
+}
+
+// Restored is told that the store's Redis answers again; lost: it had lost its data (it was
+// restarted empty), the shared Queue's included. The dispatch loop then makes the changes the
+// Queue refused and moves the Fallback's queued tasks back; after a loss, every PENDING task
+// of every RUNNING or PAUSED plan this executor knows is queued again (a task queued twice is
+// not added twice; one that is not PENDING when claimed is not run).
+func (o *Orchestrator) Restored(lost bool) {
+	if lost {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(o.ctx), persistTimeout)
+		defer cancel()
+		if err := o.requeueAll(ctx); err != nil {
+			o.cfg.Logger.Error("queue again the tasks Redis lost", "err", err)
+		}
+	}
+	select {
+	case o.poke <- struct{}{}:
+	default:
+	}
+}
+
+// requeueMax bounds the plans requeueAll looks at per status.
+const requeueMax = 10000
+
+// requeueAll queues again the PENDING tasks of every RUNNING or PAUSED plan.
+func (o *Orchestrator) requeueAll(ctx context.Context) error {
+	for _, st := range []plan.Status{plan.Running, plan.Paused} {
+		plans, err := o.plans.List(ctx, plan.Filter{Status: st, Limit: requeueMax})
+		if err != nil {
+			return fmt.Errorf("orchestrator: list %s plans: %w", st, err)
+		}
+		for _, p := range plans {
+			ids := p.TaskIDs()
+			if p.Gated() {
+				ids = p.CanaryTaskIDs()
+			}
+			statuses, err := o.tasks.Statuses(ctx, ids)
+			if err != nil && !errors.Is(err, task.ErrNotFound) {
+				return err
+			}
+			var pending []string
+			for i, s := range statuses {
+				if s == task.Pending {
+					pending = append(pending, ids[i])
+				}
+			}
+			o.push(ctx, p, pending)
+		}
+	}
+	return nil
+}
