@@ -62,15 +62,16 @@ func TestRunRedis(t *testing.T) {
 	other := srv.Client()
 	require.NoError(t, other.Set(context.Background(), "someone-else:key", "v", 0).Err())
 
-	// 10 stages rather than 3: a task's fixed commands (its lease, fence bump, tenant release)
-	// are spread over its stages. 16 runs at once share round trips (the auto-pipeline), so
-	// the whole plan takes less than one round trip per transition.
+	// 20 stages rather than 3: a task's fixed commands (its claim from the plan's queue and
+	// its end there, its lease, fence bump, tenant release) are spread over its stages. 16
+	// runs at once share round trips (the auto-pipeline), so the whole plan takes less than
+	// one round trip per transition.
 	cfg := smallConfig()
-	cfg.Tenants, cfg.Stages = 20, 10
+	cfg.Tenants, cfg.Stages = 20, 20
 	cfg.RedisURL = srv.URL()
 	cfg.Prefix = "bt:"
 	res := run(t, cfg)
-	requireCommon(t, res, 20, 10)
+	requireCommon(t, res, 20, 20)
 	assert.Equal(t, "redis", res.Store)
 	assert.True(t, res.RedisMetrics)
 	assert.Positive(t, res.RoundTripsPerTransition)

@@ -37,6 +37,7 @@ func (o *Orchestrator) dispatch() {
 	defer close(o.dispatched)
 	var plans []string
 	var listed time.Time
+	stale := true // something may have changed the plans with work: list them again
 	next := 0
 	for {
 		select {
@@ -46,7 +47,8 @@ func (o *Orchestrator) dispatch() {
 		}
 		if o.cfg.Degraded() { // Redis away: only what was queued here meanwhile starts
 			plans, listed = nil, time.Time{}
-		} else if time.Since(listed) >= plansRefresh {
+		} else if time.Since(listed) >= dispatchFallback || (stale && time.Since(listed) >= plansRefresh) {
+			stale = false
 			if ps, err := o.queue.Plans(o.ctx); err == nil {
 				plans, listed = ps, time.Now()
 				o.catchUp(o.ctx)
@@ -76,11 +78,12 @@ func (o *Orchestrator) dispatch() {
 		}
 		select {
 		case <-o.queue.Woken():
+			stale = true
 		case <-fallbackWoken:
 		case <-o.poke:
 			listed = time.Time{}
 		case <-t.C:
-			listed = time.Time{}
+			stale = true
 		case <-o.stopClaims:
 			t.Stop()
 			return

@@ -113,6 +113,7 @@ type scheduler interface {
 
 // stores are the repositories and locker of one backend.
 type stores struct {
+	batched redis.Scripter // the Redis client's AutoPipeline (nil on the in-memory store)
 	creator app.Creator
 	plans   plan.Repository
 	tasks   task.Repository
@@ -173,7 +174,7 @@ func NewExecutor(cfg Config) (*Executor, error) {
 	mq := dispatch.NewMemory(dispatch.MemoryOptions{})
 	queue, e.dispatch = dispatch.ForMemory(mq), mq
 	if e.redis != nil { // every executor takes work from every plan; the limits hold plan-wide
-		rq := dispatch.NewRedis(e.redis, dispatch.RedisOptions{Prefix: cfg.Prefix, Logger: cfg.Logger})
+		rq := dispatch.NewRedis(e.redis, dispatch.RedisOptions{Prefix: cfg.Prefix, Logger: cfg.Logger, Scripter: st.batched})
 		queue, e.dispatch = dispatch.ForRedis(rq), rq
 		fallback = dispatch.ForMemory(mq) // while Redis is away, work queued here runs here
 	}
@@ -221,6 +222,7 @@ func (e *Executor) stores() (stores, error) {
 	e.readiness = e.redisReadiness
 	db := e.store
 	return stores{
+		batched: batched,
 		creator: db, plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(), counts: db.StatusCounts,
 		locker: lock.NewFailover(e.redis, lock.RedisOptions{Keys: keys, TTL: e.cfg.LeaseTTL, Logger: e.cfg.Logger, Scripter: batched}, e.mon),
 	}, nil

@@ -27,6 +27,10 @@ type RedisOptions struct {
 	Prefix string
 	// Logger receives the wake subscription's troubles; nil means slog.Default().
 	Logger *slog.Logger
+	// Scripter runs the claim and done scripts, the hot path (one of each per task); nil
+	// means the client. The executor passes the client's AutoPipeline, so that the runs'
+	// ends share round trips with their stage writes.
+	Scripter redis.Scripter
 }
 
 // Redis is the dispatch queue shared by every executor on one Redis: each plan's queue,
@@ -36,6 +40,7 @@ type RedisOptions struct {
 // The client is not closed by the queue.
 type Redis struct {
 	client redis.UniversalClient
+	hot    redis.Scripter // claims and dones (RedisOptions.Scripter)
 	keys   rediskey.Keys
 	log    *slog.Logger
 	woken  chan struct{}
@@ -53,8 +58,12 @@ func NewRedis(client redis.UniversalClient, opts RedisOptions) *Redis {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.Scripter == nil {
+		opts.Scripter = client
+	}
 	return &Redis{
 		client: client,
+		hot:    opts.Scripter,
 		keys:   rediskey.New(opts.Prefix),
 		log:    opts.Logger,
 		woken:  make(chan struct{}, 1),
@@ -127,7 +136,7 @@ func (r *Redis) Claim(ctx context.Context, planID, executor string) (string, tim
 	if err := checkIDs("claim", planID); err != nil {
 		return "", 0, err
 	}
-	res, err := claimScript.Run(ctx, r.client, r.planKeys(planID), executor).Slice()
+	res, err := claimScript.Run(ctx, r.hot, r.planKeys(planID), executor).Slice()
 	if err != nil {
 		return "", 0, fmt.Errorf("dispatch: claim %s: %w", planID, err)
 	}
@@ -142,7 +151,8 @@ func (r *Redis) Claim(ctx context.Context, planID, executor string) (string, tim
 // Done records that a claimed task's run ended: it leaves the in-flight set (a task not in
 // flight counts nothing), and a failure counts toward the budget; a failure at or past the
 // budget empties the queue and returns what it held, in order. left is what the plan has
-// queued and in flight after the call. Wakes claimers.
+// queued and in flight after the call. Wakes claimers when a slot was freed and something is
+// queued.
 func (r *Redis) Done(ctx context.Context, planID, taskID string, failed bool) ([]string, int, error) {
 	if err := checkIDs("done", planID, taskID); err != nil {
 		return nil, 0, err
@@ -151,11 +161,11 @@ func (r *Redis) Done(ctx context.Context, planID, taskID string, failed bool) ([
 	if failed {
 		f = "1"
 	}
-	res, err := doneScript.Run(ctx, r.client, r.planKeys(planID), taskID, f, r.keys.DispatchWake(), planID).Slice()
+	res, err := doneScript.Run(ctx, r.hot, r.planKeys(planID), taskID, f, r.keys.DispatchWake(), planID).Slice()
 	if err != nil {
 		return nil, 0, fmt.Errorf("dispatch: done %s/%s: %w", planID, taskID, err)
 	}
-	if len(res) != 2 {
+	if len(res) != 3 {
 		return nil, 0, fmt.Errorf("dispatch: done %s/%s: unexpected reply %v", planID, taskID, res)
 	}
 	left, _ := res[0].(int64)
@@ -163,9 +173,9 @@ func (r *Redis) Done(ctx context.Context, planID, taskID string, failed bool) ([
 	if err != nil {
 		return nil, 0, fmt.Errorf("dispatch: done %s/%s: %w", planID, taskID, err)
 	}
-	// The script publishes only when the task was in flight; a local wake-up when it was not
-	// costs a claimer one empty Claim.
-	signal(r.woken)
+	if woke, _ := res[2].(int64); woke == 1 { // a slot freed with something to claim
+		signal(r.woken)
+	}
 	return drained, int(left), nil
 }
 

@@ -1,7 +1,7 @@
 -- done.lua: a claimed task's run ended: out of the in-flight set; a failure counts toward
 -- the failure budget, and a failure at or past the budget empties the queue. A task that is
 -- not in flight counts nothing (a repeated done is harmless). Wakes every claimer when a slot
--- was freed.
+-- was freed and something is queued (a freed slot with nothing to claim wakes nobody).
 -- KEYS[1]  the queue ZSET      executor:queue:{<planId>}
 -- KEYS[2]  the in-flight HASH  executor:inflight:{<planId>}
 -- KEYS[3]  the dispatch HASH   executor:dispatch:{<planId>}
@@ -10,9 +10,11 @@
 -- ARGV[3]  the wake channel  executor:dispatch:wake
 -- ARGV[4]  planId (the wake message)
 -- A task pushed again while in flight (again:<taskId>) is queued at the back.
--- returns  {left, drained}: left = queued + in flight after the call; drained = the ids
---          the budget took out of the queue, front first (empty unless it did)
+-- returns  {left, drained, woke}: left = queued + in flight after the call; drained = the ids
+--          the budget took out of the queue, front first (empty unless it did); woke = 1
+--          when claimers were woken
 local drained = {}
+local woke = 0
 if redis.call('HDEL', KEYS[2], ARGV[1]) == 1 then
   if ARGV[2] == '1' then
     local failed = redis.call('HINCRBY', KEYS[3], 'failed', 1)
@@ -27,6 +29,9 @@ if redis.call('HDEL', KEYS[2], ARGV[1]) == 1 then
     local seq = redis.call('HINCRBY', KEYS[3], 'seq', 1)
     redis.call('ZADD', KEYS[1], string.format('%d', seq), ARGV[1])
   end
-  redis.call('PUBLISH', ARGV[3], ARGV[4])
+  if redis.call('ZCARD', KEYS[1]) > 0 then
+    redis.call('PUBLISH', ARGV[3], ARGV[4])
+    woke = 1
+  end
 end
-return {redis.call('ZCARD', KEYS[1]) + redis.call('HLEN', KEYS[2]), drained}
+return {redis.call('ZCARD', KEYS[1]) + redis.call('HLEN', KEYS[2]), drained, woke}
