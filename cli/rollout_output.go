@@ -22,6 +22,10 @@ func planRolloutLines(w io.Writer, p api.Plan) {
 	if p.StartRate > 0 {
 		fmt.Fprintf(w, "start rate: at most %d task starts per minute\n", p.StartRate)
 	}
+	if p.Reason != "" {
+		fmt.Fprintf(w, "paused: %s\n'executor plan resume %s' continues the never-started tenants, 'executor plan retry %s --from-checkpoint' the interrupted ones\n",
+			p.Reason, p.PlanID, p.PlanID)
+	}
 }
 
 // taskGateLines follows a task's row with why it waits (a WAITING task) and the latest

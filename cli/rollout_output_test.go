@@ -84,7 +84,13 @@ func TestRolloutTables(t *testing.T) {
 		{
 			name:    "plain plan",
 			table:   planTable(api.Plan{PlanID: "P1", Status: "COMPLETED"}),
-			notWant: []string{"canary", "start rate"},
+			notWant: []string{"canary", "start rate", "paused:"},
+		},
+		{
+			name:  "plan paused for a lost executor",
+			table: planTable(api.Plan{PlanID: "P1", Status: "PAUSED", Reason: "executor exec-a lost mid-plan; interrupted tenants: t1"}),
+			want: []string{"paused: executor exec-a lost mid-plan; interrupted tenants: t1",
+				"'executor plan resume P1'", "'executor plan retry P1 --from-checkpoint'"},
 		},
 		{
 			name: "bulk retry",

@@ -9,21 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// dispatcher is the method set Memory and Redis share.
+// dispatcher is the method set Memory and Redis share: the queue the orchestrator's port
+// wraps, with their lifetimes.
 type dispatcher interface {
-	Push(ctx context.Context, planID string, lim Limits, ids []string) error
-	Return(ctx context.Context, planID, taskID string) error
-	Claim(ctx context.Context, planID, executor string) (string, time.Duration, error)
-	Done(ctx context.Context, planID, taskID string, failed bool) ([]string, int, error)
-	SetPaused(ctx context.Context, planID string, paused bool) error
-	Remove(ctx context.Context, planID string, ids []string) ([]string, error)
-	Drain(ctx context.Context, planID string) ([]string, error)
-	Release(ctx context.Context, planID, taskID string) (bool, error)
-	InFlight(ctx context.Context, planID string) (map[string]InFlight, error)
-	Len(ctx context.Context, planID string) (queued, inflight int, err error)
-	Plans(ctx context.Context) ([]string, error)
-	Close(ctx context.Context, planID string) error
-	Woken() <-chan struct{}
+	queue
 	Start(ctx context.Context)
 	Stop()
 }

@@ -666,6 +666,8 @@
             h('button', { type: 'button', id: 'plan-refresh', 'data-testid': 'plan-refresh', text: 'Refresh', onclick: () => loadAll() }))),
         h('dl', { class: 'facts' },
           h('dt', { text: 'Plan id' }), h('dd', { class: 'mono', id: 'plan-id', 'data-testid': 'plan-id', text: p.planId }),
+          p.reason ? [h('dt', { text: 'Paused because' }),
+            h('dd', { id: 'plan-reason', 'data-testid': 'plan-reason', text: `${p.reason} — resume continues the never-started tenants, retry from checkpoint the interrupted ones` })] : null,
           h('dt', { text: 'Progress' }), h('dd', { id: 'plan-progress-box' }, progressBar(p.progress)),
           h('dt', { text: 'Concurrency / failure budget' }), h('dd', { text: `${p.maxConcurrency} / ${p.failureBudget}` }),
           c ? [h('dt', { text: 'Canary' }), h('dd', { id: 'plan-canary', 'data-testid': 'plan-canary', 'data-phase': phase, text: canaryText })] : null,
