@@ -18,6 +18,7 @@ const (
 	dispatchFallback = time.Second            // a claim round at least this often, woken or not
 	plansRefresh     = 200 * time.Millisecond // the plans with work are listed again at most this often
 	queueRetry       = 250 * time.Millisecond // after a failed queue call
+	claimBatch       = 32                     // the most tasks one claim takes (one per free worker)
 )
 
 // planHere is what this executor keeps of a plan while it runs tasks of it: dropped when its
@@ -29,7 +30,8 @@ type planHere struct {
 	runs     int             // guarded by Orchestrator.mu
 }
 
-// dispatch claims tasks from the Queue while a worker slot is free and runs each, until
+// dispatch claims tasks from the Queue while a worker slot is free (as many in one claim as
+// workers are free, up to claimBatch) and runs each, until
 // halted: one loop per executor, over every plan with work (round robin, so one plan does not
 // starve the others). It waits for a wake (a push, an end, an unpause, on any executor), the
 // start rate's wait, or the fallback period.
@@ -57,13 +59,28 @@ func (o *Orchestrator) dispatch() {
 				plans = nil
 			}
 		}
-		q, planID, id, wait, err := o.claimNext(plans, &next)
-		if id != "" {
+		// More free workers: claimed in the same round trip.
+		held := 1
+	more:
+		for held < claimBatch {
+			select {
+			case o.slots <- struct{}{}:
+				held++
+			default:
+				break more
+			}
+		}
+		q, planID, ids, wait, err := o.claimNext(plans, &next, held)
+		for _, id := range ids {
 			o.wg.Add(1)
 			go o.runClaimed(q, planID, id)
+		}
+		for range held - len(ids) {
+			<-o.slots
+		}
+		if len(ids) > 0 {
 			continue
 		}
-		<-o.slots
 		d := dispatchFallback
 		switch {
 		case err != nil:
@@ -92,15 +109,15 @@ func (o *Orchestrator) dispatch() {
 	}
 }
 
-// claimNext claims one task from the Fallback's plans, else from the first of plans (from
-// *next on) that lets one start; it also returns the shortest start-rate wait it met.
-func (o *Orchestrator) claimNext(plans []string, next *int) (q Queue, planID, id string, wait time.Duration, err error) {
+// claimNext claims up to n tasks from the Fallback's plans, else from the first of plans
+// (from *next on) that lets some start; it also returns the shortest start-rate wait it met.
+func (o *Orchestrator) claimNext(plans []string, next *int, n int) (q Queue, planID string, ids []string, wait time.Duration, err error) {
 	if f := o.cfg.Fallback; f != nil {
 		local, _ := f.Plans(o.ctx)
 		for _, p := range local {
-			id, w, err := f.Claim(o.ctx, p, o.cfg.Name)
-			if err == nil && id != "" {
-				return f, p, id, 0, nil
+			ids, w, err := f.ClaimN(o.ctx, p, o.cfg.Name, n)
+			if err == nil && len(ids) > 0 {
+				return f, p, ids, 0, nil
 			}
 			if w > 0 && (wait == 0 || w < wait) {
 				wait = w
@@ -109,20 +126,20 @@ func (o *Orchestrator) claimNext(plans []string, next *int) (q Queue, planID, id
 	}
 	for k := range plans {
 		i := (*next + k) % len(plans)
-		id, w, err := o.queue.Claim(o.ctx, plans[i], o.cfg.Name)
+		ids, w, err := o.queue.ClaimN(o.ctx, plans[i], o.cfg.Name, n)
 		if err != nil {
-			o.cfg.Logger.Debug("claim a task", "plan_id", plans[i], "err", err)
-			return nil, "", "", 0, err
+			o.cfg.Logger.Debug("claim tasks", "plan_id", plans[i], "err", err)
+			return nil, "", nil, 0, err
 		}
-		if id != "" {
+		if len(ids) > 0 {
 			*next = (i + 1) % len(plans)
-			return o.queue, plans[i], id, 0, nil
+			return o.queue, plans[i], ids, 0, nil
 		}
 		if w > 0 && (wait == 0 || w < wait) {
 			wait = w
 		}
 	}
-	return nil, "", "", wait, nil
+	return nil, "", nil, wait, nil
 }
 
 // runClaimed runs a claimed task, then tells the Queue how its run ended: the slot is freed

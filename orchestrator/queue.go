@@ -41,6 +41,8 @@ type Queue interface {
 	// nothing can start now (empty, paused, at maxConcurrency); "" and wait > 0 when the start
 	// rate holds the next start back for wait.
 	Claim(ctx context.Context, planID, executor string) (taskID string, wait time.Duration, err error)
+	// ClaimN is Claim of up to n tasks in one go (one for a paced plan), front first.
+	ClaimN(ctx context.Context, planID, executor string, n int) (ids []string, wait time.Duration, err error)
 	// Done frees a claimed task's slot as its run ended (failed: FAILED, which counts toward
 	// the failure budget; the failure that exhausts it empties the queue and returns what it
 	// held). left is what the plan still has queued or claimed.

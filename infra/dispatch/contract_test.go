@@ -288,6 +288,38 @@ func runContract(t *testing.T, pair newPair) {
 		assert.Equal(t, []string{"drained", "in flight", "queued"}, plans, "active again after a push")
 	})
 
+	t.Run("claimN takes what the limits allow in one go", func(t *testing.T) {
+		t.Parallel()
+		tests := []struct {
+			name   string
+			lim    Limits
+			n      int
+			want   []string
+			queued int
+		}{
+			{"fewer than asked: the free slots", Limits{MaxConcurrency: 3}, 10, []string{"T000", "T001", "T002"}, 2},
+			{"fewer than asked: the queue", Limits{MaxConcurrency: 10}, 10, []string{"T000", "T001", "T002", "T003", "T004"}, 0},
+			{"as many as asked", Limits{MaxConcurrency: 10}, 2, []string{"T000", "T001"}, 3},
+			{"one at a time when paced", Limits{MaxConcurrency: 10, StartRate: 60}, 5, []string{"T000"}, 4},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				a, b := pair(t)
+				require.NoError(t, a.Push(ctx, "P", tc.lim, ids(5)))
+				got, wait, err := b.ClaimN(ctx, "P", "e1", tc.n)
+				require.NoError(t, err)
+				assert.Zero(t, wait)
+				assert.Equal(t, tc.want, got)
+				requireLen(t, a, "P", tc.queued, len(tc.want))
+				inflight, err := a.InFlight(ctx, "P")
+				require.NoError(t, err)
+				for _, id := range got {
+					assert.Equal(t, "e1", inflight[id].Executor, id)
+				}
+			})
+		}
+	})
+
 	t.Run("an id pushed while in flight is queued when its claim ends", func(t *testing.T) {
 		t.Parallel()
 		cases := []struct {

@@ -126,29 +126,46 @@ func (m *Memory) Return(_ context.Context, planID, taskID string) error {
 // Claim takes the front task for executor: ("", 0, nil) when the plan is paused, its queue
 // is empty or MaxConcurrency tasks are in flight; ("", d, nil) when StartRate holds the start
 // back for d; otherwise the task, now in flight for executor.
-func (m *Memory) Claim(_ context.Context, planID, executor string) (string, time.Duration, error) {
+func (m *Memory) Claim(ctx context.Context, planID, executor string) (string, time.Duration, error) {
+	ids, wait, err := m.ClaimN(ctx, planID, executor, 1)
+	if len(ids) == 0 {
+		return "", wait, err
+	}
+	return ids[0], 0, nil
+}
+
+// ClaimN is Claim of up to n tasks (one for a paced plan), front first.
+func (m *Memory) ClaimN(_ context.Context, planID, executor string, n int) ([]string, time.Duration, error) {
 	if err := checkIDs("claim", planID); err != nil {
-		return "", 0, err
+		return nil, 0, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p := m.plans[planID]
-	if p == nil || p.paused || len(p.queue) == 0 || len(p.inflight) >= p.lim.MaxConcurrency {
-		return "", 0, nil
+	if p == nil || p.paused {
+		return nil, 0, nil
+	}
+	n = min(max(n, 1), len(p.queue), p.lim.MaxConcurrency-len(p.inflight))
+	if n <= 0 {
+		return nil, 0, nil
 	}
 	now := m.now()
 	if p.lim.StartRate > 0 {
 		if now.Before(p.next) {
-			return "", p.next.Sub(now), nil
+			return nil, p.next.Sub(now), nil
 		}
 		p.next = now.Add(interval(p.lim.StartRate))
+		n = 1
 	}
-	id := p.queue[0]
-	p.queue[0] = ""
-	p.queue = p.queue[1:]
-	delete(p.queued, id)
-	p.inflight[id] = InFlight{Executor: executor, Since: now}
-	return id, 0, nil
+	ids := make([]string, n)
+	copy(ids, p.queue[:n])
+	clear(p.queue[:n])
+	p.queue = p.queue[n:]
+	for _, id := range ids {
+		delete(p.queued, id)
+		p.inflight[id] = InFlight{Executor: executor, Since: now}
+	}
+	return ids, 0, nil
 }
 
 // Done records that a claimed task's run ended: it leaves the in-flight set (a task not in

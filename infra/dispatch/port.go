@@ -12,6 +12,7 @@ type queue interface {
 	Push(ctx context.Context, planID string, lim Limits, ids []string) error
 	Return(ctx context.Context, planID, taskID string) error
 	Claim(ctx context.Context, planID, executor string) (string, time.Duration, error)
+	ClaimN(ctx context.Context, planID, executor string, n int) ([]string, time.Duration, error)
 	Done(ctx context.Context, planID, taskID string, failed bool) ([]string, int, error)
 	SetPaused(ctx context.Context, planID string, paused bool) error
 	Remove(ctx context.Context, planID string, ids []string) ([]string, error)

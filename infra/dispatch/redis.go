@@ -27,9 +27,10 @@ type RedisOptions struct {
 	Prefix string
 	// Logger receives the wake subscription's troubles; nil means slog.Default().
 	Logger *slog.Logger
-	// Scripter runs the claim and done scripts, the hot path (one of each per task); nil
-	// means the client. The executor passes the client's AutoPipeline, so that the runs'
-	// ends share round trips with their stage writes.
+	// Scripter runs the done script (one per task, from the runs as they end); nil means the
+	// client. The executor passes the client's AutoPipeline, so that the runs' ends share
+	// round trips with their stage writes. Claims are made one at a time by one loop: they
+	// go on the client, without the pipeline's flush delay.
 	Scripter redis.Scripter
 }
 
@@ -40,7 +41,7 @@ type RedisOptions struct {
 // The client is not closed by the queue.
 type Redis struct {
 	client redis.UniversalClient
-	hot    redis.Scripter // claims and dones (RedisOptions.Scripter)
+	hot    redis.Scripter // dones (RedisOptions.Scripter)
 	keys   rediskey.Keys
 	log    *slog.Logger
 	woken  chan struct{}
@@ -133,19 +134,31 @@ func (r *Redis) Return(ctx context.Context, planID, taskID string) error {
 // claim whose reply was lost stays in flight under executor's name (see the package
 // documentation).
 func (r *Redis) Claim(ctx context.Context, planID, executor string) (string, time.Duration, error) {
+	ids, wait, err := r.ClaimN(ctx, planID, executor, 1)
+	if len(ids) == 0 {
+		return "", wait, err
+	}
+	return ids[0], 0, nil
+}
+
+// ClaimN is Claim of up to n tasks in one round trip (one for a paced plan), front first.
+func (r *Redis) ClaimN(ctx context.Context, planID, executor string, n int) ([]string, time.Duration, error) {
 	if err := checkIDs("claim", planID); err != nil {
-		return "", 0, err
+		return nil, 0, err
 	}
-	res, err := claimScript.Run(ctx, r.hot, r.planKeys(planID), executor).Slice()
+	res, err := claimScript.Run(ctx, r.client, r.planKeys(planID), executor, max(n, 1)).Slice()
 	if err != nil {
-		return "", 0, fmt.Errorf("dispatch: claim %s: %w", planID, err)
+		return nil, 0, fmt.Errorf("dispatch: claim %s: %w", planID, err)
 	}
-	if len(res) != 2 {
-		return "", 0, fmt.Errorf("dispatch: claim %s: unexpected reply %v", planID, res)
+	if len(res) == 0 {
+		return nil, 0, fmt.Errorf("dispatch: claim %s: unexpected reply %v", planID, res)
 	}
-	id, _ := res[0].(string)
-	ms, _ := res[1].(int64)
-	return id, time.Duration(ms) * time.Millisecond, nil
+	ms, _ := res[0].(int64)
+	ids, err := strs(res[1:])
+	if err != nil {
+		return nil, 0, fmt.Errorf("dispatch: claim %s: %w", planID, err)
+	}
+	return ids, time.Duration(ms) * time.Millisecond, nil
 }
 
 // Done records that a claimed task's run ended: it leaves the in-flight set (a task not in
