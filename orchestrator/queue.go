@@ -29,7 +29,7 @@ type Claimed struct {
 // enforces each plan's limits (maxConcurrency, startRate, failureBudget, a pause) for the plan
 // as a whole, atomically (infra/dispatch: in process for the in-memory store, in Redis for
 // executors sharing one Redis, where every executor takes work from every plan). A task is
-// queued (Push, Return), then claimed by one executor (Claim), then done (Done), handed back
+// queued (Push, Return), then claimed by one executor (ClaimN), then done (Done), handed back
 // (Return) or released (Release); Remove and Drain take queued tasks out unstarted.
 type Queue interface {
 	// Push appends ids to the plan's queue (ids already queued or claimed are not added
@@ -37,11 +37,9 @@ type Queue interface {
 	Push(ctx context.Context, planID string, lim Limits, ids []string) error
 	// Return hands a claimed task back to the front of its plan's queue, freeing its slot.
 	Return(ctx context.Context, planID, taskID string) error
-	// Claim takes the plan's next task for executor, when its limits allow: "" and 0 when
-	// nothing can start now (empty, paused, at maxConcurrency); "" and wait > 0 when the start
-	// rate holds the next start back for wait.
-	Claim(ctx context.Context, planID, executor string) (taskID string, wait time.Duration, err error)
-	// ClaimN is Claim of up to n tasks in one go (one for a paced plan), front first.
+	// ClaimN takes up to n of the plan's next tasks for executor (one for a paced plan), front
+	// first, when its limits allow: none and 0 when nothing can start now (empty, paused, at
+	// maxConcurrency); none and wait > 0 when the start rate holds the next start back.
 	ClaimN(ctx context.Context, planID, executor string, n int) (ids []string, wait time.Duration, err error)
 	// Done frees a claimed task's slot as its run ended (failed: FAILED, which counts toward
 	// the failure budget; the failure that exhausts it empties the queue and returns what it

@@ -117,7 +117,7 @@ func (o *Orchestrator) reconcilePlan(ctx context.Context, planID string) error {
 			t = reaped[0]
 			fallthrough
 		default:
-			if t.Status() == task.Interrupted && !lost {
+			if ownerLost(t) && !lost {
 				// Started work was lost: nothing more of the plan starts (its freed slot
 				// included) until an SRE decides.
 				if err := o.queue.SetPaused(ctx, planID, true); err != nil {
@@ -162,7 +162,7 @@ func (o *Orchestrator) pauseForLoss(ctx context.Context, planID string) {
 	}
 	execs, tenants := map[string]bool{}, map[string]bool{}
 	for _, t := range tasks {
-		if f := t.LastError(); t.Status() == task.Interrupted && f != nil && f.Class == stage.ClassLeaseLost {
+		if ownerLost(t) {
 			execs[cmp.Or(t.Executor(), "unknown")], tenants[t.TenantID()] = true, true
 		}
 	}
@@ -185,6 +185,13 @@ func (o *Orchestrator) pauseForLoss(ctx context.Context, planID string) {
 	}
 	o.signal(ctx, sigPlan, planID)
 	o.cfg.Logger.Warn("plan paused: "+reason, "plan_id", planID)
+}
+
+// ownerLost reports whether t was interrupted because its run's owner was lost (reaped or
+// unlocked: class lease_lost), not by a clean stop (class shutdown).
+func ownerLost(t *task.Task) bool {
+	f := t.LastError()
+	return t.Status() == task.Interrupted && f != nil && f.Class == stage.ClassLeaseLost
 }
 
 func joinKeys(m map[string]bool) string {
