@@ -13,35 +13,47 @@ import (
 var ErrBadID = errors.New("events: not an event id")
 
 // Entry is one event as a watcher gets it: with the ID it resumes after (the SSE id). On the
-// in-memory hub the ID is the event's number ("42"); on Redis it is the stream entry's ID
-// ("1732390000123-0"), the same on every executor.
+// in-memory hub the ID is the event's number ("42"); on Redis it names the stream entry that
+// holds the event and its place in it: "1732390000123-0" for an entry's first event,
+// "1732390000123-0-2" for its third (an entry holds the events one executor wrote together),
+// the same on every executor.
 type Entry struct {
 	ID    string
 	Event event.Event
 }
 
-// ParseID parses an entry ID: "<ms>-<seq>" (a Redis stream entry ID) or "<n>" (a hub's
-// number, or a stream ID without its sequence, which Redis reads as "<n>-0").
-func ParseID(s string) (ms, seq uint64, err error) {
-	head, tail, dashed := strings.Cut(s, "-")
-	ms, err = strconv.ParseUint(head, 10, 64)
-	if err != nil || head == "" || head[0] == '+' {
-		return 0, 0, fmt.Errorf("%w: %q", ErrBadID, s)
+// ParseID parses an entry ID: "<ms>-<seq>-<index>" (the index-th event of a Redis stream
+// entry), "<ms>-<seq>" (a stream entry's first event) or "<n>" (a hub's number, or a stream
+// ID without its sequence, which Redis reads as "<n>-0").
+func ParseID(s string) (ms, seq, index uint64, err error) {
+	parts := strings.SplitN(s, "-", 4)
+	if len(parts) > 3 {
+		return 0, 0, 0, fmt.Errorf("%w: %q", ErrBadID, s)
 	}
-	if dashed {
-		seq, err = strconv.ParseUint(tail, 10, 64)
-		if err != nil || tail == "" || tail[0] == '+' {
-			return 0, 0, fmt.Errorf("%w: %q", ErrBadID, s)
+	var n [3]uint64
+	for i, part := range parts {
+		if part == "" || part[0] == '+' {
+			return 0, 0, 0, fmt.Errorf("%w: %q", ErrBadID, s)
+		}
+		if n[i], err = strconv.ParseUint(part, 10, 64); err != nil {
+			return 0, 0, 0, fmt.Errorf("%w: %q", ErrBadID, s)
 		}
 	}
-	return ms, seq, nil
+	return n[0], n[1], n[2], nil
+}
+
+// StreamEntryID is the ID of the Redis stream entry that holds the event of entry ID id
+// (which must parse): "<ms>-<seq>".
+func StreamEntryID(id string) string {
+	ms, seq, _, _ := ParseID(id)
+	return strconv.FormatUint(ms, 10) + "-" + strconv.FormatUint(seq, 10)
 }
 
 // CompareIDs orders two entry IDs of one source: -1 when a is older than b, 0 when they are
 // the same, +1 when a is newer. An ID that does not parse sorts before every other.
 func CompareIDs(a, b string) int {
-	am, as, aerr := ParseID(a)
-	bm, bs, berr := ParseID(b)
+	am, as, ai, aerr := ParseID(a)
+	bm, bs, bi, berr := ParseID(b)
 	switch {
 	case aerr != nil && berr != nil:
 		return 0
@@ -51,8 +63,10 @@ func CompareIDs(a, b string) int {
 		return 1
 	case am != bm:
 		return cmp(am, bm)
-	default:
+	case as != bs:
 		return cmp(as, bs)
+	default:
+		return cmp(ai, bi)
 	}
 }
 

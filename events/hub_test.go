@@ -228,12 +228,24 @@ func TestCompareIDs(t *testing.T) {
 		{"stream ids by time", "1732390000123-5", "1732390000124-0", -1},
 		{"stream ids by sequence", "1732390000123-5", "1732390000123-4", 1},
 		{"a number is its id with sequence 0", "1732390000123", "1732390000123-0", 0},
+		{"events of one entry by index", "1732390000123-5-2", "1732390000123-5-10", -1},
+		{"an entry's id is its first event's", "1732390000123-5", "1732390000123-5-0", 0},
+		{"an entry's later event after its first", "1732390000123-5-1", "1732390000123-5", 1},
+		{"the next entry after every event of the previous", "1732390000123-6", "1732390000123-5-900", 1},
 		{"malformed first", "x", "1", -1},
+		{"four parts are malformed", "1-2-3-4", "1", -1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			assert.Equal(t, tc.want, events.CompareIDs(tc.a, tc.b))
 		})
+	}
+}
+
+func TestStreamEntryID(t *testing.T) {
+	t.Parallel()
+	for id, want := range map[string]string{"17-3": "17-3", "17-3-2": "17-3", "17": "17-0"} {
+		assert.Equal(t, want, events.StreamEntryID(id), id)
 	}
 }

@@ -19,6 +19,7 @@ const (
 	plansRefresh     = 200 * time.Millisecond // the plans with work are listed again at most this often
 	queueRetry       = 250 * time.Millisecond // after a failed queue call
 	claimBatch       = 32                     // the most tasks one claim takes (one per free worker)
+	chainFor         = time.Second            // how long a worker goes on with its plan's next tasks
 )
 
 // planHere is what this executor keeps of a plan while it runs tasks of it: dropped when its
@@ -52,6 +53,7 @@ func (o *Orchestrator) dispatch() {
 			stale = false
 			if ps, err := o.queue.Plans(o.ctx); err == nil {
 				plans, listed = ps, time.Now()
+				o.contended.Store(len(plans) > 1)
 				o.catchUp(o.ctx)
 			} else {
 				o.cfg.Logger.Debug("list plans with work", "err", err)
@@ -143,35 +145,48 @@ func (o *Orchestrator) claimNext(plans []string, next *int, n int) (q Queue, pla
 
 // runClaimed runs a claimed task, then tells the Queue how its run ended: the slot is freed
 // (or the task handed back), the failure budget counted, and the plan settled when nothing of
-// it is left queued or claimed.
+// it is left queued or claimed. The same step may claim the plan's next task for this worker
+// (Queue.DoneClaim), which it then runs, for up to chainFor: a steady rollout then needs no
+// claim of its own per task. It does not chain while the dispatch loop knows of other plans
+// with work (they get their turn from the loop's round robin) nor once the chain is
+// chainFor old (the loop then lists the plans again).
 func (o *Orchestrator) runClaimed(q Queue, planID, id string) {
 	defer o.wg.Done()
 	ph := o.enter(planID)
 	defer o.leave(planID)
-	end := o.runTask(ph, id)
-	<-o.slots
-	if ph.canary[id] { // before the slot is freed: the plan must not settle before its wave is judged
-		o.advanceCanary(planID)
+	since := time.Now()
+	for id != "" {
+		end := o.runTask(ph, id)
+		if ph.canary[id] { // before the slot is freed: the plan must not settle before its wave is judged
+			o.advanceCanary(planID)
+		}
+		chain := !o.draining.Load() && !o.contended.Load() && time.Since(since) < chainFor
+		id = o.finish(q, planID, id, end, chain)
 	}
-	o.finish(q, planID, id, end)
+	<-o.slots
 }
 
-// finish tells the queue q, from which the task was claimed, how its run ended.
-func (o *Orchestrator) finish(q Queue, planID, id string, end runEnd) {
+// finish tells the queue q, from which the task was claimed, how its run ended; with chain,
+// it claims the plan's next task for this worker in the same step and returns it ("": none).
+func (o *Orchestrator) finish(q Queue, planID, id string, end runEnd, chain bool) (next string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(o.ctx), persistTimeout)
 	defer cancel()
 	if end == endHandedBack {
 		if err := q.Return(ctx, planID, id); err != nil {
 			o.cfg.Logger.Error("hand a task back to its plan's queue", "plan_id", planID, "task_id", id, "err", err)
 		}
-		return
+		return ""
 	}
-	drained, left, err := q.Done(ctx, planID, id, end == endFailed)
+	claimer := ""
+	if chain {
+		claimer = o.cfg.Name
+	}
+	drained, left, next, err := q.DoneClaim(ctx, planID, id, end == endFailed, claimer)
 	if err != nil {
 		// The claim stays under this executor's name until the reconciler releases it; the
 		// plan is settled from its tasks all the same (on memory while Redis is away).
 		o.cfg.Logger.Warn("free a task's slot", "plan_id", planID, "task_id", id, "err", err)
-		left = -1
+		left, next = -1, ""
 	}
 	if len(drained) > 0 {
 		o.cancelQueued(drained, "failure budget exhausted")
@@ -179,6 +194,7 @@ func (o *Orchestrator) finish(q Queue, planID, id string, end runEnd) {
 	if left <= 0 && !o.draining.Load() {
 		o.settle(planID)
 	}
+	return next
 }
 
 // enter returns this executor's state of a plan it runs a task of, counting the run.

@@ -44,6 +44,7 @@ type Orchestrator struct {
 	stop       context.CancelCauseFunc
 	wg         sync.WaitGroup // the runs
 	draining   atomic.Bool    // Shutdown has begun: nothing starts any more
+	contended  atomic.Bool    // the dispatch loop last listed more than one plan with work
 	started    atomic.Bool    // Start was called: the dispatch loop and the reconciler run
 	stopClaims chan struct{}  // closed by Shutdown: the dispatch loop claims nothing more
 	haltOnce   sync.Once

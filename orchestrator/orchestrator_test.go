@@ -500,3 +500,25 @@ func TestCancelPlanReachesARunBeforeItsTaskStarts(t *testing.T) {
 	assert.Equal(t, plan.Cancelled, v.Plan.Status())
 	assert.Equal(t, 1, v.Progress.Counts[task.Cancelled], "the claimed but unstarted task is cancelled, not left PENDING")
 }
+
+// A worker goes on with its plan's next task when its run ends (Queue.DoneClaim), but a plan
+// submitted later still gets its turn long before the first one ends: the chains stop while
+// another plan has work.
+func TestALaterPlanIsNotStarvedByAnEarlierOne(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, 2)
+	h.register(t, "slow", func(ctx context.Context, _ stage.Request) (json.RawMessage, error) {
+		time.Sleep(10 * time.Millisecond)
+		return nil, nil
+	})
+	long := h.submit(t, app.SubmitRequest{MaxConcurrency: 2, Tenants: tenants("long", 600), Stages: stages("slow", "one")})
+	eventually(t, "the long plan runs", func() bool {
+		return h.tenantStatus(t, "long-000") == task.Completed
+	})
+	short := h.submit(t, app.SubmitRequest{MaxConcurrency: 2, Tenants: tenants("short", 4), Stages: stages("slow", "one")})
+	assert.Equal(t, plan.Completed, h.wait(t, short.ID()).Plan.Status())
+	v, err := h.svc.Plan(context.Background(), long.ID())
+	require.NoError(t, err)
+	assert.Equal(t, plan.Running, v.Plan.Status(), "the later plan ended first (600 × 10 ms on 2 workers take 3 s)")
+	assert.Equal(t, plan.Completed, h.wait(t, long.ID()).Plan.Status())
+}

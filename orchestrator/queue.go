@@ -45,6 +45,11 @@ type Queue interface {
 	// the failure budget; the failure that exhausts it empties the queue and returns what it
 	// held). left is what the plan still has queued or claimed.
 	Done(ctx context.Context, planID, taskID string, failed bool) (drained []string, left int, err error)
+	// DoneClaim is Done and, in the same atomic step, a claim of the plan's front task for
+	// executor when the plan lets one start now (not paused, not paced, a slot free): the
+	// worker whose run ended goes on with next ("": nothing claimed) without a claim of its
+	// own.
+	DoneClaim(ctx context.Context, planID, taskID string, failed bool, executor string) (drained []string, left int, next string, err error)
 	// SetPaused stops (or lets again) the plan's claims.
 	SetPaused(ctx context.Context, planID string, paused bool) error
 	// Remove takes ids out of the plan's queue and returns those that were queued.

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -23,7 +24,7 @@ import (
 )
 
 // streamID is the form of a Redis stream entry ID.
-var streamID = regexp.MustCompile(`^\d+-\d+$`)
+var streamID = regexp.MustCompile(`^\d+-\d+(-\d+)?$`)
 
 // On Redis, GET /v1/events serves the cluster's stream: a plan run by executor A is seen on
 // B, with the stream entries' IDs, and B resumes after an ID A sent with no gap and nothing
@@ -47,9 +48,17 @@ func TestEventsAreTheClusters(t *testing.T) {
 	}
 	entries, err := rs.Client().XRange(context.Background(), rediskey.New("").Events(), "-", "+").Result()
 	require.NoError(t, err)
-	stored := make([]string, len(entries))
-	for i, e := range entries {
-		stored[i] = e.ID
+	var stored []string // an entry's events: its ID, then its ID with their index
+	for _, e := range entries {
+		var batch []json.RawMessage
+		require.NoError(t, json.Unmarshal([]byte(e.Values[eventstream.FieldBatch].(string)), &batch))
+		for i := range batch {
+			if i == 0 {
+				stored = append(stored, e.ID)
+			} else {
+				stored = append(stored, fmt.Sprintf("%s-%d", e.ID, i))
+			}
+		}
 	}
 	assert.Equal(t, stored, sseIDs(gotB), "the ids are the stream's")
 

@@ -92,6 +92,72 @@ func runContract(t *testing.T, pair newPair) {
 		claimNone(t, a, "P")
 	})
 
+	t.Run("done claims the next task for the worker when the plan lets it start", func(t *testing.T) {
+		t.Parallel()
+		tests := []struct {
+			name   string
+			lim    Limits
+			paused bool
+			failed bool
+			want   string // claimed by DoneClaim ("": nothing)
+		}{
+			{"the front task", Limits{MaxConcurrency: 2}, false, false, "C"},
+			{"after a failure too", Limits{MaxConcurrency: 2}, false, true, "C"},
+			{"nothing while paused", Limits{MaxConcurrency: 2}, true, false, ""},
+			{"nothing when paced: the dispatch loop keeps the pace", Limits{MaxConcurrency: 2, StartRate: 6000}, false, false, ""},
+			{"nothing once the failure budget emptied the queue", Limits{MaxConcurrency: 2, FailureBudget: 1}, false, true, ""},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				a, b := pair(t)
+				require.NoError(t, a.Push(ctx, "P", tc.lim, []string{"A", "B", "C", "D"}))
+				first := claim(t, a, "P", "e1")
+				if tc.lim.StartRate > 0 { // the second start waits for the pace: queue it by hand
+					require.Eventually(t, func() bool {
+						ids, _, err := b.ClaimN(ctx, "P", "e2", 1)
+						return err == nil && len(ids) == 1
+					}, waitFor, time.Millisecond)
+				} else {
+					claim(t, b, "P", "e2")
+				}
+				require.NoError(t, a.SetPaused(ctx, "P", tc.paused))
+				_, left, next, err := a.DoneClaim(ctx, "P", first, tc.failed, "e1")
+				require.NoError(t, err)
+				assert.Equal(t, tc.want, next)
+				in, err := b.InFlight(ctx, "P")
+				require.NoError(t, err)
+				assert.NotContains(t, in, first)
+				if tc.want != "" {
+					assert.Equal(t, "e1", in[tc.want].Executor, "claimed for the worker's executor")
+					assert.Len(t, in, 2, "the limit holds")
+				}
+				queued, claimed, err := b.Len(ctx, "P")
+				require.NoError(t, err)
+				assert.Equal(t, queued+claimed, left)
+				// Repeated, it frees nothing and claims nothing more.
+				_, _, again, err := a.DoneClaim(ctx, "P", first, tc.failed, "e1")
+				require.NoError(t, err)
+				assert.Empty(t, again)
+			})
+		}
+	})
+
+	t.Run("done claims nothing beyond the plan's limit", func(t *testing.T) {
+		t.Parallel()
+		a, b := pair(t)
+		require.NoError(t, a.Push(ctx, "P", Limits{MaxConcurrency: 2}, []string{"A", "B", "C"}))
+		claim(t, a, "P", "e1")
+		claim(t, b, "P", "e2")
+		require.NoError(t, b.Push(ctx, "P", Limits{MaxConcurrency: 1}, nil)) // lowered: 2 in flight, 1 allowed
+		_, _, next, err := a.DoneClaim(ctx, "P", "A", false, "e1")
+		require.NoError(t, err)
+		assert.Empty(t, next, "one still in flight: the limit is reached")
+		_, _, next, err = b.DoneClaim(ctx, "P", "B", false, "e2")
+		require.NoError(t, err)
+		assert.Equal(t, "C", next)
+	})
+
 	t.Run("return goes to the front and frees the slot", func(t *testing.T) {
 		t.Parallel()
 		a, b := pair(t)

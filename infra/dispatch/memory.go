@@ -172,17 +172,26 @@ func (m *Memory) ClaimN(_ context.Context, planID, executor string, n int) ([]st
 // flight counts nothing), and a failure counts toward the budget; a failure at or past the
 // budget empties the queue and returns what it held, in order. left is what the plan has
 // queued and in flight after the call. Wakes claimers.
-func (m *Memory) Done(_ context.Context, planID, taskID string, failed bool) ([]string, int, error) {
+func (m *Memory) Done(ctx context.Context, planID, taskID string, failed bool) ([]string, int, error) {
+	drained, left, _, err := m.DoneClaim(ctx, planID, taskID, failed, "")
+	return drained, left, err
+}
+
+// DoneClaim is Done, then, atomically with it, a claim of the plan's front task for executor
+// ("": none) when the plan lets one start now (not paused, not paced, a slot free). next is
+// "" when nothing was claimed; claimers are woken only when the freed slot was not taken.
+func (m *Memory) DoneClaim(_ context.Context, planID, taskID string, failed bool, executor string) ([]string, int, string, error) {
 	if err := checkIDs("done", planID, taskID); err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
 	m.mu.Lock()
 	p := m.plans[planID]
 	if p == nil {
 		m.mu.Unlock()
-		return nil, 0, nil
+		return nil, 0, "", nil
 	}
 	var drained []string
+	next := ""
 	_, was := p.inflight[taskID]
 	if was {
 		delete(p.inflight, taskID)
@@ -193,13 +202,20 @@ func (m *Memory) Done(_ context.Context, planID, taskID string, failed bool) ([]
 			}
 		}
 		p.requeueAgain(taskID)
+		if executor != "" && !p.paused && p.lim.StartRate == 0 && len(p.queue) > 0 && len(p.inflight) < p.lim.MaxConcurrency {
+			next = p.queue[0]
+			p.queue[0] = ""
+			p.queue = p.queue[1:]
+			delete(p.queued, next)
+			p.inflight[next] = InFlight{Executor: executor, Since: m.now()}
+		}
 	}
 	left := len(p.queue) + len(p.inflight)
 	m.mu.Unlock()
-	if was {
+	if was && next == "" {
 		signal(m.woken)
 	}
-	return drained, left, nil
+	return drained, left, next, nil
 }
 
 // requeueAgain queues, at the back, a task whose claim just ended if it was pushed again

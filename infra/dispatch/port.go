@@ -14,6 +14,7 @@ type queue interface {
 	Claim(ctx context.Context, planID, executor string) (string, time.Duration, error)
 	ClaimN(ctx context.Context, planID, executor string, n int) ([]string, time.Duration, error)
 	Done(ctx context.Context, planID, taskID string, failed bool) ([]string, int, error)
+	DoneClaim(ctx context.Context, planID, taskID string, failed bool, executor string) ([]string, int, string, error)
 	SetPaused(ctx context.Context, planID string, paused bool) error
 	Remove(ctx context.Context, planID string, ids []string) ([]string, error)
 	Drain(ctx context.Context, planID string) ([]string, error)

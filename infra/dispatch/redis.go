@@ -167,29 +167,44 @@ func (r *Redis) ClaimN(ctx context.Context, planID, executor string, n int) ([]s
 // queued and in flight after the call. Wakes claimers when a slot was freed and something is
 // queued.
 func (r *Redis) Done(ctx context.Context, planID, taskID string, failed bool) ([]string, int, error) {
+	drained, left, _, err := r.end(ctx, planID, taskID, failed, "")
+	return drained, left, err
+}
+
+// DoneClaim is Done, then, in the same script, a claim of the plan's front task for
+// executor when the plan lets one start now (not paused, not paced, a slot free): the
+// worker whose run ended takes its next task without a claim of its own. next is "" when
+// nothing was claimed.
+func (r *Redis) DoneClaim(ctx context.Context, planID, taskID string, failed bool, executor string) ([]string, int, string, error) {
+	return r.end(ctx, planID, taskID, failed, executor)
+}
+
+// end runs done.lua: Done, and DoneClaim when executor is not "".
+func (r *Redis) end(ctx context.Context, planID, taskID string, failed bool, executor string) ([]string, int, string, error) {
 	if err := checkIDs("done", planID, taskID); err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
 	f := "0"
 	if failed {
 		f = "1"
 	}
-	res, err := doneScript.Run(ctx, r.hot, r.planKeys(planID), taskID, f, r.keys.DispatchWake(), planID).Slice()
+	res, err := doneScript.Run(ctx, r.hot, r.planKeys(planID), taskID, f, r.keys.DispatchWake(), planID, executor).Slice()
 	if err != nil {
-		return nil, 0, fmt.Errorf("dispatch: done %s/%s: %w", planID, taskID, err)
+		return nil, 0, "", fmt.Errorf("dispatch: done %s/%s: %w", planID, taskID, err)
 	}
-	if len(res) != 3 {
-		return nil, 0, fmt.Errorf("dispatch: done %s/%s: unexpected reply %v", planID, taskID, res)
+	if len(res) != 4 {
+		return nil, 0, "", fmt.Errorf("dispatch: done %s/%s: unexpected reply %v", planID, taskID, res)
 	}
 	left, _ := res[0].(int64)
 	drained, err := strs(res[1])
 	if err != nil {
-		return nil, 0, fmt.Errorf("dispatch: done %s/%s: %w", planID, taskID, err)
+		return nil, 0, "", fmt.Errorf("dispatch: done %s/%s: %w", planID, taskID, err)
 	}
 	if woke, _ := res[2].(int64); woke == 1 { // a slot freed with something to claim
 		signal(r.woken)
 	}
-	return drained, int(left), nil
+	next, _ := res[3].(string)
+	return drained, int(left), next, nil
 }
 
 // SetPaused pauses (Claim takes nothing) or unpauses the plan; an unpause wakes claimers.

@@ -2,10 +2,13 @@
 // one Redis Stream, executor:events (rediskey.Keys.Events), and serves GET /v1/events from it
 // (docs/redis.md).
 //
-// A Stream is the sink, an event.Publisher that appends every event it takes to the stream.
-// A Reader is the process's one reader: a goroutine, between Start and Stop, that reads the
-// stream with XREAD BLOCK from the last entry it saw and hands the entries to the watches of
-// the process (events.Fanout); Watch replays the entries after a Last-Event-ID with paged
+// A Stream is the sink, an event.Publisher that appends every event it takes to the stream,
+// the events it writes together in one entry (a JSON array in field FieldBatch). A Reader is
+// the process's one reader: a goroutine, between Start and Stop, that reads the stream with
+// XREAD BLOCK from the last entry it saw while a watch is on the stream (parked, reading
+// nothing, while none is) and hands the events to the watches of the process
+// (events.Fanout), each with its entry ID ("<ms>-<seq>" for an entry's first event,
+// "<ms>-<seq>-<k>" for its k-th); Watch replays the events after a Last-Event-ID with paged
 // XRANGE first. While the stream cannot be read, watches get the executor's own events
 // (ReaderOptions.Local), and they are ended once it can be read again; watches on the stream
 // are ended when a read fails. Stop unblocks the read with CLIENT UNBLOCK and waits for the
@@ -18,8 +21,10 @@
 //     (Options.Buffer) or, when the buffer is full or the Stream is stopped, drops it and
 //     counts it (Dropped). The sink can never slow the executor nor grow without bound.
 //   - One goroutine, between Start and Stop, writes the buffered events in publish order, in
-//     pipelined batches of XADD <key> MAXLEN ~ <MaxLen> * event <JSON of event.Event>; the
-//     stream is capped (approximately: Redis trims whole nodes) at Options.MaxLen entries.
+//     batches of up to 64 (a batch is sent when full, or 5 ms after its first event), each
+//     one entry: XADD <key> MAXLEN ⌈MaxLen/n⌉ * events <JSON array of the n events>. Under
+//     load one XADD carries the events of many transitions. The stream keeps about the latest
+//     Options.MaxLen events: after an entry of n events it holds ⌈MaxLen/n⌉ entries.
 //   - A failed write is not retried by the sink (the client may, per its own MaxRetries): its
 //     events are dropped and counted, and the goroutine goes on with the next batch. Outages
 //     are logged once (Warn when writes start failing, Info when they succeed again), and so

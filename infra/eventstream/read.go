@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -73,6 +74,12 @@ func (r *Reader) run(last string, positioned bool) {
 			r.log.Info("event stream: redis reads succeed again; watches on this executor's events end, to reconnect to the stream")
 		}
 		r.upAgain()
+		if p, woke := r.park(); woke {
+			last, positioned = p.last, p.known
+			continue
+		} else if r.ctx.Err() != nil {
+			return
+		}
 		res, err := conn.XRead(r.ctx, &redis.XReadArgs{Streams: []string{r.key, last}, Count: readCount, Block: r.block}).Result()
 		switch {
 		case errors.Is(err, redis.Nil): // nothing new within the block time, or CLIENT UNBLOCK
@@ -88,11 +95,36 @@ func (r *Reader) run(last string, positioned bool) {
 		for _, s := range res {
 			for _, m := range s.Messages {
 				last = m.ID
-				if e, ok := r.decode(m); ok {
-					r.fan.Publish(events.Entry{ID: m.ID, Event: e})
+				for _, e := range r.decode(m) {
+					r.fan.Publish(e)
 				}
 			}
 		}
+	}
+}
+
+// position is where a woken goroutine reads from: after last when known, else it positions
+// itself at the stream's end.
+type position struct {
+	last  string
+	known bool
+}
+
+// park waits, while no watch is on the stream, until a watch wakes the goroutine (true, with
+// where to read from) or Stop; false at once when a watch is on the stream.
+func (r *Reader) park() (position, bool) {
+	r.mu.Lock()
+	if r.fan.Subscribers() > 0 || r.stopped {
+		r.mu.Unlock()
+		return position{}, false
+	}
+	r.parked = true
+	r.mu.Unlock()
+	select {
+	case p := <-r.wake:
+		return p, true
+	case <-r.ctx.Done():
+		return position{}, false
 	}
 }
 
@@ -127,17 +159,33 @@ func (r *Reader) tail(ctx context.Context) (string, error) {
 	return msgs[0].ID, nil
 }
 
-// decode returns the event of entry m; false (logged) when m holds none.
-func (r *Reader) decode(m redis.XMessage) (event.Event, bool) {
-	var e event.Event
+// decode returns the events of entry m, each with its entry ID: m.ID for the first,
+// "<m.ID>-<index>" for the others; none (logged) when m holds none.
+func (r *Reader) decode(m redis.XMessage) []events.Entry {
+	if data, ok := m.Values[FieldBatch].(string); ok {
+		var es []event.Event
+		if err := json.Unmarshal([]byte(data), &es); err != nil {
+			r.log.Warn("event stream: entry not decoded, skipped", "id", m.ID, "err", err)
+			return nil
+		}
+		out := make([]events.Entry, len(es))
+		for i, e := range es {
+			out[i] = events.Entry{ID: m.ID, Event: e}
+			if i > 0 {
+				out[i].ID = m.ID + "-" + strconv.Itoa(i)
+			}
+		}
+		return out
+	}
 	data, ok := m.Values[Field].(string)
 	if !ok {
 		r.log.Warn("event stream: entry without an event skipped", "id", m.ID)
-		return e, false
+		return nil
 	}
+	var e event.Event
 	if err := json.Unmarshal([]byte(data), &e); err != nil {
 		r.log.Warn("event stream: entry not decoded, skipped", "id", m.ID, "err", err)
-		return e, false
+		return nil
 	}
-	return e, true
+	return []events.Entry{{ID: m.ID, Event: e}}
 }

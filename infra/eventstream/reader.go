@@ -44,7 +44,9 @@ type ReaderOptions struct {
 
 // Reader is the process's one reader of the cluster's event stream: between Start and Stop,
 // one goroutine reads the stream with XREAD BLOCK from the last entry it saw and hands the
-// entries to the watches of this process (Watch). Safe for concurrent use.
+// entries to the watches of this process (Watch). While no watch is on the stream it parks
+// instead of reading (an executor nobody watches pays nothing for the stream but its
+// writes), and the next watch positions it at the stream's end. Safe for concurrent use.
 type Reader struct {
 	client *redis.Client
 	key    string
@@ -55,6 +57,8 @@ type Reader struct {
 
 	mu       sync.Mutex
 	up       bool // positioned and reading: watches go to fan; else to local
+	parked   bool // no watch on the stream: the goroutine waits on wake instead of reading
+	wake     chan position
 	fallback map[*events.Subscription]struct{}
 	started  bool
 	stopped  bool
@@ -85,8 +89,8 @@ func NewReader(client *redis.Client, opts ReaderOptions) *Reader {
 	return &Reader{
 		client: client, key: opts.Keys.Events(), local: opts.Local, block: opts.Block,
 		log: opts.Logger.With("stream", opts.Keys.Events()), fan: events.NewFanout(),
-		fallback: map[*events.Subscription]struct{}{},
-		ctx:      ctx, cancel: cancel, done: make(chan struct{}),
+		fallback: map[*events.Subscription]struct{}{}, wake: make(chan position, 1),
+		ctx: ctx, cancel: cancel, done: make(chan struct{}),
 	}
 }
 

@@ -3,6 +3,7 @@ package eventstream_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -132,7 +133,7 @@ func TestReaderWatches(t *testing.T) {
 	}
 
 	t.Run("malformed Last-Event-ID", func(t *testing.T) {
-		for _, id := range []string{"yesterday", "12-", "-3", "1-2-3"} {
+		for _, id := range []string{"yesterday", "12-", "-3", "1-2-", "1-2-3-4"} {
 			_, err := r.Watch(context.Background(), evs.Filter{}, id)
 			require.ErrorIs(t, err, evs.ErrBadID, id)
 		}
@@ -296,4 +297,108 @@ func TestReaderStopLeavesNoGoroutine(t *testing.T) {
 	w.Close()
 
 	redistest.RequireGoroutinesBackTo(t, before)
+}
+
+// xreads returns how many XREADs Redis has served.
+func xreads(t *testing.T, client *redis.Client) int64 {
+	t.Helper()
+	info, err := client.InfoMap(context.Background(), "commandstats").Result()
+	require.NoError(t, err)
+	stat, ok := info["Commandstats"]["cmdstat_xread"]
+	if !ok {
+		return 0
+	}
+	var calls int64
+	_, err = fmt.Sscanf(stat, "calls=%d", &calls)
+	require.NoError(t, err, stat)
+	return calls
+}
+
+// A reader nobody watches does not read the stream; the next watch gets every entry written
+// after it started, and none from before.
+func TestReaderParksWhileNobodyWatches(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	client := srv.Client()
+	r := startReader(t, client, evs.NewHub(10)) // XREAD BLOCK 200ms
+
+	require.Eventually(t, func() bool { // the first read may still be in flight
+		before := xreads(t, client)
+		time.Sleep(500 * time.Millisecond)
+		return xreads(t, client) == before
+	}, 10*time.Second, 10*time.Millisecond)
+	xadd(t, client, 10_000, events(5)...) // written while parked: not for the next watch
+	before := xreads(t, client)
+	time.Sleep(600 * time.Millisecond)
+	require.Equal(t, before, xreads(t, client), "no XREAD while nobody watches")
+
+	for round := range 3 { // parks again once the watch ends, and wakes again
+		w, err := r.Watch(context.Background(), evs.Filter{}, "")
+		require.NoError(t, err)
+		want := xadd(t, client, 10_000, events(4)...)
+		assert.Equal(t, want, entryIDs(receive(t, w, 4)), "round %d", round)
+		select {
+		case e := <-w.Live():
+			require.Failf(t, "an entry beyond those written", "round %d: %s", round, e.ID)
+		case <-time.After(100 * time.Millisecond):
+		}
+		w.Close()
+		require.Eventually(t, func() bool {
+			before := xreads(t, client)
+			time.Sleep(500 * time.Millisecond)
+			return xreads(t, client) == before
+		}, 10*time.Second, 10*time.Millisecond, "round %d: parked again", round)
+		xadd(t, client, 10_000, events(2)...) // not for the next round's watch
+	}
+}
+
+// The events one Stream wrote together share an entry: each has its own ID in it, live and
+// replayed, and a watch resumes after any of them.
+func TestReaderSplitsEntriesIntoEvents(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	client := srv.Client()
+	r := startReader(t, client, evs.NewHub(10))
+	live := watchOf(t, r, evs.Filter{}, "")
+
+	s := eventstream.New(client, eventstream.Options{Logger: quiet()})
+	want := events(10)
+	publish(s, want) // before Start: one batch, one entry
+	s.Start()
+	requireStops(t, s)
+	msgs, err := client.XRange(context.Background(), "executor:events", "-", "+").Result()
+	require.NoError(t, err)
+	require.Len(t, msgs, 1)
+	ids := []string{msgs[0].ID}
+	for i := 1; i < 10; i++ {
+		ids = append(ids, fmt.Sprintf("%s-%d", msgs[0].ID, i))
+	}
+
+	got := receive(t, live, 10)
+	assert.Equal(t, ids, entryIDs(got), "live")
+	for i, e := range got {
+		assert.Equal(t, want[i], e.Event)
+	}
+
+	tests := []struct {
+		name  string
+		after string
+		want  []string
+	}{
+		{"after the entry's first event", ids[0], ids[1:]},
+		{"after one in the middle", ids[3], ids[4:]},
+		{"after its last", ids[9], nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := watchOf(t, r, evs.Filter{}, tc.after)
+			assert.False(t, w.Gap)
+			got := entryIDs(replayAll(t, w))
+			if tc.want == nil {
+				assert.Empty(t, got)
+			} else {
+				assert.Equal(t, tc.want, got)
+			}
+		})
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -18,18 +19,26 @@ const (
 	DefaultMaxLen = 10_000
 	// DefaultBuffer is how many events may wait to be written.
 	DefaultBuffer = 4096
-	// batchSize is the most XADDs one pipeline sends.
-	batchSize = 256
+	// batchSize is the most events one stream entry holds.
+	batchSize = 64
+	// lingerFor is how long a batch waits for more events after its first, unless full.
+	lingerFor = 5 * time.Millisecond
 )
 
-// Field is the stream entry's field that holds the event's JSON.
-const Field = "event"
+// The fields of a stream entry: FieldBatch holds the JSON array of the events one executor
+// wrote together (what the Stream writes); Field holds one event's JSON (what executors
+// before batching wrote, still read).
+const (
+	Field      = "event"
+	FieldBatch = "events"
+)
 
 // Options configures a Stream. The zero value means every default.
 type Options struct {
 	// Keys names the stream (Keys.Events()); the zero value means rediskey.New("").
 	Keys rediskey.Keys
-	// MaxLen caps the stream (XADD MAXLEN ~ MaxLen); zero or negative means DefaultMaxLen.
+	// MaxLen caps the stream at about MaxLen events (an entry of n events is written with
+	// XADD MAXLEN ⌈MaxLen/n⌉); zero or negative means DefaultMaxLen.
 	MaxLen int64
 	// Buffer is how many events may wait to be written; zero or negative means
 	// DefaultBuffer. Events published while it is full are dropped.

@@ -53,12 +53,12 @@ func TestMaxLenCapsTheStreamApproximately(t *testing.T) {
 		name    string
 		maxLen  int64
 		publish int
-		atLeast int64
-		atMost  int64
+		atLeast int
+		atMost  int
 	}{
-		// Redis trims whole stream nodes (stream-node-max-entries, 100 by default), so the
-		// stream keeps MaxLen entries and at most about one node more.
-		{"trimmed to about 50", 50, 1000, 50, 200},
+		// An entry of n events trims the stream to ⌈MaxLen/n⌉ entries: it keeps at least
+		// MaxLen events (when as many were written), and at most one entry's more.
+		{"trimmed to about 50", 50, 1000, 50, 50 + 64},
 		{"under the cap, untrimmed", 500, 300, 300, 300},
 	}
 	for _, tt := range tests {
@@ -69,21 +69,38 @@ func TestMaxLenCapsTheStreamApproximately(t *testing.T) {
 			s := eventstream.New(client, eventstream.Options{MaxLen: tt.maxLen, Buffer: 2 * tt.publish, Logger: quiet()})
 			s.Start()
 			all := events(tt.publish)
-			for _, e := range all {
+			for i, e := range all {
 				s.Publish(e)
+				if i%7 == 0 { // batches of several sizes
+					time.Sleep(time.Millisecond)
+				}
 			}
 			require.NoError(t, s.Stop(context.Background()))
 			require.Zero(t, s.Dropped())
 
-			n, err := client.XLen(context.Background(), "executor:events").Result()
-			require.NoError(t, err)
-			require.GreaterOrEqual(t, n, tt.atLeast)
-			require.LessOrEqual(t, n, tt.atMost)
-			t.Logf("XLEN %d", n)
 			got := readStream(t, client, "executor:events")
+			t.Logf("%d events kept", len(got))
+			require.GreaterOrEqual(t, len(got), tt.atLeast)
+			require.LessOrEqual(t, len(got), tt.atMost)
 			require.Equal(t, all[len(all)-len(got):], got, "the newest events are kept, in order")
 		})
 	}
+}
+
+// Under load the events share entries: far fewer entries (and XADDs) than events.
+func TestEventsPublishedTogetherShareAnEntry(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	client := srv.Client()
+	s := eventstream.New(client, eventstream.Options{Logger: quiet()})
+	s.Start()
+	all := events(1000)
+	publish(s, all)
+	requireStops(t, s)
+	n, err := client.XLen(context.Background(), "executor:events").Result()
+	require.NoError(t, err)
+	require.LessOrEqual(t, n, int64(1000/8), "at most one entry per 8 events")
+	require.Equal(t, all, readStream(t, client, "executor:events"))
 }
 
 func TestPublishNeverBlocksWhileRedisIsDown(t *testing.T) {
@@ -285,24 +302,27 @@ func readStream(t *testing.T, client *redis.Client, key string) []event.Event {
 	return es
 }
 
-// xrange decodes every entry of the stream at key, oldest first: each must hold one field,
-// eventstream.Field, with an event's JSON.
+// xrange decodes the events of every entry of the stream at key, oldest first: each entry
+// must hold one field, eventstream.FieldBatch, with a JSON array of at least one event.
 func xrange(client *redis.Client, key string) ([]event.Event, error) {
 	msgs, err := client.XRange(context.Background(), key, "-", "+").Result()
 	if err != nil {
 		return nil, err
 	}
-	es := make([]event.Event, 0, len(msgs))
+	es := []event.Event{}
 	for _, m := range msgs {
-		data, ok := m.Values[eventstream.Field].(string)
+		data, ok := m.Values[eventstream.FieldBatch].(string)
 		if len(m.Values) != 1 || !ok {
-			return nil, fmt.Errorf("entry %s: want one field %q, got %v", m.ID, eventstream.Field, m.Values)
+			return nil, fmt.Errorf("entry %s: want one field %q, got %v", m.ID, eventstream.FieldBatch, m.Values)
 		}
-		var e event.Event
-		if err := json.Unmarshal([]byte(data), &e); err != nil {
+		var batch []event.Event
+		if err := json.Unmarshal([]byte(data), &batch); err != nil {
 			return nil, fmt.Errorf("entry %s: %w", m.ID, err)
 		}
-		es = append(es, e)
+		if len(batch) == 0 {
+			return nil, fmt.Errorf("entry %s: no event", m.ID)
+		}
+		es = append(es, batch...)
 	}
 	return es, nil
 }

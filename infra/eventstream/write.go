@@ -2,6 +2,7 @@ package eventstream
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -9,12 +10,17 @@ import (
 )
 
 // run writes the buffered events, in batches, until Stop closes the buffer and it is empty.
+// A batch is sent when it is full, or linger after its first event: under load the events
+// of many transitions share one round trip instead of one each.
 func (s *Stream) run() {
 	defer close(s.done)
 	w := writer{s: s}
 	batch := make([]event.Event, 0, batchSize)
+	linger := time.NewTimer(time.Hour)
+	linger.Stop()
 	for e := range s.events {
 		batch = append(batch[:0], e)
+		linger.Reset(lingerFor)
 	fill:
 		for len(batch) < batchSize {
 			select {
@@ -23,10 +29,11 @@ func (s *Stream) run() {
 					break fill
 				}
 				batch = append(batch, next)
-			default:
+			case <-linger.C:
 				break fill
 			}
 		}
+		linger.Stop()
 		w.write(batch)
 		w.noteOverflow()
 	}
@@ -40,50 +47,38 @@ type writer struct {
 	bursting bool   // the buffer overflowed since the previous batch (a burst was logged)
 }
 
-// write sends one pipeline of XADDs; the events it could not write are dropped and counted.
-// Once Stop's context has ended it only counts them.
+// write appends batch to the stream as one entry (one XADD, the events as a JSON array),
+// trimming the stream to about maxLen events: ⌈maxLen/len(batch)⌉ entries of this size.
+// Events it could not write are dropped and counted. Once Stop's context has ended it only
+// counts them.
 func (w *writer) write(batch []event.Event) {
 	s := w.s
 	if s.ctx.Err() != nil {
 		s.dropped.Add(uint64(len(batch)))
 		return
 	}
-	pipe := s.client.Pipeline()
+	data, err := json.Marshal(batch)
+	if err != nil { // an event.Event always encodes: only a bug gets here
+		s.dropped.Add(uint64(len(batch)))
+		s.log.Error("event stream: events not encoded", "err", err, "events", len(batch))
+		return
+	}
+	entries := (s.maxLen + int64(len(batch)) - 1) / int64(len(batch))
+	err = s.client.XAdd(s.ctx, &redis.XAddArgs{Stream: s.key, MaxLen: entries, Values: []any{FieldBatch, data}}).Err()
 	lost := 0
-	for _, e := range batch {
-		data, err := json.Marshal(e)
-		if err != nil {
-			lost++
-			s.log.Warn("event stream: event not encoded", "err", err, "kind", e.Kind, "plan", e.PlanID)
-			continue
-		}
-		pipe.XAdd(s.ctx, &redis.XAddArgs{
-			Stream: s.key, MaxLen: s.maxLen, Approx: true, Values: []any{Field, data},
-		})
-	}
-	cmds, err := pipe.Exec(s.ctx)
-	var firstErr error
-	for _, c := range cmds {
-		if c.Err() != nil {
-			lost++
-			if firstErr == nil {
-				firstErr = c.Err()
-			}
-		}
-	}
-	if firstErr == nil && err != nil {
-		firstErr = err
+	if err != nil {
+		lost = len(batch)
 	}
 	s.dropped.Add(uint64(lost))
 	if s.ctx.Err() != nil {
 		return // Stop gave up: a cancelled write is no outage
 	}
 	switch {
-	case firstErr != nil && !w.failing:
+	case err != nil && !w.failing:
 		w.failing = true
 		s.log.Warn("event stream: redis write failed; events are dropped until it succeeds",
-			"err", firstErr, "dropped", lost)
-	case firstErr == nil && w.failing:
+			"err", err, "dropped", lost)
+	case err == nil && w.failing:
 		w.failing = false
 		s.log.Info("event stream: redis writes succeed again", "droppedSoFar", s.dropped.Load())
 	}

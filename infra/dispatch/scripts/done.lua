@@ -11,12 +11,18 @@
 -- ARGV[2]  1 when the run failed, 0 otherwise
 -- ARGV[3]  the wake channel  executor:dispatch:wake
 -- ARGV[4]  planId (the wake message)
+-- ARGV[5]  optional: an executor's name, to claim the plan's front task for it in the same
+--          step (the run that ended hands its worker on) when the plan lets one start now:
+--          not paused, not paced (a start rate leaves claims to the dispatch loop), a free
+--          slot; the claim is recorded in flight as claim.lua does, and nobody is woken for
+--          the slot it takes
 -- A task pushed again while in flight (again:<taskId>) is queued at the back.
--- returns  {left, drained, woke}: left = queued + in flight after the call; drained = the ids
---          the budget took out of the queue, front first (empty unless it did); woke = 1
---          when claimers were woken
+-- returns  {left, drained, woke, next}: left = queued + in flight after the call; drained =
+--          the ids the budget took out of the queue, front first (empty unless it did); woke
+--          = 1 when claimers were woken; next = the task claimed for ARGV[5], or ""
 local drained = {}
 local woke = 0
+local nxt = ''
 local limit = tonumber(redis.call('HGET', KEYS[3], 'limit') or '1') or 1
 local full = redis.call('HLEN', KEYS[2]) >= limit -- claimers may be waiting for this slot
 if redis.call('HDEL', KEYS[2], ARGV[1]) == 1 then
@@ -33,9 +39,21 @@ if redis.call('HDEL', KEYS[2], ARGV[1]) == 1 then
     local seq = redis.call('HINCRBY', KEYS[3], 'seq', 1)
     redis.call('ZADD', KEYS[1], string.format('%d', seq), ARGV[1])
   end
-  if full and redis.call('ZCARD', KEYS[1]) > 0 then
+  if ARGV[5] and ARGV[5] ~= '' then
+    local m = redis.call('HMGET', KEYS[3], 'rate', 'paused')
+    if (tonumber(m[1]) or 0) == 0 and m[2] ~= '1' and redis.call('HLEN', KEYS[2]) < limit then
+      local popped = redis.call('ZPOPMIN', KEYS[1], 1)
+      if popped[1] then
+        local t = redis.call('TIME')
+        local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+        redis.call('HSET', KEYS[2], popped[1], ARGV[5] .. '|' .. string.format('%d', now))
+        nxt = popped[1]
+      end
+    end
+  end
+  if nxt == '' and full and redis.call('ZCARD', KEYS[1]) > 0 then
     redis.call('PUBLISH', ARGV[3], ARGV[4])
     woke = 1
   end
 end
-return {redis.call('ZCARD', KEYS[1]) + redis.call('HLEN', KEYS[2]), drained, woke}
+return {redis.call('ZCARD', KEYS[1]) + redis.call('HLEN', KEYS[2]), drained, woke, nxt}
