@@ -1,7 +1,6 @@
 package eventstream
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -45,6 +44,7 @@ type writer struct {
 	failing  bool   // the last write failed (an outage was logged)
 	seen     uint64 // Stream.overflow when last looked at
 	bursting bool   // the buffer overflowed since the previous batch (a burst was logged)
+	buf      []byte // the last batch's encoding, reused
 }
 
 // write appends batch to the stream as one entry (one XADD, the events as a JSON array),
@@ -57,14 +57,9 @@ func (w *writer) write(batch []event.Event) {
 		s.dropped.Add(uint64(len(batch)))
 		return
 	}
-	data, err := json.Marshal(batch)
-	if err != nil { // an event.Event always encodes: only a bug gets here
-		s.dropped.Add(uint64(len(batch)))
-		s.log.Error("event stream: events not encoded", "err", err, "events", len(batch))
-		return
-	}
+	w.buf = appendEvents(w.buf[:0], batch) // XAdd returns after the reply: the next batch may reuse it
 	entries := (s.maxLen + int64(len(batch)) - 1) / int64(len(batch))
-	err = s.client.XAdd(s.ctx, &redis.XAddArgs{Stream: s.key, MaxLen: entries, Values: []any{FieldBatch, data}}).Err()
+	err := s.client.XAdd(s.ctx, &redis.XAddArgs{Stream: s.key, MaxLen: entries, Values: []any{FieldBatch, w.buf}}).Err()
 	lost := 0
 	if err != nil {
 		lost = len(batch)

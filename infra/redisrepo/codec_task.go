@@ -135,38 +135,99 @@ func taskFields(t *task.Task) ([]any, error) {
 		}
 		params = string(b)
 	}
-	fields, err := runFields(t, 0)
+	rf, err := runFields(t, 0)
 	if err != nil {
 		return nil, err
 	}
-	return append(fields, "taskId", t.ID(), "planId", t.PlanID(), "tenantId", t.TenantID(),
+	return append(rf.pairs(make([]any, 0, 2*(nRunFields+len(rf.ledger)+6))),
+		"taskId", t.ID(), "planId", t.PlanID(), "tenantId", t.TenantID(),
 		"createdAt", encTime(t.CreatedAt()), "params", params, "version", t.Version()), nil
+}
+
+// The fields of a task hash a run may change, as indexes of runValues.vals.
+const (
+	fStatus = iota
+	fPauseRequested
+	fAttempt
+	fStage
+	fStartedAt
+	fFinishedAt
+	fUpdatedAt
+	fHeartbeatAt
+	fLastError
+	fLedger
+	fWait
+	fVerdict
+	fExecutor
+	nRunFields
+)
+
+// runFieldNames names the fields of runValues.vals.
+var runFieldNames = [nRunFields]string{
+	fStatus: "status", fPauseRequested: "pauseRequested", fAttempt: "attempt", fStage: "stage",
+	fStartedAt: "startedAt", fFinishedAt: "finishedAt", fUpdatedAt: "updatedAt", fHeartbeatAt: "heartbeatAt",
+	fLastError: "lastError", fLedger: "ledger", fWait: "wait", fVerdict: "verdict", fExecutor: "executor",
+}
+
+// runFieldArgs are runFieldNames as command arguments, converted to interfaces once (a
+// conversion per write would allocate).
+var runFieldArgs = func() (a [nRunFields]any) {
+	for i, name := range runFieldNames {
+		a[i] = name
+	}
+	return a
+}()
+
+// sameAsUpdated is the stored heartbeatAt of a task that beat when it was last updated (every
+// stage transition): the field then keeps its value from one transition to the next, and a
+// transition need not send it.
+const sameAsUpdated = "="
+
+// runValues is what runFields encodes: the run's fields in a fixed order (no map to build per
+// write) and the ledger attempts from ledgerFrom on.
+type runValues struct {
+	vals       [nRunFields]string
+	ledgerFrom int
+	ledger     []string // encoded attempts ledgerFrom, ledgerFrom+1, …
+}
+
+// pairs appends every field, value pair of v to dst.
+func (v *runValues) pairs(dst []any) []any {
+	for i := range runFieldNames {
+		dst = append(dst, runFieldArgs[i], v.vals[i])
+	}
+	return v.ledgerPairs(dst)
+}
+
+// ledgerPairs appends the field, value pairs of v's ledger attempts to dst.
+func (v *runValues) ledgerPairs(dst []any) []any {
+	for i, rec := range v.ledger {
+		dst = append(dst, ledgerField(v.ledgerFrom+i), rec)
+	}
+	return dst
 }
 
 // runFields is what a run of t may have changed: every field but those set at creation and
 // never changed (id, plan, tenant, createdAt, params: save_task.lua writes only a task that
 // exists), and of the ledger the attempts from ledgerFrom on (the ledger only grows: the
 // earlier ones are in Redis as they are).
-func runFields(t *task.Task, ledgerFrom int) ([]any, error) {
-	lastError := ""
+func runFields(t *task.Task, ledgerFrom int) (runValues, error) {
+	var v runValues
 	if f := t.LastError(); f != nil {
 		b, err := json.Marshal(failureJSON(*f))
 		if err != nil {
-			return nil, err
+			return v, err
 		}
-		lastError = string(b)
+		v.vals[fLastError] = string(b)
 	}
-	wait, verdict, err := encGate(t)
-	if err != nil {
-		return nil, err
+	var err error
+	if v.vals[fWait], v.vals[fVerdict], err = encGate(t); err != nil {
+		return v, err
 	}
-	pause := "0"
+	v.vals[fPauseRequested] = "0"
 	if t.PauseRequested() {
-		pause = "1"
+		v.vals[fPauseRequested] = "1"
 	}
-	attempts := t.LedgerFrom(ledgerFrom)
-	from := t.LedgerLen() - len(attempts)
-	fields := make([]any, 0, 30+2*len(attempts))
 	updated := encTime(t.UpdatedAt())
 	same := func(at time.Time) string { // most transitions set these to updatedAt: format it once
 		if at.Equal(t.UpdatedAt()) {
@@ -174,16 +235,25 @@ func runFields(t *task.Task, ledgerFrom int) ([]any, error) {
 		}
 		return encTime(at)
 	}
-	fields = append(fields,
-		"status", string(t.Status()), "pauseRequested", pause, "attempt", t.Attempt(), "stage", t.CurrentStage(),
-		"startedAt", same(t.StartedAt()), "finishedAt", same(t.FinishedAt()),
-		"updatedAt", updated, "heartbeatAt", same(t.HeartbeatAt()),
-		"lastError", lastError, "ledger", t.LedgerLen(), "wait", wait, "verdict", verdict, "executor", t.Executor(),
-	)
-	for i, a := range attempts {
-		fields = append(fields, ledgerField(from+i), encAttempt(a, t.CreatedAt().UnixMicro()))
+	v.vals[fStatus] = string(t.Status())
+	v.vals[fAttempt] = strconv.Itoa(t.Attempt())
+	v.vals[fStage] = strconv.Itoa(t.CurrentStage())
+	v.vals[fStartedAt], v.vals[fFinishedAt] = same(t.StartedAt()), same(t.FinishedAt())
+	v.vals[fUpdatedAt], v.vals[fHeartbeatAt] = updated, sameAsUpdated
+	if !t.HeartbeatAt().Equal(t.UpdatedAt()) {
+		v.vals[fHeartbeatAt] = encTime(t.HeartbeatAt())
 	}
-	return fields, nil
+	v.vals[fLedger] = strconv.Itoa(t.LedgerLen())
+	v.vals[fExecutor] = t.Executor()
+	v.ledgerFrom = min(max(ledgerFrom, 0), t.LedgerLen())
+	if n := t.LedgerLen() - v.ledgerFrom; n > 0 {
+		base := t.CreatedAt().UnixMicro()
+		v.ledger = make([]string, 0, n)
+		for _, a := range t.LedgerFrom(v.ledgerFrom) {
+			v.ledger = append(v.ledger, encAttempt(a, base))
+		}
+	}
+	return v, nil
 }
 
 // failureJSON is a task's last error as stored.
@@ -217,11 +287,17 @@ func decodeTask(h map[string]string, stages []stage.Spec) (*task.Task, error) {
 			return nil, fmt.Errorf("version: %w", err)
 		}
 	}
-	if err := decTimes(h, map[string]*time.Time{
-		"createdAt": &s.CreatedAt, "startedAt": &s.StartedAt, "finishedAt": &s.FinishedAt,
-		"updatedAt": &s.UpdatedAt, "heartbeatAt": &s.HeartbeatAt,
-	}); err != nil {
+	times := map[string]*time.Time{
+		"createdAt": &s.CreatedAt, "startedAt": &s.StartedAt, "finishedAt": &s.FinishedAt, "updatedAt": &s.UpdatedAt,
+	}
+	if h["heartbeatAt"] != sameAsUpdated {
+		times["heartbeatAt"] = &s.HeartbeatAt
+	}
+	if err := decTimes(h, times); err != nil {
 		return nil, err
+	}
+	if h["heartbeatAt"] == sameAsUpdated {
+		s.HeartbeatAt = s.UpdatedAt
 	}
 	if p := h["params"]; p != "" && p != "null" { // "null": written before params were stored as ""
 		if err := json.Unmarshal([]byte(p), &s.Params); err != nil {

@@ -109,6 +109,13 @@ func TestTaskCodecRoundTrip(t *testing.T) {
 			},
 		},
 		{
+			name: "beat when last updated (a stage transition)",
+			state: task.State{
+				CurrentStage: 1, StartedAt: codecTime(1), HeartbeatAt: codecTime(30), Fence: 2,
+				Ledger: []task.Attempt{succeeded(0, 1, codecTime(1))},
+			},
+		},
+		{
 			name: "an attempt that failed only with a backoff, one before the epoch",
 			state: task.State{Ledger: []task.Attempt{
 				{StageIndex: 2, Stage: "verify", Run: 1, Attempt: 1, StartedAt: time.UnixMicro(-5).UTC(), EndedAt: codecTime(1),
@@ -128,6 +135,19 @@ func TestTaskCodecRoundTrip(t *testing.T) {
 			require.Equal(t, want.State(), got.State())
 		})
 	}
+}
+
+// A task that beat when it was last updated (each stage transition does) stores its heartbeat
+// as "=": the field is the same from one transition to the next, so a transition does not
+// send it; any other heartbeat is stored as its time.
+func TestHeartbeatAtUpdateIsStoredAsSame(t *testing.T) {
+	t.Parallel()
+	beat := loadTask(t, task.State{StartedAt: codecTime(1), HeartbeatAt: codecTime(30)})
+	require.Equal(t, sameAsUpdated, storedHash(t, beat)["heartbeatAt"])
+	earlier := loadTask(t, task.State{StartedAt: codecTime(1), HeartbeatAt: codecTime(29)})
+	require.Equal(t, encTime(codecTime(29)), storedHash(t, earlier)["heartbeatAt"])
+	never := loadTask(t, task.State{Status: task.Pending})
+	require.Empty(t, storedHash(t, never)["heartbeatAt"], "a task that never ran has no heartbeat")
 }
 
 // Every field of a task that ran its stages without a failure fits Redis's listpack value

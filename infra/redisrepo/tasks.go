@@ -199,9 +199,16 @@ func (r *TaskRepo) saveOnline(ctx context.Context, t *task.Task, cp *checkpoint.
 		cpJSON = string(b)
 	}
 	keys := []string{s.keys.Task(t.ID()), s.keys.Checkpoint(t.ID())}
-	changed := s.written.diff(t.ID(), t.Fence(), t.Version(), fields)
 	token := s.token()
-	args := append([]any{t.Fence(), s.ttlSeconds(), cpJSON, t.Version(), token}, changed...)
+	// A running task's stage checkpoint leaves the hash's TTL: its start and heartbeats (every
+	// lease TTL/3) refresh it, and so does the write that ends the run.
+	refresh := "1"
+	if cp != nil && t.Status() == task.Running {
+		refresh = "0"
+	}
+	args := make([]any, 6, 6+2*(nRunFields+len(fields.ledger)))
+	args[0], args[1], args[2], args[3], args[4], args[5] = t.Fence(), s.ttlSeconds(), cpJSON, t.Version(), token, refresh
+	args, sent := s.written.diff(t.ID(), t.Fence(), t.Version(), &fields, args)
 	res := saveTaskScript.Run(ctx, s.batched, keys, args...)
 	n, err := res.Int()
 	if err != nil {
@@ -210,7 +217,7 @@ func (r *TaskRepo) saveOnline(ctx context.Context, t *task.Task, cp *checkpoint.
 	if err != nil || n != saved || t.Status() != task.Running {
 		s.written.forget(t.ID())
 	} else {
-		s.written.record(t.ID(), t.Fence(), t.Version()+1, changed)
+		s.written.record(t.ID(), t.Fence(), t.Version()+1, &fields, sent)
 	}
 	if err != nil {
 		return wrap("save task", err)

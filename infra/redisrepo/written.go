@@ -1,7 +1,6 @@
 package redisrepo
 
 import (
-	"fmt"
 	"strconv"
 	"sync"
 )
@@ -25,27 +24,30 @@ type writtenFields struct {
 type written struct {
 	fence   uint64
 	version uint64 // the stored version vals describe
-	vals    map[string]string
+	known   uint16 // bit i set: vals[i] is field i as stored (a field never seen is sent)
+	vals    [nRunFields]string
 }
 
-// diff returns the field, value pairs of fields that differ from what was written for id at
-// fence and version: all of them when nothing is known of that version (another writer may
-// have changed any field since).
-func (w *writtenFields) diff(id string, fence, version uint64, fields []any) []any {
+// allRunFields has a bit set for every field of runValues.vals.
+const allRunFields = uint16(1)<<nRunFields - 1
+
+// diff appends to dst the field, value pairs of v that differ from what was written for id
+// at fence and version (all of them when nothing is known of that version: another writer may
+// have changed any field since), and v's ledger attempts; sent says which fields it appended.
+func (w *writtenFields) diff(id string, fence, version uint64, v *runValues, dst []any) (_ []any, sent uint16) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	cur := w.tasks[id]
-	if cur == nil || cur.fence != fence || cur.version != version {
-		return fields
+	if cur != nil && (cur.fence != fence || cur.version != version) {
+		cur = nil
 	}
-	out := make([]any, 0, 12)
-	for i := 0; i+1 < len(fields); i += 2 {
-		name := fields[i].(string)
-		if v, ok := cur.vals[name]; !ok || v != fieldString(fields[i+1]) {
-			out = append(out, fields[i], fields[i+1])
+	for i := range runFieldNames {
+		if cur == nil || cur.known&(1<<i) == 0 || cur.vals[i] != v.vals[i] {
+			dst = append(dst, runFieldArgs[i], v.vals[i])
+			sent |= 1 << i
 		}
 	}
-	return out
+	w.mu.Unlock()
+	return v.ledgerPairs(dst), sent
 }
 
 // ledgerLen returns how many ledger attempts are known to be written for id at fence and
@@ -54,15 +56,15 @@ func (w *writtenFields) ledgerLen(id string, fence, version uint64) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	cur := w.tasks[id]
-	if cur == nil || cur.fence != fence || cur.version != version {
+	if cur == nil || cur.fence != fence || cur.version != version || cur.known&(1<<fLedger) == 0 {
 		return 0
 	}
-	n, _ := strconv.Atoi(cur.vals["ledger"])
+	n, _ := strconv.Atoi(cur.vals[fLedger])
 	return n
 }
 
-// record notes that the pairs fields were written for id at fence, making it version.
-func (w *writtenFields) record(id string, fence, version uint64, fields []any) {
+// record notes that the fields of v in sent were written for id at fence, making it version.
+func (w *writtenFields) record(id string, fence, version uint64, v *runValues, sent uint16) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	cur := w.tasks[id]
@@ -71,23 +73,29 @@ func (w *writtenFields) record(id string, fence, version uint64, fields []any) {
 		return
 	}
 	cur.version = version
-	for i := 0; i+1 < len(fields); i += 2 {
-		cur.vals[fields[i].(string)] = fieldString(fields[i+1])
+	cur.known |= sent
+	for i := range v.vals {
+		if sent&(1<<i) != 0 {
+			cur.vals[i] = v.vals[i]
+		}
 	}
 }
 
 // seed records h as the whole hash of id at fence and version (what the fence bump returned).
 func (w *writtenFields) seed(id string, fence, version uint64, h map[string]string) {
+	cur := &written{fence: fence, version: version}
+	for i, name := range runFieldNames {
+		if v, ok := h[name]; ok {
+			cur.vals[i] = v
+			cur.known |= 1 << i
+		}
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.tasks == nil {
 		w.tasks = map[string]*written{}
 	}
-	vals := make(map[string]string, len(h))
-	for k, v := range h {
-		vals[k] = v
-	}
-	w.tasks[id] = &written{fence: fence, version: version, vals: vals}
+	w.tasks[id] = cur
 }
 
 // forget drops what is known of id.
@@ -102,22 +110,4 @@ func (w *writtenFields) clear() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.tasks = nil
-}
-
-// fieldString is a field value as Redis stores it.
-func fieldString(v any) string {
-	switch v := v.(type) {
-	case string:
-		return v
-	case []byte:
-		return string(v)
-	case int:
-		return strconv.Itoa(v)
-	case int64:
-		return strconv.FormatInt(v, 10)
-	case uint64:
-		return strconv.FormatUint(v, 10)
-	default:
-		return fmt.Sprint(v)
-	}
 }
