@@ -7,19 +7,30 @@ import (
 	"time"
 
 	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/domain/task"
 )
 
-// RetryAfterHeader tells a client refused with 429 (the executor's queue is full) how many
-// whole seconds to wait before submitting again.
+// RetryAfterHeader tells a client refused with 429 (the executor's queue is full) or with 503
+// (new tenant claims wait after Redis lost its data) how many whole seconds to wait before
+// submitting again.
 const RetryAfterHeader = "Retry-After"
 
 // setRetryAfter sets Retry-After, in whole seconds rounded up and at least 1, when err is an
-// *app.BusyError.
+// *app.BusyError or a *task.ClaimsPausedError.
 func setRetryAfter(w http.ResponseWriter, err error) {
-	var busy *app.BusyError
-	if !errors.As(err, &busy) {
+	var (
+		busy   *app.BusyError
+		paused *task.ClaimsPausedError
+		after  time.Duration
+	)
+	switch {
+	case errors.As(err, &busy):
+		after = busy.RetryAfter
+	case errors.As(err, &paused):
+		after = paused.RetryAfter
+	default:
 		return
 	}
-	secs := max(int64((busy.RetryAfter+time.Second-1)/time.Second), 1)
+	secs := max(int64((after+time.Second-1)/time.Second), 1)
 	w.Header().Set(RetryAfterHeader, strconv.FormatInt(secs, 10))
 }

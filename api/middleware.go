@@ -52,7 +52,7 @@ func (h *handlers) recoverer(next http.Handler) http.Handler {
 			if rec == http.ErrAbortHandler {
 				panic(rec)
 			}
-			err := fmt.Errorf("panic: %v\n%s", rec, debug.Stack())
+			err := fmt.Errorf("%w: %v\n%s", errPanic, rec, debug.Stack())
 			if sw.wrote {
 				h.opts.Logger.Error("http handler panicked after writing its response",
 					"request_id", requestIDOf(r), "method", r.Method, "path", r.URL.Path, "err", err)

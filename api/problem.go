@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/domain/checkpoint"
@@ -63,6 +64,7 @@ func (h *handlers) problemFor(r *http.Request, err error) Problem {
 		validation *app.ValidationError
 		conflict   *app.ConflictError
 		busy       *task.BusyError
+		paused     *task.ClaimsPausedError
 	)
 	problem := func(status int, typ, detail string) Problem {
 		return Problem{Type: typ, Title: http.StatusText(status), Status: status, Detail: detail}
@@ -88,11 +90,15 @@ func (h *handlers) problemFor(r *http.Request, err error) Problem {
 		return p
 	case errors.Is(err, app.ErrBusy):
 		return problem(http.StatusTooManyRequests, ProblemBusy, err.Error())
+	case errors.As(err, &paused):
+		return problem(http.StatusServiceUnavailable, ProblemUnavailable,
+			fmt.Sprintf("new tenant claims wait %v: %s", paused.RetryAfter.Round(time.Second), paused.Reason))
 	case errors.Is(err, app.ErrUnavailable):
-		return problem(http.StatusServiceUnavailable, ProblemUnavailable, err.Error())
+		return problem(http.StatusServiceUnavailable, ProblemUnavailable, err.Error()+h.outageReason())
 	case errors.Is(err, app.ErrMembersUnavailable):
 		h.opts.Logger.Warn("executors not listed", "request_id", requestIDOf(r), "err", err)
-		return problem(http.StatusServiceUnavailable, ProblemUnavailable, "the registry of executors is unreachable (Redis away?); try again")
+		return problem(http.StatusServiceUnavailable, ProblemUnavailable,
+			"the registry of executors is unreachable (Redis away?); try again"+h.outageReason())
 	case errors.Is(err, app.ErrShuttingDown):
 		return problem(http.StatusServiceUnavailable, ProblemUnavailable,
 			"the executor is shutting down and takes no new work; submit to another executor or after its restart")
@@ -123,11 +129,40 @@ func (h *handlers) problemFor(r *http.Request, err error) Problem {
 		return problem(http.StatusServiceUnavailable, ProblemUnavailable, "the request was cancelled")
 	default:
 		id := requestIDOf(r)
+		if health := h.opts.Readiness(); health.Redis == "degraded" && !errors.Is(err, errPanic) {
+			// Redis is away (unreachable, out of memory, read-only…): a failure now is the
+			// outage's, and the request may succeed once Redis is back, or on an executor that
+			// reaches it. Never a 500 for a Redis outage.
+			h.opts.Logger.Warn("http request failed while Redis is away",
+				"request_id", id, "method", r.Method, "path", r.URL.Path, "err", err, "reason", health.Reason)
+			return problem(http.StatusServiceUnavailable, ProblemUnavailable,
+				"Redis is unavailable and this executor runs degraded; try again"+reasonSuffix(health.Reason))
+		}
 		h.opts.Logger.Error("http request failed",
 			"request_id", id, "method", r.Method, "path", r.URL.Path, "err", err)
 		return problem(http.StatusInternalServerError, ProblemInternal,
 			"internal error; the server log has the details under request id "+id)
 	}
+}
+
+// errPanic marks the error of a handler that panicked (recoverer): a bug, a 500 whatever
+// Redis does.
+var errPanic = errors.New("panic")
+
+// outageReason is " (reason: <why Redis is away>)" while the executor runs degraded (see
+// Options.Readiness), "" otherwise: appended to the detail of a 503 problem.
+func (h *handlers) outageReason() string {
+	if health := h.opts.Readiness(); health.Redis == "degraded" {
+		return reasonSuffix(health.Reason)
+	}
+	return ""
+}
+
+func reasonSuffix(reason string) string {
+	if reason == "" {
+		return ""
+	}
+	return " (reason: " + reason + ")"
 }
 
 func validationProblem(vs []app.FieldViolation) Problem {

@@ -175,7 +175,8 @@ func TestRouterWithoutServer(t *testing.T) {
 			status int
 		}{
 			{"ok", api.Health{Status: "ok", Redis: "ok"}, http.StatusOK},
-			{"degraded but serving", api.Health{Status: "ok", Redis: "degraded"}, http.StatusOK},
+			{"degraded: not ready, with the reason", api.Health{Status: "degraded", Redis: "degraded",
+				Reason: "redisrepo: save task: OOM command not allowed when used memory > 'maxmemory'."}, http.StatusServiceUnavailable},
 			{"not ready", api.Health{Status: "unavailable", Redis: "degraded"}, http.StatusServiceUnavailable},
 		}
 		for _, tc := range tests {

@@ -39,6 +39,8 @@ const (
 	EnvRedis            = "EXECUTOR_REDIS_URL"
 	EnvPrefix           = "EXECUTOR_PREFIX"
 	EnvLeaseTTL         = "EXECUTOR_LEASE_TTL"
+	EnvRetention        = "EXECUTOR_RETENTION"
+	EnvCacheTasks       = "EXECUTOR_CACHE_TASKS"
 	EnvDegradedNewPlans = "EXECUTOR_DEGRADED_NEW_PLANS"
 	EnvEventsStream     = "EXECUTOR_EVENTS_STREAM"
 	EnvTokens           = "EXECUTOR_TOKENS" // serve: "role:secret,..." (the client's token is EnvToken)

@@ -23,6 +23,7 @@ import (
 func (a *app) serveCmd() *cobra.Command {
 	var cfg server.Config
 	var degradedNewPlans, tokensFile string
+	var cacheTasks int
 	var insecure bool
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -75,6 +76,17 @@ become INTERRUPTED with their checkpoints intact, and nothing resumes by itself 
 			if cfg.LeaseTTL < 3*time.Second/10 {
 				return usagef("invalid lease TTL %s: want at least 300ms", cfg.LeaseTTL)
 			}
+			switch {
+			case cacheTasks < 0:
+				return usagef("invalid --cache-tasks %d: want 0 or more", cacheTasks)
+			case cacheTasks == 0:
+				cfg.CacheTasks = -1 // no cache (0 in the config means the default)
+			default:
+				cfg.CacheTasks = cacheTasks
+			}
+			if cfg.Retention < time.Minute {
+				return usagef("invalid --retention %s: want at least 1m", cfg.Retention)
+			}
 			if cfg.ShutdownTimeout <= 0 {
 				return usagef("invalid --shutdown-timeout %s: want more than 0", cfg.ShutdownTimeout)
 			}
@@ -106,6 +118,10 @@ become INTERRUPTED with their checkpoints intact, and nothing resumes by itself 
 	f.StringVar(&cfg.RedisURL, "redis", "", "Redis URL, e.g. redis://127.0.0.1:6379/0; empty: the in-memory store (env "+EnvRedis+")")
 	f.StringVar(&cfg.Prefix, "prefix", "executor:", "Redis key prefix (env "+EnvPrefix+")")
 	f.DurationVar(&cfg.LeaseTTL, "lease-ttl", 60*time.Second, "tenant lease TTL, refreshed every TTL/3 (env "+EnvLeaseTTL+")")
+	f.DurationVar(&cfg.Retention, "retention", server.DefaultRetention,
+		"how long Redis keeps an ended plan with its tasks, checkpoints and tenant indexes, from its end; nothing of an active plan expires (env "+EnvRetention+")")
+	f.IntVar(&cacheTasks, "cache-tasks", server.DefaultCacheTasks,
+		"with --redis: how many tasks that Redis holds (ended, or only read) the memory mirror caches, each with its checkpoint, besides the tasks and plans this executor runs or accepted and what it journaled while Redis is away (about 4.5 KB of heap each); 0: no cache (env "+EnvCacheTasks+")")
 	f.StringVar(&degradedNewPlans, "degraded-new-plans", "accept",
 		"while Redis is away: accept new plans (run them on memory) or reject them with 503 (env "+EnvDegradedNewPlans+")")
 	f.BoolVar(&cfg.EventStream, "events-stream", false,
@@ -132,7 +148,7 @@ const shutdownGrace = 10 * time.Second
 
 // serveEnv names the environment variable of each serve flag; the flag beats its variable.
 var serveEnv = map[string]string{
-	"addr": EnvAddr, "name": EnvName, "workers": EnvWorkers, "redis": EnvRedis, "prefix": EnvPrefix, "lease-ttl": EnvLeaseTTL,
+	"addr": EnvAddr, "name": EnvName, "workers": EnvWorkers, "redis": EnvRedis, "prefix": EnvPrefix, "lease-ttl": EnvLeaseTTL, "retention": EnvRetention, "cache-tasks": EnvCacheTasks,
 	"degraded-new-plans": EnvDegradedNewPlans, "events-stream": EnvEventsStream,
 	"tokens-file": EnvTokensFile, "insecure": EnvInsecure, "http-allow": EnvHTTPAllow,
 	"shutdown-timeout": EnvShutdownTimeout, "max-tenants": EnvMaxTenants, "max-stages": EnvMaxStages,

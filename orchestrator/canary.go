@@ -26,22 +26,29 @@ func (o *Orchestrator) advanceCanary(planID string) {
 	if p.Phase() != plan.PhaseCanary || p.Status().Terminal() {
 		return
 	}
-	canaries, err := o.tasks.ByIDs(ctx, p.CanaryTaskIDs())
+	// Statuses, not whole tasks: a store may no longer hold ended ones whole (the Redis
+	// store's mirror while Redis is away keeps only a bounded cache of them).
+	ids := p.CanaryTaskIDs()
+	statuses, err := o.tasks.Statuses(ctx, ids)
 	if err != nil {
 		o.cfg.Logger.Error("judge canary wave", "plan_id", planID, "err", err)
 		return
 	}
 	completed := 0
-	for _, t := range canaries {
-		switch t.Status() {
+	for i, st := range statuses {
+		switch st {
 		case task.Failed:
-			o.halt(ctx, p, "canary tenant "+t.TenantID()+" failed: plan halted")
+			who := "canary task " + ids[i] // its tenant, unless the store no longer holds it
+			if failed, err := o.tasks.ByIDs(ctx, ids[i:i+1]); err == nil {
+				who = "canary tenant " + failed[0].TenantID()
+			}
+			o.halt(ctx, p, who+" failed: plan halted")
 			return
 		case task.Completed:
 			completed++
 		}
 	}
-	if completed < len(canaries) {
+	if completed < len(ids) {
 		return
 	}
 	promoted := false

@@ -53,6 +53,27 @@ func (o *Orchestrator) PausePlan(ctx context.Context, planID string) error {
 	return nil
 }
 
+// resumable reads, of the tasks ids, those whose status a resume may change (PAUSED, and
+// PENDING or RUNNING ones with a pause requested): their statuses first, then those tasks
+// whole. An ended task is not read: a store may no longer hold it whole (the Redis store's
+// mirror while Redis is away keeps only a bounded cache of ended tasks).
+func (o *Orchestrator) resumable(ctx context.Context, ids []string) ([]*task.Task, error) {
+	statuses, err := o.tasks.Statuses(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	var some []string
+	for i, st := range statuses {
+		if st == task.Paused || st == task.Pending || st == task.Running {
+			some = append(some, ids[i])
+		}
+	}
+	if len(some) == 0 {
+		return nil, nil
+	}
+	return o.tasks.ByIDs(ctx, some)
+}
+
 // ResumePlan lets a paused plan's tasks start again and resumes its paused tasks at their next
 // stage.
 func (o *Orchestrator) ResumePlan(ctx context.Context, planID string) error {
@@ -67,7 +88,7 @@ func (o *Orchestrator) ResumePlan(ctx context.Context, planID string) error {
 	}
 	o.setPaused(ctx, planID, false)
 	o.signal(ctx, sigPlan, planID)
-	tasks, err := o.tasks.ByIDs(ctx, p.TaskIDs())
+	tasks, err := o.resumable(ctx, p.TaskIDs())
 	if err != nil {
 		return fmt.Errorf("orchestrator: resume plan %s: %w", planID, err)
 	}

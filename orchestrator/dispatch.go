@@ -173,7 +173,8 @@ func (o *Orchestrator) finish(q Queue, planID, id string, end runEnd, chain bool
 	defer cancel()
 	if end == endHandedBack {
 		if err := q.Return(ctx, planID, id); err != nil {
-			o.cfg.Logger.Error("hand a task back to its plan's queue", "plan_id", planID, "task_id", id, "err", err)
+			// Kept and made again when the queue answers: the task waits in its claim meanwhile.
+			o.later("hand a task back", planID, err, func(ctx context.Context) error { return q.Return(ctx, planID, id) })
 		}
 		return ""
 	}
@@ -183,18 +184,33 @@ func (o *Orchestrator) finish(q Queue, planID, id string, end runEnd, chain bool
 	}
 	drained, left, next, err := q.DoneClaim(ctx, planID, id, end == endFailed, claimer)
 	if err != nil {
-		// The claim stays under this executor's name until the reconciler releases it; the
-		// plan is settled from its tasks all the same (on memory while Redis is away).
-		o.cfg.Logger.Warn("free a task's slot", "plan_id", planID, "task_id", id, "err", err)
+		// The claim stays under this executor's name until the queue answers again: the done
+		// is made again then (a repeated done counts nothing twice), so the plan's slot is
+		// freed and its budget counted. The plan is settled from its tasks meanwhile (on
+		// memory while Redis is away).
+		o.later("free a task's slot", planID, err, func(ctx context.Context) error {
+			drained, left, _, err := q.DoneClaim(ctx, planID, id, end == endFailed, "")
+			if err == nil {
+				o.ended(planID, drained, left)
+			}
+			return err
+		})
 		left, next = -1, ""
 	}
+	o.ended(planID, drained, left)
+	return next
+}
+
+// ended acts on what the queue answered to a task's end: the tasks the failure budget took
+// out of the queue are cancelled, and the plan settles when nothing of it is left (left <= 0;
+// negative: the queue did not answer).
+func (o *Orchestrator) ended(planID string, drained []string, left int) {
 	if len(drained) > 0 {
 		o.cancelQueued(drained, "failure budget exhausted")
 	}
 	if left <= 0 && !o.draining.Load() {
 		o.settle(planID)
 	}
-	return next
 }
 
 // enter returns this executor's state of a plan it runs a task of, counting the run.

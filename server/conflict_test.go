@@ -131,11 +131,24 @@ func cfTryHTTP(method, url, body string, out any) (int, error) {
 	return resp.StatusCode, nil
 }
 
-// cfReadyz returns the executor's /readyz answer (zero when it does not answer); safe in
-// Eventually's goroutine.
+// cfReadyz returns the executor's /readyz answer, 200 or 503 (degraded), (zero when it does
+// not answer); safe in Eventually's goroutine.
 func cfReadyz(srv *server.Server) api.Health {
 	var h api.Health
-	_, _ = cfTryHTTP(http.MethodGet, srv.URL()+"/readyz", "", &h)
+	resp, err := http.Get(srv.URL() + "/readyz")
+	if err != nil {
+		return h
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusServiceUnavailable {
+		return h
+	}
+	if json.NewDecoder(resp.Body).Decode(&h) != nil {
+		return api.Health{}
+	}
+	if (h.Redis == "degraded") != (resp.StatusCode == http.StatusServiceUnavailable) {
+		return api.Health{Status: fmt.Sprintf("redis %q answered %d", h.Redis, resp.StatusCode)}
+	}
 	return h
 }
 

@@ -239,11 +239,17 @@ func (c *dgClient) waitCompleted(planID string) api.Plan {
 	return out
 }
 
+// readyz is GET /readyz: 200 while Redis answers, 503 (not ready: a load balancer prefers
+// the executors that reach Redis) while the executor runs degraded.
 func (c *dgClient) readyz() api.Health {
 	c.t.Helper()
 	var h api.Health
 	resp := c.do(http.MethodGet, "/readyz", nil, &h)
-	require.Equal(c.t, http.StatusOK, resp.StatusCode, "a degraded executor is still ready")
+	want := http.StatusOK
+	if h.Redis == "degraded" {
+		want = http.StatusServiceUnavailable
+	}
+	require.Equal(c.t, want, resp.StatusCode, "/readyz with redis %q: %+v", h.Redis, h)
 	return h
 }
 
@@ -262,8 +268,9 @@ func (c *dgClient) waitRedis(want string) api.Health {
 // dgRequireDegraded checks a degraded /readyz answer.
 func dgRequireDegraded(t *testing.T, h api.Health) {
 	t.Helper()
-	require.Equal(t, "ok", h.Status)
+	require.Equal(t, "degraded", h.Status)
 	require.Equal(t, "degraded", h.Redis)
+	require.NotEmpty(t, h.Reason, "degraded without a reason")
 	require.NotNil(t, h.Since, "degraded without since")
 	require.False(t, h.Since.IsZero(), "degraded since the zero time")
 	require.NotNil(t, h.Journal, "degraded without journal")
@@ -306,8 +313,8 @@ func dgWaitCompletions(t *testing.T, rec *dgBake, n int) {
 }
 
 // dgHoldOutage keeps polling /readyz and the plan for d after start: /readyz must say degraded
-// throughout (Redis is away, the executor must not claim otherwise) and the plan must still
-// be served (from memory). It returns how many rounds it made.
+// (a 503) throughout (Redis is away, the executor must not claim otherwise) and the plan must
+// still be served (from memory). It returns how many rounds it made.
 func dgHoldOutage(t *testing.T, c *dgClient, planID string, start time.Time, d time.Duration) int {
 	t.Helper()
 	n := 0

@@ -423,9 +423,9 @@ func ftRawTask(t *testing.T, rs *redistest.Server, taskID string) map[string]str
 var ftLateFault = redistest.Fault{Kind: redistest.Delay, Late: true, Hold: 3 * time.Second}
 
 // ftBumpFence matches a fence bump on the wire: bump_fence.lua by EVALSHA, one key (a task
-// hash), ARGV the TTL and the bump's 12-character token (create_task.lua, also one task key,
-// has field names after its TTL).
-var ftBumpFence = regexp.MustCompile(`(?is)evalsha\r\n\$40\r\n[0-9a-f]{40}\r\n\$1\r\n1\r\n\$\d+\r\nexecutor:task:\{[^}]*\}\r\n\$\d+\r\n\d+\r\n\$\d+\r\n[0-9a-z]{6}\.[0-9a-z]+\r\n`)
+// hash), ARGV the bump's token (<writer>.<n>: create_task.lua, also one task key, has field
+// names, without a dot, for ARGV).
+var ftBumpFence = regexp.MustCompile(`(?is)evalsha\r\n\$40\r\n[0-9a-f]{40}\r\n\$1\r\n1\r\n\$\d+\r\nexecutor:task:\{[^}]*\}\r\n\$\d+\r\n[0-9a-z]{6}\.[0-9a-z]+\r\n`)
 
 const ftNoop3 = `{"name":"one","kind":"noop"},{"name":"two","kind":"noop"},{"name":"three","kind":"noop"}`
 
@@ -469,7 +469,7 @@ func TestFaultRepro(t *testing.T) {
 	t.Run("LatePlanCreateResetsACompletedPlan", func(t *testing.T) {
 		t.Parallel()
 		fired := &atomic.Bool{}
-		rs, _, srv := ftReproExecutor(t, ftOnceRule(regexp.MustCompile(`(?i)zremrangebyscore`), ftLateFault, fired))
+		rs, _, srv := ftReproExecutor(t, ftOnceRule(regexp.MustCompile(`(?i)zadd\r\n\$\d+\r\nexecutor:plans\r\n`), ftLateFault, fired))
 		p := ftReproPlan(t, srv, "late-create", "late-create", ftNoop3)
 		require.True(t, fired.Load())
 		first := ftReproWait(t, srv, p.PlanID, 10*time.Second)
@@ -482,16 +482,16 @@ func TestFaultRepro(t *testing.T) {
 		assert.Equal(t, "COMPLETED", later.Status, "the plan as the executor reads it")
 	})
 
-	// The tasks' creation pipeline (create_task.lua by EVALSHA, one key: its ARGV are the TTL,
-	// then field names, lower case, unlike bump_fence.lua's upper-case token; plain HSET of
-	// the whole task hash, fence 0, before) reaches Redis
+	// The tasks' creation pipeline (create_task.lua by EVALSHA, one key: its ARGV are field
+	// names, letters only, unlike bump_fence.lua's token; plain HSET of the whole task hash,
+	// fence 0, before) reaches Redis
 	// after its retry, after the task COMPLETED. It used to put the task back PENDING at
 	// stage 0 with fence 0 (every older run's fenced writes pass again); creation
 	// (create_task.lua) now writes only a task that is not there.
 	t.Run("LateTaskCreateResetsACompletedTaskAndItsFence", func(t *testing.T) {
 		t.Parallel()
 		fired := &atomic.Bool{}
-		rs, _, srv := ftReproExecutor(t, ftOnceRule(regexp.MustCompile(`(?is)evalsha\r\n\$40\r\n[0-9a-f]{40}\r\n\$1\r\n1\r\n\$\d+\r\nexecutor:task:\{[^}]*\}\r\n\$\d+\r\n\d+\r\n\$\d+\r\n[a-z][a-zA-Z]*\r\n`), ftLateFault, fired))
+		rs, _, srv := ftReproExecutor(t, ftOnceRule(regexp.MustCompile(`(?is)evalsha\r\n\$40\r\n[0-9a-f]{40}\r\n\$1\r\n1\r\n\$\d+\r\nexecutor:task:\{[^}]*\}\r\n\$\d+\r\n[a-z][a-zA-Z]*\r\n`), ftLateFault, fired))
 		p := ftReproPlan(t, srv, "late-task-create", "late-task-create", ftNoop3)
 		require.Equal(t, "COMPLETED", ftReproWait(t, srv, p.PlanID, 10*time.Second).Status)
 		require.True(t, fired.Load())

@@ -19,6 +19,7 @@ import (
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/task"
 	"github.com/executor-dev/executor/events"
+	"github.com/executor-dev/executor/infra/batch"
 	"github.com/executor-dev/executor/infra/dispatch"
 	"github.com/executor-dev/executor/infra/eventstream"
 	"github.com/executor-dev/executor/infra/lock"
@@ -45,6 +46,13 @@ type Config struct {
 	RedisURL string        // empty: the embedded in-memory store
 	Prefix   string        // Redis key prefix; default rediskey.DefaultPrefix
 	LeaseTTL time.Duration // tenant lease TTL; default orchestrator.DefaultLeaseTTL
+	// Retention is how long Redis keeps an ended plan's keys, from its end (nothing of an
+	// active plan expires); default redisrepo.DefaultTTL.
+	Retention time.Duration
+	// CacheTasks bounds the memory mirror's cache of tasks Redis holds (ended, or only read),
+	// besides what this executor runs or accepted and what it journaled: 0 the default
+	// (DefaultCacheTasks), negative no cache.
+	CacheTasks int
 	// RejectNewPlansWhileDegraded makes POST /v1/plans answer 503 while Redis is away
 	// (--degraded-new-plans=reject), for operators who run several executors.
 	RejectNewPlansWhileDegraded bool
@@ -80,6 +88,12 @@ const DefaultShutdownTimeout = 30 * time.Second
 // joinTimeout bounds Server.Start's registration among the store's executors.
 const joinTimeout = 5 * time.Second
 
+// DefaultRetention is Config.Retention's default: how long Redis keeps an ended plan.
+const DefaultRetention = redisrepo.DefaultTTL
+
+// DefaultCacheTasks is Config.CacheTasks's default: the tasks the memory mirror caches.
+const DefaultCacheTasks = redisrepo.DefaultCacheTasks
+
 // Executor is a wired executor without its HTTP API: stores, locker, stage kinds,
 // orchestrator and use cases. Server serves it over HTTP; the bench command runs it as it is.
 type Executor struct {
@@ -88,6 +102,7 @@ type Executor struct {
 	orch      *orchestrator.Orchestrator
 	svc       *app.Service
 	redis     *redis.Client       // nil on the in-memory store
+	batched   *batch.Scripter     // the runs' scripts on the client's auto-pipeline; nil on memory
 	store     *redisrepo.Store    // nil on the in-memory store
 	mon       *outage.Monitor     // nil on the in-memory store
 	events    *events.Hub         // every transition, for GET /v1/events
@@ -206,18 +221,23 @@ func (e *Executor) stores() (stores, error) {
 	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.PoolTimeout = time.Second, time.Second, time.Second, time.Second
 	opts.MaxRetries, opts.DialerRetries = 1, 1 // go-redis re-dials a refused connection 5 times by default
 	e.redis = redis.NewClient(opts)
-	// Runs' single commands (fence bumps, writes, leases) share pipelines: many runs' commands
-	// travel in one round trip (docs/performance.md).
-	batched, err := e.redis.AutoPipelineWithOptions(autoPipeline())
+	// Runs' scripts (fence bumps, writes, leases, dones) share pipelines: many runs' commands
+	// travel in one round trip (docs/performance.md), each wait for a reply bounded by the
+	// read timeout (a frozen Redis costs a run one second, then it goes on degraded).
+	batched, err := batch.New(e.redis, batch.Options{Timeout: opts.ReadTimeout, Pipeline: autoPipeline()})
 	if err != nil {
 		return stores{}, fmt.Errorf("server: redis auto-pipeline: %w", err)
 	}
+	e.batched = batched
 	keys := rediskey.New(e.cfg.Prefix)
 	e.mon = outage.NewMonitor(e.cfg.Logger)
 	e.store = redisrepo.New(e.redis, redisrepo.Options{
 		Keys: keys, Monitor: e.mon, Logger: e.cfg.Logger, Batched: batched,
 		OnConflict: func(taskID string) { e.metrics.Fenced(); e.orch.Fenced(taskID) },
 		OnRestored: func(lost bool) { e.orch.Restored(lost) },
+		LeaseTTL:   e.cfg.LeaseTTL, // Redis's data loss noticed within a lease TTL, however idle; new claims wait one after it
+		TTL:        e.cfg.Retention,
+		CacheTasks: e.cfg.CacheTasks,
 	})
 	e.readiness = e.redisReadiness
 	db := e.store
@@ -259,15 +279,17 @@ func (e *Executor) journalLen() int {
 	return e.store.JournalLen()
 }
 
-// redisReadiness reports Redis as ok or degraded (since when, and how much waits to be
-// written back). A degraded executor is still ready: it keeps serving on memory.
+// redisReadiness reports Redis as ok or degraded: since when, why (the Redis error that
+// began the outage) and how much waits to be written back. A degraded executor keeps running
+// and serving on memory, but is not ready (503): a load balancer then prefers the executors
+// that reach Redis.
 func (e *Executor) redisReadiness() api.Health {
 	down, since := e.mon.Degraded()
 	if !down {
 		return api.Health{Status: "ok", Redis: "ok"}
 	}
 	n := e.store.JournalLen()
-	return api.Health{Status: "ok", Redis: "degraded", Since: &since, Journal: &n}
+	return api.Health{Status: "degraded", Redis: "degraded", Since: &since, Journal: &n, Reason: e.mon.Reason()}
 }
 
 // Name returns the executor's name (Config.Name, or its default).
@@ -340,7 +362,7 @@ func (e *Executor) Stop(ctx context.Context) error {
 	if e.redis != nil {
 		// A journal still waiting here (Redis away at shutdown) goes with the process.
 		e.store.Stop()
-		rerr = errors.Join(rerr, e.redis.Close())
+		rerr = errors.Join(rerr, e.batched.Close(), e.redis.Close())
 	}
 	return errors.Join(oerr, rerr)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -184,23 +185,34 @@ const (
 	takenBack  = "taken"    // the key holds the lease's value again, with a fresh TTL
 	tombstoned = "released" // a force release removed the lease's value: the lease is lost
 	heldByNext = "held"     // another value holds the key
+	movedOn    = "moved"    // the key is gone and another task holds the tenant
 )
 
-// takeBack runs takeBackScript for tenantID's key and the lease value val, and returns its
-// answer: takenBack, tombstoned or heldByNext. Errors are Redis's, unwrapped, or a reply of
-// an unexpected shape.
-func (r *Redis) takeBack(ctx context.Context, tenantID, val string) (string, error) {
-	keys := []string{r.keys.TenantLock(tenantID), r.keys.TenantLockReleased(tenantID)}
-	reply, err := takeBackScript.Run(ctx, r.client, keys, val, r.ttl.Milliseconds()).Text()
+// takeBack runs takeBackScript for tenantID's key and the lease value val of owner, and
+// returns its answer: takenBack, tombstoned or heldByNext. Errors are Redis's, unwrapped, or a
+// reply of an unexpected shape.
+func (r *Redis) takeBack(ctx context.Context, tenantID, owner, val string) (string, error) {
+	keys := []string{r.keys.TenantLock(tenantID), r.keys.TenantLockReleased(tenantID), r.keys.TenantActive(tenantID)}
+	reply, err := takeBackScript.Run(ctx, r.client, keys, val, r.ttl.Milliseconds(), ownerTask(owner)).Text()
 	if err != nil {
 		return "", err
 	}
 	switch reply {
-	case takenBack, tombstoned, heldByNext:
+	case takenBack, tombstoned, heldByNext, movedOn:
 		return reply, nil
 	default:
 		return "", fmt.Errorf("unexpected reply %q", reply)
 	}
+}
+
+// ownerTask is the task id in a run's owner, "<planId>:<taskId>" (and "@<executor>" after
+// it), or "" when the owner has no such form.
+func ownerTask(owner string) string {
+	owner, _, _ = strings.Cut(owner, "@")
+	if _, id, ok := strings.Cut(owner, ":"); ok {
+		return id
+	}
+	return ""
 }
 
 // Lost is closed when Redis answers that another run holds the tenant before Release, at
@@ -277,6 +289,9 @@ type stepResult struct {
 	err   error           // a failure that changed nothing; retried at the next tick
 	// released: a force release removed the key, and its tombstone holds the lease's value.
 	released bool
+	// movedOn: the key was gone and the tenant's active marker names another task (a new
+	// plan claimed the tenant after Redis lost the lease): the lease is lost.
+	movedOn string
 }
 
 // watch runs the lease's Redis steps every TTL/3 until ctx is cancelled (Release) or the
@@ -355,6 +370,10 @@ func (l *FailoverLease) watch(ctx context.Context) {
 				// Failover.ForceRelease does in its own process, before the run hears of it.
 				_ = l.mem.Release(ctx) // never fails
 				l.markLost("force-released: the key was removed and its tombstone holds our value")
+				return
+			}
+			if res.movedOn != "" {
+				l.markLost(res.movedOn)
 				return
 			}
 			if res.err != nil {
@@ -439,7 +458,7 @@ func (l *FailoverLease) step(ctx context.Context, held *redislock.Lock) stepResu
 		// holds it: re-take it with the same value if it is absent and no tombstone says a
 		// force release removed it. The fence epoch is the caller's business. held stays
 		// valid: it refreshes and releases by value, which is unchanged.
-		switch ans, err := l.f.redis.takeBack(ctx, l.tenant, held.Token()+held.Metadata()); {
+		switch ans, err := l.f.redis.takeBack(ctx, l.tenant, l.owner, held.Token()+held.Metadata()); {
 		case err != nil:
 			return stepResult{lock: held, err: fmt.Errorf("lock: re-take tenant %s: %w", l.tenant, err)}
 		case ans == tombstoned:
@@ -447,6 +466,8 @@ func (l *FailoverLease) step(ctx context.Context, held *redislock.Lock) stepResu
 		case ans == takenBack:
 			l.log.Info("lock: lease key was gone; taken again with the same value")
 			return stepResult{lock: held}
+		case ans == movedOn:
+			return stepResult{movedOn: "the key was gone and the tenant has moved on to another task"}
 		}
 	} else {
 		if l.forceReleased() {

@@ -247,6 +247,44 @@ func TestFailoverTakeoverAfterOutage(t *testing.T) {
 	}
 }
 
+// A lease whose key Redis lost (flushed: no outage seen) is taken back only while the tenant
+// has not moved on: when a new task claimed the tenant meanwhile (its active marker names
+// another task), that task's run must have the tenant, and this lease is lost.
+func TestFailoverTakesBackOnlyWhileTheTenantHasNotMovedOn(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		marker string // the tenant's active marker after the flush ("": none)
+		lost   bool
+	}{
+		{name: "no marker: taken back", marker: ""},
+		{name: "the marker names the lease's task: taken back", marker: "task-a"},
+		{name: "the marker names another task: lost", marker: "task-z", lost: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			f := newFailoverFixture(t)
+			l := f.acquire(t, "t1", "plan-1:task-a@executor-1")
+			val := f.get(t, "t1")
+
+			require.NoError(t, f.raw.FlushAll(ctx).Err())
+			if tc.marker != "" {
+				require.NoError(t, f.raw.Set(ctx, rediskey.New("").TenantActive("t1"), tc.marker, 0).Err())
+			}
+			if tc.lost {
+				took := waitLost(t, l, soon)
+				t.Logf("lost %v after the flush (TTL %v)", took, failoverTTL)
+				assert.Empty(t, f.get(t, "t1"), "the key is left to the tenant's new task")
+			} else {
+				f.requireValueSoon(t, "t1", "the same value", func(v string) bool { return v == val })
+				requireNotLostFor(t, l, failoverTTL)
+			}
+			require.NoError(t, l.Release(ctx))
+		})
+	}
+}
+
 func TestFailoverAcquireWhileRedisIsDown(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -555,4 +593,39 @@ func TestFailoverLeaseLeavesNoGoroutines(t *testing.T) {
 			requireLeaseLeavesNoGoroutines(t, f.locker, failoverTTL, func(l lease.Lease) { tt.end(t, f, l) })
 		})
 	}
+}
+
+// Redis out of memory (maxmemory reached, noeviction) refuses the lease's SET with OOM, and
+// a holder read (GET and PTTL in a MULTI) with EXECABORT: both are outages. The acquisition
+// takes the lease on memory instead of failing the run, the holder is answered from memory,
+// and once memory is freed the watchdog takes the key in Redis.
+func TestFailoverOnARedisOutOfMemory(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := redistest.Start(t, redistest.Args("--maxmemory-policy", "noeviction"))
+	f := &failoverFixture{srv: srv, raw: srv.Client()}
+	f.locker, f.mon = newFailover(t, srv, failFast)
+	require.NoError(t, f.raw.ConfigSet(ctx, "maxmemory", "1").Err())
+
+	l := f.acquire(t, "t1", "plan-1:task-a") // an OOM does not fail the acquisition
+	require.True(t, degraded(f.mon), "the OOM was reported as an outage")
+	assert.Contains(t, f.mon.Reason(), "OOM")
+	_, err := f.locker.Acquire(ctx, "t1", "plan-2:task-b")
+	require.ErrorIs(t, err, lease.ErrHeld, "the lease on memory holds the tenant")
+
+	// Another process, healthy so far, reads the holder: its MULTI is discarded.
+	other, otherMon := newFailover(t, srv, failFast)
+	h, held, err := other.Holder(ctx, "t1")
+	require.NoError(t, err, "an EXECABORT is answered from memory, not returned")
+	assert.False(t, held, "the other process holds nothing itself")
+	assert.Equal(t, lease.Holder{}, h)
+	require.True(t, degraded(otherMon))
+	assert.Contains(t, otherMon.Reason(), "EXECABORT")
+	assert.Contains(t, otherMon.Reason(), "OOM", "the reason names why the transaction was discarded")
+
+	assert.Empty(t, f.get(t, "t1"), "nothing was written while Redis was full")
+	require.NoError(t, f.raw.ConfigSet(ctx, "maxmemory", "0").Err())
+	val := f.requireValueSoon(t, "t1", "the owner", func(v string) bool { return strings.HasSuffix(v, "plan-1:task-a") })
+	assert.Len(t, val, tokenLen+len("plan-1:task-a"))
+	requireNotLostFor(t, l, failoverTTL)
 }

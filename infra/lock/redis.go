@@ -155,7 +155,7 @@ func (r *Redis) heldError(ctx context.Context, tenantID string) error {
 
 // read returns key's value and time left in one round trip; held is false when the key does
 // not exist. left is 0 for a key without expiry. redis.Nil never leaves read; other errors
-// are Redis's, unwrapped.
+// are Redis's, unwrapped, but for an EXECABORT, which wraps the refusal that caused it too.
 func (r *Redis) read(ctx context.Context, key string) (val string, left time.Duration, held bool, err error) {
 	var get *redis.StringCmd
 	var pttl *redis.DurationCmd
@@ -165,6 +165,16 @@ func (r *Redis) read(ctx context.Context, key string) (val string, left time.Dur
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
+		if redis.IsExecAbortError(err) {
+			// EXECABORT does not say why: the command Redis refused when it was queued does
+			// (OOM, typically: Redis 7 refuses every command queued in a MULTI while out of
+			// memory).
+			for _, c := range []redis.Cmder{get, pttl} {
+				if cerr := c.Err(); cerr != nil && !errors.Is(cerr, redis.Nil) {
+					return "", 0, false, fmt.Errorf("%w (%w)", err, cerr)
+				}
+			}
+		}
 		return "", 0, false, err
 	}
 	val, err = get.Result()

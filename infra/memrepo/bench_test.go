@@ -23,8 +23,13 @@ var benchSpecs = repotest.NoopStages(10)
 // as created (PENDING).
 func benchDB(b *testing.B) (db *memrepo.DB, tk *task.Task, cp *checkpoint.Checkpoint) {
 	b.Helper()
+	return benchDBOn(b, memrepo.New())
+}
+
+// benchDBOn is benchDB on db.
+func benchDBOn(b *testing.B, db *memrepo.DB) (_ *memrepo.DB, tk *task.Task, cp *checkpoint.Checkpoint) {
+	b.Helper()
 	ctx := context.Background()
-	db = memrepo.New()
 	now := time.Now().UTC()
 	planID := ulid.Make().String()
 	tasks := make([]*task.Task, 10_000)
@@ -89,4 +94,45 @@ func BenchmarkTaskRead(b *testing.B) {
 	}
 	b.StopTimer()
 	require.Equal(b, tk.State(), got.State())
+}
+
+// BenchmarkMirrorTaskPut is BenchmarkTaskPut on a bounded mirror (NewMirror, the Redis store's
+// default cache of 10,000 tasks): the same Put, plus the bookkeeping of what it keeps.
+func BenchmarkMirrorTaskPut(b *testing.B) {
+	db, tk, cp := benchDBOn(b, memrepo.NewMirror(memrepo.MirrorOptions{CacheTasks: 10_000}))
+	tasks := db.Tasks()
+	b.ReportAllocs()
+	for b.Loop() {
+		tasks.Put(tk, cp)
+	}
+	b.StopTimer()
+	requireStored(b, db, tk, cp)
+}
+
+// BenchmarkMirrorTaskPutEvicting measures the Put of a completed 10-stage task, with its
+// checkpoint, into a bounded mirror whose cache is full: every Put evicts the least recently
+// used task (a steady rollout past the bound).
+func BenchmarkMirrorTaskPutEvicting(b *testing.B) {
+	db, tk, cp := benchDBOn(b, memrepo.NewMirror(memrepo.MirrorOptions{CacheTasks: 1_000}))
+	// Copies of tk under other ids, each with its checkpoint: twice the bound, used in turn.
+	copies := make([]*task.Task, 2_000)
+	cps := make([]*checkpoint.Checkpoint, len(copies))
+	for i := range copies {
+		s := tk.State()
+		s.ID = ulid.Make().String()
+		var err error
+		copies[i], err = task.Load(s)
+		require.NoError(b, err)
+		c := cp.State()
+		c.TaskID = s.ID
+		cps[i], err = checkpoint.Load(c)
+		require.NoError(b, err)
+	}
+	tasks := db.Tasks()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		tasks.Put(copies[i], cps[i])
+		i = (i + 1) % len(copies)
+	}
 }

@@ -19,9 +19,10 @@ type DB struct {
 	tasks   map[string]*task.Task // stored copies: reads hand out clones
 	tenants map[string]string
 	ckpts   map[string]*checkpoint.Checkpoint // stored copies: reads hand out clones
+	bound   *bound                            // nil: everything is kept (New); see NewMirror
 }
 
-// New returns an empty database.
+// New returns an empty database that keeps everything stored in it: the in-memory store.
 func New() *DB {
 	return &DB{
 		plans:   map[string]*plan.Plan{},
@@ -45,13 +46,13 @@ func (db *DB) Checkpoints() *CheckpointStore { return &CheckpointStore{db: db} }
 // busy (*task.BusyError) or an id exists.
 func (db *DB) CreatePlan(_ context.Context, p *plan.Plan, tasks []*task.Task) error {
 	db.mu.Lock()
-	defer db.mu.Unlock()
+	defer db.unlock()
 	if _, ok := db.plans[p.ID()]; ok {
 		return fmt.Errorf("memrepo: plan %s exists", p.ID())
 	}
 	if err := db.createTasks(tasks); err != nil {
 		return err
 	}
-	db.putPlan(p)
+	db.putPlan(p, true)
 	return nil
 }

@@ -1,8 +1,6 @@
 package memrepo
 
 import (
-	"sort"
-
 	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/task"
@@ -10,24 +8,42 @@ import (
 
 // The methods in this file let a DB serve as the mirror of a durable store: they record what
 // the durable store already accepted (or what was read back from it), so they check no
-// fence and never fail.
+// fence and never fail. A mirror made by NewMirror keeps what this executor wrote (Put) and
+// caches what it only read (PutIfNewer), within its bound.
 
-// Put records p, replacing any stored version.
+// Put records p, written by this executor, replacing any stored version.
 func (r *PlanRepo) Put(p *plan.Plan) {
 	r.db.mu.Lock()
-	defer r.db.mu.Unlock()
-	r.db.putPlan(p)
+	defer r.db.unlock()
+	r.db.putPlan(p, true)
 }
 
-// Put records t and, when cp is not nil, its checkpoint, replacing stored versions.
+// PutIfNewer records p, read back from the durable store, unless the stored copy is at the
+// same or a higher version (a read that raced a write must not undo it) or pinned (changed on
+// the mirror alone). It returns the copy it keeps.
+func (r *PlanRepo) PutIfNewer(p *plan.Plan) *plan.Plan {
+	db := r.db
+	db.mu.Lock()
+	defer db.unlock()
+	if cur, ok := db.plans[p.ID()]; ok && (cur.Version() >= p.Version() || db.pinnedPlan(p.ID())) {
+		db.recordPlan(cur, false)
+		return cur.Clone()
+	}
+	db.putPlan(p, false)
+	return p
+}
+
+// Put records t, written by this executor, and, when cp is not nil, its checkpoint,
+// replacing stored versions.
 func (r *TaskRepo) Put(t *task.Task, cp *checkpoint.Checkpoint) {
 	db := r.db
 	db.mu.Lock()
-	defer db.mu.Unlock()
+	defer db.unlock()
 	db.tasks[t.ID()] = t.Clone()
 	if cp != nil {
 		db.ckpts[t.ID()] = cp.Clone()
 	}
+	db.recordTask(t, true)
 }
 
 // PutIfNewer records t, read back from the durable store, unless the stored copy is newer
@@ -36,41 +52,51 @@ func (r *TaskRepo) Put(t *task.Task, cp *checkpoint.Checkpoint) {
 func (r *TaskRepo) PutIfNewer(t *task.Task) *task.Task {
 	db := r.db
 	db.mu.Lock()
-	defer db.mu.Unlock()
+	defer db.unlock()
 	if cur, ok := db.tasks[t.ID()]; ok {
 		if cur.Fence() > t.Fence() || (cur.Fence() == t.Fence() && cur.Version() > t.Version()) {
+			db.recordTask(cur, false)
 			return cur.Clone()
 		}
 	}
 	db.tasks[t.ID()] = t.Clone()
+	db.recordTask(t, false)
 	return t
 }
 
-// PutLatest records taskID as tenantID's latest task.
+// PutLatest records taskID as tenantID's latest task. A bounded mirror (NewMirror) records it
+// only while it holds the task, and forgets it with the task.
 func (r *TaskRepo) PutLatest(tenantID, taskID string) {
-	r.db.mu.Lock()
-	defer r.db.mu.Unlock()
-	r.db.tenants[tenantID] = taskID
+	db := r.db
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if _, ok := db.tasks[taskID]; ok || db.bound == nil {
+		db.tenants[tenantID] = taskID
+	}
 }
 
 // Forget drops task id and its checkpoint, so the next read goes to the durable store.
 func (r *TaskRepo) Forget(id string) {
 	r.db.mu.Lock()
-	defer r.db.mu.Unlock()
-	delete(r.db.tasks, id)
-	delete(r.db.ckpts, id)
+	defer r.db.unlock()
+	r.db.dropTask(id, false)
 }
 
 // PutIfNewer records cp, read back from the durable store, unless the stored version is
-// newer (a higher fence epoch, or more stages completed, or saved later).
+// newer (a higher fence epoch, or more stages completed, or saved later). A bounded mirror
+// (NewMirror) records it only while it holds its task.
 func (s *CheckpointStore) PutIfNewer(cp *checkpoint.Checkpoint) *checkpoint.Checkpoint {
-	s.db.mu.Lock()
-	defer s.db.mu.Unlock()
-	if cur, ok := s.db.ckpts[cp.TaskID()]; ok && (cur.Fence() > cp.Fence() ||
+	db := s.db
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if _, ok := db.tasks[cp.TaskID()]; !ok && db.bound != nil {
+		return cp
+	}
+	if cur, ok := db.ckpts[cp.TaskID()]; ok && (cur.Fence() > cp.Fence() ||
 		(cur.Fence() == cp.Fence() && cur.SavedAt().After(cp.SavedAt()))) {
 		return cur.Clone()
 	}
-	s.db.ckpts[cp.TaskID()] = cp.Clone()
+	db.ckpts[cp.TaskID()] = cp.Clone()
 	return cp
 }
 
@@ -99,14 +125,7 @@ func (r *TaskRepo) States() []task.State {
 // Forget drops plan id, so the next read goes to the durable store. A plan's immutable part
 // is read from the durable store again then.
 func (r *PlanRepo) Forget(id string) {
-	db := r.db
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	if _, ok := db.plans[id]; !ok {
-		return
-	}
-	delete(db.plans, id)
-	if i := sort.SearchStrings(db.planIDs, id); i < len(db.planIDs) && db.planIDs[i] == id {
-		db.planIDs = append(db.planIDs[:i], db.planIDs[i+1:]...)
-	}
+	r.db.mu.Lock()
+	defer r.db.unlock()
+	r.db.dropPlan(id)
 }

@@ -18,17 +18,17 @@ var _ plan.Repository = (*PlanRepo)(nil)
 func (r *PlanRepo) Create(_ context.Context, p *plan.Plan) error {
 	db := r.db
 	db.mu.Lock()
-	defer db.mu.Unlock()
+	defer db.unlock()
 	if _, ok := db.plans[p.ID()]; ok {
 		return fmt.Errorf("memrepo: plan %s exists", p.ID())
 	}
-	db.putPlan(p)
+	db.putPlan(p, true)
 	return nil
 }
 
-// putPlan stores p, keeping planIDs sorted and the first plan of an idempotency key. The
-// caller holds db.mu.
-func (db *DB) putPlan(p *plan.Plan) {
+// putPlan stores p, keeping planIDs sorted and the first plan of an idempotency key; own: p
+// is this executor's write, not a read (see NewMirror). The caller holds db.mu.
+func (db *DB) putPlan(p *plan.Plan, own bool) {
 	if _, ok := db.plans[p.ID()]; !ok {
 		i := sort.SearchStrings(db.planIDs, p.ID())
 		db.planIDs = append(db.planIDs, "")
@@ -41,6 +41,7 @@ func (db *DB) putPlan(p *plan.Plan) {
 			db.idem[k] = p.ID()
 		}
 	}
+	db.recordPlan(p, own)
 }
 
 // Plan returns the plan with id.
@@ -90,7 +91,7 @@ func (r *PlanRepo) List(_ context.Context, f plan.Filter) ([]*plan.Plan, error) 
 func (r *PlanRepo) Save(_ context.Context, p *plan.Plan) error {
 	db := r.db
 	db.mu.Lock()
-	defer db.mu.Unlock()
+	defer db.unlock()
 	return db.savePlan(p)
 }
 
@@ -105,6 +106,7 @@ func (db *DB) savePlan(p *plan.Plan) error {
 	}
 	p.Stored(p.Version() + 1)
 	db.plans[p.ID()] = p.Clone()
+	db.recordPlan(p, true)
 	return nil
 }
 

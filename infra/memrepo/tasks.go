@@ -19,7 +19,7 @@ var _ task.Repository = (*TaskRepo)(nil)
 func (r *TaskRepo) Create(_ context.Context, tasks []*task.Task) error {
 	db := r.db
 	db.mu.Lock()
-	defer db.mu.Unlock()
+	defer db.unlock()
 	return db.createTasks(tasks)
 }
 
@@ -30,7 +30,7 @@ func (db *DB) createTasks(tasks []*task.Task) error {
 		if _, ok := db.tasks[t.ID()]; ok {
 			return fmt.Errorf("memrepo: task %s exists", t.ID())
 		}
-		if id, ok := db.tenants[t.TenantID()]; ok && !db.tasks[id].Status().Terminal() {
+		if cur, ok := db.tasks[db.tenants[t.TenantID()]]; ok && !cur.Status().Terminal() {
 			busy = append(busy, t.TenantID())
 		}
 	}
@@ -40,6 +40,7 @@ func (db *DB) createTasks(tasks []*task.Task) error {
 	for _, t := range tasks {
 		db.tasks[t.ID()] = t.Clone()
 		db.tenants[t.TenantID()] = t.ID()
+		db.recordTask(t, true)
 	}
 	return nil
 }
@@ -99,7 +100,12 @@ func (r *TaskRepo) Statuses(_ context.Context, ids []string) ([]task.Status, err
 	for i, id := range ids {
 		t, ok := r.db.tasks[id]
 		if !ok {
-			return nil, fmt.Errorf("%w: %s", task.ErrNotFound, id)
+			st, ended := r.db.endedStatus(id)
+			if !ended {
+				return nil, fmt.Errorf("%w: %s", task.ErrNotFound, id)
+			}
+			out[i] = st
+			continue
 		}
 		out[i] = t.Status()
 	}
@@ -112,7 +118,7 @@ func (r *TaskRepo) Statuses(_ context.Context, ids []string) ([]task.Status, err
 func (r *TaskRepo) Save(_ context.Context, t *task.Task, cp *checkpoint.Checkpoint) error {
 	db := r.db
 	db.mu.Lock()
-	defer db.mu.Unlock()
+	defer db.unlock()
 	return db.saveTask(t, cp)
 }
 
@@ -133,6 +139,7 @@ func (db *DB) saveTask(t *task.Task, cp *checkpoint.Checkpoint) error {
 	if cp != nil {
 		db.ckpts[t.ID()] = cp.Clone()
 	}
+	db.recordTask(t, true)
 	return nil
 }
 
@@ -153,7 +160,7 @@ func (r *TaskRepo) Update(ctx context.Context, id string, fn func(t *task.Task) 
 func (r *TaskRepo) BumpFence(_ context.Context, id string) (*task.Task, error) {
 	db := r.db
 	db.mu.Lock()
-	defer db.mu.Unlock()
+	defer db.unlock()
 	stored, ok := db.tasks[id]
 	if !ok {
 		return nil, task.ErrNotFound
@@ -166,5 +173,6 @@ func (r *TaskRepo) BumpFence(_ context.Context, id string) (*task.Task, error) {
 		return nil, err
 	}
 	db.tasks[id] = bumped
+	db.recordTask(bumped, true)
 	return bumped.Clone(), nil
 }

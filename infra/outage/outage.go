@@ -21,8 +21,25 @@ import (
 // written back.
 var ErrDataLost = errors.New("outage: redis lost data this executor wrote")
 
-// Is reports whether err means Redis could not be reached or did not answer in time (as
-// opposed to an answer: a script's refusal, a missing key, a caller's cancellation).
+// Is reports whether err means Redis could not be reached, did not answer in time, or answered
+// that it cannot serve the executor now (as opposed to an answer about the data: a script's
+// refusal, a missing key, a wrong type, a caller's cancellation). Outages are:
+//
+//   - no answer: a connection refused, reset or closed, a timeout, the pool's timeout, a
+//     closed client (and ErrDataLost: Redis restarted empty);
+//   - Redis unusable for now, whatever the command: OOM (maxmemory reached with the
+//     noeviction policy: writes refused), READONLY (a replica, e.g. after a failover),
+//     MISCONF (writes stopped after a failed snapshot), LOADING (the dataset is loading),
+//     MASTERDOWN (a replica cut off its master), BUSY (a script or function runs too long),
+//     TRYAGAIN (a slot being resharded), NOREPLICAS (min-replicas-to-write not met),
+//     CLUSTERDOWN, and "max number of clients reached";
+//   - EXECABORT: a transaction discarded because one of its commands was refused when it was
+//     queued (by OOM, typically: Redis 7 refuses every command queued in a MULTI while it is
+//     out of memory).
+//
+// The typed errors of go-redis are matched (they survive wrapping); MISCONF and BUSY, which
+// go-redis does not type, by their reply prefix (BUSY followed by a space: BUSYKEY and
+// BUSYGROUP are answers about data).
 func Is(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, redis.Nil) {
 		return false
@@ -34,16 +51,25 @@ func Is(err error) bool {
 	switch {
 	case errors.As(err, &netErr), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
 		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
-		errors.Is(err, redis.ErrClosed), errors.Is(err, redis.ErrPoolTimeout), errors.Is(err, context.DeadlineExceeded):
+		errors.Is(err, redis.ErrClosed), errors.Is(err, redis.ErrPoolTimeout), errors.Is(err, redis.ErrPoolExhausted),
+		errors.Is(err, context.DeadlineExceeded):
 		return true
 	}
+	return refused(err)
+}
+
+// refused reports whether err is a reply by which Redis refuses to serve any command of its
+// kind for now (out of memory, read-only, loading, …: see Is), as opposed to a reply about
+// the command or its data.
+func refused(err error) bool {
 	var re redis.Error
-	if errors.As(err, &re) {
-		// Replies while Redis loads its data or is busy running a script mean: not usable now.
-		return redis.HasErrorPrefix(err, "LOADING") || redis.HasErrorPrefix(err, "BUSY") ||
-			redis.HasErrorPrefix(err, "MASTERDOWN") || redis.HasErrorPrefix(err, "TRYAGAIN")
+	if !errors.As(err, &re) {
+		return false
 	}
-	return false
+	return redis.IsOOMError(err) || redis.IsExecAbortError(err) || redis.IsReadOnlyError(err) ||
+		redis.IsLoadingError(err) || redis.IsMasterDownError(err) || redis.IsTryAgainError(err) ||
+		redis.IsNoReplicasError(err) || redis.IsClusterDownError(err) || redis.IsMaxClientsError(err) ||
+		redis.HasErrorPrefix(err, "MISCONF ") || redis.HasErrorPrefix(err, "BUSY ")
 }
 
 // Monitor is the executor's view of Redis: healthy, or degraded since some time.
@@ -71,6 +97,26 @@ func (m *Monitor) Degraded() (bool, time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.degraded, m.since
+}
+
+// Reason returns why the executor runs degraded: the text of the error that began the current
+// outage (e.g. "redisrepo: save task: OOM command not allowed when used memory >
+// 'maxmemory'."); "" while Redis is healthy.
+func (m *Monitor) Reason() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cause == nil {
+		return ""
+	}
+	return m.cause.Error()
+}
+
+// Cause returns the error that began the current outage (nil while Redis is healthy), for
+// callers that match it (errors.Is, redis.IsOOMError).
+func (m *Monitor) Cause() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cause
 }
 
 // Fail records err if it is an outage (see Is) and reports whether it was one. The first

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/executor-dev/executor/infra/outage"
 )
@@ -32,6 +33,9 @@ func TestIsTellsOutagesFromAnswers(t *testing.T) {
 		{"key missing", redis.Nil, false},
 		{"caller gave up", context.Canceled, false},
 		{"plain error", errors.New("fenced"), false},
+		{"data lost", fmt.Errorf("redisrepo: task T: %w", outage.ErrDataLost), true},
+		{"pool exhausted", redis.ErrPoolExhausted, true},
+		{"closed client", redis.ErrClosed, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -46,19 +50,25 @@ func TestMonitorSwitchesOncePerOutage(t *testing.T) {
 	m := outage.NewMonitor(slog.New(slog.DiscardHandler))
 	down, _ := m.Degraded()
 	assert.False(t, down)
+	assert.Empty(t, m.Reason(), "healthy: no reason")
+	assert.NoError(t, m.Cause())
 
 	changed := m.Changed()
 	assert.False(t, m.Fail(errors.New("not an outage")))
-	assert.True(t, m.Fail(io.EOF))
+	cause := fmt.Errorf("redisrepo: save task: %w", io.EOF)
+	assert.True(t, m.Fail(cause))
 	down, since := m.Degraded()
 	assert.True(t, down)
 	assert.False(t, since.IsZero())
+	assert.Equal(t, "redisrepo: save task: EOF", m.Reason())
+	require.ErrorIs(t, m.Cause(), io.EOF)
 	<-changed // closed by the switch
 
 	again := m.Changed()
-	assert.True(t, m.Fail(io.EOF))
+	assert.True(t, m.Fail(context.DeadlineExceeded))
 	_, since2 := m.Degraded()
 	assert.Equal(t, since, since2, "one outage, one start")
+	assert.Equal(t, "redisrepo: save task: EOF", m.Reason(), "the outage's reason is what began it")
 	select {
 	case <-again:
 		t.Fatal("a second failure is not a change")
@@ -69,4 +79,6 @@ func TestMonitorSwitchesOncePerOutage(t *testing.T) {
 	<-again
 	down, _ = m.Degraded()
 	assert.False(t, down)
+	assert.Empty(t, m.Reason(), "recovered: no reason")
+	assert.NoError(t, m.Cause())
 }

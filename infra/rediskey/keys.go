@@ -65,6 +65,14 @@ func (k Keys) TenantLockReleased(tenantID string) string {
 // executor:instance:{<id>}.
 func (k Keys) Instance(id string) string { return k.prefix + "instance:{" + id + "}" }
 
+// Generation is the HASH that tells executors whether Redis still holds the data they saw:
+// token (random, made when the hash was created), since and claimsFrom (Redis times, ms). An
+// executor that finds another token than the one it saw, or none, knows that Redis lost its
+// data; new tenant claims wait until claimsFrom, so that the executors that were running
+// tenants have one lease TTL to take their leases back and write their state back:
+// executor:generation. It never expires.
+func (k Keys) Generation() string { return k.prefix + "generation" }
+
 // Executors is the HASH of the executors registered on this Redis, one field per executor
 // name, its value the executor's registration as JSON (infra/members): executor:executors.
 // An entry outlives its executor until it is pruned; Executor(name) tells whether it lives.

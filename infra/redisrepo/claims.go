@@ -81,7 +81,7 @@ func (s *Store) release(ctx context.Context, tasks []*task.Task) {
 	ctx = context.WithoutCancel(ctx)
 	_, _ = s.exec(ctx, func(pipe redis.Pipeliner) {
 		for _, t := range tasks {
-			releaseTenantScript.Eval(ctx, pipe, s.tenantKeys(t), t.ID(), s.ttlSeconds()) // EVAL: no NOSCRIPT in a pipeline
+			releaseTenantScript.Eval(ctx, pipe, s.tenantKeys(t), t.ID()) // EVAL: no NOSCRIPT in a pipeline
 		}
 	})
 }

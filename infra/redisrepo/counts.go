@@ -6,8 +6,9 @@ import (
 )
 
 // StatusCounts counts the plans and tasks of the store's in-memory mirror by status (see
-// memrepo.DB.StatusCounts): what this executor holds (the plans and tasks it created, ran or
-// read since it started), not every plan and task in Redis. It sends nothing to Redis.
+// memrepo.DB.StatusCounts): what this executor holds (the plans and tasks it accepted or runs
+// that have not ended, what it journaled, and a cache of at most Options.CacheTasks others),
+// not every plan and task in Redis. It sends nothing to Redis.
 func (s *Store) StatusCounts() (plans map[plan.Status]int, tasks map[task.Status]int) {
 	return s.mirror.StatusCounts()
 }

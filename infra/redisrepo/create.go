@@ -35,6 +35,9 @@ func (s *Store) create(ctx context.Context, p *plan.Plan, tasks []*task.Task) er
 		}
 		fields[i] = append(withoutEmpty(f), "fence", t.Fence())
 	}
+	if err := s.claimsAllowed(ctx); err != nil {
+		return err
+	}
 	if err := s.claim(ctx, tasks); err != nil {
 		return err
 	}
@@ -66,9 +69,9 @@ func (s *Store) writeNew(ctx context.Context, p *plan.Plan, planFields []any, ta
 	err := inBatches(ctx, len(tasks), batchSize/perTask, func(ctx context.Context, start, end int) error {
 		_, err := s.execScripts(ctx, func(pipe redis.Pipeliner) {
 			for i, t := range tasks[start:end] {
-				createTaskScript.EvalSha(ctx, pipe, []string{s.keys.Task(t.ID())}, append([]any{s.ttlSeconds()}, fields[start+i]...)...)
-				pipe.Set(ctx, s.keys.TenantIndex(t.TenantID()), t.ID(), s.ttl)
-				pipe.Expire(ctx, s.keys.TenantActive(t.TenantID()), s.ttl) // the claim now lives as long as its task
+				createTaskScript.EvalSha(ctx, pipe, []string{s.keys.Task(t.ID())}, fields[start+i]...)
+				pipe.Set(ctx, s.keys.TenantIndex(t.TenantID()), t.ID(), 0) // no TTL while the plan is active
+				pipe.Persist(ctx, s.keys.TenantActive(t.TenantID()))       // the claim now lives as long as its task
 			}
 		})
 		return err

@@ -228,6 +228,35 @@ func TestRedisThatLostDataUnnoticedIsRepopulated(t *testing.T) {
 	require.NoError(t, err)
 }
 
+// An idle store (it writes nothing, it is only asked by tenant) notices within LeaseTTL/3
+// that Redis lost its data, and writes back what it holds: a tenant query answers again.
+func TestAnIdleStoreNoticesRedisLostItsData(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	const every = 200 * time.Millisecond
+	mon := outage.NewMonitor(slog.New(slog.DiscardHandler))
+	store := redisrepo.New(fastClient(t, srv.Addr()), redisrepo.Options{Monitor: mon, Logger: slog.New(slog.DiscardHandler), LeaseTTL: 3 * every})
+	store.Start(context.Background())
+	t.Cleanup(store.Stop)
+	ctx := context.Background()
+	p, tasks := newPlan(t, "idle1")
+	require.NoError(t, store.CreatePlan(ctx, p, tasks))
+	runStage(t, store, tasks[0].ID())
+
+	require.NoError(t, srv.Client().FlushAll(ctx).Err())
+	_, err := store.Tasks().Latest(ctx, "idle1")
+	require.ErrorIs(t, err, task.ErrNotFound, "before the check, Redis answers that it knows no such tenant")
+	fresh := redisrepo.New(srv.Client(), redisrepo.Options{})
+	require.Eventually(t, func() bool {
+		got, err := fresh.Tasks().Latest(ctx, "idle1")
+		return err == nil && got.ID() == tasks[0].ID() && got.CurrentStage() == 1
+	}, 20*every+10*time.Second, 20*time.Millisecond, "the task is written back without anything asking for it")
+	require.Eventually(t, func() bool { d, _ := mon.Degraded(); return !d }, 10*time.Second, 20*time.Millisecond)
+	got, err := store.Tasks().Latest(ctx, "idle1")
+	require.NoError(t, err)
+	require.Equal(t, tasks[0].ID(), got.ID())
+}
+
 // A Redis that lost its script cache (SCRIPT FLUSH, or a restart) answers NOSCRIPT: the scripts
 // are sent again and nothing degrades.
 func TestNoScriptIsHandledBySendingTheScriptAgain(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/executor-dev/executor/domain/checkpoint"
+	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/task"
 	"github.com/executor-dev/executor/infra/rediskey"
 	"github.com/executor-dev/executor/infra/redisrepo"
@@ -112,61 +113,70 @@ func TestRunWritesOnlyChangesYetRedisHoldsTheWholeTask(t *testing.T) {
 	requireStored(tk, "completed")
 }
 
-// A running task's stage checkpoints leave its hash's TTL as it is (its start and heartbeats
-// refresh it); every other write refreshes it, and every checkpoint gets the full TTL.
-func TestStageCheckpointsLeaveTheTaskTTLToStartAndHeartbeats(t *testing.T) {
+// Issue 14: nothing of an active plan expires, whatever its tasks do; the retention starts
+// when the plan ends, for the plan, its tasks, their checkpoints and the tenant indexes that
+// still point at them; a plan active again (a retry) takes it back.
+func TestAPlansKeysLiveUntilItEndsThenForTheRetention(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	client := srv.Client()
-	const ttl = time.Hour
-	store := redisrepo.New(client, redisrepo.Options{TTL: ttl})
+	const retention = time.Hour
+	store := redisrepo.New(client, redisrepo.Options{TTL: retention})
 	ctx := context.Background()
-	p, tasks := newPlan(t, "ttl-1")
+	p, tasks := newPlan(t, "ret-1", "ret-2")
 	require.NoError(t, store.CreatePlan(ctx, p, tasks))
-	id := tasks[0].ID()
-	taskKey, ckptKey := rediskey.New("").Task(id), rediskey.New("").Checkpoint(id)
-	shorten := func() { // as if the last refresh were long ago
-		t.Helper()
-		require.NoError(t, client.Expire(ctx, taskKey, time.Minute).Err())
+	keys := rediskey.New("")
+	planKeys := []string{keys.Plan(p.ID())}
+	for _, tk := range tasks {
+		planKeys = append(planKeys, keys.Task(tk.ID()), keys.Checkpoint(tk.ID()), keys.TenantIndex(tk.TenantID()))
 	}
-	requireTTL := func(key string, refreshed bool, step string) {
+	requireTTLs := func(want time.Duration, step string) {
 		t.Helper()
-		got, err := client.TTL(ctx, key).Result()
-		require.NoError(t, err, step)
-		if refreshed {
-			require.Greater(t, got, ttl-time.Minute, step)
-		} else {
-			require.LessOrEqual(t, got, time.Minute, step)
+		for _, k := range planKeys {
+			got, err := client.TTL(ctx, k).Result()
+			require.NoError(t, err, step)
+			if want < 0 {
+				require.Equal(t, time.Duration(-1), got, "%s: %s has no TTL", step, k)
+			} else {
+				require.InDelta(t, want.Seconds(), got.Seconds(), 60, "%s: %s", step, k)
+			}
 		}
 	}
-	now := time.Now().UTC().Truncate(time.Millisecond)
-	tick := func() time.Time { now = now.Add(time.Millisecond); return now }
+	for range specs3 {
+		runStage(t, store, tasks[0].ID())
+	}
+	runStage(t, store, tasks[1].ID()) // one task ended, one still running: the plan is active
+	requireTTLs(-1, "while the plan is active")
 
-	tk, err := store.Tasks().BumpFence(ctx, id)
+	for range specs3[1:] {
+		runStage(t, store, tasks[1].ID())
+	}
+	_, err := store.Plans().Update(ctx, p.ID(), func(p *plan.Plan) error {
+		if err := p.Start(time.Now()); err != nil {
+			return err
+		}
+		return p.Fail(time.Now())
+	})
 	require.NoError(t, err)
-	require.NoError(t, tk.Start(tk.Fence(), tick()))
-	shorten()
-	require.NoError(t, store.Tasks().Save(ctx, tk, nil))
-	requireTTL(taskKey, true, "the start refreshes")
+	requireTTLs(retention, "once the plan ended")
 
-	cp := checkpoint.New(id)
-	shorten()
-	require.NoError(t, tk.Record(task.Attempt{StageIndex: 0, Stage: specs3[0].Name, Run: 1, Attempt: 1,
-		StartedAt: tick(), EndedAt: tick(), Outcome: task.OutcomeSucceeded}))
-	require.NoError(t, tk.CompleteStage(0, tick()))
-	require.NoError(t, cp.Record(0, specs3[0].Name, nil, tk.Fence(), tick()))
-	require.NoError(t, store.Tasks().Save(ctx, tk, cp))
-	requireTTL(taskKey, false, "a stage checkpoint leaves the task's TTL")
-	requireTTL(ckptKey, true, "the checkpoint has the full TTL")
+	_, err = store.Plans().Update(ctx, p.ID(), func(p *plan.Plan) error { return p.Reopen() })
+	require.NoError(t, err)
+	requireTTLs(-1, "a plan active again")
 
-	require.NoError(t, tk.Beat(tick()))
-	require.NoError(t, store.Tasks().Save(ctx, tk, nil))
-	requireTTL(taskKey, true, "a heartbeat refreshes")
-
-	shorten()
-	require.NoError(t, tk.Record(task.Attempt{StageIndex: 1, Stage: specs3[1].Name, Run: 1, Attempt: 1,
-		StartedAt: tick(), EndedAt: tick(), Outcome: task.OutcomeFailed, Class: "permanent", Error: "no"}))
-	require.NoError(t, tk.Fail(task.Failure{Stage: specs3[1].Name, Class: "permanent", Message: "no"}, tick()))
-	require.NoError(t, store.Tasks().Save(ctx, tk, cp))
-	requireTTL(taskKey, true, "the run's end refreshes, with a checkpoint too")
+	// A tenant that moved on to a newer plan keeps that plan's index when the old one ends.
+	_, err = store.Plans().Update(ctx, p.ID(), func(p *plan.Plan) error { return p.Fail(time.Now()) })
+	require.NoError(t, err)
+	newer, newerTasks := newPlan(t, "ret-1")
+	require.NoError(t, store.CreatePlan(ctx, newer, newerTasks))
+	_, err = store.Plans().Update(ctx, p.ID(), func(p *plan.Plan) error {
+		if err := p.Reopen(); err != nil {
+			return err
+		}
+		return p.Fail(time.Now())
+	})
+	require.NoError(t, err)
+	got, err := client.TTL(ctx, keys.TenantIndex("ret-1")).Result()
+	require.NoError(t, err)
+	require.Equal(t, time.Duration(-1), got, "ret-1's index points at the newer, active plan's task")
 }

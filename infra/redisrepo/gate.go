@@ -51,7 +51,8 @@ func (s *Store) change(online, offline func() error, plans, tasks []string) erro
 }
 
 // journaled runs offline and journals plans and tasks, as one step against the write-back's
-// last pass; done is false when Redis came back meanwhile (nothing was done).
+// last pass; done is false when Redis came back meanwhile (nothing was done). What it journals
+// is pinned in the mirror first (never evicted) until a write-back wrote it (unpinWritten).
 func (s *Store) journaled(offline func() error, plans, tasks []string) (done bool, err error) {
 	j := s.journal
 	j.mu.Lock()
@@ -59,8 +60,10 @@ func (s *Store) journaled(offline func() error, plans, tasks []string) (done boo
 	if !s.degraded() {
 		return false, nil
 	}
+	pinnedPlans, pinnedTasks := s.mirror.Pin(plans, tasks)
 	planBases, taskBases := s.bases(j.plans, plans, s.planVersion), s.bases(j.tasks, tasks, s.taskVersion)
 	if err := offline(); err != nil {
+		s.mirror.Unpin(pinnedPlans, pinnedTasks) // nothing journaled: as it was
 		return true, err
 	}
 	for id, base := range planBases {

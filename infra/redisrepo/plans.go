@@ -41,10 +41,11 @@ func (r *PlanRepo) createOnline(ctx context.Context, p *plan.Plan) error {
 func (s *Store) queuePlan(ctx context.Context, pipe redis.Pipeliner, p *plan.Plan, b base, statusPairs int, fields []any) *redis.Cmd {
 	// create_plan.lua: the whole hash if Redis has none, else the status fields if Redis
 	// still holds the base version (or this executor's own write in doubt after it).
-	args := append([]any{s.ttlSeconds(), b.version, b.doubtList(s.writer), statusPairs}, fields...)
+	args := append([]any{s.retentionOf(p), b.version, b.doubtList(s.writer), statusPairs}, fields...)
 	cmd := createPlanScript.EvalSha(ctx, pipe, []string{s.keys.Plan(p.ID())}, args...)
+	// The listing drops the plans whose hash expired as it meets them (listOnline): a plan
+	// active for longer than the retention stays listed.
 	pipe.ZAdd(ctx, s.keys.Plans(), redis.Z{Score: float64(p.CreatedAt().UnixMilli()), Member: p.ID()})
-	pipe.ZRemRangeByScore(ctx, s.keys.Plans(), "-inf", strconv.FormatInt(p.CreatedAt().Add(-s.ttl).UnixMilli(), 10))
 	if k := p.IdempotencyKey(); k != "" {
 		pipe.SetNX(ctx, s.keys.Idempotency(k), p.ID(), s.ttl)
 	}
@@ -52,11 +53,13 @@ func (s *Store) queuePlan(ctx context.Context, pipe redis.Pipeliner, p *plan.Pla
 }
 
 // Plan returns the plan with id as Redis holds it. Its immutable part (stage template, task
-// ids) comes from the mirror when it has the plan, so only the status fields are read.
+// ids) comes from the mirror when it has the plan, so only the status fields are read; a
+// newer version than the mirror's is recorded there (an end another executor wrote lets the
+// mirror drop the plan and its tasks' copies).
 func (r *PlanRepo) planOnline(ctx context.Context, id string) (*plan.Plan, error) {
 	s := r.s
 	if cached, err := s.mirror.Plans().Plan(ctx, id); err == nil {
-		vals, err := s.client.HMGet(ctx, s.keys.Plan(id), "status", "startedAt", "finishedAt", "phase", "version").Result()
+		vals, err := s.client.HMGet(ctx, s.keys.Plan(id), "status", "startedAt", "finishedAt", "phase", "version", "reason").Result()
 		if err != nil {
 			return nil, wrap("read plan", err)
 		}
@@ -69,6 +72,7 @@ func (r *PlanRepo) planOnline(ctx context.Context, id string) (*plan.Plan, error
 		st := cached.State()
 		st.Status = plan.Status(vals[0].(string))
 		st.Phase = plan.Phase(str(vals[3]))
+		st.Reason = str(vals[5])
 		st.Version = 0
 		if v := str(vals[4]); v != "" {
 			if st.Version, err = strconv.ParseUint(v, 10, 64); err != nil {
@@ -83,7 +87,10 @@ func (r *PlanRepo) planOnline(ctx context.Context, id string) (*plan.Plan, error
 		if err != nil {
 			return nil, fmt.Errorf("redisrepo: decode plan %s: %w", id, err)
 		}
-		// Not put in the mirror: a slow read must not undo a change journaled meanwhile.
+		if p.Version() > cached.Version() {
+			// A slow read never undoes a change recorded since, nor one journaled (PutIfNewer).
+			s.mirror.Plans().PutIfNewer(p)
+		}
 		return p, nil
 	}
 	h, err := s.client.HGetAll(ctx, s.keys.Plan(id)).Result()
@@ -97,7 +104,7 @@ func (r *PlanRepo) planOnline(ctx context.Context, id string) (*plan.Plan, error
 	if err != nil {
 		return nil, fmt.Errorf("redisrepo: decode plan %s: %w", id, err)
 	}
-	s.mirror.Plans().Put(p)
+	s.mirror.Plans().PutIfNewer(p) // a read: cached, not kept
 	return p, nil
 }
 
@@ -177,13 +184,15 @@ func (r *PlanRepo) listOnline(ctx context.Context, f plan.Filter) ([]*plan.Plan,
 	}
 }
 
-// Save writes a plan's status fields and refreshes its TTL (save_plan.lua, one round trip): a
-// compare-and-set on p's version (plan.ErrConflict when another writer changed the plan since
-// p was read). On success p carries the new version.
+// Save writes a plan's status fields (save_plan.lua, one round trip): a compare-and-set on p's
+// version (plan.ErrConflict when another writer changed the plan since p was read). On
+// success p carries the new version. A plan that ends gives its keys the retention; an ended
+// plan that is active again takes it back (retention.go).
 func (r *PlanRepo) saveOnline(ctx context.Context, p *plan.Plan) error {
 	s := r.s
 	token := s.token()
-	args := append([]any{s.ttlSeconds(), p.Version(), token}, planStatusFields(p, time.Now())...)
+	ttl := s.retentionOf(p)
+	args := append([]any{ttl, p.Version(), token}, planStatusFields(p, time.Now())...)
 	n, err := savePlanScript.Run(ctx, s.client, []string{s.keys.Plan(p.ID())}, args...).Int()
 	if err != nil {
 		s.inDoubt(p.ID(), token)
@@ -197,6 +206,12 @@ func (r *PlanRepo) saveOnline(ctx context.Context, p *plan.Plan) error {
 	}
 	p.Stored(p.Version() + 1)
 	s.mirror.Plans().Put(p)
+	if ttl > 0 || n == reopened {
+		if err := s.retain(ctx, p, ttl); err != nil {
+			// The plan is saved; its tasks' keys keep the TTLs they had (none while it ran).
+			s.log.Warn("plan's keys not given their retention", "plan_id", p.ID(), "ttl_s", ttl, "err", err)
+		}
+	}
 	return nil
 }
 

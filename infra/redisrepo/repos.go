@@ -74,14 +74,24 @@ var _ task.Repository = (*TaskRepo)(nil)
 // tasks and points each tenant's index at its task.
 func (r *TaskRepo) Create(ctx context.Context, tasks []*task.Task) error {
 	return r.s.change(func() error { return r.createOnline(ctx, tasks) },
-		func() error { return r.s.mirror.Tasks().Create(ctx, tasks) }, nil, taskIDs(tasks))
+		func() error {
+			if err := r.s.claimsPaused(); err != nil {
+				return err
+			}
+			return r.s.mirror.Tasks().Create(ctx, tasks)
+		}, nil, taskIDs(tasks))
 }
 
 // Reactivate makes t its tenant's active task again. While Redis is away only this
 // executor's tasks are checked; the write-back checks the rest.
 func (r *TaskRepo) Reactivate(ctx context.Context, t *task.Task) error {
 	return r.s.change(func() error { return r.reactivateOnline(ctx, t) },
-		func() error { return r.s.mirror.Tasks().Reactivate(ctx, t) }, nil, nil)
+		func() error {
+			if err := r.s.claimsPaused(); err != nil {
+				return err
+			}
+			return r.s.mirror.Tasks().Reactivate(ctx, t)
+		}, nil, nil)
 }
 
 // Task returns the task with id.
@@ -171,5 +181,10 @@ func (c *CheckpointStore) Checkpoint(ctx context.Context, taskID string) (*check
 // write-back finds conflicts with other executors.
 func (s *Store) CreatePlan(ctx context.Context, p *plan.Plan, tasks []*task.Task) error {
 	return s.change(func() error { return s.createPlanOnline(ctx, p, tasks) },
-		func() error { return s.mirror.CreatePlan(ctx, p, tasks) }, []string{p.ID()}, taskIDs(tasks))
+		func() error {
+			if err := s.claimsPaused(); err != nil {
+				return err
+			}
+			return s.mirror.CreatePlan(ctx, p, tasks)
+		}, []string{p.ID()}, taskIDs(tasks))
 }

@@ -9,15 +9,16 @@ import (
 
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/task"
+	"github.com/executor-dev/executor/infra/outage"
 )
 
 // Probe and write-back timing.
 const (
-	probeMin        = 100 * time.Millisecond
-	probeMax        = 2 * time.Second
-	probeTimeout    = time.Second
-	sentinelRefresh = time.Minute
-	lockedPasses    = 5 // write-back passes before the last one, which blocks writers
+	probeMin     = 100 * time.Millisecond
+	probeMax     = 2 * time.Second
+	probeTimeout = time.Second
+	sentinelTTL  = 10 * time.Minute // a dead executor's sentinel goes away; a live one refreshes it every CheckEvery
+	lockedPasses = 5                // write-back passes before the last one, which blocks writers
 )
 
 // Start checks Redis (an executor may start while it is down: it then runs degraded from the
@@ -26,9 +27,11 @@ const (
 // empty) through the fenced scripts, then leaves degraded mode. Stop ends it.
 func (s *Store) Start(ctx context.Context) {
 	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	if err := s.touchSentinel(pctx); err != nil {
-		s.mon.Fail(err)
+	err := s.touchSentinel(pctx)
+	if err == nil {
+		_, _, err = s.checkGeneration(pctx) // the generation this executor starts from
 	}
+	s.mon.Fail(err)
 	cancel()
 	s.stop, s.done = make(chan struct{}), make(chan struct{})
 	go s.probe()
@@ -54,9 +57,9 @@ func (s *Store) probe() {
 			case <-s.stop:
 				return
 			case <-changed:
-			case <-time.After(sentinelRefresh):
+			case <-time.After(s.leaseTTL / 3):
 				ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
-				s.mon.Fail(s.touchSentinel(ctx))
+				s.mon.Fail(s.checkData(ctx))
 				cancel()
 			}
 			backoff = probeMin
@@ -82,7 +85,30 @@ func (s *Store) probe() {
 // touchSentinel marks that this executor's Redis has its data (TTL: a dead executor's
 // sentinel goes away).
 func (s *Store) touchSentinel(ctx context.Context) error {
-	return s.client.Set(ctx, s.instance, time.Now().UTC().Format(time.RFC3339), 10*sentinelRefresh).Err()
+	return s.client.Set(ctx, s.instance, time.Now().UTC().Format(time.RFC3339), sentinelTTL).Err()
+}
+
+// checkData checks that Redis still holds what this executor saw: the generation (a changed
+// one makes new claims wait, see claimsAllowed) and this executor's sentinel, refreshed only
+// if it is there (SET XX). Either gone means that Redis lost this executor's data (restarted
+// empty, flushed, failed over to an empty replica), which it reports as outage.ErrDataLost,
+// so that everything is written back.
+func (s *Store) checkData(ctx context.Context) error {
+	if _, lost, err := s.checkGeneration(ctx); err != nil || lost {
+		if err == nil {
+			err = fmt.Errorf("redisrepo: the generation changed: %w", outage.ErrDataLost)
+		}
+		return err
+	}
+	ok, err := s.client.SetXX(ctx, s.instance, time.Now().UTC().Format(time.RFC3339), sentinelTTL).Result()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		s.lostData.Store(true)
+		return fmt.Errorf("redisrepo: sentinel %s is gone: %w", s.instance, outage.ErrDataLost)
+	}
+	return nil
 }
 
 // resync writes the journal back and leaves degraded mode once it is empty.
@@ -121,7 +147,10 @@ func (s *Store) resync(ctx context.Context) error {
 	return nil
 }
 
-// journalEverything journals every aggregate of the mirror that has not expired.
+// journalEverything journals every aggregate of the mirror that has not expired, pinned until
+// written back. The mirror holds every plan and task this executor runs or accepted that has
+// not ended, and everything journaled, but of the ended ones only its cache (Options.CacheTasks):
+// the others are not restored.
 func (s *Store) journalEverything() {
 	cutoff := time.Now().Add(-s.ttl)
 	plans, tasks := s.mirror.Plans().States(), s.mirror.Tasks().States()
@@ -130,16 +159,20 @@ func (s *Store) journalEverything() {
 	defer j.mu.Unlock()
 	// Redis lost them: what it held is gone, so the base is this executor's own version (a
 	// copy that another executor wrote back first at that version is already there).
+	var planIDs, taskIDs []string
 	for _, p := range plans {
-		if _, ok := j.plans[p.ID]; !ok && (p.CreatedAt.After(cutoff) || p.FinishedAt.IsZero()) {
+		if _, ok := j.plans[p.ID]; !ok && (p.FinishedAt.IsZero() || p.FinishedAt.After(cutoff)) { // active, or within its retention
 			j.plans[p.ID] = base{version: int64(p.Version)}
+			planIDs = append(planIDs, p.ID)
 		}
 	}
 	for _, t := range tasks {
-		if _, ok := j.tasks[t.ID]; !ok && t.UpdatedAt.After(cutoff) {
+		if _, ok := j.tasks[t.ID]; !ok && (!t.Status.Terminal() || t.UpdatedAt.After(cutoff)) {
 			j.tasks[t.ID] = base{version: int64(t.Version)}
+			taskIDs = append(taskIDs, t.ID)
 		}
 	}
+	s.mirror.Pin(planIDs, taskIDs) // one evicted meanwhile is not written back: restore skips it
 }
 
 func (s *Store) writeBack(ctx context.Context) error {
@@ -148,6 +181,9 @@ func (s *Store) writeBack(ctx context.Context) error {
 		s.journal.putBack(plans, tasks)
 		return err
 	}
+	s.journal.mu.Lock()
+	defer s.journal.mu.Unlock()
+	s.unpinWritten(plans, tasks)
 	return nil
 }
 
@@ -158,7 +194,9 @@ func (s *Store) writeBackLocked(ctx context.Context) error {
 	if err := s.restore(ctx, j.plans, j.tasks); err != nil {
 		return err
 	}
+	plans, tasks := j.plans, j.tasks
 	j.plans, j.tasks = map[string]base{}, map[string]base{}
+	s.unpinWritten(plans, tasks)
 	return nil
 }
 
@@ -243,7 +281,7 @@ func (s *Store) restoreTasks(ctx context.Context, tasks []*task.Task, bases map[
 			// This write-back's token: should its reply be lost, the next pass knows it.
 			b.doubts = append(b.doubts, s.token())
 			bases[t.ID()] = b
-			args := append([]any{t.Fence(), s.ttlSeconds(), cpJSON, b.version, b.doubtList(s.writer), t.Version()},
+			args := append([]any{t.Fence(), s.taskRetention(ctx, t), cpJSON, b.version, b.doubtList(s.writer), t.Version()},
 				append(fields, "fence", t.Fence(), "wtoken", b.doubts[len(b.doubts)-1])...)
 			cmds[i] = restoreTaskScript.Eval(ctx, pipe, []string{s.keys.Task(t.ID()), s.keys.Checkpoint(t.ID())}, args...)
 		}
@@ -275,7 +313,7 @@ func (s *Store) restoreTasks(ctx context.Context, tasks []*task.Task, bases map[
 				ended = "1"
 			}
 			keys := []string{s.keys.TenantIndex(t.TenantID()), s.keys.TenantActive(t.TenantID())}
-			tenantCmds[i] = restoreTenantScript.Eval(ctx, pipe, keys, t.ID(), s.ttlSeconds(), ended)
+			tenantCmds[i] = restoreTenantScript.Eval(ctx, pipe, keys, t.ID(), s.taskRetention(ctx, t), ended)
 		}
 	})
 	if err != nil {

@@ -28,6 +28,10 @@ var (
 	restoreTaskSrc string
 	//go:embed scripts/restore_tenant.lua
 	restoreTenantSrc string
+	//go:embed scripts/generation.lua
+	generationSrc string
+	//go:embed scripts/retain_index.lua
+	retainIndexSrc string
 
 	saveTaskScript      = redis.NewScript(saveTaskSrc)
 	bumpFenceScript     = redis.NewScript(bumpFenceSrc)
@@ -38,10 +42,12 @@ var (
 	createTaskScript    = redis.NewScript(createTaskSrc)
 	createPlanScript    = redis.NewScript(createPlanSrc)
 	restoreTenantScript = redis.NewScript(restoreTenantSrc)
+	generationScript    = redis.NewScript(generationSrc)
+	retainIndexScript   = redis.NewScript(retainIndexSrc)
 )
 
 // pipelinedScripts are the sources of the scripts sent by EVALSHA in pipelines (execScripts).
-var pipelinedScripts = []string{createTaskSrc, createPlanSrc}
+var pipelinedScripts = []string{createTaskSrc, createPlanSrc, retainIndexSrc}
 
 // execScripts runs fill on a fresh pipeline whose scripts are sent by EVALSHA, not with their
 // whole source per command. When Redis lost its script cache (it restarted), a reply is
@@ -76,12 +82,13 @@ func anyNoScript(cmds []redis.Cmder, err error) bool {
 	return false
 }
 
-// Results of save_task.lua (and save_plan.lua: saved, conflict).
+// Results of save_task.lua (and save_plan.lua: saved, conflict, reopened).
 const (
 	saved      = 1
 	fenced     = 0
 	noSuchTask = -1
 	conflict   = 3
+	reopened   = 4 // save_plan.lua: saved, and the plan had ended and is active again
 )
 
 // token returns a token unique to one write, so that a write go-redis repeats after a lost

@@ -49,10 +49,11 @@ type Options struct {
 	TTL     time.Duration   // default DefaultTTL
 	Monitor *outage.Monitor // shared with the locker; default a new one
 	Logger  *slog.Logger    // default slog.Default()
-	// Batched carries the single commands of runs (fence bumps, task writes, tenant
-	// releases), so that many runs share one round trip: the client's AutoPipeline. Reads go
-	// on the client (a query waits for no batch). Default: the client itself.
-	Batched redis.Cmdable
+	// Batched runs the scripts of runs (fence bumps, task writes, tenant releases), so that
+	// many runs share one round trip: the executor passes infra/batch's Scripter, on the
+	// client's auto-pipeline, each wait bounded. Reads and other commands go on the client (a
+	// query waits for no batch). Default: the client itself.
+	Batched redis.Scripter
 	// OnConflict is told about a task whose write-back was refused because another executor
 	// took it (or its tenant) while Redis was away: this executor's run of it must stop.
 	OnConflict func(taskID string)
@@ -60,13 +61,29 @@ type Options struct {
 	// outage and everything journaled was written back; lost: Redis had lost its data (it
 	// came back empty), so whatever else lives there (the dispatch queues) must be rebuilt.
 	OnRestored func(lost bool)
+	// LeaseTTL is the tenant lease TTL of the executors (default DefaultLeaseTTL). A store that
+	// finds Redis healthy checks every LeaseTTL/3 that Redis still holds its data (its
+	// sentinel key and the generation): a Redis that restarted empty, or was flushed, is
+	// noticed within a lease TTL even by an executor that writes nothing. After such a loss,
+	// new tenant claims wait one LeaseTTL (a *task.ClaimsPausedError).
+	LeaseTTL time.Duration
+	// CacheTasks bounds the in-memory mirror (serve --cache-tasks): besides what it must keep
+	// (the tasks and plans this executor runs or accepted that have not ended, and everything
+	// journaled while Redis is away), it caches at most CacheTasks tasks that Redis holds
+	// (ended ones, and ones only read), each with its checkpoint, and ended plans whose task
+	// lists add up to as many ids; the least recently used go first, and a read that misses
+	// the mirror reads Redis. Default DefaultCacheTasks; negative: no cache.
+	CacheTasks int
 }
+
+// DefaultLeaseTTL is Options.LeaseTTL's default, the orchestrator's default lease TTL.
+const DefaultLeaseTTL = time.Minute
 
 // Store is the Redis-backed store with its in-memory mirror. While Redis is away it runs on
 // the mirror and journals what changed (see Start for the write-back).
 type Store struct {
 	client     redis.UniversalClient
-	batched    redis.Cmdable // see Options.Batched
+	batched    redis.Scripter // see Options.Batched
 	keys       rediskey.Keys
 	ttl        time.Duration
 	mirror     *memrepo.DB
@@ -75,9 +92,10 @@ type Store struct {
 	log        *slog.Logger
 	onConflict func(taskID string)
 	onRestored func(lost bool)
-	planTTL    planTouches   // when each plan's TTL was last refreshed by its tasks' writes
 	written    writtenFields // the task fields each run wrote last, to send only changes
 	instance   string        // this store's sentinel key, to notice a Redis that lost its data
+	leaseTTL   time.Duration // see Options.LeaseTTL
+	gen        generation    // the generation of Redis's data this store saw last
 	lostData   atomic.Bool   // a write found Redis without data it held: write everything back
 	doubts     sync.Map      // aggregate id → token of its last write that failed without a reply
 	writer     string        // the prefix of this process's write tokens (token)
@@ -110,11 +128,14 @@ func New(client redis.UniversalClient, opts Options) *Store {
 	if opts.OnRestored == nil {
 		opts.OnRestored = func(bool) {}
 	}
+	if opts.LeaseTTL <= 0 {
+		opts.LeaseTTL = DefaultLeaseTTL
+	}
 	return &Store{
-		client: client, batched: opts.Batched, keys: opts.Keys, ttl: opts.TTL, mirror: memrepo.New(), mon: opts.Monitor,
+		client: client, batched: opts.Batched, keys: opts.Keys, ttl: opts.TTL, mirror: newMirror(opts), mon: opts.Monitor,
 		journal: newJournal(), log: opts.Logger, onConflict: opts.OnConflict, onRestored: opts.OnRestored,
-		instance: opts.Keys.Instance(ulid.Make().String()),
-		writer:   strconv.FormatUint(rand.Uint64()|1<<63, 36)[:6] + ".", // the top bit: always 13 digits
+		instance: opts.Keys.Instance(ulid.Make().String()), leaseTTL: opts.LeaseTTL,
+		writer: strconv.FormatUint(rand.Uint64()|1<<63, 36)[:6] + ".", // the top bit: always 13 digits
 	}
 }
 

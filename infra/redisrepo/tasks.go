@@ -25,8 +25,11 @@ func (r *TaskRepo) createOnline(ctx context.Context, tasks []*task.Task) error {
 // Reactivate makes t its tenant's active task again (reactivate.lua).
 func (r *TaskRepo) reactivateOnline(ctx context.Context, t *task.Task) error {
 	s := r.s
+	if err := s.claimsAllowed(ctx); err != nil {
+		return err
+	}
 	keys := []string{s.keys.TenantIndex(t.TenantID()), s.keys.TenantActive(t.TenantID())}
-	n, err := reactivateScript.Run(ctx, s.client, keys, t.ID(), s.ttlSeconds()).Int()
+	n, err := reactivateScript.Run(ctx, s.client, keys, t.ID()).Int()
 	if err != nil {
 		return wrap("reactivate task", err)
 	}
@@ -182,8 +185,8 @@ func (r *TaskRepo) statusesOnline(ctx context.Context, ids []string) ([]task.Sta
 // version this executor last wrote or read whole (writtenFields), on the batched client. A
 // superseded epoch writes nothing and returns task.ErrFenced; another writer's change since
 // t was read writes nothing and returns task.ErrConflict. On success t carries the new
-// version. The end of a task also frees its tenant; an end, pause or heartbeat refreshes the
-// plan's and tenant's TTLs.
+// version. The end of a task also frees its tenant. TTLs are left as they are (a plan's keys
+// have none while it is active; see retention.go).
 func (r *TaskRepo) saveOnline(ctx context.Context, t *task.Task, cp *checkpoint.Checkpoint) error {
 	s := r.s
 	fields, err := runFields(t, s.written.ledgerLen(t.ID(), t.Fence(), t.Version()))
@@ -200,14 +203,8 @@ func (r *TaskRepo) saveOnline(ctx context.Context, t *task.Task, cp *checkpoint.
 	}
 	keys := []string{s.keys.Task(t.ID()), s.keys.Checkpoint(t.ID())}
 	token := s.token()
-	// A running task's stage checkpoint leaves the hash's TTL: its start and heartbeats (every
-	// lease TTL/3) refresh it, and so does the write that ends the run.
-	refresh := "1"
-	if cp != nil && t.Status() == task.Running {
-		refresh = "0"
-	}
-	args := make([]any, 6, 6+2*(nRunFields+len(fields.ledger)))
-	args[0], args[1], args[2], args[3], args[4], args[5] = t.Fence(), s.ttlSeconds(), cpJSON, t.Version(), token, refresh
+	args := make([]any, 4, 4+2*(nRunFields+len(fields.ledger)))
+	args[0], args[1], args[2], args[3] = t.Fence(), cpJSON, t.Version(), token
 	args, sent := s.written.diff(t.ID(), t.Fence(), t.Version(), &fields, args)
 	res := saveTaskScript.Run(ctx, s.batched, keys, args...)
 	n, err := res.Int()
@@ -235,21 +232,9 @@ func (r *TaskRepo) saveOnline(ctx context.Context, t *task.Task, cp *checkpoint.
 	}
 	t.Stored(t.Version() + 1)
 	s.mirror.Tasks().Put(t, cp)
-	switch {
-	case t.Status().Terminal(): // the tenant is free for its next task; its keys live on from now
-		if err := releaseTenantScript.Run(ctx, s.batched, s.tenantKeys(t), t.ID(), s.ttlSeconds()).Err(); err != nil {
+	if t.Status().Terminal() { // the tenant is free for its next task
+		if err := releaseTenantScript.Run(ctx, s.batched, s.tenantKeys(t), t.ID()).Err(); err != nil {
 			return wrap("release tenant", err)
-		}
-		if s.planTTL.due(t.PlanID(), s.ttl) {
-			if err := s.batched.Expire(ctx, s.keys.Plan(t.PlanID()), s.ttl).Err(); err != nil {
-				return wrap("refresh plan TTL", err)
-			}
-		}
-	case cp == nil && (t.Status() != task.Running || t.HeartbeatAt().After(t.StartedAt())):
-		// A heartbeat, pause or interruption: a long run keeps its plan and tenant keys alive.
-		// (Creation and retries wrote them just before a run starts.)
-		if err := s.touch(ctx, t); err != nil {
-			return err
 		}
 	}
 	return nil
@@ -276,7 +261,7 @@ func (r *TaskRepo) bumpFenceOnline(ctx context.Context, id string) (*task.Task, 
 	// A retry of this bump (after a lost reply) bumps nothing twice. 12 random characters (60
 	// bits) tell bumps of one task apart; a full ULID would cost 14 more bytes per task.
 	token := s.token()
-	flat, err := bumpFenceScript.Run(ctx, s.batched, []string{s.keys.Task(id)}, s.ttlSeconds(), token).StringSlice()
+	flat, err := bumpFenceScript.Run(ctx, s.batched, []string{s.keys.Task(id)}, token).StringSlice()
 	if err != nil {
 		s.inDoubt(id, token)
 		return nil, wrap("bump fence", err)
@@ -301,18 +286,9 @@ func (r *TaskRepo) bumpFenceOnline(ctx context.Context, id string) (*task.Task, 
 // lost it (it restarted empty unnoticed), an outage calling for a full write-back; else the
 // task does not exist.
 func (s *Store) missing(ctx context.Context, id string) error {
-	if t, err := s.mirror.Tasks().Task(ctx, id); err == nil && time.Since(t.UpdatedAt()) < s.ttl {
+	// A task that has not ended never expires (nor does anything of its plan): gone, it was lost.
+	if t, err := s.mirror.Tasks().Task(ctx, id); err == nil && (!t.Status().Terminal() || time.Since(t.UpdatedAt()) < s.ttl) {
 		return fmt.Errorf("redisrepo: task %s: %w", id, outage.ErrDataLost)
 	}
 	return fmt.Errorf("%w: %s", task.ErrNotFound, id)
-}
-
-// touch refreshes the TTLs of t's plan and tenant keys (one pipelined round trip).
-func (s *Store) touch(ctx context.Context, t *task.Task) error {
-	_, err := s.exec(ctx, func(pipe redis.Pipeliner) {
-		pipe.Expire(ctx, s.keys.Plan(t.PlanID()), s.ttl)
-		pipe.Expire(ctx, s.keys.TenantIndex(t.TenantID()), s.ttl)
-		pipe.Expire(ctx, s.keys.TenantActive(t.TenantID()), s.ttl)
-	})
-	return wrap("refresh TTLs", err)
 }

@@ -3,7 +3,6 @@ package redisrepo
 import (
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -129,14 +128,4 @@ func TestWrittenFieldsRecordWithoutSeedRemembersNothing(t *testing.T) {
 	v := writtenTestValues()
 	w.record("t", 1, 1, &v, allRunFields)
 	require.Empty(t, w.tasks, "a partial write without a seed cannot stand for the whole hash")
-}
-
-func TestPlanTouchesAreDueOncePerInterval(t *testing.T) {
-	t.Parallel()
-	var p planTouches
-	ttl := time.Hour // interval ttl/planTouchEvery = 3.6 s
-	require.True(t, p.due("p1", ttl), "first end of a task of the plan")
-	require.False(t, p.due("p1", ttl), "again within the interval")
-	require.True(t, p.due("p2", ttl), "another plan is due on its own")
-	require.True(t, p.due("p1", 0), "a zero interval is always due")
 }

@@ -28,19 +28,34 @@ type Server struct {
 	bin  string
 	port int
 	dir  string
+	args []string // extra command-line arguments (Args)
 
 	mu  sync.Mutex
 	cmd *exec.Cmd
 }
 
-// Start starts a redis-server on a free port and stops it when the test ends.
-func Start(t testing.TB) *Server {
+// Option configures a Server at Start.
+type Option func(*Server)
+
+// Args adds redis-server command-line arguments, in pairs of a directive and its value, e.g.
+// Args("--maxmemory", "2mb", "--maxmemory-policy", "noeviction"), after the defaults (which
+// they override), at every start of the server.
+func Args(args ...string) Option {
+	return func(s *Server) { s.args = append(s.args, args...) }
+}
+
+// Start starts a redis-server on a free port, configured by opts, and stops it when the test
+// ends.
+func Start(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		t.Fatal(InstallHint)
 	}
 	s := &Server{t: t, bin: bin, port: freePort(t), dir: t.TempDir()}
+	for _, o := range opts {
+		o(s)
+	}
 	s.Restart()
 	t.Cleanup(s.Kill)
 	return s
@@ -78,10 +93,12 @@ func (s *Server) Restart() {
 	if s.cmd != nil {
 		s.t.Fatalf("redistest: server on %d is already running", s.port)
 	}
-	cmd := exec.Command(s.bin,
+	args := append([]string{
 		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 		"--dir", s.dir, "--protected-mode", "no", "--loglevel", "warning",
-		"--logfile", filepath.Join(s.dir, "redis.log"))
+		"--logfile", filepath.Join(s.dir, "redis.log"),
+	}, s.args...)
+	cmd := exec.Command(s.bin, args...)
 	if err := cmd.Start(); err != nil {
 		s.t.Fatalf("redistest: start redis-server: %v", err)
 	}

@@ -33,3 +33,18 @@ func TestServerStopsKillsAndRestartsEmpty(t *testing.T) {
 	srv.Restart()
 	require.NoError(t, c.Ping(ctx).Err())
 }
+
+func TestArgsConfigureTheServerAtEveryStart(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, redistest.Args("--maxmemory", "2mb", "--maxmemory-policy", "noeviction"))
+	c := srv.Client()
+	ctx := context.Background()
+	for range 2 {
+		got, err := c.ConfigGet(ctx, "maxmemory*").Result()
+		require.NoError(t, err)
+		assert.Equal(t, "2097152", got["maxmemory"])
+		assert.Equal(t, "noeviction", got["maxmemory-policy"])
+		srv.Kill()
+		srv.Restart()
+	}
+}

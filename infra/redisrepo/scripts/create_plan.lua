@@ -3,7 +3,7 @@
 -- when this executor began changing the plan on its own (the write-back after an outage). A
 -- creation that reaches Redis late changes nothing.
 -- KEYS[1]  the plan hash  executor:plan:{<planId>}
--- ARGV[1]  TTL in seconds
+-- ARGV[1]  TTL in seconds: the retention of an ended plan; 0 for an active one (no TTL)
 -- ARGV[2]  the base version: the version Redis held before this executor's first change while
 --          it was away (0 for a plan created meanwhile); -1 for a creation itself
 -- ARGV[3]  this executor's own writes, comma-separated: "<prefix>*" and the tokens of its
@@ -14,9 +14,16 @@
 -- ARGV[5…] field, value pairs of the whole plan hash, status fields first
 -- returns  1 written; 2 already there (nothing written); 3 conflict: another writer changed
 --          the plan since the base version (nothing written)
+local function keep(key, ttl) -- a TTL, or none (PERSIST) while the plan is active
+  if tonumber(ttl) > 0 then
+    redis.call('EXPIRE', key, ttl)
+  else
+    redis.call('PERSIST', key)
+  end
+end
 if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('HSET', KEYS[1], unpack(ARGV, 5))
-  redis.call('EXPIRE', KEYS[1], ARGV[1])
+  keep(KEYS[1], ARGV[1])
   return 1
 end
 if ARGV[2] == '-1' then
@@ -52,5 +59,5 @@ if doubt and ours and version > ours then
   return 2 -- a later write of this executor's own is there (this write-back arrived late)
 end
 redis.call('HSET', KEYS[1], unpack(ARGV, 5, 4 + n))
-redis.call('EXPIRE', KEYS[1], ARGV[1])
+keep(KEYS[1], ARGV[1])
 return 1

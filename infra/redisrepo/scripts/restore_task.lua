@@ -5,7 +5,8 @@
 -- KEYS[1]  the task hash        executor:task:{<taskId>}
 -- KEYS[2]  the task checkpoint  executor:ckpt:{<taskId>}
 -- ARGV[1]  the task's fence epoch
--- ARGV[2]  TTL in seconds
+-- ARGV[2]  TTL in seconds of both keys: the retention when the task's plan has ended, 0 (no
+--          TTL) while it is active
 -- ARGV[3]  the checkpoint JSON, or "" when the task has none
 -- ARGV[4]  the base version: the version Redis held before this executor's first change
 --          while it was away (0 for a task created meanwhile: its creation, had it reached
@@ -68,8 +69,17 @@ do
     end
   end
 end
-redis.call('EXPIRE', KEYS[1], ARGV[2])
+local ttl = tonumber(ARGV[2])
+if ttl > 0 then
+  redis.call('EXPIRE', KEYS[1], ttl)
+else
+  redis.call('PERSIST', KEYS[1])
+end
 if ARGV[3] ~= '' then
-  redis.call('SET', KEYS[2], ARGV[3], 'EX', ARGV[2])
+  if ttl > 0 then
+    redis.call('SET', KEYS[2], ARGV[3], 'EX', ttl)
+  else
+    redis.call('SET', KEYS[2], ARGV[3])
+  end
 end
 return 1

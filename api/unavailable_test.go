@@ -1,0 +1,141 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/executor-dev/executor/api"
+	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/app/apptest"
+	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/infra/lock"
+	"github.com/executor-dev/executor/infra/memrepo"
+	"github.com/executor-dev/executor/orchestrator"
+	"github.com/executor-dev/executor/stagekind"
+)
+
+// oomReply is what Redis answers a write while it is out of memory (maxmemory, noeviction).
+const oomReply = "OOM command not allowed when used memory > 'maxmemory'."
+
+// failingPlans is the in-memory plan repository whose List fails with err: a store error the
+// API knows nothing about.
+type failingPlans struct {
+	plan.Repository
+	err error
+}
+
+func (f failingPlans) List(context.Context, plan.Filter) ([]*plan.Plan, error) { return nil, f.err }
+
+// failingService returns the use cases over the in-memory store, with listing plans failing
+// with err and new plans refused when refuse says so.
+func failingService(t *testing.T, err error, refuse bool) *app.Service {
+	t.Helper()
+	db := memrepo.New()
+	plans := failingPlans{Repository: db.Plans(), err: err}
+	locker := lock.NewMemory()
+	kinds := stagekind.Builtin(stagekind.HTTPOptions{})
+	_, orch := apptest.New(t, apptest.Stores{
+		Creator: db, Plans: plans, Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Locker: locker,
+	}, kinds, orchestrator.Config{})
+	return app.New(app.Deps{
+		Creator: db, Plans: plans, Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Holders: locker, Kinds: kinds,
+		Runner: orch, RefuseNewPlans: func() bool { return refuse },
+	})
+}
+
+func degradedBy(reason string) func() api.Health {
+	since := time.Date(2026, 11, 21, 16, 20, 5, 0, time.UTC)
+	journal := 3
+	return func() api.Health {
+		return api.Health{Status: "degraded", Redis: "degraded", Since: &since, Journal: &journal, Reason: reason}
+	}
+}
+
+func healthy() api.Health { return api.Health{Status: "ok", Redis: "ok"} }
+
+// While Redis is away an error the API does not know is the outage's: a 503 naming its reason,
+// never a 500; a panic stays a 500 (a bug), and so does an unknown error while Redis answers.
+func TestErrorsWhileRedisIsAwayAreUnavailable(t *testing.T) {
+	t.Parallel()
+	storeErr := fmt.Errorf("orchestrator: schedule plan: %w", errors.New(oomReply))
+	tests := []struct {
+		name      string
+		readiness func() api.Health
+		refuse    bool
+		method    string
+		target    string
+		body      string
+		status    int
+		typ       string
+		detail    []string // substrings of the detail
+	}{
+		{"a store error while degraded", degradedBy("redisrepo: save task: " + oomReply), false,
+			http.MethodGet, "/v1/plans", "", http.StatusServiceUnavailable, api.ProblemUnavailable,
+			[]string{"Redis is unavailable", "reason: redisrepo: save task: OOM command not allowed"}},
+		{"a store error while Redis answers", healthy, false,
+			http.MethodGet, "/v1/plans", "", http.StatusInternalServerError, api.ProblemInternal,
+			[]string{"internal error"}},
+		{"new plans refused while degraded", degradedBy("redisrepo: save task: " + oomReply), true,
+			http.MethodPost, "/v1/plans", `{"name":"p","stages":[{"name":"s","kind":"noop"}],"tenants":[{"id":"t1"}]}`,
+			http.StatusServiceUnavailable, api.ProblemUnavailable,
+			[]string{"refuses new plans", "reason: redisrepo: save task: OOM command not allowed"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var logs bytes.Buffer
+			h := api.NewRouter(failingService(t, storeErr, tc.refuse), api.Options{
+				Logger: slog.New(slog.NewJSONHandler(&logs, nil)), Readiness: tc.readiness,
+			})
+			rec := httptestDo(t, h, tc.method, tc.target, tc.body)
+			require.Equal(t, tc.status, rec.status, "body: %s", rec.body)
+			assert.Equal(t, api.ProblemContentType, rec.header.Get("Content-Type"))
+			var p api.Problem
+			require.NoError(t, json.Unmarshal(rec.body, &p))
+			assert.Equal(t, tc.typ, p.Type)
+			assert.Equal(t, tc.status, p.Status)
+			for _, want := range tc.detail {
+				assert.Contains(t, p.Detail, want)
+			}
+			if tc.status == http.StatusServiceUnavailable && tc.method == http.MethodGet {
+				assert.Contains(t, logs.String(), "http request failed while Redis is away", "the cause is logged")
+				assert.Contains(t, logs.String(), "orchestrator: schedule plan", "the error itself is logged")
+			}
+		})
+	}
+
+	t.Run("a panic stays a 500 while degraded", func(t *testing.T) {
+		t.Parallel()
+		// No service: every use case panics (nil pointer).
+		h := api.NewRouter(nil, api.Options{Logger: slog.New(slog.DiscardHandler), Readiness: degradedBy(oomReply)})
+		rec := httptestDo(t, h, http.MethodGet, "/v1/plans", "")
+		require.Equal(t, http.StatusInternalServerError, rec.status)
+		var p api.Problem
+		require.NoError(t, json.Unmarshal(rec.body, &p))
+		assert.Equal(t, api.ProblemInternal, p.Type)
+	})
+}
+
+// httptestDo serves one request on h and returns the answer.
+func httptestDo(t *testing.T, h http.Handler, method, target, body string) response {
+	t.Helper()
+	req := httptest.NewRequest(method, target, strings.NewReader(body))
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return response{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+}

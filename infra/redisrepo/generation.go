@@ -1,0 +1,106 @@
+package redisrepo
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/executor-dev/executor/domain/task"
+	"github.com/executor-dev/executor/infra/outage"
+)
+
+// claimsPausedReason is why new tenant claims wait after Redis lost its data.
+const claimsPausedReason = "Redis lost its data lately (restarted empty, flushed or failed over to an empty replica): " +
+	"new tenant claims wait one lease TTL, so that the executors that were running tenants take their leases back " +
+	"and write their state back first"
+
+// generation is the Redis generation (rediskey.Keys.Generation) this store saw last, and
+// until when new tenant claims wait, as it last learnt.
+type generation struct {
+	mu     sync.Mutex
+	seen   string    // "" before the first check
+	paused time.Time // claims wait until then (zero: they do not)
+}
+
+// pause records that claims wait for d from now.
+func (g *generation) pause(d time.Duration) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if until := time.Now().Add(d); until.After(g.paused) {
+		g.paused = until
+	}
+}
+
+// pausedFor returns how long claims still wait, as this store last learnt (0: they do not).
+func (g *generation) pausedFor() time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return max(time.Until(g.paused), 0)
+}
+
+func (g *generation) load() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.seen
+}
+
+func (g *generation) store(token string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.seen = token
+}
+
+// checkGeneration runs generation.lua: it learns Redis's generation, making it when missing;
+// wait is how long new tenant claims must still wait; lost reports that Redis lost its data
+// since this store saw it (the generation changed or was gone), which also marks everything
+// for the write-back.
+func (s *Store) checkGeneration(ctx context.Context) (wait time.Duration, lost bool, err error) {
+	res, err := generationScript.Run(ctx, s.client, []string{s.keys.Generation()},
+		s.gen.load(), ulid.Make().String(), s.leaseTTL.Milliseconds()).Slice()
+	if err != nil {
+		return 0, false, wrap("check generation", err)
+	}
+	if len(res) != 3 {
+		return 0, false, fmt.Errorf("redisrepo: check generation: unexpected reply %v", res)
+	}
+	token, _ := res[0].(string)
+	ms, _ := res[1].(int64)
+	changed, _ := res[2].(int64)
+	s.gen.store(token)
+	wait = time.Duration(ms) * time.Millisecond
+	s.gen.pause(wait)
+	if changed == 1 {
+		s.lostData.Store(true)
+	}
+	return wait, changed == 1, nil
+}
+
+// claimsPaused returns a *task.ClaimsPausedError while new tenant claims wait as far as this
+// store last learnt from Redis: the check of claims made on memory while Redis is away (a
+// loss of Redis's data is such an outage, for the moment of the write-back).
+func (s *Store) claimsPaused() error {
+	if wait := s.gen.pausedFor(); wait > 0 {
+		return &task.ClaimsPausedError{RetryAfter: wait, Reason: claimsPausedReason}
+	}
+	return nil
+}
+
+// claimsAllowed returns a *task.ClaimsPausedError while new tenant claims must wait (Redis
+// lost its data less than a lease TTL ago). Finding the loss itself, it also reports it to the
+// outage monitor (outage.ErrDataLost), so that this executor writes back what it holds.
+func (s *Store) claimsAllowed(ctx context.Context) error {
+	wait, lost, err := s.checkGeneration(ctx)
+	if err != nil {
+		return err
+	}
+	if lost {
+		s.mon.Fail(fmt.Errorf("redisrepo: the generation changed: %w", outage.ErrDataLost))
+	}
+	if wait > 0 {
+		return &task.ClaimsPausedError{RetryAfter: wait, Reason: claimsPausedReason}
+	}
+	return nil
+}
