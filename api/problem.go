@@ -129,7 +129,7 @@ func (h *handlers) problemFor(r *http.Request, err error) Problem {
 		return problem(http.StatusServiceUnavailable, ProblemUnavailable, "the request was cancelled")
 	default:
 		id := requestIDOf(r)
-		if health := h.opts.Readiness(); health.Redis == "degraded" && !errors.Is(err, errPanic) {
+		if health := h.opts.Readiness(); (health.Redis == "degraded" || h.outage(err)) && !errors.Is(err, errPanic) {
 			// Redis is away (unreachable, out of memory, read-only…): a failure now is the
 			// outage's, and the request may succeed once Redis is back, or on an executor that
 			// reaches it. Never a 500 for a Redis outage.
@@ -143,6 +143,11 @@ func (h *handlers) problemFor(r *http.Request, err error) Problem {
 		return problem(http.StatusInternalServerError, ProblemInternal,
 			"internal error; the server log has the details under request id "+id)
 	}
+}
+
+// outage reports whether err is a store outage (Options.Unavailable).
+func (h *handlers) outage(err error) bool {
+	return h.opts.Unavailable != nil && h.opts.Unavailable(err)
 }
 
 // errPanic marks the error of a handler that panicked (recoverer): a bug, a 500 whatever

@@ -29,6 +29,11 @@ type Options struct {
 	// Readiness reports the body of GET /readyz; a Status other than "ok" answers 503.
 	// Default: {"status":"ok","redis":"disabled"} (the in-memory store).
 	Readiness func() Health
+	// Unavailable, when set, tells an error that means the store is unreachable or refusing
+	// to serve (a Redis outage) from the others: such an error answers 503 `unavailable`,
+	// never 500, even before the executor switched to degraded (the executor passes
+	// outage.Is).
+	Unavailable func(error) bool
 	// Console, when set, is the web console: it is served at / and /assets/* (GET only).
 	// Unset, / is a 404 like any unknown path.
 	Console http.Handler

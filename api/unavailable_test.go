@@ -69,25 +69,31 @@ func healthy() api.Health { return api.Health{Status: "ok", Redis: "ok"} }
 // never a 500; a panic stays a 500 (a bug), and so does an unknown error while Redis answers.
 func TestErrorsWhileRedisIsAwayAreUnavailable(t *testing.T) {
 	t.Parallel()
-	storeErr := fmt.Errorf("orchestrator: schedule plan: %w", errors.New(oomReply))
+	oom := errors.New(oomReply)
+	storeErr := fmt.Errorf("orchestrator: schedule plan: %w", oom)
+	isOOM := func(err error) bool { return errors.Is(err, oom) }
 	tests := []struct {
-		name      string
-		readiness func() api.Health
-		refuse    bool
-		method    string
-		target    string
-		body      string
-		status    int
-		typ       string
-		detail    []string // substrings of the detail
+		name        string
+		readiness   func() api.Health
+		unavailable func(error) bool // Options.Unavailable
+		refuse      bool
+		method      string
+		target      string
+		body        string
+		status      int
+		typ         string
+		detail      []string // substrings of the detail
 	}{
-		{"a store error while degraded", degradedBy("redisrepo: save task: " + oomReply), false,
+		{"a store error while degraded", degradedBy("redisrepo: save task: " + oomReply), nil, false,
 			http.MethodGet, "/v1/plans", "", http.StatusServiceUnavailable, api.ProblemUnavailable,
 			[]string{"Redis is unavailable", "reason: redisrepo: save task: OOM command not allowed"}},
-		{"a store error while Redis answers", healthy, false,
+		{"a store error while Redis answers", healthy, nil, false,
 			http.MethodGet, "/v1/plans", "", http.StatusInternalServerError, api.ProblemInternal,
 			[]string{"internal error"}},
-		{"new plans refused while degraded", degradedBy("redisrepo: save task: " + oomReply), true,
+		{"an outage error before the executor switched to degraded", healthy, isOOM, false,
+			http.MethodGet, "/v1/plans", "", http.StatusServiceUnavailable, api.ProblemUnavailable,
+			[]string{"Redis is unavailable"}},
+		{"new plans refused while degraded", degradedBy("redisrepo: save task: " + oomReply), nil, true,
 			http.MethodPost, "/v1/plans", `{"name":"p","stages":[{"name":"s","kind":"noop"}],"tenants":[{"id":"t1"}]}`,
 			http.StatusServiceUnavailable, api.ProblemUnavailable,
 			[]string{"refuses new plans", "reason: redisrepo: save task: OOM command not allowed"}},
@@ -97,7 +103,7 @@ func TestErrorsWhileRedisIsAwayAreUnavailable(t *testing.T) {
 			t.Parallel()
 			var logs bytes.Buffer
 			h := api.NewRouter(failingService(t, storeErr, tc.refuse), api.Options{
-				Logger: slog.New(slog.NewJSONHandler(&logs, nil)), Readiness: tc.readiness,
+				Logger: slog.New(slog.NewJSONHandler(&logs, nil)), Readiness: tc.readiness, Unavailable: tc.unavailable,
 			})
 			rec := httptestDo(t, h, tc.method, tc.target, tc.body)
 			require.Equal(t, tc.status, rec.status, "body: %s", rec.body)
