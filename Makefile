@@ -36,3 +36,12 @@ bench: deps
 # The console's screenshots in docs/, taken by its browser test.
 screenshots: deps
 	CONSOLE_SCREENSHOTS=$(CURDIR)/docs $(GO) test -count=1 -run TestConsoleInChromium ./server/
+
+# The chaos suite (chaos/README.md): three executors on a real redis-server, faults injected
+# one at a time, the invariants checked from the recorded history. `make test` runs its short
+# run (25 s); this one runs CHAOS_DURATION (5 minutes by default). CHAOS_SEED replays a run's
+# choices, CHAOS_FAULTS restricts the faults, CHAOS_KEEP=1 keeps the logs of a green run.
+.PHONY: chaos
+CHAOS_DURATION ?= 5m
+chaos: deps
+	CHAOS_DURATION=$(CHAOS_DURATION) $(GO) test -race -count=1 -timeout 45m -run TestChaos -v ./chaos/

@@ -122,7 +122,10 @@ func stages() []stage.Spec {
 func newPlan(t *testing.T, key string, now time.Time) *plan.Plan {
 	t.Helper()
 	p, err := plan.New(plan.Draft{
-		ID:             ulid.Make().String(),
+		// The ID's time is the plan's creation time: stores list plans newest first, by ID
+		// (memory) or by creation time (Redis), which then agree; ulid.Make's IDs are not
+		// ordered within one millisecond across goroutines.
+		ID:             ulid.MustNew(ulid.Timestamp(now), ulid.DefaultEntropy()).String(),
 		Name:           "rollout",
 		Labels:         map[string]string{"team": "core"},
 		Stages:         stages(),
