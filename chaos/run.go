@@ -1,0 +1,106 @@
+//go:build chaos
+
+package chaos
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// Run runs one chaos run with cfg against the executor binary bin and returns its report:
+// the cluster and the workload start, faults are injected one at a time for cfg.Duration
+// (each followed by a wait until every executor is ready again and a pause), then the
+// workload stops, the SRE recovers every plan (bounded by cfg.Settle), and the final state is
+// read and checked. It fails t only for what keeps the run from going on; the caller asserts
+// the figures. The executors' logs, the history and the report are written to a directory
+// kept when t failed (or with CHAOS_KEEP=1), whose path is logged.
+func Run(t *testing.T, cfg Config, bin string) Report {
+	t.Helper()
+	kinds, err := ParseFaults(os.Getenv(EnvFaults))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "chaos-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() || cfg.KeepLogs {
+			t.Logf("chaos artifacts (executor logs, history.json, report.txt) kept in %s", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	})
+
+	hist := NewHistory()
+	rng := NewRand(cfg.Seed)
+	tg := StartTarget(t, rng, cfg.FailRate)
+	c := StartCluster(t, cfg, bin, dir, hist, rng)
+	api := NewAPI(hist)
+	w := NewWorkload(c, api, tg, hist, rng, cfg)
+	op := NewOperator(c, api, hist, rng, w)
+	in := NewInjector(c, hist, rng, kinds)
+	hist.Notef("run starts: seed %d, %s, %d executors (lease TTL %s), faults %v", cfg.Seed, cfg.Duration, cfg.Executors, cfg.LeaseTTL, kinds)
+
+	w.Start()
+	t.Cleanup(w.Stop)
+	start := time.Now()
+	end := start.Add(cfg.Duration)
+	time.Sleep(min(3*time.Second, cfg.Duration/4)) // the first plans get going
+	for time.Now().Before(end) {
+		kind := in.Next()
+		in.Inject(t, kind)
+		if err := c.WaitReady(context.Background(), 60*time.Second); err != nil {
+			hist.Notef("after %s: %v", kind, err)
+			t.Errorf("after %s: %v", kind, err)
+		}
+		if left := time.Until(end); left > 0 {
+			time.Sleep(min(rng.Jitter(3*time.Second), left))
+		}
+	}
+	w.Stop()
+	dur := time.Since(start)
+	hist.Notef("faults and workload stopped after %s", dur.Round(time.Millisecond))
+
+	// Recover as an SRE would, every executor up and reaching Redis.
+	recoverStart := time.Now()
+	if err := c.WaitReady(context.Background(), 90*time.Second); err != nil {
+		t.Errorf("before the recovery: %v", err)
+	}
+	if open := op.Recover(context.Background(), cfg.Settle); len(open) > 0 {
+		t.Logf("recovery: %d plans still open after %s", len(open), cfg.Settle)
+	}
+	recovery := time.Since(recoverStart)
+	deadline := time.Now().Add(15 * time.Second)
+	for tg.InFlight() > 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	// A moment for late writes (a run's last write-back, a reaper) before the final read.
+	time.Sleep(cfg.LeaseTTL)
+
+	ids := op.AllPlans(context.Background())
+	known := map[string][]string{}
+	for _, p := range w.Plans() {
+		for id := range p.Tasks {
+			known[p.ID] = append(known[p.ID], id)
+		}
+	}
+	snap, err := TakeSnapshot(context.Background(), c, api, ids, known)
+	if err != nil {
+		t.Errorf("snapshot: %v", err)
+	}
+	h := hist.Copy()
+	maxIF, maxTenant := tg.MaxInFlightPerTenant()
+	calls := tg.Calls()
+	res := Check(Evidence{History: h, Calls: calls, Overlaps: tg.Overlaps(), MaxInFlight: maxIF, MaxInFlightTenant: maxTenant,
+		Plans: w.Plans(), Snapshot: snap, Grace: cfg.Grace, LogAlarms: ScanLogs(dir)})
+	rep := NewReport(cfg, dur, recovery, h, calls, snap, res)
+	_ = os.WriteFile(filepath.Join(dir, "report.txt"), []byte(rep.String()+"\n"+rep.Timeline()), 0o600)
+	if err := hist.WriteJSON(filepath.Join(dir, "history.json"), map[string]any{"calls": calls}); err != nil {
+		t.Logf("history.json: %v", err)
+	}
+	return rep
+}
