@@ -1,3 +1,5 @@
+//go:build soak
+
 package bench
 
 import (
@@ -107,11 +109,8 @@ func runSoakPlans(t *testing.T, e *executor, stages []stage.Spec, from, to int) 
 // heap in use and the RSS after 10,000 tasks and every 50,000 after (docs/performance.md,
 // "Bounded memory"). Memory must stay within 20 % of the first figure: the memory mirror
 // keeps the active tasks, the journal and a bounded cache, not every task run. A soak of a
-// few minutes: it runs only with EXECUTOR_SOAK=1.
+// few minutes: behind the build tag soak (make soak), not in make test.
 func TestSoakMemoryStaysFlat(t *testing.T) {
-	if os.Getenv("EXECUTOR_SOAK") == "" {
-		t.Skip("a soak of a few minutes: set EXECUTOR_SOAK=1 to run it")
-	}
 	srv := redistest.Start(t)
 	ctx := context.Background()
 	e, err := newExecutor(ctx, srv.URL(), "soak:", DefaultWorkers, slog.New(slog.DiscardHandler))
