@@ -122,6 +122,22 @@ func (r *TaskRepo) States() []task.State {
 	return out
 }
 
+// Own reports whether this executor wrote plan id (created or changed it, or runs a task of
+// it) rather than only read it from the durable store: a DB made by New holds only its own.
+func (r *PlanRepo) Own(id string) bool {
+	r.db.mu.RLock()
+	defer r.db.mu.RUnlock()
+	return r.db.bound == nil || r.db.bound.plans.own(id)
+}
+
+// Own reports whether this executor wrote task id (created, ran or changed it) rather than
+// only read it from the durable store: a DB made by New holds only its own.
+func (r *TaskRepo) Own(id string) bool {
+	r.db.mu.RLock()
+	defer r.db.mu.RUnlock()
+	return r.db.bound == nil || r.db.bound.tasks.own(id)
+}
+
 // Forget drops plan id, so the next read goes to the durable store. A plan's immutable part
 // is read from the durable store again then.
 func (r *PlanRepo) Forget(id string) {

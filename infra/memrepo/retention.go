@@ -65,6 +65,12 @@ func (r *retention) setEnded(id string, ended bool) {
 	}
 }
 
+// own reports whether aggregate id is stored and this executor wrote it.
+func (r *retention) own(id string) bool {
+	s := r.slots[id]
+	return s != nil && s.own
+}
+
 // pinned reports whether id is pinned.
 func (r *retention) pinned(id string) bool {
 	_, ok := r.pins[id]

@@ -142,11 +142,13 @@ func TestDegradedWritesAreWrittenBackToAnEmptyRedis(t *testing.T) {
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{before.ID(), during.ID()}, listed)
 
-	// The tenants' claims came back too: d2 (still running) is busy, d1 (completed) is free.
+	// The tenants' claims came back too: d2 (still running) is held, d1 (completed) is free.
+	// New claims wait one lease TTL after the loss.
+	keys := rediskey.New("")
+	assert.Equal(t, tasks[1].ID(), srv.Client().Get(ctx, keys.TenantActive("d2")).Val())
+	assert.Zero(t, srv.Client().Exists(ctx, keys.TenantActive("d1")).Val())
 	again, dup := newPlan(t, "d2")
-	require.ErrorIs(t, fresh.CreatePlan(ctx, again, dup), task.ErrTenantBusy)
-	free, d1 := newPlan(t, "d1")
-	require.NoError(t, fresh.CreatePlan(ctx, free, d1))
+	require.ErrorIs(t, fresh.CreatePlan(ctx, again, dup), task.ErrClaimsPaused)
 }
 
 func TestWriteBackConflictKeepsTheOtherExecutorsState(t *testing.T) {

@@ -10,6 +10,11 @@ import (
 // that exists already (a creation retried, or late) is left as it is.
 const unknownBase = -1
 
+// lostBase is the base of a write-back to a Redis that lost its data (journalEverything):
+// Redis holding nothing, or an older version at no newer fence epoch, is written; a newer
+// version wins over this executor's copy.
+const lostBase = -2
+
 // base is what a write-back compares Redis with: the version Redis held before this
 // executor's first change while it was away, and the tokens of this executor's writes of the
 // aggregate whose outcome is unknown since (the write whose lost reply began the outage, and

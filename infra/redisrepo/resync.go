@@ -143,32 +143,66 @@ func (s *Store) resync(ctx context.Context) error {
 		return err
 	}
 	s.mon.Recover()
-	go s.onRestored(lost)
+	if !lost {
+		go s.onRestored(false)
+		return nil
+	}
+	// The other executors write back their copies within one lease TTL of the loss (the claims
+	// pause): the tasks they ran to their end, which this executor may hold as it accepted
+	// them, PENDING. What this one queues again (onRestored) waits for them.
+	if _, _, err := s.checkGeneration(ctx); err != nil {
+		s.gen.pause(s.leaseTTL)
+	}
+	wait, stop := s.gen.pausedFor(), s.stop
+	go func() {
+		select {
+		case <-time.After(wait):
+			s.onRestored(true)
+		case <-stop:
+		}
+	}()
 	return nil
 }
 
-// journalEverything journals every aggregate of the mirror that has not expired, pinned until
-// written back. The mirror holds every plan and task this executor runs or accepted that has
-// not ended, and everything journaled, but of the ended ones only its cache (Options.CacheTasks):
-// the others are not restored.
+// journalEverything journals, for a Redis that lost its data, every aggregate of the mirror
+// that has not expired and that this executor wrote (created, ran or changed), or that has
+// ended, pinned until written back; everything journaled already too. The mirror holds every
+// plan and task this executor runs or accepted that has not ended, and everything journaled,
+// but of the ended ones only its cache (Options.CacheTasks): the others are not restored.
+//
+// Each is written back with the base lostBase: newest wins. Redis held nothing to compare
+// with, and every executor writes back its own copies, some stale (the executor that created
+// a task holds it PENDING while another ran it to its end): the copy at the highest version
+// is the latest state (every change advances the version by a compare-and-set), whoever
+// writes it back first. A copy this executor only read and that has not ended is not written
+// back: it is stale by nature (its tenant's runner holds the latest) and would hold the
+// tenant for a task that may have ended.
 func (s *Store) journalEverything() {
 	cutoff := time.Now().Add(-s.ttl)
 	plans, tasks := s.mirror.Plans().States(), s.mirror.Tasks().States()
 	j := s.journal
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	// Redis lost them: what it held is gone, so the base is this executor's own version (a
-	// copy that another executor wrote back first at that version is already there).
 	var planIDs, taskIDs []string
 	for _, p := range plans {
-		if _, ok := j.plans[p.ID]; !ok && (p.FinishedAt.IsZero() || p.FinishedAt.After(cutoff)) { // active, or within its retention
-			j.plans[p.ID] = base{version: int64(p.Version)}
+		ended := !p.FinishedAt.IsZero()
+		if ended && !p.FinishedAt.After(cutoff) {
+			continue // beyond its retention
+		}
+		if b, ok := j.plans[p.ID]; ok || ended || s.mirror.Plans().Own(p.ID) {
+			b.version = lostBase
+			j.plans[p.ID] = b
 			planIDs = append(planIDs, p.ID)
 		}
 	}
 	for _, t := range tasks {
-		if _, ok := j.tasks[t.ID]; !ok && (!t.Status.Terminal() || t.UpdatedAt.After(cutoff)) {
-			j.tasks[t.ID] = base{version: int64(t.Version)}
+		ended := t.Status.Terminal()
+		if ended && !t.UpdatedAt.After(cutoff) {
+			continue
+		}
+		if b, ok := j.tasks[t.ID]; ok || ended || s.mirror.Tasks().Own(t.ID) {
+			b.version = lostBase
+			j.tasks[t.ID] = b
 			taskIDs = append(taskIDs, t.ID)
 		}
 	}
@@ -297,23 +331,36 @@ func (s *Store) restoreTasks(ctx context.Context, tasks []*task.Task, bases map[
 		case 2: // Redis holds this very version: an earlier write-back's, whose reply was lost
 			written = append(written, t)
 		default:
+			if bases[t.ID()].version == lostBase {
+				// Redis lost its data and another executor wrote back a newer copy first.
+				s.log.Info("write-back after Redis lost its data: Redis holds a newer copy of the task; this executor's is dropped",
+					"task_id", t.ID(), "version", t.Version())
+				s.mirror.Tasks().Forget(t.ID())
+				s.onConflict(t.ID())
+				s.cancelWins(ctx, t)
+				continue
+			}
 			// What Redis holds instead, for the log (a conflict is rare: one more read).
 			held, _ := s.client.HMGet(ctx, s.keys.Task(t.ID()), "fence", "version", "status", "stage").Result()
 			s.log.Warn("write-back refused: Redis holds another writer's change", "task_id", t.ID(),
 				"redis_fence_version_status_stage", fmt.Sprint(held), "fence", t.Fence(), "version", t.Version(),
 				"base", bases[t.ID()].version, "doubts", bases[t.ID()].doubtList(s.writer), "reply", fmt.Sprint(cmds[i].Val()), "cmd_err", fmt.Sprint(cmds[i].Err()))
 			s.conflict(t, "another executor took or changed the task while Redis was away")
+			s.cancelWins(ctx, t)
 		}
 	}
 	tenantCmds := make([]*redis.Cmd, len(written))
 	_, err = s.exec(ctx, func(pipe redis.Pipeliner) {
 		for i, t := range written {
-			ended := "0"
+			ended, lost := "0", "0"
 			if t.Status().Terminal() {
 				ended = "1"
 			}
+			if bases[t.ID()].version == lostBase {
+				lost = "1"
+			}
 			keys := []string{s.keys.TenantIndex(t.TenantID()), s.keys.TenantActive(t.TenantID())}
-			tenantCmds[i] = restoreTenantScript.Eval(ctx, pipe, keys, t.ID(), s.taskRetention(ctx, t), ended)
+			tenantCmds[i] = restoreTenantScript.Eval(ctx, pipe, keys, t.ID(), s.taskRetention(ctx, t), ended, lost)
 		}
 	})
 	if err != nil {
@@ -321,7 +368,11 @@ func (s *Store) restoreTasks(ctx context.Context, tasks []*task.Task, bases map[
 	}
 	for i, t := range written {
 		if n, _ := tenantCmds[i].Int(); n != 1 && !t.Status().Terminal() {
-			s.conflict(t, "another executor gave the tenant a new task while Redis was away")
+			reason := "another executor gave the tenant a new task while Redis was away"
+			if bases[t.ID()].version == lostBase {
+				reason = "Redis lost its data and the tenant has a newer task: this copy is stale"
+			}
+			s.conflict(t, reason)
 		}
 	}
 	return nil

@@ -59,7 +59,10 @@ type Options struct {
 	OnConflict func(taskID string)
 	// OnRestored is told, in a goroutine of its own, that Redis answers again after an
 	// outage and everything journaled was written back; lost: Redis had lost its data (it
-	// came back empty), so whatever else lives there (the dispatch queues) must be rebuilt.
+	// came back empty), so whatever else lives there (the dispatch queues) must be rebuilt;
+	// then it is told only once new claims may be made again (one lease TTL after the loss),
+	// when the other executors have written back their copies too: a task this executor holds
+	// PENDING may have run to its end on another.
 	OnRestored func(lost bool)
 	// LeaseTTL is the tenant lease TTL of the executors (default DefaultLeaseTTL). A store that
 	// finds Redis healthy checks every LeaseTTL/3 that Redis still holds its data (its

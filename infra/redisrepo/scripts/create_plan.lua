@@ -5,7 +5,9 @@
 -- KEYS[1]  the plan hash  executor:plan:{<planId>}
 -- ARGV[1]  TTL in seconds: the retention of an ended plan; 0 for an active one (no TTL)
 -- ARGV[2]  the base version: the version Redis held before this executor's first change while
---          it was away (0 for a plan created meanwhile); -1 for a creation itself
+--          it was away (0 for a plan created meanwhile); -1 for a creation itself; -2 when
+--          Redis lost its data: newest wins (the status fields are written only over an older
+--          version: another executor's copy written back first)
 -- ARGV[3]  this executor's own writes, comma-separated: "<prefix>*" and the tokens of its
 --          writes whose outcome is unknown (see restore_task.lua): Redis holding one of them
 --          holds this executor's own write
@@ -13,7 +15,8 @@
 --          among them)
 -- ARGV[5…] field, value pairs of the whole plan hash, status fields first
 -- returns  1 written; 2 already there (nothing written); 3 conflict: another writer changed
---          the plan since the base version (nothing written)
+--          the plan since the base version, or (base -2) Redis holds a newer version (nothing
+--          written)
 local function keep(key, ttl) -- a TTL, or none (PERSIST) while the plan is active
   if tonumber(ttl) > 0 then
     redis.call('EXPIRE', key, ttl)
@@ -41,6 +44,14 @@ for i = 5, 4 + n, 2 do
 end
 if version == ours then
   return 2
+end
+if ARGV[2] == '-2' then
+  if ours and version > ours then
+    return 3
+  end
+  redis.call('HSET', KEYS[1], unpack(ARGV, 5, 4 + n))
+  keep(KEYS[1], ARGV[1])
+  return 1
 end
 local doubt = false
 if stored[2] and stored[2] ~= '' then

@@ -10,7 +10,9 @@
 -- ARGV[3]  the checkpoint JSON, or "" when the task has none
 -- ARGV[4]  the base version: the version Redis held before this executor's first change
 --          while it was away (0 for a task created meanwhile: its creation, had it reached
---          Redis, holds version 0)
+--          Redis, holds version 0); -2 when Redis lost its data: newest wins (written unless
+--          Redis holds the same or a newer version, or a newer fence epoch: another
+--          executor's copy written back first)
 -- ARGV[5]  this executor's own writes, comma-separated: "<prefix>*" (any write token of this
 --          process starts with its prefix), then the tokens of its writes whose outcome is
 --          unknown (the write whose reply was lost as the outage began first, then write-backs
@@ -20,7 +22,7 @@
 -- ARGV[7…] field, value pairs of the whole task hash (fence, version and this write-back's
 --          token as wtoken included)
 -- returns  1 written; 0 conflict: Redis holds a newer epoch, or another writer changed the
---          task since the base version: nothing written; 2 Redis holds this very version
+--          task since the base version (base -2: Redis holds a newer version): nothing written; 2 Redis holds this very version
 --          already (an earlier write-back whose reply was lost), or a later one of this
 --          executor's own (this write-back arrived late): nothing written
 -- ours: the token is one of ARGV[5]'s: an exact token, or one starting with a "<prefix>*"
@@ -54,7 +56,11 @@ if stored[1] then
   if fence == tonumber(ARGV[1]) and version > tonumber(ARGV[6]) and ours(stored[3]) then
     return 2 -- a later write of this executor's own is there (this write-back arrived late)
   end
-  if version ~= base and not ours(stored[3]) then
+  if base == -2 then
+    if version > tonumber(ARGV[6]) then
+      return 0
+    end
+  elseif version ~= base and not ours(stored[3]) then
     return 0
   end
 end

@@ -1,0 +1,192 @@
+package redisrepo_test
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/executor-dev/executor/domain/checkpoint"
+	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/domain/task"
+	"github.com/executor-dev/executor/infra/outage"
+	"github.com/executor-dev/executor/infra/rediskey"
+	"github.com/executor-dev/executor/infra/redisrepo"
+	"github.com/executor-dev/executor/infra/redistest"
+)
+
+// conflicts records the task ids a store's write-back stopped (Options.OnConflict).
+type conflicts struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+func (c *conflicts) add(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ids = append(c.ids, id)
+}
+
+func (c *conflicts) list() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.ids...)
+}
+
+// startFastStore is one executor's store with a short lease TTL (it checks Redis's data every
+// TTL/3), started and stopped when t ends.
+func startFastStore(t *testing.T, client redis.UniversalClient, leaseTTL time.Duration, c *conflicts) (*redisrepo.Store, *outage.Monitor) {
+	t.Helper()
+	mon := outage.NewMonitor(slog.New(slog.DiscardHandler))
+	s := redisrepo.New(client, redisrepo.Options{Monitor: mon, Logger: slog.New(slog.DiscardHandler), LeaseTTL: leaseTTL, OnConflict: c.add})
+	s.Start(context.Background())
+	t.Cleanup(s.Stop)
+	return s, mon
+}
+
+// After Redis lost its data, every executor writes back what it holds, some of it stale: the
+// executor that accepted a plan holds its task PENDING while another ran it to its end and gave
+// its tenant a new task. Whoever writes back first, Redis ends with the newest copy of each
+// task and the tenant held by its newest task; no run is stopped.
+func TestAStaleCopyWrittenBackFirstLosesToTheNewerOne(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	proxy := srv.NewProxy()
+	const leaseTTL = 600 * time.Millisecond
+	var conflictsA, conflictsB conflicts
+	a, monA := startFastStore(t, fastClient(t, srv.Addr()), leaseTTL, &conflictsA)
+	b, monB := startFastStore(t, fastClient(t, proxy.Addr()), leaseTTL, &conflictsB)
+	ctx := context.Background()
+
+	// A accepts the plan; B runs its task to the end, then the tenant's next task halfway.
+	p1, first := newPlan(t, "lw1")
+	require.NoError(t, a.CreatePlan(ctx, p1, first))
+	for range specs3 {
+		runStage(t, b, first[0].ID())
+	}
+	p2, second := newPlan(t, "lw1")
+	require.NoError(t, b.CreatePlan(ctx, p2, second))
+	runStage(t, b, second[0].ID())
+	stale, err := a.Tasks().Peek(ctx, first[0].ID())
+	require.NoError(t, err)
+	require.Equal(t, task.Pending, stale.Status(), "A holds the copy it created")
+
+	// B is cut off while Redis loses its data: A writes back first.
+	proxy.Cut()
+	require.NoError(t, srv.Client().FlushAll(ctx).Err())
+	reader := redisrepo.New(srv.Client(), redisrepo.Options{})
+	require.Eventually(t, func() bool {
+		got, err := reader.Tasks().Task(ctx, first[0].ID())
+		d, _ := monA.Degraded()
+		return err == nil && got.Status() == task.Pending && !d
+	}, 15*time.Second, 20*time.Millisecond, "A wrote back its stale copy")
+
+	proxy.Restore()
+	keys := rediskey.New("")
+	require.Eventually(t, func() bool {
+		d, _ := monB.Degraded()
+		return !d && srv.Client().Exists(ctx, keys.Task(second[0].ID())).Val() == 1
+	}, 15*time.Second, 20*time.Millisecond, "B wrote back")
+
+	got, err := reader.Tasks().Task(ctx, first[0].ID())
+	require.NoError(t, err)
+	assert.Equal(t, task.Completed, got.Status(), "B's newer copy replaced A's stale one")
+	assert.Equal(t, len(specs3), got.CurrentStage())
+	running, err := reader.Tasks().Task(ctx, second[0].ID())
+	require.NoError(t, err)
+	assert.Equal(t, task.Running, running.Status())
+	assert.Equal(t, second[0].ID(), srv.Client().Get(ctx, keys.TenantActive("lw1")).Val(), "the tenant is held by its newest task")
+	assert.Equal(t, second[0].ID(), srv.Client().Get(ctx, keys.TenantIndex("lw1")).Val())
+	assert.Empty(t, conflictsB.list(), "no run of B is stopped")
+	latest, err := reader.Plans().Plan(ctx, p2.ID())
+	require.NoError(t, err)
+	assert.Equal(t, plan.Pending, latest.Status())
+}
+
+// A cancel acknowledged by an executor cut off from Redis is not lost when its write-back
+// conflicts with another executor's change meanwhile (here a reaper that found the run's owner
+// gone): the cancel is applied to the task as Redis holds it.
+func TestACancelAcknowledgedWhileDegradedWinsTheWriteBackConflict(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	proxy := srv.NewProxy()
+	const leaseTTL = 600 * time.Millisecond
+	var conflictsA, conflictsB conflicts
+	a, _ := startFastStore(t, fastClient(t, srv.Addr()), leaseTTL, &conflictsA)
+	b, monB := startFastStore(t, fastClient(t, proxy.Addr()), leaseTTL, &conflictsB)
+	ctx := context.Background()
+	p, tasks := newPlan(t, "cw1")
+	require.NoError(t, b.CreatePlan(ctx, p, tasks))
+	id := tasks[0].ID()
+	runStage(t, b, id)
+
+	proxy.Cut()
+	reason := task.Failure{Class: "cancelled", Message: "cancel requested"}
+	cancelled, err := b.Tasks().Update(ctx, id, func(tk *task.Task) (*checkpoint.Checkpoint, error) {
+		return nil, tk.Cancel(&reason, time.Now())
+	})
+	require.NoError(t, err, "B acknowledges the cancel on memory")
+	require.Equal(t, task.Cancelled, cancelled.Status())
+	down, _ := monB.Degraded()
+	require.True(t, down)
+
+	// A finds B gone and reaps the task meanwhile.
+	_, err = a.Tasks().BumpFence(ctx, id)
+	require.NoError(t, err)
+	reaped, err := a.Tasks().Update(ctx, id, func(tk *task.Task) (*checkpoint.Checkpoint, error) {
+		return nil, tk.Interrupt(task.Failure{Class: "lease_lost", Message: "owner gone"}, time.Now())
+	})
+	require.NoError(t, err)
+	require.Equal(t, task.Interrupted, reaped.Status())
+
+	proxy.Restore()
+	require.Eventually(t, func() bool { d, _ := monB.Degraded(); return !d }, 15*time.Second, 20*time.Millisecond)
+	got, err := redisrepo.New(srv.Client(), redisrepo.Options{}).Tasks().Task(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, task.Cancelled, got.Status(), "the acknowledged cancel is applied to Redis's copy")
+	assert.Equal(t, reason.Message, got.LastError().Message)
+	assert.Contains(t, conflictsB.list(), id, "B's own copy lost the compare-and-set")
+	assert.Zero(t, srv.Client().Exists(ctx, rediskey.New("").TenantActive("cw1")).Val(), "the tenant is free")
+}
+
+// After Redis lost its data, the executor is told that Redis is back (so that it queues again
+// the PENDING tasks it holds) only once new claims may be made again, one lease TTL after the
+// loss: by then every other executor wrote back its copies, among them the ends of tasks this
+// one holds PENDING.
+func TestRestoredAfterADataLossWaitsForTheClaimsPause(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	const leaseTTL = 1500 * time.Millisecond
+	type restored struct {
+		lost bool
+		at   time.Time
+	}
+	told := make(chan restored, 4)
+	mon := outage.NewMonitor(slog.New(slog.DiscardHandler))
+	s := redisrepo.New(fastClient(t, srv.Addr()), redisrepo.Options{Monitor: mon, Logger: slog.New(slog.DiscardHandler),
+		LeaseTTL: leaseTTL, OnRestored: func(lost bool) { told <- restored{lost, time.Now()} }})
+	s.Start(context.Background())
+	t.Cleanup(s.Stop)
+	ctx := context.Background()
+	p, tasks := newPlan(t, "rw1")
+	require.NoError(t, s.CreatePlan(ctx, p, tasks))
+
+	require.NoError(t, srv.Client().FlushAll(ctx).Err())
+	lostAt := time.Now()
+	require.Eventually(t, func() bool { d, _ := mon.Degraded(); return d }, 10*time.Second, 5*time.Millisecond, "the loss is noticed")
+	require.Eventually(t, func() bool { d, _ := mon.Degraded(); return !d }, 10*time.Second, 5*time.Millisecond, "and written back")
+	wroteBack := time.Now()
+	select {
+	case r := <-told:
+		require.True(t, r.lost)
+		assert.GreaterOrEqual(t, r.at.Sub(lostAt), leaseTTL, "told once the claims pause is over")
+		assert.Greater(t, r.at.Sub(wroteBack), time.Duration(0))
+	case <-time.After(10 * time.Second):
+		t.Fatal("never told that Redis is back")
+	}
+}
