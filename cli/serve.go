@@ -122,8 +122,8 @@ become INTERRUPTED with their checkpoints intact, and nothing resumes by itself 
 		"how long Redis keeps an ended plan with its tasks, checkpoints and tenant indexes, from its end; nothing of an active plan expires (env "+EnvRetention+")")
 	f.IntVar(&cacheTasks, "cache-tasks", server.DefaultCacheTasks,
 		"with --redis: how many tasks that Redis holds (ended, or only read) the memory mirror caches, each with its checkpoint, besides the tasks and plans this executor runs or accepted and what it journaled while Redis is away (about 4.5 KB of heap each); 0: no cache (env "+EnvCacheTasks+")")
-	f.StringVar(&degradedNewPlans, "degraded-new-plans", "accept",
-		"while Redis is away: accept new plans (run them on memory) or reject them with 503 (env "+EnvDegradedNewPlans+")")
+	f.StringVar(&degradedNewPlans, "degraded-new-plans", "reject",
+		"while Redis is away: reject new plans with 503 (the default: this executor cannot see which tenants the others run), or accept them and run them on memory (only where no other executor shares the Redis) (env "+EnvDegradedNewPlans+")")
 	f.BoolVar(&cfg.EventStream, "events-stream", false,
 		"deprecated, no effect: with --redis every executor writes its events to the Redis stream <prefix>events and serves GET /v1/events from it (env "+EnvEventsStream+")")
 	f.StringVar(&tokensFile, "tokens-file", "", "file of bearer tokens, one role:secret per line, role read or operate (env "+EnvTokensFile+"; tokens also come from "+EnvTokens+")")
