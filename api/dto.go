@@ -61,13 +61,22 @@ type Plan struct {
 	FailureBudget  int               `json:"failureBudget"`
 	Stages         []StageRef        `json:"stages"`
 	TaskIDs        []string          `json:"taskIds"`
-	Progress       map[string]int    `json:"progress"` // "total" and one count per task status
+	Progress       map[string]int    `json:"progress"`               // "total", one count per task status, and "MISSING" when tasks are missing
+	MissingTasks   []MissingTask     `json:"missingTasks,omitempty"` // tasks the store no longer holds; absent when none
 	StartAt        *time.Time        `json:"startAt,omitempty"`
 	StartRate      int               `json:"startRate,omitempty"` // task starts per minute; absent: no pacing
 	Canary         *Canary           `json:"canary,omitempty"`    // absent: no canary wave
 	CreatedAt      time.Time         `json:"createdAt"`
 	StartedAt      *time.Time        `json:"startedAt,omitempty"`
 	FinishedAt     *time.Time        `json:"finishedAt,omitempty"`
+}
+
+// MissingTask is a task of a plan that the store no longer holds (Redis lost it while the
+// plan survived): its id, and its index in the plan's taskIds, which is also its tenant's
+// index in the submission's tenants (the task's tenant was lost with it).
+type MissingTask struct {
+	TaskID string `json:"taskId"`
+	Index  int    `json:"index"`
 }
 
 // Canary is a plan's canary wave as returned, with the phase the plan stands in:
@@ -136,9 +145,11 @@ type Decision struct {
 	DecidedAt  time.Time `json:"decidedAt"`
 }
 
-// TaskList is a plan's tasks in submission order.
+// TaskList is a plan's tasks in submission order. MissingTasks lists every task of the plan
+// the store no longer holds (whatever the page and the status asked for); absent when none.
 type TaskList struct {
-	Tasks []Task `json:"tasks"`
+	Tasks        []Task        `json:"tasks"`
+	MissingTasks []MissingTask `json:"missingTasks,omitempty"`
 }
 
 // Failure is a structured error record.

@@ -34,13 +34,32 @@ func PlanFrom(v app.PlanView) Plan {
 	for _, s := range task.Statuses {
 		progress[string(s)] = v.Progress.Counts[s]
 	}
+	if n := len(v.Progress.Missing); n > 0 {
+		progress[ProgressMissing] = n
+	}
 	return Plan{
 		PlanID: p.ID(), Name: p.Name(), Labels: p.Labels(), Status: string(p.Status()),
 		MaxConcurrency: p.MaxConcurrency(), FailureBudget: p.FailureBudget(),
-		Stages: stageRefs(p.Stages()), TaskIDs: p.TaskIDs(), Progress: progress,
+		Stages: stageRefs(p.Stages()), TaskIDs: p.TaskIDs(), Progress: progress, MissingTasks: MissingFrom(v.Progress.Missing),
 		StartAt: timePtr(p.StartAt()), StartRate: p.StartRate(), Canary: canaryFrom(p), Reason: p.Reason(),
 		CreatedAt: p.CreatedAt().UTC(), StartedAt: timePtr(p.StartedAt()), FinishedAt: timePtr(p.FinishedAt()),
 	}
+}
+
+// ProgressMissing is the key of a plan's progress counting the tasks the store no longer
+// holds; present only when there are some.
+const ProgressMissing = "MISSING"
+
+// MissingFrom maps the tasks a store no longer holds to their wire form (nil when none).
+func MissingFrom(missing []app.MissingTask) []MissingTask {
+	if len(missing) == 0 {
+		return nil
+	}
+	out := make([]MissingTask, len(missing))
+	for i, m := range missing {
+		out[i] = MissingTask{TaskID: m.TaskID, Index: m.Index}
+	}
+	return out
 }
 
 // canaryFrom is the plan's canary wave with its phase, nil without one.

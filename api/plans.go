@@ -163,13 +163,13 @@ func (h *handlers) planTasks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	status := task.Status(strings.ToUpper(r.URL.Query().Get("status")))
-	views, err := h.svc.PlanTasks(r.Context(), id, status, offset, limit)
+	page, err := h.svc.PlanTasks(r.Context(), id, status, offset, limit)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
 	}
-	out := TaskList{Tasks: make([]Task, len(views))}
-	for i, v := range views {
+	out := TaskList{Tasks: make([]Task, len(page.Tasks)), MissingTasks: MissingFrom(page.Missing)}
+	for i, v := range page.Tasks {
 		out.Tasks[i] = TaskFrom(v, false)
 	}
 	h.respond(w, r, http.StatusOK, out)

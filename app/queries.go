@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -20,46 +21,63 @@ const MaxWait = 5 * time.Minute
 const MaxListLimit = 1000
 
 // tasksOf reads tasks as they stand (RUNNING tasks whose owner is gone read INTERRUPTED) and
-// says how many of them it interrupted.
-func (s *Service) tasksOf(ctx context.Context, ids []string) ([]*task.Task, int, error) {
-	tasks, err := s.Tasks.ByIDs(ctx, ids)
+// says how many of them it interrupted. A task the store no longer holds is left out of the
+// tasks and listed in missing (its Index is its place in ids).
+func (s *Service) tasksOf(ctx context.Context, ids []string) ([]*task.Task, []MissingTask, int, error) {
+	tasks, missing, err := readPresent(ctx, ids, s.Tasks.ByIDs)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
-	return s.Runner.Reap(ctx, tasks)
+	if len(missing) > 0 {
+		tasks = slices.DeleteFunc(tasks, func(t *task.Task) bool { return t == nil })
+	}
+	tasks, reaped, err := s.Runner.Reap(ctx, tasks)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return tasks, missing, reaped, nil
 }
 
 // view counts p's tasks. p is read before its tasks, so a terminal plan's counts are final.
 // It reads the tasks' statuses, and whole tasks only for the RUNNING ones (those may have
 // lost their owner, and read INTERRUPTED): a 100,000-tenant plan is not decoded to be counted.
+// Tasks the store no longer holds are counted in the total and listed as missing.
 func (s *Service) view(ctx context.Context, p *plan.Plan) (PlanView, error) {
 	ids := p.TaskIDs()
-	statuses, err := s.Tasks.Statuses(ctx, ids)
+	statuses, missing, err := readPresent(ctx, ids, s.Tasks.Statuses)
 	if err != nil {
 		return PlanView{}, fmt.Errorf("app: tasks of plan %s: %w", p.ID(), err)
 	}
 	var running []string
-	var at []int
+	at := map[string]int{}
 	for i, st := range statuses {
 		if st == task.Running {
-			running, at = append(running, ids[i]), append(at, i)
+			running, at[ids[i]] = append(running, ids[i]), i
 		}
 	}
 	if len(running) > 0 {
-		tasks, reaped, err := s.tasksOf(ctx, running)
+		tasks, gone, reaped, err := s.tasksOf(ctx, running)
 		if err != nil {
 			return PlanView{}, fmt.Errorf("app: tasks of plan %s: %w", p.ID(), err)
 		}
-		for j, t := range tasks {
-			statuses[at[j]] = t.Status()
+		for _, t := range tasks {
+			statuses[at[t.ID()]] = t.Status()
 		}
+		for _, m := range gone { // lost since its status was read
+			i := at[m.TaskID]
+			statuses[i] = ""
+			missing = append(missing, MissingTask{TaskID: m.TaskID, Index: i})
+		}
+		slices.SortFunc(missing, func(a, b MissingTask) int { return a.Index - b.Index })
 		if reaped > 0 {
 			if p, err = s.Plans.Plan(ctx, p.ID()); err != nil { // reaping may have settled it
 				return PlanView{}, err
 			}
 		}
 	}
-	return PlanView{Plan: p, Progress: progressOf(statuses)}, nil
+	pr := progressOf(statuses)
+	pr.Missing = missing
+	return PlanView{Plan: p, Progress: pr}, nil
 }
 
 // Plan returns a plan and its progress.
@@ -147,27 +165,35 @@ func (s *Service) ListPlans(ctx context.Context, f plan.Filter) ([]PlanView, err
 	return out, nil
 }
 
+// TaskPage is a page of a plan's tasks, with the plan's tasks the store no longer holds
+// (every one of them, whatever the page and the status asked for).
+type TaskPage struct {
+	Tasks   []TaskView
+	Missing []MissingTask
+}
+
 // PlanTasks returns a plan's tasks in submission order, optionally only those in status,
-// skipping offset and returning at most limit (0: MaxListLimit).
-func (s *Service) PlanTasks(ctx context.Context, planID string, status task.Status, offset, limit int) ([]TaskView, error) {
+// skipping offset and returning at most limit (0: MaxListLimit). Tasks the store no longer
+// holds are not in the page: they are listed in its Missing.
+func (s *Service) PlanTasks(ctx context.Context, planID string, status task.Status, offset, limit int) (TaskPage, error) {
 	if status != "" && !status.Valid() {
-		return nil, invalid("status", fmt.Sprintf("unknown task status %q", status))
+		return TaskPage{}, invalid("status", fmt.Sprintf("unknown task status %q", status))
 	}
 	if offset < 0 {
-		return nil, invalid("offset", "must not be negative")
+		return TaskPage{}, invalid("offset", "must not be negative")
 	}
 	if limit <= 0 || limit > MaxListLimit {
 		limit = MaxListLimit
 	}
 	v, err := s.Plan(ctx, planID)
 	if err != nil {
-		return nil, err
+		return TaskPage{}, err
 	}
-	tasks, _, err := s.tasksOf(ctx, v.Plan.TaskIDs())
+	tasks, missing, _, err := s.tasksOf(ctx, v.Plan.TaskIDs())
 	if err != nil {
-		return nil, err
+		return TaskPage{}, err
 	}
-	var out []TaskView
+	page := TaskPage{Missing: missing}
 	for _, t := range tasks {
 		if status != "" && t.Status() != status {
 			continue
@@ -176,12 +202,12 @@ func (s *Service) PlanTasks(ctx context.Context, planID string, status task.Stat
 			offset--
 			continue
 		}
-		if len(out) == limit {
+		if len(page.Tasks) == limit {
 			break
 		}
-		out = append(out, TaskView{Task: t})
+		page.Tasks = append(page.Tasks, TaskView{Task: t})
 	}
-	return out, nil
+	return page, nil
 }
 
 // Task returns a task with its checkpoint and lease.

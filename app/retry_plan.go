@@ -60,11 +60,14 @@ func (s *Service) RetryPlan(ctx context.Context, planID string, req RetryPlanReq
 	if err != nil {
 		return PlanRetry{}, err
 	}
-	tasks, _, err := s.tasksOf(ctx, p.TaskIDs())
+	tasks, missing, _, err := s.tasksOf(ctx, p.TaskIDs())
 	if err != nil {
 		return PlanRetry{}, err
 	}
 	var out PlanRetry
+	for _, m := range missing {
+		out.Skipped = append(out.Skipped, TaskRef{TaskID: m.TaskID, Reason: ReasonTaskMissing})
+	}
 	for _, t := range tasks {
 		if !slices.Contains(want, t.Status()) {
 			continue

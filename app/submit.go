@@ -67,7 +67,9 @@ type Submission struct {
 
 // Submit validates a plan, renders every tenant's stages, checks that no tenant has a task
 // that has not ended, and creates and launches the plan. Nothing is created when any check
-// fails (or on a dry run).
+// fails (or on a dry run). Once the creation begins, ctx's cancellation (a client that went
+// away) no longer stops it: the plan is created and launched all the same (see
+// createAndLaunch).
 func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Submission, error) {
 	if sub, err := s.replay(ctx, req); sub != nil || err != nil {
 		return sub, err // fast path; checked again under the lock
@@ -120,15 +122,10 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Submission, e
 	if err := s.checkQueue(len(tasks)); err != nil { // under submitMu: Launch below queues the tasks
 		return nil, err
 	}
-	// The store checks the tenants as one step with the creation, for every executor.
-	var busy *task.BusyError
-	if err := s.Creator.CreatePlan(ctx, p, tasks); errors.As(err, &busy) {
-		return nil, &ConflictError{Tenants: busy.Tenants}
-	} else if err != nil {
-		return nil, fmt.Errorf("app: create plan: %w", err)
-	}
-	if err := s.Runner.Launch(ctx, p); err != nil {
-		return nil, fmt.Errorf("app: launch plan: %w", err)
+	// The store checks the tenants as one step with the creation, for every executor. From
+	// here on the caller going away cancels nothing (createAndLaunch).
+	if err := s.createAndLaunch(ctx, p, tasks); err != nil {
+		return nil, err
 	}
 	// The tasks were all just written PENDING: no need to read them back (a 10,000-tenant plan).
 	statuses := make([]task.Status, len(tasks))

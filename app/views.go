@@ -7,10 +7,12 @@ import (
 	"github.com/executor-dev/executor/domain/task"
 )
 
-// Progress counts a plan's tasks per status.
+// Progress counts a plan's tasks per status. Total counts every task of the plan, those the
+// store no longer holds (Missing, in the plan's order) included.
 type Progress struct {
-	Total  int
-	Counts map[task.Status]int
+	Total   int
+	Counts  map[task.Status]int
+	Missing []MissingTask
 }
 
 // PlanView is a plan with its progress.
@@ -32,10 +34,13 @@ type LeaseView struct {
 	Holder lease.Holder
 }
 
+// progressOf counts statuses; an empty one (a missing task) counts in the total alone.
 func progressOf(statuses []task.Status) Progress {
 	p := Progress{Total: len(statuses), Counts: map[task.Status]int{}}
 	for _, st := range statuses {
-		p.Counts[st]++
+		if st != "" {
+			p.Counts[st]++
+		}
 	}
 	return p
 }
