@@ -93,6 +93,8 @@ func (h *handlers) problemFor(r *http.Request, err error) Problem {
 	case errors.As(err, &paused):
 		return problem(http.StatusServiceUnavailable, ProblemUnavailable,
 			fmt.Sprintf("new tenant claims wait %v: %s", paused.RetryAfter.Round(time.Second), paused.Reason))
+	case errors.Is(err, app.ErrDegraded):
+		return problem(http.StatusServiceUnavailable, ProblemUnavailable, err.Error()+h.outageReason())
 	case errors.Is(err, app.ErrUnavailable):
 		return problem(http.StatusServiceUnavailable, ProblemUnavailable, err.Error()+h.outageReason())
 	case errors.Is(err, app.ErrMembersUnavailable):

@@ -6,7 +6,7 @@ import (
 
 // PausePlan pauses a running plan.
 func (s *Service) PausePlan(ctx context.Context, planID string) (PlanView, error) {
-	return s.planOp(ctx, planID, s.Runner.PausePlan)
+	return s.planOp(ctx, planID, s.plansWhileUp(s.Runner.PausePlan))
 }
 
 // ResumePlan resumes a paused plan.
@@ -18,7 +18,7 @@ func (s *Service) ResumePlan(ctx context.Context, planID string) (PlanView, erro
 
 // CancelPlan cancels a plan that has not ended.
 func (s *Service) CancelPlan(ctx context.Context, planID string) (PlanView, error) {
-	return s.planOp(ctx, planID, s.Runner.CancelPlan)
+	return s.planOp(ctx, planID, s.plansWhileUp(s.Runner.CancelPlan))
 }
 
 func (s *Service) planOp(ctx context.Context, planID string, op func(context.Context, string) error) (PlanView, error) {
@@ -33,7 +33,7 @@ func (s *Service) planOp(ctx context.Context, planID string, op func(context.Con
 
 // PauseTenant asks the tenant's latest task to pause at its next stage boundary.
 func (s *Service) PauseTenant(ctx context.Context, tenantID string) (TaskView, error) {
-	return s.tenantOp(ctx, tenantID, s.Runner.PauseTask)
+	return s.tenantOp(ctx, tenantID, s.runningHere(s.Runner.PauseTask))
 }
 
 // ResumeTenant resumes the tenant's paused latest task.
@@ -45,7 +45,7 @@ func (s *Service) ResumeTenant(ctx context.Context, tenantID string) (TaskView, 
 
 // CancelTenant cancels the tenant's latest task.
 func (s *Service) CancelTenant(ctx context.Context, tenantID string) (TaskView, error) {
-	return s.tenantOp(ctx, tenantID, s.Runner.CancelTask)
+	return s.tenantOp(ctx, tenantID, s.runningHere(s.Runner.CancelTask))
 }
 
 // RetryTenant runs the tenant's latest task again: from the stage after its checkpoint, or

@@ -41,7 +41,7 @@ func (s *Service) ApprovePlan(ctx context.Context, planID string) (PlanView, err
 
 // RejectPlan halts a plan at its canary gate: the tasks past the wave never start.
 func (s *Service) RejectPlan(ctx context.Context, planID string) (PlanView, error) {
-	return s.planOp(ctx, planID, s.Runner.RejectPlan)
+	return s.planOp(ctx, planID, s.plansWhileUp(s.Runner.RejectPlan))
 }
 
 func checkComment(c string) error {

@@ -53,7 +53,7 @@ func (s *Service) RetryPlan(ctx context.Context, planID string, req RetryPlanReq
 				fmt.Sprintf("%q cannot be retried: use one of %v", st, RetryableStatuses))
 		}
 	}
-	if err := s.refuseWork(); err != nil {
+	if err := errors.Join(s.refuseWork(), s.refuseDegraded()); err != nil {
 		return PlanRetry{}, err
 	}
 	p, err := s.Plans.Plan(ctx, planID)

@@ -47,6 +47,8 @@ type Runner interface {
 	// once. Submit refuses a plan that would queue more than Limits.MaxQueued (ErrBusy).
 	Queued() int
 	Workers() int
+	// Runs reports whether this executor runs the task now.
+	Runs(taskID string) bool
 }
 
 // Creator stores a new plan with its tasks as one step against every other creator: nothing
@@ -70,6 +72,11 @@ type Deps struct {
 	// RefuseNewPlans, when set and true, makes Submit answer ErrUnavailable (the executor runs
 	// degraded and --degraded-new-plans=reject).
 	RefuseNewPlans func() bool
+	// Degraded, when set and true, makes commands on what this executor cannot see answer
+	// ErrDegraded: cancels and pauses of tasks it does not run, retries, resumes, gate
+	// decisions and plan-wide commands (the executor runs degraded and other executors share
+	// its Redis: --degraded-new-plans=reject).
+	Degraded func() bool
 	// ShuttingDown, when set and true, makes new plans, retries and resumes answer
 	// ErrShuttingDown (the executor is shutting down).
 	ShuttingDown func() bool

@@ -14,10 +14,14 @@ func (s *Service) refuseWork() error {
 	return nil
 }
 
-// startingWork runs op, which would start work, unless the executor is shutting down; an
+// startingWork runs op, which would start work, unless the executor is shutting down (or
+// degraded: ErrDegraded); an
 // error op returns because a shutdown began meanwhile is reported as ErrShuttingDown.
 func (s *Service) startingWork(op func() error) error {
 	if err := s.refuseWork(); err != nil {
+		return err
+	}
+	if err := s.refuseDegraded(); err != nil {
 		return err
 	}
 	err := op()

@@ -200,6 +200,7 @@ func NewExecutor(cfg Config) (*Executor, error) {
 		Creator: st.creator, Plans: st.plans, Tasks: st.tasks, Checkpoints: st.ckpts,
 		Kinds: e.kinds, Holders: st.locker, Runner: e.orch, Events: source, Members: e.members,
 		RefuseNewPlans: func() bool { return cfg.RejectNewPlansWhileDegraded && e.Degraded() },
+		Degraded:       func() bool { return cfg.RejectNewPlansWhileDegraded && e.Degraded() },
 		ShuttingDown:   e.orch.ShuttingDown,
 		Limits:         cfg.Limits,
 	})
