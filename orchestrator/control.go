@@ -221,56 +221,6 @@ func (o *Orchestrator) RetryTask(ctx context.Context, taskID string, fromCheckpo
 	})
 }
 
-// requeue applies fn to a task that is not running, by a compare-and-set, and queues it if fn
-// left it PENDING.
-func (o *Orchestrator) requeue(ctx context.Context, taskID string, fn func(t *task.Task, cp *checkpoint.Checkpoint) (*checkpoint.Checkpoint, error)) error {
-	if o.draining.Load() {
-		return ErrShuttingDown
-	}
-	t, err := o.tasks.Task(ctx, taskID)
-	if err != nil {
-		return err
-	}
-	unlock := o.planLocks.lock(t.PlanID())
-	defer unlock()
-	cp, err := o.ckpts.Checkpoint(ctx, taskID)
-	if errors.Is(err, checkpoint.ErrNotFound) {
-		cp, err = checkpoint.New(taskID), nil
-	}
-	if err != nil {
-		return err
-	}
-	queued := false
-	_, err = o.update(ctx, taskID, func(t *task.Task) (*checkpoint.Checkpoint, error) {
-		was := t.Status()
-		out, err := fn(t, cp)
-		// A run still winding down (it just paused or failed) is waited for by the next claim.
-		queued = err == nil && t.Status() == task.Pending && was != task.Pending
-		if queued {
-			// The tenant must still be this task's: another executor may have given it a new one.
-			err = o.tasks.Reactivate(ctx, t)
-		}
-		return out, err
-	})
-	if err != nil || !queued {
-		return err
-	}
-	p, err := o.updatePlan(ctx, t.PlanID(), func(p *plan.Plan) error {
-		if !p.Status().Terminal() {
-			return errSkip
-		}
-		return p.Reopen()
-	})
-	if errors.Is(err, errSkip) {
-		p, err = o.plans.Plan(ctx, t.PlanID())
-	}
-	if err != nil {
-		return fmt.Errorf("orchestrator: reopen plan %s: %w", t.PlanID(), err)
-	}
-	o.push(ctx, p, []string{taskID})
-	return nil
-}
-
 // CancelTask ends a task for good, by a compare-and-set, wherever it runs: its run (here or on
 // another executor) is stopped at once. CancelTask returns once the run has stopped, or when
 // ctx ends.

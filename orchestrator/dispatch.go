@@ -55,6 +55,7 @@ func (o *Orchestrator) dispatch() {
 				plans, listed = ps, time.Now()
 				o.contended.Store(len(plans) > 1)
 				o.catchUp(o.ctx)
+				o.resettleAll()
 			} else {
 				o.cfg.Logger.Debug("list plans with work", "err", err)
 				plans = nil
@@ -247,9 +248,11 @@ func (o *Orchestrator) leave(planID string) {
 	}
 }
 
-// push queues task ids of p. A push the shared Queue refused (Redis away) goes to the
-// Fallback (or is made again once the Queue answers), so a PENDING task is never left out of
-// its plan's queue.
+// push queues task ids of p. A push that never reached the shared Queue (Redis away
+// already, or the plan's pause state refused) goes to the Fallback; a push the Queue failed
+// may have been queued all the same (its reply lost, or a later step of it failed), so it is
+// never queued here as well: it is made again once the Queue answers (pushLater). Either way
+// a PENDING task is never left out of its plan's queue, and is never in two queues at once.
 func (o *Orchestrator) push(ctx context.Context, p *plan.Plan, ids []string) {
 	if len(ids) == 0 {
 		return
@@ -265,11 +268,12 @@ func (o *Orchestrator) push(ctx context.Context, p *plan.Plan, ids []string) {
 		err = o.queue.SetPaused(ctx, p.ID(), p.Status() == plan.Paused)
 	}
 	if err == nil {
-		err = o.queue.Push(ctx, p.ID(), limitsOf(p), ids)
-	}
-	if err != nil {
+		if err := o.queue.Push(ctx, p.ID(), limitsOf(p), ids); err != nil {
+			o.pushLater(p.ID(), ids, err)
+		}
+	} else {
 		o.cfg.Logger.Warn("queue tasks: the queue does not answer; queued here until it does", "plan_id", p.ID(), "tasks", len(ids), "err", err)
-		o.pushFallback(ctx, p, ids)
+		o.pushFallback(ctx, p, ids, err)
 	}
 	select {
 	case o.poke <- struct{}{}:

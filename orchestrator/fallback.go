@@ -13,20 +13,18 @@ import (
 // Queue does not answer (Redis away): tasks this executor queues meanwhile go to the Fallback
 // and this executor starts them, within their plans' limits counted here alone; the Fallback's
 // queued tasks move to the Queue as soon as it answers again. Tasks queued in the shared Queue
-// before it went away wait for it. Without a Fallback, a refused push is kept and made again.
+// before it went away wait for it. Only a push that never reached the Queue goes to the
+// Fallback: one the Queue failed may have queued its tasks there (pushlater.go). Without a
+// Fallback, a push that did not reach the Queue is kept and made again.
 
-// pushFallback queues ids of p in the Fallback, or keeps the push to make again when there is
-// none; it reports whether the Fallback took them.
-func (o *Orchestrator) pushFallback(ctx context.Context, p *plan.Plan, ids []string) {
+// pushFallback queues ids of p, which never reached the shared Queue (why: err), in the
+// Fallback, or keeps the push to make again when there is none.
+func (o *Orchestrator) pushFallback(ctx context.Context, p *plan.Plan, ids []string, err error) {
 	if o.cfg.Fallback == nil {
-		o.mu.Lock()
-		o.redo = append(o.redo, func(ctx context.Context) error {
-			return o.queue.Push(ctx, p.ID(), limitsOf(p), ids)
-		})
-		o.mu.Unlock()
+		o.pushLater(p.ID(), ids, err)
 		return
 	}
-	err := o.cfg.Fallback.SetPaused(ctx, p.ID(), p.Status() == plan.Paused)
+	err = o.cfg.Fallback.SetPaused(ctx, p.ID(), p.Status() == plan.Paused)
 	if err == nil {
 		err = o.cfg.Fallback.Push(ctx, p.ID(), limitsOf(p), ids)
 	}
@@ -85,12 +83,12 @@ func (o *Orchestrator) moveBack(ctx context.Context, planID string) error {
 	if err != nil || len(ids) == 0 {
 		return err
 	}
-	err = o.queue.SetPaused(ctx, planID, p.Status() == plan.Paused)
-	if err == nil {
-		err = o.queue.Push(ctx, planID, limitsOf(p), ids)
+	if err := o.queue.SetPaused(ctx, planID, p.Status() == plan.Paused); err != nil {
+		_ = o.cfg.Fallback.Push(ctx, planID, limitsOf(p), ids) // not pushed: kept for the next round
+		return err
 	}
-	if err != nil {
-		_ = o.cfg.Fallback.Push(ctx, planID, limitsOf(p), ids) // kept for the next round
+	if err := o.queue.Push(ctx, planID, limitsOf(p), ids); err != nil {
+		o.pushLater(planID, ids, err) // maybe queued in the Queue already: never back in the Fallback
 		return err
 	}
 	o.cfg.Logger.Info("tasks queued while the queue was away moved back to it", "plan_id", planID, "tasks", len(ids))
@@ -143,11 +141,13 @@ func (o *Orchestrator) unqueue(ctx context.Context, planID string, ids []string)
 	return out
 }
 
-// Restored is told that the store's Redis answers again; lost: it had lost its data (it was
-// restarted empty), the shared Queue's included. The dispatch loop then makes the changes the
-// Queue refused and moves the Fallback's queued tasks back; after a loss, every PENDING task
-// of every RUNNING or PAUSED plan this executor knows is queued again (a task queued twice is
-// not added twice; one that is not PENDING when claimed is not run).
+// Restored is told that the store's Redis answers again and the write-back is done; lost: it
+// had lost its data (it was restarted empty), the shared Queue's included. The dispatch loop
+// then makes the changes the Queue refused and moves the Fallback's queued tasks back; after a
+// loss, every PENDING task of every RUNNING or PAUSED plan this executor knows is queued again
+// (a task queued twice is not added twice; one that is not PENDING when claimed is not run).
+// The plans settled while Redis was away (or whose settle failed) are settled again, from
+// Redis (resettle.go).
 func (o *Orchestrator) Restored(lost bool) {
 	if lost {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(o.ctx), persistTimeout)
@@ -156,6 +156,7 @@ func (o *Orchestrator) Restored(lost bool) {
 			o.cfg.Logger.Error("queue again the tasks Redis lost", "err", err)
 		}
 	}
+	o.resettleAll()
 	select {
 	case o.poke <- struct{}{}:
 	default:

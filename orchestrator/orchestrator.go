@@ -57,6 +57,7 @@ type Orchestrator struct {
 	active   map[string]*taskRun               // by task id
 	watchers map[string][]chan struct{}        // by plan id: closed at the plan's next change
 	redo     []func(ctx context.Context) error // changes the shared Queue refused, made again by the loop
+	resettle map[string]bool                   // by plan id: settled while degraded or in vain, settled again once Redis answers
 }
 
 // New returns an orchestrator over the given stores, taking work from cfg.Queue (required).
@@ -77,6 +78,7 @@ func New(plans plan.Repository, tasks task.Repository, ckpts checkpoint.Store, l
 		here:       map[string]*planHere{},
 		active:     map[string]*taskRun{},
 		watchers:   map[string][]chan struct{}{},
+		resettle:   map[string]bool{},
 	}
 }
 
@@ -154,32 +156,52 @@ func (o *Orchestrator) cancelQueued(ids []string, reason string) {
 // failed or were interrupted, else CANCELLED if some were cancelled, else COMPLETED. Tasks
 // still PENDING, RUNNING, PAUSED or WAITING keep the plan as it is; an ended plan's queue is
 // closed.
+//
+// A settle made while the store runs degraded (Redis away) decides from this executor's
+// copies, which may be stale (another executor may have ended the plan's other tasks
+// meanwhile), and its write may lose at the write-back; one that failed decided nothing. Such
+// plans are remembered and settled again once Redis answers (resettle.go).
 func (o *Orchestrator) settle(planID string) {
 	unlock := o.planLocks.lock(planID)
 	defer unlock()
+	o.settleHeld(planID)
+}
+
+// settleHeld is settle for a caller that holds the plan lock.
+func (o *Orchestrator) settleHeld(planID string) {
+	degraded := o.cfg.Degraded()
+	err := o.settleFromTasks(planID)
+	if err != nil {
+		o.cfg.Logger.Error("settle plan", "plan_id", planID, "err", err)
+	}
+	if degraded || o.cfg.Degraded() || (err != nil && !errors.Is(err, plan.ErrNotFound)) {
+		o.markResettle(planID)
+	}
+}
+
+// settleFromTasks is settle's decision and write, under the plan lock.
+func (o *Orchestrator) settleFromTasks(planID string) error {
 	ctx := context.WithoutCancel(o.ctx)
 	p, err := o.plans.Plan(ctx, planID)
 	if err != nil {
-		o.cfg.Logger.Error("settle plan", "plan_id", planID, "err", err)
-		return
+		return fmt.Errorf("orchestrator: settle plan %s: %w", planID, err)
 	}
 	if p.Status().Terminal() {
 		o.closeQueue(ctx, planID) // settled before; its queue may have outlived it
-		return
+		return nil
 	}
 	if p.Status() == plan.Scheduled {
-		return
+		return nil
 	}
 	statuses, err := o.tasks.Statuses(ctx, p.TaskIDs())
 	if err != nil {
-		o.cfg.Logger.Error("settle plan", "plan_id", planID, "err", err)
-		return
+		return fmt.Errorf("orchestrator: settle plan %s: %w", planID, err)
 	}
 	failed, cancelled := false, false
 	for _, st := range statuses {
 		switch st {
 		case task.Pending, task.Running, task.Paused, task.Waiting:
-			return
+			return nil
 		case task.Failed, task.Interrupted:
 			failed = true
 		case task.Cancelled:
@@ -200,11 +222,11 @@ func (o *Orchestrator) settle(planID string) {
 		}
 	})
 	if err != nil && !errors.Is(err, errSkip) {
-		o.cfg.Logger.Error("settle plan", "plan_id", planID, "err", err)
-		return
+		return fmt.Errorf("orchestrator: settle plan %s: %w", planID, err)
 	}
 	o.signal(ctx, sigPlan, planID) // the executors waiting on it read it again
 	o.closeQueue(ctx, planID)
+	return nil
 }
 
 // closeQueue forgets an ended plan's queues (each keeps a plan that has work again).

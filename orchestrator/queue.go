@@ -33,7 +33,8 @@ type Claimed struct {
 // (Return) or released (Release); Remove and Drain take queued tasks out unstarted.
 type Queue interface {
 	// Push appends ids to the plan's queue (ids already queued or claimed are not added
-	// again) and records its limits.
+	// again) and records its limits. A failed Push of a shared Queue may have queued them all
+	// the same: the caller pushes them again later, never to another queue.
 	Push(ctx context.Context, planID string, lim Limits, ids []string) error
 	// Return hands a claimed task back to the front of its plan's queue, freeing its slot.
 	Return(ctx context.Context, planID, taskID string) error

@@ -34,10 +34,12 @@ type taskRun struct {
 	done     chan struct{} // closed when the run has written its last change
 }
 
-// claim makes task id this process's run, if it is still PENDING. A previous run of the same
-// task here (it paused, and was resumed at once) is waited for first, until it has released
-// the tenant's lease: the new run must not find its own task's lease still held.
-func (o *Orchestrator) claim(ctx context.Context, id string, cancel context.CancelCauseFunc) *taskRun {
+// claim makes task id this process's run, if it is still PENDING (nil, nil when it is not,
+// or when another claim here runs it). A previous run of the same task here (it paused, and
+// was resumed at once) is waited for first, until it has released the tenant's lease: the new
+// run must not find its own task's lease still held. An error means the task could not be
+// read (or the wait was cut short): the caller hands it back (claimFailed), never drops it.
+func (o *Orchestrator) claim(ctx context.Context, id string, cancel context.CancelCauseFunc) (*taskRun, error) {
 	for {
 		o.mu.Lock()
 		prev := o.active[id]
@@ -48,7 +50,7 @@ func (o *Orchestrator) claim(ctx context.Context, id string, cancel context.Canc
 		select { // without the task lock: the previous run may need it to finish
 		case <-prev.done:
 		case <-ctx.Done():
-			return nil
+			return nil, fmt.Errorf("orchestrator: claim task %s: %w", id, context.Cause(ctx))
 		}
 	}
 	unlock := o.taskLocks.lock(id)
@@ -64,11 +66,10 @@ func (o *Orchestrator) claim(ctx context.Context, id string, cancel context.Canc
 		t, err = o.tasks.Task(ctx, id)
 	}
 	if err != nil {
-		o.cfg.Logger.Error("claim task", "task_id", id, "err", err)
-		return nil
+		return nil, fmt.Errorf("orchestrator: claim task %s: %w", id, err)
 	}
 	if t.Status() != task.Pending {
-		return nil // cancelled or changed while queued
+		return nil, nil // cancelled or changed while queued
 	}
 	run := &taskRun{
 		id: id, planID: t.PlanID(), tenantID: t.TenantID(), attempt: t.Attempt(),
@@ -77,10 +78,10 @@ func (o *Orchestrator) claim(ctx context.Context, id string, cancel context.Canc
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.active[id] != nil {
-		return nil // another claim won the race: its planRun runs the task
+		return nil, nil // another claim won the race: its planRun runs the task
 	}
 	o.active[id] = run
-	return run
+	return run, nil
 }
 
 func (o *Orchestrator) unclaim(run *taskRun) {
@@ -113,7 +114,10 @@ func ended(failed bool) runEnd {
 func (o *Orchestrator) runTask(ph *planHere, id string) runEnd {
 	ctx, cancel := context.WithCancelCause(o.ctx)
 	defer cancel(nil)
-	run := o.claim(ctx, id, cancel)
+	run, err := o.claim(ctx, id, cancel)
+	if err != nil {
+		return o.claimFailed(id, err)
+	}
 	if run == nil {
 		return endDone
 	}

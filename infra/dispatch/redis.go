@@ -86,6 +86,11 @@ func (r *Redis) Woken() <-chan struct{} { return r.woken }
 // marks the plan active and wakes claimers. Up to 10,000 ids are one atomic script call;
 // a longer Push is split into calls of 10,000, each atomic. The plan is marked active
 // (executor:dispatching) after its queue is written.
+//
+// An error does not say that nothing was queued: a script whose reply was lost, or a batch or
+// the mark that failed after earlier steps succeeded, leaves some ids queued. A caller must
+// not queue them anywhere else on an error; it makes the same Push again once Redis answers
+// (a Push is idempotent: ids queued or in flight are not added twice).
 func (r *Redis) Push(ctx context.Context, planID string, lim Limits, ids []string) error {
 	if err := checkPush(planID, lim, ids); err != nil {
 		return err
