@@ -144,17 +144,23 @@ func (o *Orchestrator) unqueue(ctx context.Context, planID string, ids []string)
 // Restored is told that the store's Redis answers again and the write-back is done; lost: it
 // had lost its data (it was restarted empty), the shared Queue's included. The dispatch loop
 // then makes the changes the Queue refused and moves the Fallback's queued tasks back; after a
-// loss, every PENDING task of every RUNNING or PAUSED plan this executor knows is queued again
-// (a task queued twice is not added twice; one that is not PENDING when claimed is not run).
+// loss, every PENDING task of every RUNNING or PAUSED plan is queued again, in the shared Queue
+// only (pushShared), and again at the next Restored until that succeeded (a task queued twice
+// is not added twice; one that is not PENDING when claimed is not run).
 // The plans settled while Redis was away (or whose settle failed) are settled again, from
 // Redis (resettle.go).
 func (o *Orchestrator) Restored(lost bool) {
 	if lost {
+		o.requeueDue.Store(true)
+	}
+	if o.requeueDue.Load() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(o.ctx), persistTimeout)
-		defer cancel()
 		if err := o.requeueAll(ctx); err != nil {
-			o.cfg.Logger.Error("queue again the tasks Redis lost", "err", err)
+			o.cfg.Logger.Error("queue again the tasks Redis lost: tried again when Redis answers again", "err", err)
+		} else {
+			o.requeueDue.Store(false)
 		}
+		cancel()
 	}
 	o.resettleAll()
 	select {
@@ -179,17 +185,38 @@ func (o *Orchestrator) requeueAll(ctx context.Context) error {
 				ids = p.CanaryTaskIDs()
 			}
 			statuses, err := o.tasks.Statuses(ctx, ids)
-			if err != nil && !errors.Is(err, task.ErrNotFound) {
+			pending := ids // one is lost: push them all, a claim skips what is not PENDING
+			switch {
+			case errors.Is(err, task.ErrNotFound):
+			case err != nil:
 				return err
-			}
-			var pending []string
-			for i, s := range statuses {
-				if s == task.Pending {
-					pending = append(pending, ids[i])
+			default:
+				pending = nil
+				for i, s := range statuses {
+					if s == task.Pending {
+						pending = append(pending, ids[i])
+					}
 				}
 			}
-			o.push(ctx, p, pending)
+			o.pushShared(ctx, p, pending)
 		}
 	}
 	return nil
+}
+
+// pushShared queues ids of p in the shared Queue, or, when it fails, makes the push again
+// once it answers (pushLater): never in the Fallback. What requeueAll queues was not accepted
+// by this executor alone: every executor that lived through the loss queues the same tasks,
+// and a task in the Fallbacks of two executors would run on both at once.
+func (o *Orchestrator) pushShared(ctx context.Context, p *plan.Plan, ids []string) {
+	if len(ids) == 0 {
+		return
+	}
+	err := o.queue.SetPaused(ctx, p.ID(), p.Status() == plan.Paused)
+	if err == nil {
+		err = o.queue.Push(ctx, p.ID(), limitsOf(p), ids)
+	}
+	if err != nil {
+		o.pushLater(p.ID(), ids, err)
+	}
 }

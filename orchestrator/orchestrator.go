@@ -36,6 +36,9 @@ type Orchestrator struct {
 	queue  Queue
 	slots  chan struct{} // global worker cap
 	queued atomic.Int64  // tasks queued but not started, across every plan, as last counted (Queued)
+	// requeueDue: Redis lost its data (the shared Queue's with it) and the PENDING tasks of
+	// the plans that have not ended are not all queued again yet (requeueAll).
+	requeueDue atomic.Bool
 
 	planLocks keyedMutex
 	taskLocks keyedMutex
