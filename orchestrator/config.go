@@ -29,6 +29,11 @@ type Config struct {
 	// Degraded reports whether the store runs on memory (Redis away): then nobody else's task
 	// can be judged (its owner may be alive on Redis), so reads reap nothing. Default: never.
 	Degraded func() bool
+	// SettleFromRedis makes a plan whose task ended while the store runs degraded wait for
+	// Redis to be settled: among several executors this one's copies of the plan's other
+	// tasks may be stale (retried or cancelled elsewhere). Without it (an executor alone on
+	// its Redis), a plan ends on memory when its last task does.
+	SettleFromRedis bool
 	// Events is told of every plan, task and stage transition (docs/api.md, GET /v1/events).
 	// Default: nobody.
 	Events event.Publisher

@@ -60,7 +60,7 @@ type Orchestrator struct {
 	active   map[string]*taskRun               // by task id
 	watchers map[string][]chan struct{}        // by plan id: closed at the plan's next change
 	redo     []func(ctx context.Context) error // changes the shared Queue refused, made again by the loop
-	resettle map[string]bool                   // by plan id: settled while degraded or in vain, settled again once Redis answers
+	resettle map[string]time.Time              // by plan id: settled while degraded or in vain, settled again once Redis answers, until then
 }
 
 // New returns an orchestrator over the given stores, taking work from cfg.Queue (required).
@@ -81,7 +81,7 @@ func New(plans plan.Repository, tasks task.Repository, ckpts checkpoint.Store, l
 		here:       map[string]*planHere{},
 		active:     map[string]*taskRun{},
 		watchers:   map[string][]chan struct{}{},
-		resettle:   map[string]bool{},
+		resettle:   map[string]time.Time{},
 	}
 }
 
@@ -172,12 +172,18 @@ func (o *Orchestrator) settle(planID string) {
 
 // settleHeld is settle for a caller that holds the plan lock.
 func (o *Orchestrator) settleHeld(planID string) {
-	degraded := o.cfg.Degraded()
+	if o.cfg.SettleFromRedis && o.cfg.Degraded() {
+		// This executor's copies of the plan's other tasks may be stale (they may have been
+		// retried or cancelled on another executor): the plan is settled from Redis once it
+		// answers, never ended from memory.
+		o.markResettle(planID)
+		return
+	}
 	err := o.settleFromTasks(planID)
 	if err != nil {
 		o.cfg.Logger.Error("settle plan", "plan_id", planID, "err", err)
 	}
-	if degraded || o.cfg.Degraded() || (err != nil && !errors.Is(err, plan.ErrNotFound)) {
+	if o.cfg.Degraded() || (err != nil && !errors.Is(err, plan.ErrNotFound)) {
 		o.markResettle(planID)
 	}
 }

@@ -1,5 +1,10 @@
 package orchestrator
 
+import (
+	"context"
+	"time"
+)
+
 // Plans settled while Redis was away are settled again once it answers. While degraded, a
 // settle decides from this executor's copies: the plan's other tasks may have ended on other
 // executors meanwhile (its copies still say PENDING or RUNNING, so it leaves the plan
@@ -10,16 +15,27 @@ package orchestrator
 // and settled again from Redis after the write-back (Restored), or at the dispatch loop's
 // next round while Redis answers (a mark made as Restored ran).
 
-// markResettle remembers planID to settle again once Redis answers.
+// resettleFor is how long, in lease TTLs, a plan remembered by markResettle is settled again
+// at every dispatch round while it has not ended: the other executors that ran its tasks
+// while Redis was away write them back within about one lease TTL of its return, maybe after
+// this executor's own settle.
+const resettleFor = 3
+
+// markResettle remembers planID to settle again once Redis answers, and at every dispatch
+// round for resettleFor lease TTLs while it has not ended.
 func (o *Orchestrator) markResettle(planID string) {
+	until := o.now().Add(resettleFor * o.cfg.LeaseTTL)
 	o.mu.Lock()
-	o.resettle[planID] = true
+	if until.After(o.resettle[planID]) {
+		o.resettle[planID] = until
+	}
 	o.mu.Unlock()
 }
 
 // resettleAll settles again the plans remembered by markResettle, unless the store is still
 // degraded (they wait for the next round) or the executor is shutting down (a shutdown
-// settles nothing). A settle that fails or runs degraded remembers its plan again.
+// settles nothing). A settle that fails or runs degraded remembers its plan again; a plan
+// that has not ended stays remembered until its time is up.
 func (o *Orchestrator) resettleAll() {
 	if o.cfg.Degraded() || o.draining.Load() {
 		return
@@ -29,13 +45,25 @@ func (o *Orchestrator) resettleAll() {
 		o.mu.Unlock()
 		return
 	}
-	plans := make([]string, 0, len(o.resettle))
-	for id := range o.resettle {
-		plans = append(plans, id)
+	plans := make(map[string]time.Time, len(o.resettle))
+	for id, until := range o.resettle {
+		plans[id] = until
 	}
 	clear(o.resettle)
 	o.mu.Unlock()
-	for _, id := range plans {
+	now := o.now()
+	for id, until := range plans {
 		o.settle(id)
+		if !now.Before(until) {
+			continue
+		}
+		p, err := o.plans.Plan(context.WithoutCancel(o.ctx), id)
+		if err == nil && !p.Status().Terminal() {
+			o.mu.Lock()
+			if until.After(o.resettle[id]) {
+				o.resettle[id] = until
+			}
+			o.mu.Unlock()
+		}
 	}
 }

@@ -195,7 +195,7 @@ func NewExecutor(cfg Config) (*Executor, error) {
 	}
 	e.orch = orchestrator.New(st.plans, st.tasks, st.ckpts, st.locker, e.kinds,
 		orchestrator.Config{Name: cfg.Name, Cluster: e.members, Workers: cfg.Workers, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger, Degraded: e.Degraded,
-			Events: e.events, Metrics: e.metrics, Scheduler: e.sched, Signals: sigs, Queue: queue, Fallback: fallback})
+			SettleFromRedis: cfg.RejectNewPlansWhileDegraded, Events: e.events, Metrics: e.metrics, Scheduler: e.sched, Signals: sigs, Queue: queue, Fallback: fallback})
 	e.svc = app.New(app.Deps{
 		Creator: st.creator, Plans: st.plans, Tasks: st.tasks, Checkpoints: st.ckpts,
 		Kinds: e.kinds, Holders: st.locker, Runner: e.orch, Events: source, Members: e.members,
