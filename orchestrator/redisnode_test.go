@@ -41,6 +41,8 @@ type nodeOptions struct {
 	queueAddr string // the dispatch queue's Redis
 	workers   int
 	idle      bool // not started: it takes no work (it only submits and commands)
+	// settleFromRedis: one of several executors (serve's --degraded-new-plans=reject)
+	settleFromRedis bool
 }
 
 // redisClient returns a client with the executor's timeouts (1 s, one retry), closed when
@@ -77,8 +79,8 @@ func newNode(t *testing.T, opts nodeOptions) *node {
 	n.fallback = dispatch.NewMemory(dispatch.MemoryOptions{})
 	cfg := orchestrator.Config{
 		Name: opts.name, Workers: opts.workers, Logger: log, Rand: func() float64 { return 0.5 },
-		Degraded: func() bool { down, _ := n.mon.Degraded(); return down },
-		Queue:    dispatch.ForRedis(n.queue), Fallback: dispatch.ForMemory(n.fallback),
+		Degraded: func() bool { down, _ := n.mon.Degraded(); return down }, SettleFromRedis: opts.settleFromRedis,
+		Queue: dispatch.ForRedis(n.queue), Fallback: dispatch.ForMemory(n.fallback),
 	}
 	st := apptest.Stores{Creator: store, Plans: store.Plans(), Tasks: store.Tasks(), Checkpoints: store.Checkpoints(), Locker: locker}
 	if opts.idle {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -120,4 +121,36 @@ func TestATaskApprovedWhileDegradedRunsAndItsPlanSettlesAfterTheWriteBack(t *tes
 		return b.planStatus(t, p.ID()) == plan.Cancelled
 	})
 	require.Equal(t, plan.Cancelled, a.planStatus(t, p.ID()))
+}
+
+// Among several executors (SettleFromRedis), a plan whose last task ends while its executor
+// is cut off from Redis is not ended from memory (its copies of the other tasks may be stale):
+// it stays RUNNING there, and ends from Redis once the executor has written back.
+func TestAmongSeveralExecutorsAPlanIsNotEndedFromMemory(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	proxy := srv.NewProxy()
+	a := newNode(t, nodeOptions{name: "a", storeAddr: proxy.Addr(), queueAddr: srv.Addr(), workers: 1, settleFromRedis: true})
+	release := a.hold(t, "hold")
+	t.Cleanup(release)
+	ctx := context.Background()
+	p := a.submit(t, app.SubmitRequest{Tenants: tenants("sr", 1), Stages: stages("hold", "one")})
+	eventually(t, "a runs the task", func() bool {
+		_, inflight, err := a.queue.Len(ctx, p.ID())
+		return err == nil && inflight == 1
+	})
+
+	proxy.Cut()
+	release()
+	eventually(t, "the task ends on memory", func() bool {
+		v, err := a.svc.TenantTask(ctx, "sr-000")
+		return err == nil && v.Task.Status() == task.Completed && a.degraded()
+	})
+	require.Never(t, func() bool { return a.planStatus(t, p.ID()) != plan.Running }, 300*time.Millisecond, 20*time.Millisecond,
+		"the plan is not ended from memory")
+
+	proxy.Restore()
+	eventually(t, "the plan ends from Redis after the write-back", func() bool {
+		return !a.degraded() && a.planStatus(t, p.ID()) == plan.Completed
+	})
 }
