@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -129,7 +130,7 @@ func (m *Monitor) Fail(err error) bool {
 	defer m.mu.Unlock()
 	if !m.degraded {
 		m.degraded, m.since, m.cause = true, m.now().UTC(), err
-		m.log.Warn("redis unreachable: running degraded on memory; writes are journaled until it answers again", "err", err)
+		m.log.Warn("redis unavailable: running degraded on memory; writes are journaled until it serves again", "reason", kind(err), "err", err)
 		m.signal()
 	}
 	return true
@@ -156,4 +157,23 @@ func (m *Monitor) Changed() <-chan struct{} {
 func (m *Monitor) signal() {
 	close(m.changed)
 	m.changed = make(chan struct{})
+}
+
+// kind names what made Redis unavailable, for the log: "unreachable" (no answer in time, a
+// closed or refused connection), "data lost" (it restarted empty), or the refusal's reply
+// prefix (OOM, READONLY, LOADING, ...).
+func kind(err error) string {
+	var re redis.Error
+	switch {
+	case errors.Is(err, ErrDataLost):
+		return "data lost"
+	case errors.As(err, &re) && refused(err):
+		msg := strings.TrimPrefix(re.Error(), "ERR ")
+		if i := strings.IndexByte(msg, ' '); i > 0 {
+			return msg[:i]
+		}
+		return msg
+	default:
+		return "unreachable"
+	}
 }
