@@ -190,3 +190,41 @@ func TestRestoredAfterADataLossWaitsForTheClaimsPause(t *testing.T) {
 		t.Fatal("never told that Redis is back")
 	}
 }
+
+// A copy an executor only read, of a task that has not ended, is not written back after Redis
+// lost its data (it is stale by nature), and is dropped from memory: reading the task then
+// finds it missing (until its runner writes it back), not another loss of Redis's data.
+func TestAReadCopyIsDroppedNotWrittenBackAfterADataLoss(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	proxy := srv.NewProxy()
+	const leaseTTL = 600 * time.Millisecond
+	var conflictsA, conflictsR conflicts
+	a, _ := startFastStore(t, fastClient(t, proxy.Addr()), leaseTTL, &conflictsA)
+	r, monR := startFastStore(t, fastClient(t, srv.Addr()), leaseTTL, &conflictsR)
+	ctx := context.Background()
+	p, tasks := newPlan(t, "rc1")
+	require.NoError(t, a.CreatePlan(ctx, p, tasks))
+	id := tasks[0].ID()
+	runStage(t, a, id)
+	read, err := r.Tasks().Task(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, task.Running, read.Status())
+
+	proxy.Cut() // a, the runner, writes back later
+	require.NoError(t, srv.Client().FlushAll(ctx).Err())
+	require.Eventually(t, func() bool { d, _ := monR.Degraded(); return d }, 10*time.Second, 5*time.Millisecond, "r notices the loss")
+	require.Eventually(t, func() bool { d, _ := monR.Degraded(); return !d }, 10*time.Second, 5*time.Millisecond, "and writes back")
+	require.Zero(t, srv.Client().Exists(ctx, rediskey.New("").Task(id)).Val(), "r's read copy is not written back")
+
+	_, err = r.Tasks().Task(ctx, id)
+	require.ErrorIs(t, err, task.ErrNotFound)
+	down, _ := monR.Degraded()
+	require.False(t, down, "a task missing from Redis that r only read is not another loss")
+
+	proxy.Restore()
+	require.Eventually(t, func() bool {
+		got, err := r.Tasks().Task(ctx, id)
+		return err == nil && got.Status() == task.Running && got.CurrentStage() == 1
+	}, 15*time.Second, 20*time.Millisecond, "the runner writes it back")
+}

@@ -176,7 +176,8 @@ func (s *Store) resync(ctx context.Context) error {
 // is the latest state (every change advances the version by a compare-and-set), whoever
 // writes it back first. A copy this executor only read and that has not ended is not written
 // back: it is stale by nature (its tenant's runner holds the latest) and would hold the
-// tenant for a task that may have ended.
+// tenant for a task that may have ended. It is dropped from the mirror instead, so that its
+// absence from Redis is not taken for another loss.
 func (s *Store) journalEverything() {
 	cutoff := time.Now().Add(-s.ttl)
 	plans, tasks := s.mirror.Plans().States(), s.mirror.Tasks().States()
@@ -193,6 +194,8 @@ func (s *Store) journalEverything() {
 			b.version = lostBase
 			j.plans[p.ID] = b
 			planIDs = append(planIDs, p.ID)
+		} else {
+			s.mirror.Plans().Forget(p.ID) // a stale copy: read from Redis again, not taken for a loss
 		}
 	}
 	for _, t := range tasks {
@@ -204,6 +207,8 @@ func (s *Store) journalEverything() {
 			b.version = lostBase
 			j.tasks[t.ID] = b
 			taskIDs = append(taskIDs, t.ID)
+		} else {
+			s.mirror.Tasks().Forget(t.ID)
 		}
 	}
 	s.mirror.Pin(planIDs, taskIDs) // one evicted meanwhile is not written back: restore skips it
