@@ -228,3 +228,42 @@ func TestAReadCopyIsDroppedNotWrittenBackAfterADataLoss(t *testing.T) {
 		return err == nil && got.Status() == task.Running && got.CurrentStage() == 1
 	}, 15*time.Second, 20*time.Millisecond, "the runner writes it back")
 }
+
+// The executor that accepted a plan holds its tasks as it created them while other executors
+// run them; once it reads the plan ended, it reads those copies again: it then holds the
+// tasks' ends, not stale PENDING copies (what it would write back should Redis lose its data).
+func TestAnEndedPlanRefreshesTheAcceptingExecutorsTaskCopies(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	var none conflicts
+	a, _ := startFastStore(t, fastClient(t, srv.Addr()), time.Minute, &none)
+	b, _ := startFastStore(t, fastClient(t, srv.Addr()), time.Minute, &none)
+	ctx := context.Background()
+	p, tasks := newPlan(t, "rf1", "rf2")
+	require.NoError(t, a.CreatePlan(ctx, p, tasks))
+	_, err := b.Plans().Update(ctx, p.ID(), func(p *plan.Plan) error { return p.Start(time.Now()) })
+	require.NoError(t, err)
+	_, err = a.Plans().Plan(ctx, p.ID()) // a holds the plan RUNNING
+	require.NoError(t, err)
+	for _, tk := range tasks {
+		for range specs3 {
+			runStage(t, b, tk.ID())
+		}
+	}
+	_, err = b.Plans().Update(ctx, p.ID(), func(p *plan.Plan) error { return p.Complete(time.Now()) })
+	require.NoError(t, err)
+	for _, tk := range tasks {
+		stale, err := a.Tasks().Peek(ctx, tk.ID())
+		require.NoError(t, err)
+		require.Equal(t, task.Pending, stale.Status(), "precondition: a's copy is the one it created")
+	}
+
+	got, err := a.Plans().Plan(ctx, p.ID())
+	require.NoError(t, err)
+	require.Equal(t, plan.Completed, got.Status())
+	for _, tk := range tasks {
+		copyOf, err := a.Tasks().Peek(ctx, tk.ID())
+		require.NoError(t, err)
+		assert.Equal(t, task.Completed, copyOf.Status(), tk.TenantID())
+	}
+}

@@ -90,6 +90,9 @@ func (r *PlanRepo) planOnline(ctx context.Context, id string) (*plan.Plan, error
 		if p.Version() > cached.Version() {
 			// A slow read never undoes a change recorded since, nor one journaled (PutIfNewer).
 			s.mirror.Plans().PutIfNewer(p)
+			if p.Status().Terminal() && !cached.Status().Terminal() {
+				s.refreshEndedCopies(ctx, p)
+			}
 		}
 		return p, nil
 	}
@@ -220,4 +223,24 @@ func (r *PlanRepo) saveOnline(ctx context.Context, p *plan.Plan) error {
 func (r *PlanRepo) updateOnline(ctx context.Context, id string, fn func(p *plan.Plan) error) (*plan.Plan, error) {
 	return cas.Update(func() (*plan.Plan, error) { return r.planOnline(ctx, id) }, fn,
 		func(p *plan.Plan) error { return r.saveOnline(ctx, p) }, plan.ErrConflict)
+}
+
+// refreshEndedCopies reads again from Redis the copies the mirror holds, still not ended, of
+// the tasks of p, a plan another executor ended: this executor accepted the plan (it holds
+// every task as it created it) while others ran its tasks. Their ends, not the stale copies,
+// are then what it holds, and what it writes back should Redis lose its data. Best effort:
+// a copy not read again stays, stale, until it leaves the cache.
+func (s *Store) refreshEndedCopies(ctx context.Context, p *plan.Plan) {
+	var stale []string
+	for _, id := range p.TaskIDs() {
+		if t, err := s.mirror.Tasks().Task(ctx, id); err == nil && !t.Status().Terminal() {
+			stale = append(stale, id)
+		}
+	}
+	if len(stale) == 0 {
+		return
+	}
+	if _, err := s.Tasks().byIDsOnline(ctx, stale); err != nil {
+		s.log.Debug("read again the tasks of a plan another executor ended", "plan_id", p.ID(), "err", err)
+	}
 }
