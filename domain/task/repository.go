@@ -33,8 +33,9 @@ type Repository interface {
 	Save(ctx context.Context, t *Task, cp *checkpoint.Checkpoint) error
 	// Update applies fn to the task as stored and saves the result with the checkpoint fn
 	// returns, if any (Save). When another writer got there first it reads the task again and
-	// applies fn again, so fn must be a transition of the task it is given and nothing else.
-	// It returns the task as saved, or fn's error (nothing written), ErrNotFound, or
+	// applies fn again, so fn must be a transition of the task it is given and nothing else:
+	// in particular fn must not call the repository (a store may hold a lock around fn: the
+	// Redis store's journal while Redis is away). It returns the task as saved, or fn's error (nothing written), ErrNotFound, or
 	// ErrConflict after many lost races in a row.
 	Update(ctx context.Context, id string, fn func(t *Task) (*checkpoint.Checkpoint, error)) (*Task, error)
 	// BumpFence raises the stored task's fence epoch by one, atomically, and returns the task
