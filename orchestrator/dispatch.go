@@ -179,6 +179,12 @@ func (o *Orchestrator) finish(q Queue, planID, id string, end runEnd, chain bool
 		}
 		return ""
 	}
+	if o.cfg.Degraded() {
+		// The run's end is journaled, not in Redis yet: a settle from Redis (this one's, or the
+		// one of the executor ending the plan's last task) would not see it. Once written
+		// back, the plan is settled again.
+		o.markResettle(planID)
+	}
 	claimer := ""
 	if chain {
 		claimer = o.cfg.Name

@@ -154,3 +154,44 @@ func TestAmongSeveralExecutorsAPlanIsNotEndedFromMemory(t *testing.T) {
 		return !a.degraded() && a.planStatus(t, p.ID()) == plan.Completed
 	})
 }
+
+// A task of a plan ends on executor a while a is cut off from its store's Redis, but not from
+// its queue: the queue says the plan has work left (b's task), so a does not settle. Then b's
+// task, the plan's last, ends: b settles from Redis, where a's task is still RUNNING. Once a
+// has written its task back, a settles the plan again: it ends.
+func TestAPlanSettlesWhenATaskEndedWhileDegradedIsWrittenBackAfterTheLastEnded(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	proxy := srv.NewProxy()
+	creator := newNode(t, nodeOptions{name: "creator", storeAddr: srv.Addr(), queueAddr: srv.Addr(), idle: true})
+	a := newNode(t, nodeOptions{name: "a", storeAddr: proxy.Addr(), queueAddr: srv.Addr(), workers: 1, settleFromRedis: true})
+	b := newNode(t, nodeOptions{name: "b", storeAddr: srv.Addr(), queueAddr: srv.Addr(), workers: 1, settleFromRedis: true})
+	creator.hold(t, "hold")
+	releaseA, releaseB := a.hold(t, "hold"), b.hold(t, "hold")
+	t.Cleanup(releaseA)
+	t.Cleanup(releaseB)
+	ctx := context.Background()
+
+	p := creator.submit(t, app.SubmitRequest{MaxConcurrency: 2, Tenants: tenants("lw", 2), Stages: stages("hold", "one")})
+	eventually(t, "a and b each run one task", func() bool {
+		_, inflight, err := a.queue.Len(ctx, p.ID())
+		return err == nil && inflight == 2
+	})
+	proxy.Cut()
+	releaseA()
+	eventually(t, "a's task ends on memory and its slot is freed", func() bool {
+		_, inflight, err := a.queue.Len(ctx, p.ID())
+		return err == nil && inflight == 1 && a.degraded()
+	})
+	releaseB()
+	eventually(t, "b's task, the last, ends", func() bool {
+		queued, inflight, err := b.queue.Len(ctx, p.ID())
+		return err == nil && queued+inflight == 0
+	})
+	require.Equal(t, plan.Running, creator.planStatus(t, p.ID()), "b's settle saw a's task RUNNING in Redis")
+
+	proxy.Restore()
+	eventually(t, "the plan settles once a has written its task back", func() bool {
+		return creator.planStatus(t, p.ID()) == plan.Completed
+	})
+}
