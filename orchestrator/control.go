@@ -28,7 +28,7 @@ func (o *Orchestrator) PausePlan(ctx context.Context, planID string) error {
 	o.setPaused(ctx, planID, true)
 	o.pauseHere(ctx, planID)
 	o.signal(ctx, sigPlan, planID)
-	statuses, err := o.tasks.Statuses(ctx, p.TaskIDs())
+	statuses, err := o.statusesOf(ctx, p.TaskIDs())
 	if err != nil {
 		return fmt.Errorf("orchestrator: pause plan %s: %w", planID, err)
 	}
@@ -58,7 +58,7 @@ func (o *Orchestrator) PausePlan(ctx context.Context, planID string) error {
 // whole. An ended task is not read: a store may no longer hold it whole (the Redis store's
 // mirror while Redis is away keeps only a bounded cache of ended tasks).
 func (o *Orchestrator) resumable(ctx context.Context, ids []string) ([]*task.Task, error) {
-	statuses, err := o.tasks.Statuses(ctx, ids)
+	statuses, err := o.statusesOf(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -129,13 +129,13 @@ func (o *Orchestrator) CancelPlan(ctx context.Context, planID string) error {
 	}
 	o.unschedule(ctx, p)
 	o.unqueue(ctx, planID, nil)
-	statuses, err := o.tasks.Statuses(ctx, p.TaskIDs())
+	statuses, err := o.statusesOf(ctx, p.TaskIDs())
 	if err != nil {
 		return err
 	}
 	var running []*task.Task
 	for i, st := range statuses {
-		if st.Terminal() {
+		if st.Terminal() || st == statusMissing {
 			continue
 		}
 		was := task.Status("")

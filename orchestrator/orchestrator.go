@@ -202,7 +202,7 @@ func (o *Orchestrator) settleFromTasks(planID string) error {
 	if p.Status() == plan.Scheduled {
 		return nil
 	}
-	statuses, err := o.tasks.Statuses(ctx, p.TaskIDs())
+	statuses, err := o.statusesOf(ctx, p.TaskIDs())
 	if err != nil {
 		return fmt.Errorf("orchestrator: settle plan %s: %w", planID, err)
 	}
@@ -211,7 +211,7 @@ func (o *Orchestrator) settleFromTasks(planID string) error {
 		switch st {
 		case task.Pending, task.Running, task.Paused, task.Waiting:
 			return nil
-		case task.Failed, task.Interrupted:
+		case task.Failed, task.Interrupted, statusMissing: // a lost task did not complete
 			failed = true
 		case task.Cancelled:
 			cancelled = true

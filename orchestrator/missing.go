@@ -1,0 +1,39 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+
+	"github.com/executor-dev/executor/domain/task"
+)
+
+// statusMissing stands, in what statusesOf returns, for a task the store no longer holds:
+// Redis lost it (restarted empty) and no executor held a copy to write back.
+const statusMissing = task.Status("")
+
+// statusesOf returns the statuses of ids in order, statusMissing for a task the store does not
+// hold (as Redis answers: while degraded, memory does not hold every task and ErrNotFound is
+// returned), where Statuses fails as a whole. The plan's commands and its settling then act on the
+// tasks that are there: a plan with a lost task is not stuck. Only when some task is missing
+// does it read them one by one.
+func (o *Orchestrator) statusesOf(ctx context.Context, ids []string) ([]task.Status, error) {
+	statuses, err := o.tasks.Statuses(ctx, ids)
+	if !errors.Is(err, task.ErrNotFound) || o.cfg.Degraded() {
+		return statuses, err // while degraded, memory does not hold every task: not a loss
+	}
+	out := make([]task.Status, len(ids))
+	for i, id := range ids {
+		st, err := o.tasks.Statuses(ctx, []string{id})
+		switch {
+		case errors.Is(err, task.ErrNotFound) && o.cfg.Degraded():
+			return nil, err
+		case errors.Is(err, task.ErrNotFound):
+			out[i] = statusMissing
+		case err != nil:
+			return nil, err
+		default:
+			out[i] = st[0]
+		}
+	}
+	return out, nil
+}
