@@ -267,3 +267,30 @@ func TestAnEndedPlanRefreshesTheAcceptingExecutorsTaskCopies(t *testing.T) {
 		assert.Equal(t, task.Completed, copyOf.Status(), tk.TenantID())
 	}
 }
+
+// The executor that accepted a plan and ends it (its settle, after other executors ran the
+// tasks) reads its stale copies of the tasks again too.
+func TestEndingAPlanRefreshesTheTaskCopiesOfTheExecutorThatEndsIt(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	var none conflicts
+	a, _ := startFastStore(t, fastClient(t, srv.Addr()), time.Minute, &none)
+	b, _ := startFastStore(t, fastClient(t, srv.Addr()), time.Minute, &none)
+	ctx := context.Background()
+	p, tasks := newPlan(t, "re1")
+	require.NoError(t, a.CreatePlan(ctx, p, tasks))
+	_, err := a.Plans().Update(ctx, p.ID(), func(p *plan.Plan) error { return p.Start(time.Now()) })
+	require.NoError(t, err)
+	for range specs3 {
+		runStage(t, b, tasks[0].ID())
+	}
+	stale, err := a.Tasks().Peek(ctx, tasks[0].ID())
+	require.NoError(t, err)
+	require.Equal(t, task.Pending, stale.Status(), "precondition: a's copy is the one it created")
+
+	_, err = a.Plans().Update(ctx, p.ID(), func(p *plan.Plan) error { return p.Complete(time.Now()) })
+	require.NoError(t, err)
+	copyOf, err := a.Tasks().Peek(ctx, tasks[0].ID())
+	require.NoError(t, err)
+	assert.Equal(t, task.Completed, copyOf.Status())
+}

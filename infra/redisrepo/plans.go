@@ -209,6 +209,9 @@ func (r *PlanRepo) saveOnline(ctx context.Context, p *plan.Plan) error {
 	}
 	p.Stored(p.Version() + 1)
 	s.mirror.Plans().Put(p)
+	if p.Status().Terminal() {
+		s.refreshEndedCopies(ctx, p) // its tasks ended; those this executor did not run, elsewhere
+	}
 	if ttl > 0 || n == reopened {
 		if err := s.retain(ctx, p, ttl); err != nil {
 			// The plan is saved; its tasks' keys keep the TTLs they had (none while it ran).
@@ -226,8 +229,9 @@ func (r *PlanRepo) updateOnline(ctx context.Context, id string, fn func(p *plan.
 }
 
 // refreshEndedCopies reads again from Redis the copies the mirror holds, still not ended, of
-// the tasks of p, a plan another executor ended: this executor accepted the plan (it holds
-// every task as it created it) while others ran its tasks. Their ends, not the stale copies,
+// the tasks of p, a plan that ended (this executor ended it, or read it ended): this executor
+// may have accepted the plan (it holds every task as it created it) while others ran its
+// tasks. Their ends, not the stale copies,
 // are then what it holds, and what it writes back should Redis lose its data. Best effort:
 // a copy not read again stays, stale, until it leaves the cache.
 func (s *Store) refreshEndedCopies(ctx context.Context, p *plan.Plan) {
