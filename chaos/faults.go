@@ -65,12 +65,22 @@ func ParseFaults(s string) ([]FaultKind, error) {
 // Injector injects the faults one at a time, cycling through kinds in an order shuffled
 // afresh every cycle.
 type Injector struct {
-	c     *Cluster
-	hist  *History
-	rng   *Rand
-	kinds []FaultKind
-	order []FaultKind
+	c        *Cluster
+	hist     *History
+	rng      *Rand
+	kinds    []FaultKind
+	order    []FaultKind
+	lastKill time.Time // the end of the last executor-kill
 }
+
+// killThenLossGap is how long after an executor's kill -9 the injector waits before Redis
+// loses its data (redis-kill-restart). Once Redis lost its data, the executors' memory is the
+// only copy of what it held; a killed executor restarts with nothing, so what only it held
+// (the end of a task it ran, which the executor that accepted the plan holds PENDING) is
+// lost or stale then. That double fault is outside what the executor promises
+// (docs/degraded.md, "What is not covered": run Redis with persistence against it), so the
+// suite spaces the two faults beyond the life of the plans the killed executor ran.
+const killThenLossGap = 30 * time.Second
 
 // NewInjector returns an injector of kinds.
 func NewInjector(c *Cluster, hist *History, rng *Rand, kinds []FaultKind) *Injector {
@@ -82,6 +92,14 @@ func (in *Injector) Next() FaultKind {
 	if len(in.order) == 0 {
 		for _, i := range in.rng.Perm(len(in.kinds)) {
 			in.order = append(in.order, in.kinds[i])
+		}
+	}
+	if in.order[0] == FaultRedisRestart && time.Since(in.lastKill) < killThenLossGap {
+		for i, k := range in.order {
+			if k != FaultRedisRestart { // another fault first: the data loss waits (Inject)
+				in.order[0], in.order[i] = in.order[i], in.order[0]
+				break
+			}
 		}
 	}
 	k := in.order[0]
@@ -98,6 +116,10 @@ func (in *Injector) Inject(t *testing.T, kind FaultKind) FaultRecord {
 	f := FaultRecord{Kind: kind, Target: "redis", Start: time.Now()}
 	switch kind {
 	case FaultRedisRestart:
+		if wait := killThenLossGap - time.Since(in.lastKill); wait > 0 {
+			time.Sleep(wait)
+			f.Start = time.Now()
+		}
 		in.c.Redis.Kill()
 		f.Note = "redis down 1s"
 		time.Sleep(time.Second)
@@ -145,6 +167,7 @@ func (in *Injector) Inject(t *testing.T, kind FaultKind) FaultRecord {
 		// Its liveness key expires within a lease TTL: then the name is free again.
 		time.Sleep(ttl + time.Second)
 		require.NoError(t, in.c.Start(e), "%s starts again", e.Name)
+		in.lastKill = time.Now()
 	default:
 		require.FailNow(t, "unknown fault", "%q", kind)
 	}
