@@ -294,3 +294,42 @@ func TestEndingAPlanRefreshesTheTaskCopiesOfTheExecutorThatEndsIt(t *testing.T) 
 	require.NoError(t, err)
 	assert.Equal(t, task.Completed, copyOf.Status())
 }
+
+// A loss found by a missing key is handled once: the next outage, one where Redis keeps its
+// data, is not taken for another loss (which would write everything back as newest-wins).
+func TestAnOutageAfterAHandledLossIsNotAnotherLoss(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	proxy := srv.NewProxy()
+	told := make(chan bool, 8)
+	mon := outage.NewMonitor(slog.New(slog.DiscardHandler))
+	s := redisrepo.New(fastClient(t, proxy.Addr()), redisrepo.Options{Monitor: mon, Logger: slog.New(slog.DiscardHandler),
+		LeaseTTL: 3 * time.Second, OnRestored: func(lost bool) { told <- lost }})
+	s.Start(context.Background())
+	t.Cleanup(s.Stop)
+	ctx := context.Background()
+	p, tasks := newPlan(t, "ol1")
+	require.NoError(t, s.CreatePlan(ctx, p, tasks))
+	runStage(t, s, tasks[0].ID())
+
+	require.NoError(t, srv.Client().FlushAll(ctx).Err())
+	runStage(t, s, tasks[0].ID()) // finds its task gone: the loss
+	select {
+	case lost := <-told:
+		require.True(t, lost)
+	case <-time.After(15 * time.Second):
+		t.Fatal("the loss is never written back")
+	}
+
+	proxy.Cut()
+	runStage(t, s, tasks[0].ID()) // an outage: Redis keeps its data
+	down, _ := mon.Degraded()
+	require.True(t, down)
+	proxy.Restore()
+	select {
+	case lost := <-told:
+		require.False(t, lost, "an outage after a handled loss is not another loss")
+	case <-time.After(15 * time.Second):
+		t.Fatal("never written back")
+	}
+}

@@ -153,6 +153,9 @@ func (s *Store) resync(ctx context.Context) error {
 	if _, _, err := s.checkGeneration(ctx); err != nil {
 		s.gen.pause(s.leaseTTL)
 	}
+	// A generation learnt only now (the loss was found by a missing key) is this loss's: it is
+	// handled, not another one for the next outage to take for a loss.
+	s.lostData.Store(false)
 	wait, stop := s.gen.pausedFor(), s.stop
 	go func() {
 		select {
