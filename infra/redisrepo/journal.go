@@ -10,10 +10,6 @@ import (
 // that exists already (a creation retried, or late) is left as it is.
 const unknownBase = -1
 
-// lostBase is the base of a write-back to a Redis that lost its data (journalEverything):
-// Redis holding nothing, or an older version at no newer fence epoch, is written; a newer
-// version wins over this executor's copy.
-const lostBase = -2
 
 // base is what a write-back compares Redis with: the version Redis held before this
 // executor's first change while it was away, and the tokens of this executor's writes of the
@@ -23,6 +19,12 @@ const lostBase = -2
 type base struct {
 	version int64
 	doubts  []string
+	// lost is, for the write-back after Redis lost its data (journalEverything), the
+	// generation of Redis's data since the loss ("" otherwise): the copy is written over
+	// nothing, or, newest wins, over an older copy another executor wrote back for the same
+	// loss (its hash carries that generation in "restored"); over anything else (Redis kept
+	// the aggregate: the loss was another key's) it is the usual compare-and-set on version.
+	lost string
 }
 
 // doubtList is the script argument naming this executor's own writes: its writer prefix

@@ -333,3 +333,43 @@ func TestAnOutageAfterAHandledLossIsNotAnotherLoss(t *testing.T) {
 		t.Fatal("never written back")
 	}
 }
+
+// When an executor takes an outage for a loss of Redis's data but Redis kept the task (the
+// sentinel key alone was lost), its write-back of the task is the usual compare-and-set: a
+// change another executor made meanwhile (a cancel) is never overwritten by the higher
+// version of the changes this one made while degraded.
+func TestALossOfOtherKeysLeavesTheCompareAndSetOnTheTasksRedisKept(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	proxy := srv.NewProxy()
+	var conflictsA, conflictsB conflicts
+	a, monA := startFastStore(t, fastClient(t, proxy.Addr()), 3*time.Second, &conflictsA)
+	b, _ := startFastStore(t, fastClient(t, srv.Addr()), 3*time.Second, &conflictsB)
+	ctx := context.Background()
+	p, tasks := newPlan(t, "kp1")
+	require.NoError(t, a.CreatePlan(ctx, p, tasks))
+	id := tasks[0].ID()
+	runStage(t, a, id)
+
+	proxy.Cut()
+	runStage(t, a, id)
+	runStage(t, a, id) // completed on memory
+	down, _ := monA.Degraded()
+	require.True(t, down)
+	reason := task.Failure{Class: "cancelled", Message: "cancel requested"}
+	_, err := b.Tasks().Update(ctx, id, func(tk *task.Task) (*checkpoint.Checkpoint, error) {
+		return nil, tk.Cancel(&reason, time.Now())
+	})
+	require.NoError(t, err, "b cancels the task in Redis meanwhile")
+	keys, err := srv.Client().Keys(ctx, "executor:instance:*").Result()
+	require.NoError(t, err)
+	require.NotEmpty(t, keys)
+	require.NoError(t, srv.Client().Del(ctx, keys...).Err(), "the sentinels are lost, the task is not")
+
+	proxy.Restore()
+	require.Eventually(t, func() bool { d, _ := monA.Degraded(); return !d }, 15*time.Second, 20*time.Millisecond)
+	got, err := redisrepo.New(srv.Client(), redisrepo.Options{}).Tasks().Task(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, task.Cancelled, got.Status(), "b's cancel is kept")
+	assert.Contains(t, conflictsA.list(), id)
+}

@@ -41,7 +41,7 @@ func (r *PlanRepo) createOnline(ctx context.Context, p *plan.Plan) error {
 func (s *Store) queuePlan(ctx context.Context, pipe redis.Pipeliner, p *plan.Plan, b base, statusPairs int, fields []any) *redis.Cmd {
 	// create_plan.lua: the whole hash if Redis has none, else the status fields if Redis
 	// still holds the base version (or this executor's own write in doubt after it).
-	args := append([]any{s.retentionOf(p), b.version, b.doubtList(s.writer), statusPairs}, fields...)
+	args := append([]any{s.retentionOf(p), b.version, b.doubtList(s.writer), statusPairs, b.lost}, fields...)
 	cmd := createPlanScript.EvalSha(ctx, pipe, []string{s.keys.Plan(p.ID())}, args...)
 	// The listing drops the plans whose hash expired as it meets them (listOnline): a plan
 	// active for longer than the retention stays listed.

@@ -126,7 +126,10 @@ func (s *Store) resync(ctx context.Context) error {
 	lost := n == 0 || s.lostData.Swap(false)
 	if lost { // Redis lost its data (restarted empty): write everything back
 		s.log.Warn("redis came back without this executor's data: writing back every plan and task it holds")
-		s.journalEverything()
+		if _, _, err := s.checkGeneration(ctx); err != nil {
+			return err
+		}
+		s.journalEverything(s.gen.load())
 	}
 	for pass := 0; pass < lockedPasses && s.journal.len() > 0; pass++ {
 		if err := s.writeBack(ctx); err != nil {
@@ -173,15 +176,18 @@ func (s *Store) resync(ctx context.Context) error {
 // plan and task this executor runs or accepted that has not ended, and everything journaled,
 // but of the ended ones only its cache (Options.CacheTasks): the others are not restored.
 //
-// Each is written back with the base lostBase: newest wins. Redis held nothing to compare
+// Each is written back as base.lost says, with the generation of Redis's data since the loss:
+// newest wins among the copies written back for this loss. Redis held nothing to compare
 // with, and every executor writes back its own copies, some stale (the executor that created
 // a task holds it PENDING while another ran it to its end): the copy at the highest version
 // is the latest state (every change advances the version by a compare-and-set), whoever
-// writes it back first. A copy this executor only read and that has not ended is not written
+// writes it back first. An aggregate Redis kept (the loss was found by another key, or was
+// not one) is written back by the usual compare-and-set: diverging changes made while
+// degraded (a cancel through another executor) are never overwritten by a higher version. A copy this executor only read and that has not ended is not written
 // back: it is stale by nature (its tenant's runner holds the latest) and would hold the
 // tenant for a task that may have ended. It is dropped from the mirror instead, so that its
 // absence from Redis is not taken for another loss.
-func (s *Store) journalEverything() {
+func (s *Store) journalEverything(generation string) {
 	cutoff := time.Now().Add(-s.ttl)
 	plans, tasks := s.mirror.Plans().States(), s.mirror.Tasks().States()
 	j := s.journal
@@ -194,7 +200,10 @@ func (s *Store) journalEverything() {
 			continue // beyond its retention
 		}
 		if b, ok := j.plans[p.ID]; ok || ended || s.mirror.Plans().Own(p.ID) {
-			b.version = lostBase
+			if !ok {
+				b.version = int64(p.Version)
+			}
+			b.lost = generation
 			j.plans[p.ID] = b
 			planIDs = append(planIDs, p.ID)
 		} else {
@@ -207,7 +216,10 @@ func (s *Store) journalEverything() {
 			continue
 		}
 		if b, ok := j.tasks[t.ID]; ok || ended || s.mirror.Tasks().Own(t.ID) {
-			b.version = lostBase
+			if !ok {
+				b.version = int64(t.Version)
+			}
+			b.lost = generation
 			j.tasks[t.ID] = b
 			taskIDs = append(taskIDs, t.ID)
 		} else {
@@ -323,7 +335,7 @@ func (s *Store) restoreTasks(ctx context.Context, tasks []*task.Task, bases map[
 			// This write-back's token: should its reply be lost, the next pass knows it.
 			b.doubts = append(b.doubts, s.token())
 			bases[t.ID()] = b
-			args := append([]any{t.Fence(), s.taskRetention(ctx, t), cpJSON, b.version, b.doubtList(s.writer), t.Version()},
+			args := append([]any{t.Fence(), s.taskRetention(ctx, t), cpJSON, b.version, b.doubtList(s.writer), t.Version(), b.lost},
 				append(fields, "fence", t.Fence(), "wtoken", b.doubts[len(b.doubts)-1])...)
 			cmds[i] = restoreTaskScript.Eval(ctx, pipe, []string{s.keys.Task(t.ID()), s.keys.Checkpoint(t.ID())}, args...)
 		}
@@ -339,7 +351,7 @@ func (s *Store) restoreTasks(ctx context.Context, tasks []*task.Task, bases map[
 		case 2: // Redis holds this very version: an earlier write-back's, whose reply was lost
 			written = append(written, t)
 		default:
-			if bases[t.ID()].version == lostBase {
+			if bases[t.ID()].lost != "" {
 				// Redis lost its data and another executor wrote back a newer copy first.
 				s.log.Info("write-back after Redis lost its data: Redis holds a newer copy of the task; this executor's is dropped",
 					"task_id", t.ID(), "version", t.Version())
@@ -364,7 +376,7 @@ func (s *Store) restoreTasks(ctx context.Context, tasks []*task.Task, bases map[
 			if t.Status().Terminal() {
 				ended = "1"
 			}
-			if bases[t.ID()].version == lostBase {
+			if bases[t.ID()].lost != "" {
 				lost = "1"
 			}
 			keys := []string{s.keys.TenantIndex(t.TenantID()), s.keys.TenantActive(t.TenantID())}
@@ -377,7 +389,7 @@ func (s *Store) restoreTasks(ctx context.Context, tasks []*task.Task, bases map[
 	for i, t := range written {
 		if n, _ := tenantCmds[i].Int(); n != 1 && !t.Status().Terminal() {
 			reason := "another executor gave the tenant a new task while Redis was away"
-			if bases[t.ID()].version == lostBase {
+			if bases[t.ID()].lost != "" {
 				reason = "Redis lost its data and the tenant has a newer task: this copy is stale"
 			}
 			s.conflict(t, reason)

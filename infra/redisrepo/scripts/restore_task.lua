@@ -10,19 +10,22 @@
 -- ARGV[3]  the checkpoint JSON, or "" when the task has none
 -- ARGV[4]  the base version: the version Redis held before this executor's first change
 --          while it was away (0 for a task created meanwhile: its creation, had it reached
---          Redis, holds version 0); -2 when Redis lost its data: newest wins (written unless
---          Redis holds the same or a newer version, or a newer fence epoch: another
---          executor's copy written back first)
+--          Redis, holds version 0)
 -- ARGV[5]  this executor's own writes, comma-separated: "<prefix>*" (any write token of this
 --          process starts with its prefix), then the tokens of its writes whose outcome is
 --          unknown (the write whose reply was lost as the outage began first, then write-backs
 --          whose pipeline failed; the last one is this write-back's own): Redis holding one of
 --          them holds this executor's own write, which its full state supersedes
 -- ARGV[6]  the task's version now (written with the fields)
--- ARGV[7…] field, value pairs of the whole task hash (fence, version and this write-back's
+-- ARGV[7]  after Redis lost its data, the generation of its data since ("" otherwise): the
+--          hash is then marked restored=<generation>, and over a hash so marked for the same
+--          generation (another executor's copy written back for this loss) newest wins:
+--          written unless it holds the same or a newer version, or a newer fence epoch
+-- ARGV[8…] field, value pairs of the whole task hash (fence, version and this write-back's
 --          token as wtoken included)
 -- returns  1 written; 0 conflict: Redis holds a newer epoch, or another writer changed the
---          task since the base version (base -2: Redis holds a newer version): nothing written; 2 Redis holds this very version
+--          task since the base version (or holds a newer copy written back for the same
+--          loss): nothing written; 2 Redis holds this very version
 --          already (an earlier write-back whose reply was lost), or a later one of this
 --          executor's own (this write-back arrived late): nothing written
 -- ours: the token is one of ARGV[5]'s: an exact token, or one starting with a "<prefix>*"
@@ -42,7 +45,7 @@ local function ours(token)
   end
   return false
 end
-local stored = redis.call('HMGET', KEYS[1], 'fence', 'version', 'wtoken')
+local stored = redis.call('HMGET', KEYS[1], 'fence', 'version', 'wtoken', 'restored')
 if stored[1] then
   local fence = tonumber(stored[1])
   local version = tonumber(stored[2]) or 0
@@ -56,7 +59,7 @@ if stored[1] then
   if fence == tonumber(ARGV[1]) and version > tonumber(ARGV[6]) and ours(stored[3]) then
     return 2 -- a later write of this executor's own is there (this write-back arrived late)
   end
-  if base == -2 then
+  if ARGV[7] ~= '' and stored[4] == ARGV[7] then
     if version > tonumber(ARGV[6]) then
       return 0
     end
@@ -64,7 +67,10 @@ if stored[1] then
     return 0
   end
 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 7))
+redis.call('HSET', KEYS[1], unpack(ARGV, 8))
+if ARGV[7] ~= '' then
+  redis.call('HSET', KEYS[1], 'restored', ARGV[7])
+end
 do
   -- The write whose reply was lost may still reach Redis (held in the network): as a fence
   -- bump it must find itself done (as a save it finds another version).
