@@ -10,7 +10,6 @@ import (
 // that exists already (a creation retried, or late) is left as it is.
 const unknownBase = -1
 
-
 // base is what a write-back compares Redis with: the version Redis held before this
 // executor's first change while it was away, and the tokens of this executor's writes of the
 // aggregate whose outcome is unknown since (the write whose lost reply began the outage, and
