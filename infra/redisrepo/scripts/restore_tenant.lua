@@ -13,6 +13,13 @@
 --          holds it, and a task that has not ended whose tenant names a newer task is a stale
 --          copy
 -- returns  1 done; 0 another task holds the tenant (nothing written)
+local function index() -- the tenant's index names this task (with the TTL of ARGV[2])
+  if tonumber(ARGV[2]) > 0 then
+    redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+  else
+    redis.call('SET', KEYS[1], ARGV[1])
+  end
+end
 local holder = redis.call('GET', KEYS[2])
 local latest = redis.call('GET', KEYS[1])
 local lost = ARGV[4] == '1'
@@ -25,11 +32,7 @@ if ARGV[3] == '1' then
   if latest and latest > ARGV[1] then
     return 1
   end
-  if tonumber(ARGV[2]) > 0 then
-    redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
-  else
-    redis.call('SET', KEYS[1], ARGV[1])
-  end
+  index()
   return 1
 end
 if holder and holder ~= ARGV[1] and not (lost and holder < ARGV[1]) then
@@ -41,10 +44,6 @@ if latest and latest > ARGV[1] then
   end
   return 1 -- the tenant has a newer task already (ULIDs sort by creation): leave it
 end
-if tonumber(ARGV[2]) > 0 then
-  redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
-else
-  redis.call('SET', KEYS[1], ARGV[1])
-end
+index()
 redis.call('SET', KEYS[2], ARGV[1])
 return 1
