@@ -341,7 +341,7 @@ func ftLogOutages(t *testing.T, logs *servertest.Buffer) {
 		if strings.HasPrefix(msg, "redis answers again") {
 			recoveries++
 		}
-		if strings.HasPrefix(msg, "redis unreachable") {
+		if strings.HasPrefix(msg, "redis unavailable") {
 			outages++
 			cause, _ := rec["err"].(string)
 			if i := strings.Index(cause, ": "); i > 0 {

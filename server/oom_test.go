@@ -298,7 +298,7 @@ func oomOutages(t *testing.T, logs *servertest.Buffer) (int, []string) {
 	for _, rec := range servertest.JSONRecords(t, logs.String()) {
 		msg, _ := rec["msg"].(string)
 		switch {
-		case strings.HasPrefix(msg, "redis unreachable"):
+		case strings.HasPrefix(msg, "redis unavailable"):
 			spells++
 		case strings.HasPrefix(msg, "redis answers again"):
 			d, _ := rec["outage"].(string)
