@@ -45,7 +45,7 @@ type Results struct {
 	RetryViolations  []string
 	SubmissionsAcked int
 	LostPlans        []string // acknowledged submissions whose plan is gone
-	LostToDataLoss   []string // plans ended before Redis lost its data, no executor kept (documented)
+	LostToDataLoss   []string // plans ended before Redis lost its data, no executor kept, or lost to a kill then a data loss (documented)
 	// 4. no task stranded
 	Stranded  []string
 	PlansOpen []string
@@ -139,7 +139,7 @@ func checkCancels(ev Evidence, r *Results) {
 		r.CancelsAcked++
 		var problems []string
 		v, ok := ev.Snapshot.Tasks[c.TaskID]
-		if (!ok || v.Gone()) && endedBeforeDataLoss(ev, c.PlanID) {
+		if (!ok || v.Gone()) && mayBeLost(ev, c.PlanID) {
 			r.CancelsLost++
 			continue
 		}
@@ -184,7 +184,8 @@ func checkRetries(ev Evidence, r *Results) {
 }
 
 // checkSubmissions: every acknowledged submission's plan exists at the end, unless it ended
-// before Redis lost its data (no executor need keep such a plan: docs/degraded.md).
+// before Redis lost its data (no executor need keep such a plan) or an executor's kill then a
+// data loss may have cost it (docs/degraded.md).
 func checkSubmissions(ev Evidence, r *Results) {
 	for _, s := range ev.History.Submissions {
 		if s.PlanID == "" {
@@ -195,7 +196,7 @@ func checkSubmissions(ev Evidence, r *Results) {
 		if ok && (pv.Redis != "" || anyFound(pv.API)) {
 			continue
 		}
-		if endedBeforeDataLoss(ev, s.PlanID) {
+		if mayBeLost(ev, s.PlanID) {
 			r.LostToDataLoss = append(r.LostToDataLoss, s.PlanID)
 			continue
 		}
@@ -208,6 +209,30 @@ func anyFound(api map[string]string) bool {
 	for _, s := range api {
 		if isStatus(s) {
 			return true
+		}
+	}
+	return false
+}
+
+// mayBeLost reports whether plan id (or its tasks) may be gone, as docs/degraded.md says:
+// it ended before Redis lost its data (no executor need keep an ended plan), or an executor
+// was killed after its submission and Redis lost its data after that kill (the double fault:
+// a restarted executor holds nothing, so what only it held is lost with Redis's data).
+func mayBeLost(ev Evidence, id string) bool {
+	return endedBeforeDataLoss(ev, id) || killedThenLost(ev.History, id)
+}
+
+// killedThenLost reports whether an executor was killed after plan id was submitted and
+// Redis lost its data after that kill.
+func killedThenLost(h *History, id string) bool {
+	for _, s := range h.Submissions {
+		if s.PlanID != id {
+			continue
+		}
+		for _, f := range h.Faults {
+			if f.Kind == FaultExecKill && f.Start.After(s.Sent) && dataLostAfter(h, f.Start) {
+				return true
+			}
 		}
 	}
 	return false
@@ -274,7 +299,7 @@ func checkStranded(ev Evidence, r *Results) {
 		st := v.Status()
 		if v.Gone() {
 			st = "GONE"
-			if endedBeforeDataLoss(ev, v.PlanID) {
+			if mayBeLost(ev, v.PlanID) {
 				r.TasksByStatus["GONE (documented)"]++
 				continue
 			}

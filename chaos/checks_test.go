@@ -174,3 +174,22 @@ func TestTargetTracksInFlightPerTenant(t *testing.T) {
 	}
 	assert.Zero(t, tg.InFlight())
 }
+
+// A plan submitted before an executor's kill -9 that Redis's data loss followed may be gone
+// (the double fault, docs/degraded.md); one submitted after both may not.
+func TestCheckSubmissionsLostToAKillThenADataLoss(t *testing.T) {
+	h := NewHistory()
+	h.AddSubmission(SubmissionRecord{Key: "k1", PlanID: "BEFORE", Sent: at(1), Acked: at(1)})
+	h.AddSubmission(SubmissionRecord{Key: "k2", PlanID: "AFTER", Sent: at(30), Acked: at(30)})
+	h.AddFault(FaultRecord{Kind: FaultExecKill, Target: "exec-a", Start: at(5), End: at(9)})
+	h.AddFault(FaultRecord{Kind: FaultRedisRestart, Start: at(20), End: at(21)})
+	snap := endedSnapshot(map[string]string{})
+	for _, id := range []string{"BEFORE", "AFTER"} {
+		snap.Plans[id] = &PlanView{PlanID: id, API: map[string]string{"exec-a": "HTTP 404"}}
+	}
+
+	r := Check(Evidence{History: h, Snapshot: snap, Plans: []PlanState{{ID: "BEFORE"}, {ID: "AFTER"}}})
+	require.Len(t, r.LostPlans, 1, "%v", r.LostPlans)
+	assert.Contains(t, r.LostPlans[0], "plan AFTER")
+	assert.Equal(t, []string{"BEFORE"}, r.LostToDataLoss)
+}

@@ -75,7 +75,7 @@ func (rep Report) String() string {
 	line("operator retries              %d tasks given a new run (%d honoured); %d completed stages re-run after a retry", rep.Retries, r.RetriesHonoured, r.ReRunsRetried)
 	line("1. max in flight per tenant   %d (%s); overlaps %d", r.MaxInFlight, r.MaxInFlightTenant, len(r.Overlaps))
 	line("2. re-runs without retry      %d", len(r.ReRuns))
-	line("3. cancels honoured/violated  %d/%d of %d acknowledged (%d of plans lost with Redis's data); retries violated %d; acknowledged plans lost %d (%d more ended before a Redis data loss: documented)",
+	line("3. cancels honoured/violated  %d/%d of %d acknowledged (%d of plans lost with Redis's data); retries violated %d; acknowledged plans lost %d (%d more ended before a Redis data loss, or lost to a kill then a loss: documented)",
 		r.CancelsHonoured, len(r.CancelViolations), r.CancelsAcked, r.CancelsLost, len(r.RetryViolations), len(r.LostPlans), len(r.LostToDataLoss))
 	line("4. stranded tasks             %d; plans not ended %d", len(r.Stranded), len(r.PlansOpen))
 	line("5. API≠Redis mismatches       %d", len(r.Mismatches))
