@@ -49,6 +49,9 @@ type Runner interface {
 	Workers() int
 	// Runs reports whether this executor runs the task now.
 	Runs(taskID string) bool
+	// Relaunch makes sure a plan whose launch may have been cut short runs: a PENDING plan
+	// is launched, a RUNNING or PAUSED one has its PENDING tasks queued again (idempotent).
+	Relaunch(ctx context.Context, planID string) error
 }
 
 // Creator stores a new plan with its tasks as one step against every other creator: nothing

@@ -147,6 +147,17 @@ func (s *Service) replay(ctx context.Context, req SubmitRequest) (*Submission, e
 	if err != nil {
 		return nil, err
 	}
+	// The executor that took the first submission may have died before it launched the plan
+	// (the client retries because it got no answer): the plan is launched now if it was not.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), LaunchTimeout)
+	rerr := s.Runner.Relaunch(rctx, p.ID())
+	cancel()
+	if p, err = s.Plans.Plan(ctx, p.ID()); err != nil {
+		return nil, err
+	}
+	if rerr != nil && p.Status() == plan.Pending { // not launched, by this relaunch nor another
+		return nil, rerr
+	}
 	v, err := s.view(ctx, p)
 	return &Submission{Plan: v, Replayed: true}, err
 }

@@ -180,27 +180,36 @@ func (o *Orchestrator) requeueAll(ctx context.Context) error {
 			return fmt.Errorf("orchestrator: list %s plans: %w", st, err)
 		}
 		for _, p := range plans {
-			ids := p.TaskIDs()
-			if p.Gated() {
-				ids = p.CanaryTaskIDs()
-			}
-			statuses, err := o.tasks.Statuses(ctx, ids)
-			pending := ids // one is lost: push them all, a claim skips what is not PENDING
-			switch {
-			case errors.Is(err, task.ErrNotFound):
-			case err != nil:
+			if err := o.requeuePlan(ctx, p); err != nil {
 				return err
-			default:
-				pending = nil
-				for i, s := range statuses {
-					if s == task.Pending {
-						pending = append(pending, ids[i])
-					}
-				}
 			}
-			o.pushShared(ctx, p, pending)
 		}
 	}
+	return nil
+}
+
+// requeuePlan queues again the PENDING tasks of p (of its canary wave while it is gated), in
+// the shared Queue only (pushShared).
+func (o *Orchestrator) requeuePlan(ctx context.Context, p *plan.Plan) error {
+	ids := p.TaskIDs()
+	if p.Gated() {
+		ids = p.CanaryTaskIDs()
+	}
+	statuses, err := o.tasks.Statuses(ctx, ids)
+	pending := ids // one is lost: push them all, a claim skips what is not PENDING
+	switch {
+	case errors.Is(err, task.ErrNotFound):
+	case err != nil:
+		return err
+	default:
+		pending = nil
+		for i, s := range statuses {
+			if s == task.Pending {
+				pending = append(pending, ids[i])
+			}
+		}
+	}
+	o.pushShared(ctx, p, pending)
 	return nil
 }
 

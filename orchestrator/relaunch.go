@@ -1,0 +1,30 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/executor-dev/executor/domain/plan"
+)
+
+// Relaunch makes sure a plan that was created, and maybe started, by a submission whose
+// executor died before it finished launching it (a kill -9 between the creation and the push
+// of its tasks) runs: a PENDING plan is launched; a RUNNING or PAUSED one has its PENDING
+// tasks queued again, in the shared Queue only (a push is idempotent: a task queued or claimed
+// already is not added twice). An ended or SCHEDULED plan is left as it is. A replayed
+// submission (its idempotency key seen before) calls it, so that a client that retries after
+// the executor it talked to died gets its plan running.
+func (o *Orchestrator) Relaunch(ctx context.Context, planID string) error {
+	p, err := o.plans.Plan(ctx, planID)
+	if err != nil {
+		return fmt.Errorf("orchestrator: relaunch plan %s: %w", planID, err)
+	}
+	switch p.Status() {
+	case plan.Pending:
+		return o.Launch(ctx, p)
+	case plan.Running, plan.Paused:
+		return o.requeuePlan(ctx, p)
+	default:
+		return nil
+	}
+}
