@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -13,16 +14,19 @@ import (
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/domain/task"
+	"github.com/executor-dev/executor/infra/dispatch"
 	"github.com/executor-dev/executor/infra/lock"
-	"github.com/executor-dev/executor/infra/memrepo"
+	"github.com/executor-dev/executor/infra/outage"
+	"github.com/executor-dev/executor/infra/redisrepo"
+	"github.com/executor-dev/executor/infra/redistest"
 	"github.com/executor-dev/executor/orchestrator"
 	"github.com/executor-dev/executor/stagekind"
 )
 
 // The executor that took a submission died after it created the plan, before it launched it
-// (PENDING) or after it started it but before its tasks were queued (RUNNING): the client's
-// retry with the same idempotency key, through another executor, replays the plan and makes
-// it run.
+// (PENDING) or after it started it but before its tasks were queued in Redis (RUNNING): the
+// client's retry with the same idempotency key, through another executor, replays the plan
+// and makes it run.
 func TestAReplayedSubmissionRunsAPlanWhoseLaunchWasCutShort(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -35,12 +39,20 @@ func TestAReplayedSubmissionRunsAPlanWhoseLaunchWasCutShort(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			db := memrepo.New()
-			locker := lock.NewMemory()
-			kinds := stagekind.Builtin(stagekind.HTTPOptions{})
-			st := apptest.Stores{Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Locker: locker}
-			svc, _ := apptest.New(t, st, kinds, orchestrator.Config{})
 			ctx := context.Background()
+			client := redistest.Start(t).Client()
+			logger := slog.New(slog.DiscardHandler)
+			mon := outage.NewMonitor(logger)
+			db := redisrepo.New(client, redisrepo.Options{Monitor: mon, Logger: logger})
+			db.Start(ctx)
+			t.Cleanup(db.Stop)
+			queue := dispatch.NewRedis(client, dispatch.RedisOptions{Logger: logger})
+			queue.Start(ctx)
+			t.Cleanup(queue.Stop)
+			kinds := stagekind.Builtin(stagekind.HTTPOptions{})
+			st := apptest.Stores{Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(),
+				Locker: lock.NewFailover(client, lock.RedisOptions{Logger: logger}, mon)}
+			svc, _ := apptest.New(t, st, kinds, orchestrator.Config{Queue: dispatch.ForRedis(queue)})
 			specs := []stage.Spec{{Name: "one", Kind: "noop"}}
 			now := time.Now()
 			planID := ulid.Make().String()

@@ -9,9 +9,10 @@ import (
 
 // Relaunch makes sure a plan that was created, and maybe started, by a submission whose
 // executor died before it finished launching it (a kill -9 between the creation and the push
-// of its tasks) runs: a PENDING plan is launched; a RUNNING or PAUSED one has its PENDING
-// tasks queued again, in the shared Queue only (a push is idempotent: a task queued or claimed
-// already is not added twice). An ended or SCHEDULED plan is left as it is. A replayed
+// of its tasks) runs: a PENDING plan is launched; a RUNNING or PAUSED one whose tasks are
+// neither queued nor claimed in the shared Queue has its PENDING tasks queued again, there
+// only (a push is idempotent: a task queued or claimed already is not added twice). An ended
+// or SCHEDULED plan is left as it is, and so is any plan on an in-process Queue. A replayed
 // submission (its idempotency key seen before) calls it, so that a client that retries after
 // the executor it talked to died gets its plan running.
 func (o *Orchestrator) Relaunch(ctx context.Context, planID string) error {
@@ -23,6 +24,13 @@ func (o *Orchestrator) Relaunch(ctx context.Context, planID string) error {
 	case plan.Pending:
 		return o.Launch(ctx, p)
 	case plan.Running, plan.Paused:
+		if !o.queue.Shared() {
+			return nil // one process: its launch ran to its end, or died with the process
+		}
+		queued, claimed, err := o.queue.Len(ctx, planID)
+		if err != nil || queued+claimed > 0 {
+			return err // its tasks are in the queue: the launch reached it
+		}
 		return o.requeuePlan(ctx, p)
 	default:
 		return nil
