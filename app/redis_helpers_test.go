@@ -6,18 +6,31 @@ import (
 	"testing"
 
 	"github.com/executor-dev/executor/app/apptest"
+	"github.com/executor-dev/executor/infra/dispatch"
 	"github.com/executor-dev/executor/infra/lock"
 	"github.com/executor-dev/executor/infra/outage"
 	"github.com/executor-dev/executor/infra/redisrepo"
 	"github.com/executor-dev/executor/infra/redistest"
+	"github.com/executor-dev/executor/orchestrator"
 )
 
 // redisStores returns the executor's Redis backend (store and failover locker, as server
 // wires them) on a private redis-server, stopped when the test ends.
 func redisStores(t *testing.T) apptest.Stores {
 	t.Helper()
+	st, _ := redisWired(t)
+	return st
+}
+
+// redisWired is redisStores plus the orchestrator configuration of serve --redis: the Redis
+// dispatch queue, shared by every executor on that Redis (started, stopped when t ends).
+func redisWired(t *testing.T) (apptest.Stores, orchestrator.Config) {
+	t.Helper()
 	client := redistest.Start(t).Client()
 	logger := slog.New(slog.DiscardHandler)
+	queue := dispatch.NewRedis(client, dispatch.RedisOptions{Logger: logger})
+	queue.Start(context.Background())
+	t.Cleanup(queue.Stop)
 	mon := outage.NewMonitor(logger)
 	st := redisrepo.New(client, redisrepo.Options{Monitor: mon, Logger: logger})
 	st.Start(context.Background())
@@ -25,5 +38,5 @@ func redisStores(t *testing.T) apptest.Stores {
 	return apptest.Stores{
 		Creator: st, Plans: st.Plans(), Tasks: st.Tasks(), Checkpoints: st.Checkpoints(),
 		Locker: lock.NewFailover(client, lock.RedisOptions{Logger: logger}, mon),
-	}
+	}, orchestrator.Config{Queue: dispatch.ForRedis(queue)}
 }

@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -14,12 +13,6 @@ import (
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/domain/task"
-	"github.com/executor-dev/executor/infra/dispatch"
-	"github.com/executor-dev/executor/infra/lock"
-	"github.com/executor-dev/executor/infra/outage"
-	"github.com/executor-dev/executor/infra/redisrepo"
-	"github.com/executor-dev/executor/infra/redistest"
-	"github.com/executor-dev/executor/orchestrator"
 	"github.com/executor-dev/executor/stagekind"
 )
 
@@ -40,19 +33,8 @@ func TestAReplayedSubmissionRunsAPlanWhoseLaunchWasCutShort(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			client := redistest.Start(t).Client()
-			logger := slog.New(slog.DiscardHandler)
-			mon := outage.NewMonitor(logger)
-			db := redisrepo.New(client, redisrepo.Options{Monitor: mon, Logger: logger})
-			db.Start(ctx)
-			t.Cleanup(db.Stop)
-			queue := dispatch.NewRedis(client, dispatch.RedisOptions{Logger: logger})
-			queue.Start(ctx)
-			t.Cleanup(queue.Stop)
-			kinds := stagekind.Builtin(stagekind.HTTPOptions{})
-			st := apptest.Stores{Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(),
-				Locker: lock.NewFailover(client, lock.RedisOptions{Logger: logger}, mon)}
-			svc, _ := apptest.New(t, st, kinds, orchestrator.Config{Queue: dispatch.ForRedis(queue)})
+			st, cfg := redisWired(t)
+			svc, _ := apptest.New(t, st, stagekind.Builtin(stagekind.HTTPOptions{}), cfg)
 			specs := []stage.Spec{{Name: "one", Kind: "noop"}}
 			now := time.Now()
 			planID := ulid.Make().String()
@@ -65,9 +47,9 @@ func TestAReplayedSubmissionRunsAPlanWhoseLaunchWasCutShort(t *testing.T) {
 			}
 			p, err := plan.New(plan.Draft{ID: planID, Name: "cut", Stages: specs, TaskIDs: ids, IdempotencyKey: "cut-" + tc.name}, now)
 			require.NoError(t, err)
-			require.NoError(t, db.CreatePlan(ctx, p, tasks), "the first executor created it")
+			require.NoError(t, st.Creator.CreatePlan(ctx, p, tasks), "the first executor created it")
 			if tc.started {
-				_, err := db.Plans().Update(ctx, planID, func(p *plan.Plan) error { return p.Start(now) })
+				_, err := st.Plans.Update(ctx, planID, func(p *plan.Plan) error { return p.Start(now) })
 				require.NoError(t, err)
 			}
 

@@ -151,13 +151,11 @@ func (s *Store) resync(ctx context.Context) error {
 		return nil
 	}
 	// The other executors write back their copies within one lease TTL of the loss (the claims
-	// pause): the tasks they ran to their end, which this executor may hold as it accepted
-	// them, PENDING. What this one queues again (onRestored) waits for them.
-	if _, _, err := s.checkGeneration(ctx); err != nil {
-		s.gen.pause(s.leaseTTL)
-	}
-	// A generation learnt only now (the loss was found by a missing key) is this loss's: it is
-	// handled, not another one for the next outage to take for a loss.
+	// pause, learnt by the generation check before the write-back): the tasks they ran to
+	// their end, which this executor may hold as it accepted them, PENDING. What this one
+	// queues again (onRestored) waits for them.
+	// A generation learnt by that check (the loss was found by a missing key) is this loss's:
+	// it is handled, not another one for the next outage to take for a loss.
 	s.lostData.Store(false)
 	wait, stop := s.gen.pausedFor(), s.stop
 	go func() {
