@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
-	"net/url"
 	"runtime"
 	"slices"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
+	"github.com/executor-dev/executor/infra/redisconn"
 	"github.com/executor-dev/executor/stagekind"
 )
 
@@ -38,15 +38,16 @@ const queryGoroutines = 8
 
 // Config is one bench run. Zero fields take their defaults; negative ones are an error.
 type Config struct {
-	RedisURL      string        `json:"redisUrl,omitempty"` // "" = the in-memory store
-	Prefix        string        `json:"prefix,omitempty"`   // Redis key prefix; a 6-character run id is appended; default DefaultPrefix
-	Tenants       int           `json:"tenants"`            // tenants of the measured plan
-	Stages        int           `json:"stages"`             // noop stages per tenant
-	Concurrency   int           `json:"concurrency"`        // the plan's maxConcurrency
-	Workers       int           `json:"workers"`            // the orchestrator's task slots
-	AcceptTenants int           `json:"acceptTenants"`      // tenants of the plan whose acceptance is timed; default 10000
-	QueryRate     int           `json:"queryRate"`          // tenant queries per second; default 2000
-	QueryDuration time.Duration `json:"queryDuration"`      // how long the queries run; default 2s
+	RedisURL      string        `json:"redisUrl,omitempty"`     // "" = the in-memory store
+	RedisCluster  bool          `json:"redisCluster,omitempty"` // RedisURL names one node of a Redis Cluster
+	Prefix        string        `json:"prefix,omitempty"`       // Redis key prefix; a 6-character run id is appended; default DefaultPrefix
+	Tenants       int           `json:"tenants"`                // tenants of the measured plan
+	Stages        int           `json:"stages"`                 // noop stages per tenant
+	Concurrency   int           `json:"concurrency"`            // the plan's maxConcurrency
+	Workers       int           `json:"workers"`                // the orchestrator's task slots
+	AcceptTenants int           `json:"acceptTenants"`          // tenants of the plan whose acceptance is timed; default 10000
+	QueryRate     int           `json:"queryRate"`              // tenant queries per second; default 2000
+	QueryDuration time.Duration `json:"queryDuration"`          // how long the queries run; default 2s
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -118,13 +119,13 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	res = Result{Store: "memory", Config: cfg}
 	if cfg.RedisURL != "" {
 		res.Store, res.RedisMetrics = "redis", true
-		res.Config.RedisURL = redactURL(cfg.RedisURL)
+		res.Config.RedisURL = redisconn.Redact(cfg.RedisURL)
 	}
 	// A short run id: with the default prefix, keys are as long as a real executor's under
 	// "executor:", so bytes per task are what an executor stores.
 	runID := ulid.Make().String()[20:]
 	logger := slog.New(slog.DiscardHandler)
-	e, err := newExecutor(ctx, cfg.RedisURL, cfg.Prefix+runID+":", cfg.Workers, logger)
+	e, err := newExecutor(ctx, cfg.RedisURL, cfg.RedisCluster, cfg.Prefix+runID+":", cfg.Workers, logger)
 	if err != nil {
 		return Result{}, err
 	}
@@ -313,15 +314,6 @@ func percentile(sorted []time.Duration, q float64) time.Duration {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// redactURL hides a password in a Redis URL.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(invalid URL)"
-	}
-	return u.Redacted()
-}
 
 func (e *executor) roundTrips() int64 {
 	if e.rt == nil {

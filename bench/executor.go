@@ -7,11 +7,13 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/infra/redisconn"
 	"github.com/executor-dev/executor/server"
 )
 
@@ -20,16 +22,16 @@ import (
 type executor struct {
 	*server.Executor
 	svc    *app.Service
-	redis  *redis.Client // nil on the in-memory store
-	rt     *roundTrips   // nil on the in-memory store
-	prefix string        // this run's key prefix; "" on the in-memory store
+	redis  redis.UniversalClient // nil on the in-memory store
+	rt     *roundTrips           // nil on the in-memory store
+	prefix string                // this run's key prefix; "" on the in-memory store
 }
 
 // newExecutor wires and starts an executor on Redis when redisURL is set, else on memory.
-func newExecutor(ctx context.Context, redisURL, prefix string, workers int, logger *slog.Logger) (*executor, error) {
+func newExecutor(ctx context.Context, redisURL string, cluster bool, prefix string, workers int, logger *slog.Logger) (*executor, error) {
 	// No submission limits: the bench sizes its plans itself (--tenants 100000).
 	unlimited := app.Limits{MaxTenants: 1 << 30, MaxQueued: 1 << 30}
-	exe, err := server.NewExecutor(server.Config{RedisURL: redisURL, Prefix: prefix, Workers: workers, Logger: logger, Limits: unlimited})
+	exe, err := server.NewExecutor(server.Config{RedisURL: redisURL, RedisCluster: cluster, Prefix: prefix, Workers: workers, Logger: logger, Limits: unlimited})
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
@@ -39,7 +41,7 @@ func newExecutor(ctx context.Context, redisURL, prefix string, workers int, logg
 		e.redis.AddHook(e.rt)
 		if err := e.redis.Ping(uncounted(ctx)).Err(); err != nil {
 			_ = e.redis.Close()
-			return nil, fmt.Errorf("bench: redis %s: %w", redactURL(redisURL), err)
+			return nil, fmt.Errorf("bench: redis %s: %w", redisconn.Redact(redisURL), err)
 		}
 		e.prefix = prefix
 	}
@@ -62,13 +64,30 @@ func (e *executor) deleteKeys(ctx context.Context) error {
 	if e.prefix == "" {
 		return nil
 	}
-	iter := e.redis.Scan(ctx, 0, globEscape(e.prefix)+"*", 1000).Iterator()
+	return forEachMaster(ctx, e.redis, func(ctx context.Context, node *redis.Client) error {
+		return e.deleteKeysOn(ctx, node)
+	})
+}
+
+// deleteKeysOn deletes this run's keys held by one node.
+func (e *executor) deleteKeysOn(ctx context.Context, node *redis.Client) error {
+	iter := node.Scan(ctx, 0, globEscape(e.prefix)+"*", 1000).Iterator()
 	batch := make([]string, 0, 1000)
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
-		err := e.redis.Del(ctx, batch...).Err()
+		// One key at a time on a cluster node would be correct too; a node holds whole
+		// slots, so a DEL of its own keys never crosses to another node, but it may span
+		// slots, which a cluster refuses: delete them one by one there.
+		var err error
+		if e.redis != redis.UniversalClient(node) {
+			for _, k := range batch {
+				err = errors.Join(err, node.Del(ctx, k).Err())
+			}
+		} else {
+			err = node.Del(ctx, batch...).Err()
+		}
 		batch = batch[:0]
 		return err
 	}
@@ -89,6 +108,24 @@ func (e *executor) deleteKeys(ctx context.Context) error {
 		return fmt.Errorf("bench: delete keys: %w", err)
 	}
 	return nil
+}
+
+// forEachMaster calls fn with the client itself on one node (or Sentinel's master), and with
+// each master's on a Redis Cluster, one after the other.
+func forEachMaster(ctx context.Context, c redis.UniversalClient, fn func(context.Context, *redis.Client) error) error {
+	if cc, ok := c.(*redis.ClusterClient); ok {
+		var mu sync.Mutex // ForEachMaster calls fn concurrently
+		return cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+			mu.Lock()
+			defer mu.Unlock()
+			return fn(ctx, node)
+		})
+	}
+	node, ok := c.(*redis.Client)
+	if !ok {
+		return fmt.Errorf("bench: unexpected Redis client %T", c)
+	}
+	return fn(ctx, node)
 }
 
 // usedMemory returns INFO memory used_memory less the memory of client connections
@@ -121,21 +158,27 @@ func (e *executor) usedMemory(ctx context.Context) (int64, error) {
 // lazyFreeWait bounds how long usedMemory waits for Redis's background frees.
 const lazyFreeWait = 10 * time.Second
 
-// memoryInfo returns the numeric fields of INFO memory.
+// memoryInfo returns the numeric fields of INFO memory, summed over a cluster's masters.
 func (e *executor) memoryInfo(ctx context.Context) (map[string]int64, error) {
-	info, err := e.redis.Info(uncounted(ctx), "memory").Result()
-	if err != nil {
-		return nil, fmt.Errorf("bench: INFO memory: %w", err)
-	}
 	fields := map[string]int64{}
-	for line := range strings.Lines(info) {
-		name, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok {
-			continue
+	err := forEachMaster(uncounted(ctx), e.redis, func(ctx context.Context, node *redis.Client) error {
+		info, err := node.Info(ctx, "memory").Result()
+		if err != nil {
+			return fmt.Errorf("bench: INFO memory: %w", err)
 		}
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-			fields[name] = n
+		for line := range strings.Lines(info) {
+			name, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+			if !ok {
+				continue
+			}
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				fields[name] += n
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return fields, nil
 }

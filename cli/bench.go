@@ -63,7 +63,8 @@ the time to accept a plan of --accept-tenants tenants, and tenant query latency 
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&cfg.RedisURL, "redis", "", "Redis URL, e.g. redis://127.0.0.1:6379/0; empty: the in-memory store")
+	f.StringVar(&cfg.RedisURL, "redis", "", "Redis URL in any form serve --redis takes (one node, Cluster, Sentinel); empty: the in-memory store")
+	f.BoolVar(&cfg.RedisCluster, "redis-cluster", false, "--redis names one node of a Redis Cluster")
 	f.StringVar(&cfg.Prefix, "prefix", cfg.Prefix, "Redis key prefix; a 6-character run id is appended")
 	f.IntVar(&cfg.Tenants, "tenants", cfg.Tenants, "tenants of the measured plan")
 	f.IntVar(&cfg.Stages, "stages", cfg.Stages, "noop stages per tenant")

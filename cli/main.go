@@ -37,6 +37,7 @@ const (
 	EnvName             = "EXECUTOR_NAME"
 	EnvWorkers          = "EXECUTOR_WORKERS"
 	EnvRedis            = "EXECUTOR_REDIS_URL"
+	EnvRedisCluster     = "EXECUTOR_REDIS_CLUSTER"
 	EnvPrefix           = "EXECUTOR_PREFIX"
 	EnvLeaseTTL         = "EXECUTOR_LEASE_TTL"
 	EnvRetention        = "EXECUTOR_RETENTION"

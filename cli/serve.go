@@ -45,6 +45,9 @@ become INTERRUPTED with their checkpoints intact, and nothing resumes by itself 
 		Example: `  executor serve
   EXECUTOR_TOKENS=operate:$(openssl rand -hex 16) executor serve --addr 0.0.0.0:8080 --workers 128
   executor serve --redis redis://127.0.0.1:6379/0 --lease-ttl 30s
+  executor serve --redis 'redis://10.0.0.1:7000?addr=10.0.0.2:7000&addr=10.0.0.3:7000'   # Redis Cluster
+  executor serve --redis redis://10.0.0.1:7000 --redis-cluster                          # Redis Cluster, one seed
+  executor serve --redis 'redis+sentinel://:secret@10.0.0.1:26379,10.0.0.2:26379,10.0.0.3:26379/mymaster/0'
   executor serve --http-allow deploy.internal --http-allow 10.20.0.0/16
   EXECUTOR_ADDR=127.0.0.1:9090 executor serve`,
 		Args: noArgs,
@@ -115,7 +118,8 @@ become INTERRUPTED with their checkpoints intact, and nothing resumes by itself 
 	f.StringVar(&cfg.Addr, "addr", DefaultAddr, "listen address (env "+EnvAddr+")")
 	f.StringVar(&cfg.Name, "name", "", "this executor's name among the executors sharing its Redis, in every log line; letters, digits, '.', '_', '-' (default <hostname>-<pid>; env "+EnvName+")")
 	f.IntVar(&cfg.Workers, "workers", 64, "tasks running at once across all plans (env "+EnvWorkers+")")
-	f.StringVar(&cfg.RedisURL, "redis", "", "Redis URL, e.g. redis://127.0.0.1:6379/0; empty: the in-memory store (env "+EnvRedis+")")
+	f.StringVar(&cfg.RedisURL, "redis", "", "Redis URL: one node redis://[user:pass@]host:6379/0 (rediss:// for TLS); a Cluster redis://host1:7000?addr=host2:7000&addr=host3:7000 (or one node with --redis-cluster); Sentinel redis+sentinel://[user:pass@]s1:26379,s2:26379/<master>[/db][?sentinel_password=...]; empty: the in-memory store (env "+EnvRedis+")")
+	f.BoolVar(&cfg.RedisCluster, "redis-cluster", false, "--redis names one node of a Redis Cluster (a seed: the client learns the others from it) (env "+EnvRedisCluster+")")
 	f.StringVar(&cfg.Prefix, "prefix", "executor:", "Redis key prefix (env "+EnvPrefix+")")
 	f.DurationVar(&cfg.LeaseTTL, "lease-ttl", 60*time.Second, "tenant lease TTL, refreshed every TTL/3 (env "+EnvLeaseTTL+")")
 	f.DurationVar(&cfg.Retention, "retention", server.DefaultRetention,
@@ -148,7 +152,7 @@ const shutdownGrace = 10 * time.Second
 
 // serveEnv names the environment variable of each serve flag; the flag beats its variable.
 var serveEnv = map[string]string{
-	"addr": EnvAddr, "name": EnvName, "workers": EnvWorkers, "redis": EnvRedis, "prefix": EnvPrefix, "lease-ttl": EnvLeaseTTL, "retention": EnvRetention, "cache-tasks": EnvCacheTasks,
+	"addr": EnvAddr, "name": EnvName, "workers": EnvWorkers, "redis": EnvRedis, "redis-cluster": EnvRedisCluster, "prefix": EnvPrefix, "lease-ttl": EnvLeaseTTL, "retention": EnvRetention, "cache-tasks": EnvCacheTasks,
 	"degraded-new-plans": EnvDegradedNewPlans, "events-stream": EnvEventsStream,
 	"tokens-file": EnvTokensFile, "insecure": EnvInsecure, "http-allow": EnvHTTPAllow,
 	"shutdown-timeout": EnvShutdownTimeout, "max-tenants": EnvMaxTenants, "max-stages": EnvMaxStages,

@@ -26,6 +26,7 @@ import (
 	"github.com/executor-dev/executor/infra/members"
 	"github.com/executor-dev/executor/infra/memrepo"
 	"github.com/executor-dev/executor/infra/outage"
+	"github.com/executor-dev/executor/infra/redisconn"
 	"github.com/executor-dev/executor/infra/rediskey"
 	"github.com/executor-dev/executor/infra/redisrepo"
 	"github.com/executor-dev/executor/infra/schedule"
@@ -41,11 +42,15 @@ type Config struct {
 	// Name is the executor's name among the executors sharing its store (serve --name), in
 	// every log line and in GET /v1/executors; it must match members.NamePattern (CheckName).
 	// Default members.DefaultName(): "<hostname>-<pid>".
-	Name     string
-	Workers  int           // tasks running at once across all plans; default orchestrator.DefaultWorkers
-	RedisURL string        // empty: the embedded in-memory store
-	Prefix   string        // Redis key prefix; default rediskey.DefaultPrefix
-	LeaseTTL time.Duration // tenant lease TTL; default orchestrator.DefaultLeaseTTL
+	Name    string
+	Workers int // tasks running at once across all plans; default orchestrator.DefaultWorkers
+	// RedisURL names the Redis (one node, a Cluster or a Sentinel-managed master:
+	// redisconn's URL forms); empty: the embedded in-memory store.
+	RedisURL string
+	// RedisCluster makes a one-node RedisURL the seed of a Redis Cluster (--redis-cluster).
+	RedisCluster bool
+	Prefix       string        // Redis key prefix; default rediskey.DefaultPrefix
+	LeaseTTL     time.Duration // tenant lease TTL; default orchestrator.DefaultLeaseTTL
 	// Retention is how long Redis keeps an ended plan's keys, from its end (nothing of an
 	// active plan expires); default redisrepo.DefaultTTL.
 	Retention time.Duration
@@ -101,13 +106,14 @@ type Executor struct {
 	kinds     *stagekind.Registry
 	orch      *orchestrator.Orchestrator
 	svc       *app.Service
-	redis     *redis.Client       // nil on the in-memory store
-	batched   *batch.Scripter     // the runs' scripts on the client's auto-pipeline; nil on memory
-	store     *redisrepo.Store    // nil on the in-memory store
-	mon       *outage.Monitor     // nil on the in-memory store
-	events    *events.Hub         // every transition, for GET /v1/events
-	stream    *eventstream.Stream // writes the events to the Redis stream; nil on memory
-	reader    *eventstream.Reader // GET /v1/events on Redis: the stream every executor writes; nil on memory
+	redis     redis.UniversalClient // nil on the in-memory store
+	redisMode redisconn.Mode        // which kind of Redis ("" on memory)
+	batched   *batch.Scripter       // the runs' scripts on the client's auto-pipeline; nil on memory
+	store     *redisrepo.Store      // nil on the in-memory store
+	mon       *outage.Monitor       // nil on the in-memory store
+	events    *events.Hub           // every transition, for GET /v1/events
+	stream    *eventstream.Stream   // writes the events to the Redis stream; nil on memory
+	reader    *eventstream.Reader   // GET /v1/events on Redis: the stream every executor writes; nil on memory
 	readiness func() api.Health
 	metrics   *metrics.Registry // GET /metrics
 	sched     scheduler         // starts scheduled plans
@@ -213,19 +219,22 @@ func (e *Executor) stores() (stores, error) {
 		db := memrepo.New()
 		return stores{creator: db, plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(), locker: lock.NewMemory(), counts: db.StatusCounts}, nil
 	}
-	opts, err := redis.ParseURL(e.cfg.RedisURL)
+	conn, err := redisconn.Open(redisconn.Config{URL: e.cfg.RedisURL, Cluster: e.cfg.RedisCluster})
 	if err != nil {
 		return stores{}, fmt.Errorf("server: --redis: %w", err)
 	}
-	// Short timeouts and one retry: a Redis that does not answer makes the executor degraded
-	// (it keeps running on memory) within about a second, instead of stalling every run.
-	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.PoolTimeout = time.Second, time.Second, time.Second, time.Second
-	opts.MaxRetries, opts.DialerRetries = 1, 1 // go-redis re-dials a refused connection 5 times by default
-	e.redis = redis.NewClient(opts)
+	cctx, cancel := context.WithTimeout(context.Background(), 2*redisconn.Timeout)
+	err = redisconn.Check(cctx, conn)
+	cancel()
+	if err != nil {
+		_ = conn.Client.Close()
+		return stores{}, fmt.Errorf("server: --redis: %w", err)
+	}
+	e.redis, e.redisMode = conn.Client, conn.Mode
 	// Runs' scripts (fence bumps, writes, leases, dones) share pipelines: many runs' commands
 	// travel in one round trip (docs/performance.md), each wait for a reply bounded by the
 	// read timeout (a frozen Redis costs a run one second, then it goes on degraded).
-	batched, err := batch.New(e.redis, batch.Options{Timeout: opts.ReadTimeout, Pipeline: autoPipeline()})
+	batched, err := batch.New(e.redis, batch.Options{Timeout: redisconn.Timeout, Pipeline: autoPipeline()})
 	if err != nil {
 		return stores{}, fmt.Errorf("server: redis auto-pipeline: %w", err)
 	}
@@ -307,7 +316,7 @@ func (e *Executor) Service() *app.Service { return e.svc }
 
 // Redis returns the executor's Redis client (nil on the in-memory store), for tools that
 // measure it; commands sent on it are the executor's own.
-func (e *Executor) Redis() *redis.Client { return e.redis }
+func (e *Executor) Redis() redis.UniversalClient { return e.redis }
 
 // Start starts the store's probe and the orchestrator.
 func (e *Executor) Start() {

@@ -50,7 +50,13 @@ func (r *Reader) run(last string, positioned bool) {
 	}
 	for r.ctx.Err() == nil {
 		if conn == nil {
-			conn = r.client.Conn()
+			node, err := r.nodeOf(r.ctx)
+			if err != nil {
+				fail(err)
+				continue
+			}
+			conn = node.Conn()
+			r.node.Store(node)
 			id, err := conn.ClientID(r.ctx).Result()
 			if err != nil {
 				fail(fmt.Errorf("eventstream: client id: %w", err))
@@ -145,6 +151,25 @@ func (r *Reader) upAgain() {
 	}
 	r.up = true
 	r.closeFallbacks()
+}
+
+// nodeOf returns the client of the node that holds the stream: the client itself on one node
+// (or the master Sentinel names), the stream's master on a Redis Cluster (asked again after
+// every failure: a failover moves it). A blocking read needs a connection of its own, and its
+// CLIENT UNBLOCK the same node.
+func (r *Reader) nodeOf(ctx context.Context) (*redis.Client, error) {
+	switch c := r.client.(type) {
+	case *redis.Client:
+		return c, nil
+	case *redis.ClusterClient:
+		node, err := c.MasterForKey(ctx, r.key)
+		if err != nil {
+			return nil, fmt.Errorf("eventstream: master of %s: %w", r.key, err)
+		}
+		return node, nil
+	default:
+		return nil, fmt.Errorf("eventstream: a blocking read needs a *redis.Client or a *redis.ClusterClient, not %T", r.client)
+	}
 }
 
 // tail returns the ID of the stream's last entry ("0-0" when it is empty or missing).

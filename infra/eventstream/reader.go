@@ -48,7 +48,7 @@ type ReaderOptions struct {
 // instead of reading (an executor nobody watches pays nothing for the stream but its
 // writes), and the next watch positions it at the stream's end. Safe for concurrent use.
 type Reader struct {
-	client *redis.Client
+	client redis.UniversalClient
 	key    string
 	local  Local
 	block  time.Duration
@@ -63,7 +63,8 @@ type Reader struct {
 	started  bool
 	stopped  bool
 
-	connID atomic.Int64 // the reading connection's CLIENT ID; 0: none
+	connID atomic.Int64                 // the reading connection's CLIENT ID; 0: none
+	node   atomic.Pointer[redis.Client] // the client of the node the reading connection is on
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the goroutine returns
@@ -75,7 +76,7 @@ var _ interface {
 
 // NewReader returns a stopped Reader of the stream on client: until Start positions it,
 // watches get the local events.
-func NewReader(client *redis.Client, opts ReaderOptions) *Reader {
+func NewReader(client redis.UniversalClient, opts ReaderOptions) *Reader {
 	if opts.Keys.Prefix() == "" {
 		opts.Keys = rediskey.New("")
 	}
@@ -131,9 +132,9 @@ func (r *Reader) Stop(ctx context.Context) error {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if id := r.connID.Load(); id != 0 {
+		if id, node := r.connID.Load(), r.node.Load(); id != 0 && node != nil {
 			uctx, cancel := context.WithTimeout(ctx, time.Second)
-			_ = r.client.ClientUnblock(uctx, id).Err() // best effort: the read ends by itself too
+			_ = node.ClientUnblock(uctx, id).Err() // best effort: the read ends by itself too
 			cancel()
 		}
 		select {

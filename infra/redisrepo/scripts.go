@@ -51,21 +51,21 @@ var pipelinedScripts = []string{createTaskSrc, createPlanSrc, retainIndexSrc}
 
 // execScripts runs fill on a fresh pipeline whose scripts are sent by EVALSHA, not with their
 // whole source per command. When Redis lost its script cache (it restarted), a reply is
-// NOSCRIPT: the scripts are loaded and the whole batch sent again, which every pipelined
+// NOSCRIPT: the scripts are loaded (on every node of a cluster) and the whole batch sent again, which every pipelined
 // script allows (a claim finds itself, a creation writes nothing over what exists).
 func (s *Store) execScripts(ctx context.Context, fill func(p redis.Pipeliner)) ([]redis.Cmder, error) {
 	cmds, err := s.exec(ctx, fill)
 	if !anyNoScript(cmds, err) {
 		return cmds, err
 	}
-	if _, err := s.exec(ctx, func(p redis.Pipeliner) {
-		for _, src := range pipelinedScripts {
-			// Not Script.Load: on a pipeline it reads the not yet executed reply and
-			// overwrites the script's SHA with "".
-			p.ScriptLoad(ctx, src)
+	for _, src := range pipelinedScripts {
+		// On the client, not on a pipeline: a Redis Cluster client sends SCRIPT LOAD to every
+		// node (a pipelined one, which names no key, would reach one node at random); and
+		// Script.Load on a pipeline reads the not yet executed reply and overwrites the
+		// script's SHA with "".
+		if err := s.client.ScriptLoad(ctx, src).Err(); err != nil {
+			return nil, err
 		}
-	}); err != nil {
-		return nil, err
 	}
 	return s.exec(ctx, fill)
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -29,9 +30,11 @@ type Server struct {
 	port int
 	dir  string
 	args []string // extra command-line arguments (Args)
+	conf string   // a configuration file's contents (Config): written once, passed first
 
-	mu  sync.Mutex
-	cmd *exec.Cmd
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	adminc *redis.Client // the harness's own client (admin), made once
 }
 
 // Option configures a Server at Start.
@@ -42,6 +45,13 @@ type Option func(*Server)
 // they override), at every start of the server.
 func Args(args ...string) Option {
 	return func(s *Server) { s.args = append(s.args, args...) }
+}
+
+// Config makes the server read a configuration file with these contents, written into its
+// directory once at Start and kept across restarts (a sentinel or a cluster node rewrites its
+// own), before the command-line arguments.
+func Config(contents string) Option {
+	return func(s *Server) { s.conf = contents }
 }
 
 // Start starts a redis-server on a free port, configured by opts, and stops it when the test
@@ -55,6 +65,11 @@ func Start(t testing.TB, opts ...Option) *Server {
 	s := &Server{t: t, bin: bin, port: freePort(t), dir: t.TempDir()}
 	for _, o := range opts {
 		o(s)
+	}
+	if s.conf != "" {
+		if err := os.WriteFile(filepath.Join(s.dir, "redis.conf"), []byte(s.conf), 0o600); err != nil {
+			t.Fatalf("redistest: config file: %v", err)
+		}
 	}
 	s.Restart()
 	t.Cleanup(s.Kill)
@@ -70,6 +85,9 @@ func freePort(t testing.TB) int {
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
 }
+
+// Port returns the server's port.
+func (s *Server) Port() int { return s.port }
 
 // Addr returns host:port.
 func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
@@ -93,11 +111,15 @@ func (s *Server) Restart() {
 	if s.cmd != nil {
 		s.t.Fatalf("redistest: server on %d is already running", s.port)
 	}
-	args := append([]string{
+	var args []string
+	if s.conf != "" {
+		args = append(args, filepath.Join(s.dir, "redis.conf"))
+	}
+	args = append(append(args,
 		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 		"--dir", s.dir, "--protected-mode", "no", "--loglevel", "warning",
 		"--logfile", filepath.Join(s.dir, "redis.log"),
-	}, s.args...)
+	), s.args...)
 	cmd := exec.Command(s.bin, args...)
 	if err := cmd.Start(); err != nil {
 		s.t.Fatalf("redistest: start redis-server: %v", err)
@@ -158,3 +180,24 @@ func (s *Server) send(sig syscall.Signal) {
 
 // String describes the server for test logs.
 func (s *Server) String() string { return fmt.Sprintf("redis-server on %s", s.Addr()) }
+
+// running reports whether the server's process runs (it may be frozen).
+func (s *Server) running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cmd != nil
+}
+
+// admin returns the harness's own client of the server (no retries, short timeouts), made
+// once and closed when the test ends.
+func (s *Server) admin() *redis.Client {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.adminc == nil {
+		s.adminc = redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1, Protocol: 2,
+			DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second})
+		c := s.adminc
+		s.t.Cleanup(func() { _ = c.Close() })
+	}
+	return s.adminc
+}
