@@ -248,12 +248,12 @@ type FieldProblem struct {
 
 // Health is the body of /healthz and /readyz.
 type Health struct {
-	Status   string     `json:"status"`             // "ok"; "degraded" (readyz, a 503) while Redis is away
+	Status   string     `json:"status"`             // "ok"; "degraded" (readyz, a 503) while Redis is away; "unavailable" (a 503) when the probe's write or read failed
 	Executor string     `json:"executor,omitempty"` // the serving executor's name (Options.Name)
-	Redis    string     `json:"redis,omitempty"`    // "ok" | "degraded" | "disabled" (readyz)
+	Redis    string     `json:"redis,omitempty"`    // "ok" | "degraded" | "unavailable" | "disabled" (readyz)
 	Since    *time.Time `json:"since,omitempty"`    // degraded: since when
 	Journal  *int       `json:"journal,omitempty"`  // degraded: aggregates waiting to be written back
-	Reason   string     `json:"reason,omitempty"`   // degraded: the Redis error that began the outage
+	Reason   string     `json:"reason,omitempty"`   // degraded: the Redis error that began the outage; unavailable: the probe's error
 }
 
 // Event is one transition as GET /v1/events sends it (the data of a server-sent event whose

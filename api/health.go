@@ -1,15 +1,31 @@
 package api
 
-import "net/http"
+import (
+	"context"
+	"net/http"
+	"time"
+)
 
 // healthz is GET /healthz: the process serves requests, and which executor it is.
 func (h *handlers) healthz(w http.ResponseWriter, r *http.Request) {
 	h.respond(w, r, http.StatusOK, Health{Status: "ok", Executor: h.opts.Name})
 }
 
-// readyz is GET /readyz: Options.Readiness with the executor's name, 503 when its status is not "ok".
+// probeTimeout bounds GET /readyz's probe (Options.Probe).
+const probeTimeout = 2 * time.Second
+
+// readyz is GET /readyz: Options.Readiness with the executor's name, then, when that says
+// ok, Options.Probe; 503 when the status is not "ok".
 func (h *handlers) readyz(w http.ResponseWriter, r *http.Request) {
 	health := h.opts.Readiness()
+	if health.Status == "ok" && h.opts.Probe != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), probeTimeout)
+		err := h.opts.Probe(ctx)
+		cancel()
+		if err != nil {
+			health = Health{Status: "unavailable", Redis: "unavailable", Reason: err.Error()}
+		}
+	}
 	if health.Executor == "" {
 		health.Executor = h.opts.Name
 	}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -29,6 +30,11 @@ type Options struct {
 	// Readiness reports the body of GET /readyz; a Status other than "ok" answers 503.
 	// Default: {"status":"ok","redis":"disabled"} (the in-memory store).
 	Readiness func() Health
+	// Probe, when set, is asked by GET /readyz after Readiness said ok: a write and a read
+	// through the store's client (Redis), whose error makes /readyz answer 503 with it as
+	// the reason. Readiness alone (cheap: it also labels 503 problems) reports what the
+	// executor learnt from its traffic; Probe checks now.
+	Probe func(ctx context.Context) error
 	// Unavailable, when set, tells an error that means the store is unreachable or refusing
 	// to serve (a Redis outage) from the others: such an error answers 503 `unavailable`,
 	// never 500, even before the executor switched to degraded (the executor passes

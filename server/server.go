@@ -115,10 +115,11 @@ type Executor struct {
 	stream    *eventstream.Stream   // writes the events to the Redis stream; nil on memory
 	reader    *eventstream.Reader   // GET /v1/events on Redis: the stream every executor writes; nil on memory
 	readiness func() api.Health
-	metrics   *metrics.Registry // GET /metrics
-	sched     scheduler         // starts scheduled plans
-	signals   *signals.Redis    // operators' commands between executors; nil on the in-memory store
-	dispatch  interface {       // the plans' queues: dispatch.Memory, or dispatch.Redis shared by every executor
+	probe     func(context.Context) error // GET /readyz's write and read (nil on memory)
+	metrics   *metrics.Registry           // GET /metrics
+	sched     scheduler                   // starts scheduled plans
+	signals   *signals.Redis              // operators' commands between executors; nil on the in-memory store
+	dispatch  interface {                 // the plans' queues: dispatch.Memory, or dispatch.Redis shared by every executor
 		Start(context.Context)
 		Stop()
 	}
@@ -249,7 +250,7 @@ func (e *Executor) stores() (stores, error) {
 		TTL:        e.cfg.Retention,
 		CacheTasks: e.cfg.CacheTasks,
 	})
-	e.readiness = e.redisReadiness
+	e.readiness, e.probe = e.redisReadiness, e.store.Ready
 	db := e.store
 	return stores{
 		batched: batched,
@@ -398,7 +399,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{Executor: exe}
 	s.base, s.cancelBase = context.WithCancel(context.Background())
 	s.http = &http.Server{
-		Handler:           api.NewRouter(exe.svc, api.Options{Name: exe.cfg.Name, Logger: exe.cfg.Logger, MaxBodyBytes: exe.cfg.MaxBodyBytes, Readiness: exe.readiness, Unavailable: outage.Is, EventHeartbeat: exe.cfg.EventHeartbeat, Console: console.Handler(), Metrics: exe.metrics.Handler(), ObserveRequest: exe.metrics.ObserveRequest, Auth: auth.NewKeys(exe.cfg.Tokens)}),
+		Handler:           api.NewRouter(exe.svc, api.Options{Name: exe.cfg.Name, Logger: exe.cfg.Logger, MaxBodyBytes: exe.cfg.MaxBodyBytes, Readiness: exe.readiness, Probe: exe.probe, Unavailable: outage.Is, EventHeartbeat: exe.cfg.EventHeartbeat, Console: console.Handler(), Metrics: exe.metrics.Handler(), ObserveRequest: exe.metrics.ObserveRequest, Auth: auth.NewKeys(exe.cfg.Tokens)}),
 		BaseContext:       func(net.Listener) context.Context { return s.base },
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,

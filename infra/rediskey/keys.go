@@ -65,6 +65,10 @@ func (k Keys) TenantLockReleased(tenantID string) string {
 // executor:instance:{<id>}.
 func (k Keys) Instance(id string) string { return k.prefix + "instance:{" + id + "}" }
 
+// Ready is one executor process's readiness key: GET /readyz writes a fresh value to it and
+// reads it back (30 s TTL): executor:ready:{<id>}, the id of the process's Instance key.
+func (k Keys) Ready(id string) string { return k.prefix + "ready:{" + id + "}" }
+
 // Generation is the HASH that tells executors whether Redis still holds the data they saw:
 // token (random, made when the hash was created), since and claimsFrom (Redis times, ms). An
 // executor that finds another token than the one it saw, or none, knows that Redis lost its

@@ -97,6 +97,7 @@ type Store struct {
 	onRestored func(lost bool)
 	written    writtenFields // the task fields each run wrote last, to send only changes
 	instance   string        // this store's sentinel key, to notice a Redis that lost its data
+	ready      string        // this store's readiness key (Ready)
 	leaseTTL   time.Duration // see Options.LeaseTTL
 	gen        generation    // the generation of Redis's data this store saw last
 	lostData   atomic.Bool   // a write found Redis without data it held: write everything back
@@ -134,10 +135,11 @@ func New(client redis.UniversalClient, opts Options) *Store {
 	if opts.LeaseTTL <= 0 {
 		opts.LeaseTTL = DefaultLeaseTTL
 	}
+	id := ulid.Make().String()
 	return &Store{
 		client: client, batched: opts.Batched, keys: opts.Keys, ttl: opts.TTL, mirror: newMirror(opts), mon: opts.Monitor,
 		journal: newJournal(), log: opts.Logger, onConflict: opts.OnConflict, onRestored: opts.OnRestored,
-		instance: opts.Keys.Instance(ulid.Make().String()), leaseTTL: opts.LeaseTTL,
+		instance: opts.Keys.Instance(id), ready: opts.Keys.Ready(id), leaseTTL: opts.LeaseTTL,
 		writer: strconv.FormatUint(rand.Uint64()|1<<63, 36)[:6] + ".", // the top bit: always 13 digits
 	}
 }
