@@ -35,11 +35,13 @@ type recorder struct {
 	peak     int
 	answered map[string]int // "<tenant>/<stage>"
 	started  map[string]int
+	tenantIn map[string]int // calls of each tenant in flight
+	overlaps []string       // calls that started while another call of their tenant was in flight
 }
 
 func newRecorder(t *testing.T) *recorder {
 	t.Helper()
-	rc := &recorder{answered: map[string]int{}, started: map[string]int{}}
+	rc := &recorder{answered: map[string]int{}, started: map[string]int{}, tenantIn: map[string]int{}}
 	rc.srv = httptest.NewServer(http.HandlerFunc(rc.serve))
 	t.Cleanup(rc.srv.Close)
 	return rc
@@ -48,10 +50,15 @@ func newRecorder(t *testing.T) *recorder {
 func (rc *recorder) serve(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.Copy(io.Discard, r.Body)
 	key := strings.Trim(r.URL.Path, "/")
+	tenant, _, _ := strings.Cut(key, "/")
 	rc.mu.Lock()
 	rc.current++
 	rc.peak = max(rc.peak, rc.current)
 	rc.started[key]++
+	if rc.tenantIn[tenant] > 0 {
+		rc.overlaps = append(rc.overlaps, key)
+	}
+	rc.tenantIn[tenant]++
 	rc.mu.Unlock()
 	ms, _ := strconv.Atoi(r.URL.Query().Get("ms"))
 	if r.URL.Query().Get("hang") == "1" && rc.hang.Load() {
@@ -67,6 +74,7 @@ func (rc *recorder) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	rc.mu.Lock()
 	rc.current--
+	rc.tenantIn[tenant]--
 	if answered {
 		rc.answered[key]++
 	}
@@ -95,6 +103,14 @@ func (rc *recorder) twice() []string {
 		}
 	}
 	return out
+}
+
+// overlapping lists the calls that started while another call of the same tenant was in
+// flight: a tenant run twice at once.
+func (rc *recorder) overlapping() []string {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]string(nil), rc.overlaps...)
 }
 
 func (rc *recorder) peakInFlight() int {

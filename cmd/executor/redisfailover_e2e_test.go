@@ -1,0 +1,127 @@
+package main_test
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/executor-dev/executor/api"
+	"github.com/executor-dev/executor/infra/redistest"
+)
+
+// failoverTimeout bounds how long a plan may take to settle after a Redis failover (the
+// failover itself, the executors' degraded spell and write-back, and the rest of the plan).
+const failoverTimeout = 90 * time.Second
+
+// rolloutThroughFailover runs a plan of 80 tenants × 4 stages on two executors sharing the
+// Redis that redisURL (with extra serve flags) names, calls fail once a quarter of the
+// tenants completed their first stage, and waits until no task runs or waits to run. It then
+// retries from their checkpoints the tenants the failover left INTERRUPTED (or FAILED) until
+// every tenant is COMPLETED, and checks what the failover may not break: no tenant was called
+// twice at once, no completed stage ran again, and every stage of every tenant completed once.
+func rolloutThroughFailover(t *testing.T, redisURL string, extra []string, fail func()) {
+	t.Helper()
+	rc := newRecorder(t)
+	a := startExecutor(t, "A", redisURL, append([]string{"--name", "exec-a"}, extra...)...)
+	b := startExecutor(t, "B", redisURL, append([]string{"--name", "exec-b"}, extra...)...)
+	tenants := tenantsN("f", 80)
+	stages := []string{"s1", "s2", "s3", "s4"}
+	planFile := writePlan(t, api.PlanRequest{
+		Name: "through-failover", MaxConcurrency: 24, Stages: rc.stages(150, stages...), Tenants: tenants,
+	})
+	r := a.cli(t, "submit", "-f", planFile, "-o", "json")
+	requireExit(t, 0, r)
+	planID := decode[api.Plan](t, r.stdout).PlanID
+	require.Eventually(t, func() bool {
+		n := 0
+		for _, tn := range tenants {
+			n += rc.answeredCount(tn.ID + "/s1")
+		}
+		return n >= len(tenants)/4
+	}, 30*time.Second, 10*time.Millisecond, "a quarter of the tenants completed s1")
+	fail()
+	failedAt := time.Now()
+
+	settled := waitSettled(t, b, planID)
+	t.Logf("plan settled %s after the failover: %v", time.Since(failedAt).Round(time.Millisecond), settled.Progress)
+	for round := 0; ; round++ {
+		var retry []api.Task
+		for _, tk := range tasksOf(t, a, planID) {
+			switch tk.Status {
+			case "COMPLETED":
+			case "INTERRUPTED", "FAILED":
+				retry = append(retry, tk)
+			default:
+				require.Failf(t, "a tenant neither ended nor retryable", "%s is %s", tk.TenantID, tk.Status)
+			}
+		}
+		if len(retry) == 0 {
+			break
+		}
+		require.Less(t, round, 3, "tenants still not COMPLETED after %d retries: %v", round, retry)
+		for _, tk := range retry {
+			t.Logf("retry %s (%s at stage %d)", tk.TenantID, tk.Status, tk.CurrentStage)
+			requireExit(t, 0, b.cli(t, "retry", "--tenant", tk.TenantID, "--from-checkpoint"))
+		}
+		waitSettled(t, a, planID)
+	}
+	assert.Empty(t, rc.overlapping(), "no tenant called twice at once")
+	assert.Empty(t, rc.twice(), "no completed stage ran again")
+	for _, tn := range tenants {
+		for _, s := range stages {
+			assert.Equal(t, 1, rc.answeredCount(tn.ID+"/"+s), "%s/%s completed once", tn.ID, s)
+		}
+	}
+}
+
+// waitSettled polls the plan until it is no longer RUNNING and none of its tasks is PENDING
+// or RUNNING, and returns it.
+func waitSettled(t *testing.T, p *executorProc, planID string) api.Plan {
+	t.Helper()
+	var plan api.Plan
+	require.Eventually(t, func() bool {
+		r := p.cli(t, "plan", "show", planID, "-o", "json")
+		if (r.code != 0 && r.code != 1) || json.Unmarshal([]byte(r.stdout), &plan) != nil {
+			return false // a 503 while the executor cannot read the plan, say
+		}
+		if plan.Status == "RUNNING" || plan.Status == "PENDING" {
+			return false
+		}
+		return !slices.ContainsFunc(tasksOf(t, p, planID), func(tk api.Task) bool {
+			return tk.Status == "PENDING" || tk.Status == "RUNNING"
+		})
+	}, failoverTimeout, 200*time.Millisecond, "plan %s did not settle", planID)
+	return plan
+}
+
+// A Redis Cluster master fails over in the middle of a rollout, coordinated (CLUSTER
+// FAILOVER on its replica) or because it was killed (kill -9; its replica is promoted after
+// the cluster's node timeout): the executors follow the new master.
+func TestRedisClusterMasterFailoverMidRollout(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		fail func(t *testing.T, c *redistest.Cluster)
+	}{
+		{name: "cluster failover", fail: func(t *testing.T, c *redistest.Cluster) {
+			c.Failover(c.MasterOf("executor:events"))
+		}},
+		{name: "master killed", fail: func(t *testing.T, c *redistest.Cluster) {
+			m := c.MasterOf("executor:events")
+			m.Kill()
+			c.WaitHealthy()
+			assert.NotEqual(t, m.Addr(), c.MasterOf("executor:events").Addr(), "a replica took over")
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := redistest.StartCluster(t, 3, 1)
+			rolloutThroughFailover(t, c.URL(), nil, func() { tt.fail(t, c) })
+		})
+	}
+}
