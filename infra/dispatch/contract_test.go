@@ -41,6 +41,24 @@ func TestRedisContract(t *testing.T) {
 	})
 }
 
+// The Redis contract on a Redis Cluster of three masters: each plan's queue, in-flight hash and
+// limits share a slot (every script touches that one slot), the set of dispatching plans and
+// the wake channel live elsewhere.
+func TestRedisClusterContract(t *testing.T) {
+	t.Parallel()
+	client := redistest.StartCluster(t, 3, 0).Client()
+	runContract(t, func(t *testing.T) (dispatcher, dispatcher) {
+		t.Helper()
+		opts := RedisOptions{Prefix: "contract:" + t.Name() + ":"}
+		a, b := NewRedis(client, opts), NewRedis(client, opts)
+		for _, r := range []*Redis{a, b} {
+			r.Start(context.Background())
+			t.Cleanup(r.Stop)
+		}
+		return a, b
+	})
+}
+
 // runContract runs the behaviour both implementations share.
 func runContract(t *testing.T, pair newPair) {
 	t.Helper()

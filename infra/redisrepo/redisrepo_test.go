@@ -22,3 +22,15 @@ func TestContract(t *testing.T) {
 		return repotest.Store{Creator: s, Plans: s.Plans(), Tasks: s.Tasks(), Checkpoints: s.Checkpoints()}
 	})
 }
+
+// The same contract on a Redis Cluster of three masters: every script and pipeline of the
+// store touches one slot (a script whose keys crossed slots would answer CROSSSLOT), and
+// pipelines and script loads reach every master.
+func TestContractOnACluster(t *testing.T) {
+	client := redistest.StartCluster(t, 3, 0).Client()
+	var n atomic.Int64
+	repotest.Run(t, func(t *testing.T) repotest.Store {
+		s := redisrepo.New(client, redisrepo.Options{Keys: rediskey.New(fmt.Sprintf("c%d:", n.Add(1)))})
+		return repotest.Store{Creator: s, Plans: s.Plans(), Tasks: s.Tasks(), Checkpoints: s.Checkpoints()}
+	})
+}
