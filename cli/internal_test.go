@@ -19,6 +19,7 @@ import (
 
 	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/client"
+	"github.com/executor-dev/executor/infra/redistest"
 	"github.com/executor-dev/executor/server/servertest"
 )
 
@@ -268,6 +269,8 @@ func TestServeUsageAndStartErrors(t *testing.T) {
 		{name: "positional argument", args: []string{"serve", "now"}, want: ExitUsage},
 		{name: "address that cannot be listened on", args: []string{"serve", "--insecure", "--addr", "256.0.0.1:1"}, want: ExitFailure},
 		{name: "redis URL that does not parse", args: []string{"serve", "--addr", "127.0.0.1:0", "--redis", "http://nope"}, want: ExitFailure},
+		{name: "sentinel URL without master", args: []string{"serve", "--addr", "127.0.0.1:0", "--redis", "redis+sentinel://127.0.0.1:1"}, want: ExitFailure, names: "--redis"},
+		{name: "cluster URL with a database", args: []string{"serve", "--addr", "127.0.0.1:0", "--redis", "redis://127.0.0.1:1/3", "--redis-cluster"}, want: ExitFailure, names: "--redis"},
 		{name: "lease TTL too short", args: []string{"serve", "--lease-ttl", "1ms"}, want: ExitUsage},
 		{name: "retention under a minute", args: []string{"serve", "--retention", "10s"}, want: ExitUsage, names: "--retention"},
 		{name: "negative cache", args: []string{"serve", "--cache-tasks", "-1"}, want: ExitUsage, names: "--cache-tasks"},
@@ -291,6 +294,17 @@ func TestServeUsageAndStartErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A node of a Redis Cluster given as one node is refused at start, with what to write.
+func TestServeRefusesAClusterNodeGivenAsOneNode(t *testing.T) {
+	t.Parallel()
+	c := redistest.StartCluster(t, 3, 0)
+	o := runWith(t, "", nil, "serve", "--addr", "127.0.0.1:0", "--redis", c.SeedURL())
+	assert.Equal(t, ExitFailure, o.code, "stderr: %s", o.stderr)
+	assert.Contains(t, o.stderr, "Redis Cluster")
+	assert.Contains(t, o.stderr, "--redis-cluster")
+	assert.Contains(t, o.stderr, "?addr=")
 }
 
 // Secrets of the serve tests' tokens.
