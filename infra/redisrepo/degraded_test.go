@@ -279,3 +279,53 @@ func TestNoScriptIsHandledBySendingTheScriptAgain(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, task.Completed, got.Status())
 }
+
+// Redis that went back to an older version of a task (a master failed over to a replica that
+// had not received the last writes it acknowledged) while this executor was cut off: the
+// write-back writes the executor's newer copy, since no writer can have made a version lower
+// than one this executor saw; nothing is refused, the run goes on.
+func TestWriteBackOverATaskRedisRolledBack(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	proxy := srv.NewProxy()
+	conflicts := make(chan string, 4)
+	a, monA := startStore(t, fastClient(t, proxy.Addr()), func(id string) { conflicts <- id })
+	ctx := context.Background()
+	raw := srv.Client()
+	keys := rediskey.New("")
+
+	p, tasks := newPlan(t, "r1")
+	require.NoError(t, a.CreatePlan(ctx, p, tasks))
+	id := tasks[0].ID()
+	older, err := raw.HGetAll(ctx, keys.Task(id)).Result() // as created: no writer's token
+	require.NoError(t, err)
+	runStage(t, a, id) // acknowledged (the fence bump, the first stage), then lost below
+	runStage(t, a, id)
+
+	proxy.Cut()
+	runStage(t, a, id) // completes the task on memory
+	down, _ := monA.Degraded()
+	require.True(t, down)
+	require.NoError(t, raw.Del(ctx, keys.Task(id)).Err())
+	require.NoError(t, raw.HSet(ctx, keys.Task(id), older).Err())
+	require.NoError(t, raw.Del(ctx, keys.Checkpoint(id)).Err())
+
+	proxy.Restore()
+	require.Eventually(t, func() bool { d, _ := monA.Degraded(); return !d }, 10*time.Second, 20*time.Millisecond)
+	select {
+	case got := <-conflicts:
+		t.Fatalf("the write-back was refused for %s", got)
+	default:
+	}
+	want, err := a.Tasks().Task(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, task.Completed, want.Status())
+	fresh := redisrepo.New(raw, redisrepo.Options{})
+	got, err := fresh.Tasks().Task(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, task.Completed, got.Status(), "Redis holds the executor's newer copy")
+	assert.Equal(t, want.Version(), got.Version())
+	cp, err := fresh.Checkpoints().Checkpoint(ctx, id)
+	require.NoError(t, err)
+	assert.Len(t, cp.CompletedStages(), len(specs3), "no completed stage lost")
+}

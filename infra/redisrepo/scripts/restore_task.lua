@@ -23,6 +23,10 @@
 --          written unless it holds the same or a newer version, or a newer fence epoch
 -- ARGV[8…] field, value pairs of the whole task hash (fence, version and this write-back's
 --          token as wtoken included)
+-- A stored version lower than the base means Redis lost writes it had acknowledged (versions
+-- only grow: a master failed over to a replica that had not received them, or restarted from
+-- an older snapshot): this executor's newer copy is written back, unless Redis holds a newer
+-- fence epoch.
 -- returns  1 written; 0 conflict: Redis holds a newer epoch, or another writer changed the
 --          task since the base version (or holds a newer copy written back for the same
 --          loss): nothing written; 2 Redis holds this very version
@@ -63,7 +67,7 @@ if stored[1] then
     if version > tonumber(ARGV[6]) then
       return 0
     end
-  elseif version ~= base and not ours(stored[3]) then
+  elseif version ~= base and not ours(stored[3]) and not (version < base) then
     return 0
   end
 end
