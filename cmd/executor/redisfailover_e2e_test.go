@@ -125,3 +125,15 @@ func TestRedisClusterMasterFailoverMidRollout(t *testing.T) {
 		})
 	}
 }
+
+// The master Sentinel watches is killed (kill -9) in the middle of a rollout; the sentinels
+// promote one of its two replicas after 1 s: the executors follow the new master.
+func TestSentinelMasterKilledMidRollout(t *testing.T) {
+	t.Parallel()
+	s := redistest.StartSentinels(t, 2, 3)
+	rolloutThroughFailover(t, s.URL(), nil, func() {
+		m := s.Master()
+		m.Kill()
+		s.WaitNewMaster(m.Addr())
+	})
+}
