@@ -69,7 +69,12 @@ type Conn struct {
 func Open(cfg Config) (*Conn, error) {
 	u, err := url.Parse(cfg.URL)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrURL, err)
+		// url.Parse's error quotes the whole URL, password included: only its reason.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("%w (not shown: it may hold a password): %w", ErrURL, err)
 	}
 	switch {
 	case u.Scheme == "redis+sentinel" || u.Scheme == "rediss+sentinel":

@@ -92,6 +92,13 @@ func TestCheckRefusesAClusterNodeGivenAsOneNode(t *testing.T) {
 	require.NoError(t, redisconn.Check(ctx, plain))
 }
 
+func TestAnUnparsableURLIsNotQuotedWithItsPassword(t *testing.T) {
+	t.Parallel()
+	_, err := redisconn.Open(redisconn.Config{URL: "redis://u:topsecret@[::1:6379/0"})
+	require.ErrorIs(t, err, redisconn.ErrURL)
+	assert.NotContains(t, err.Error(), "topsecret")
+}
+
 func TestRedactMasksPasswords(t *testing.T) {
 	t.Parallel()
 	got := redisconn.Redact("redis+sentinel://u:secret@h:26379/m?sentinel_password=s2&password=s3")

@@ -63,17 +63,31 @@ func (s *Store) writeNew(ctx context.Context, p *plan.Plan, planFields []any, ta
 			return wrap("create plan", err)
 		}
 	}
-	// Per task, in one pipeline: the hash, then the index pointing at it (Redis runs a
-	// pipeline in order, so a reader that finds the index finds the task).
+	// Per task: the hash, then the index pointing at it, so that a reader that finds the
+	// index finds the task. One pipeline on one node (Redis runs it in order); on a Redis
+	// Cluster the two go to different masters, which run their shares of a pipeline at once:
+	// the indexes then follow in a pipeline of their own.
 	const perTask = 3
+	_, cluster := s.client.(*redis.ClusterClient)
 	err := inBatches(ctx, len(tasks), batchSize/perTask, func(ctx context.Context, start, end int) error {
-		_, err := s.execScripts(ctx, func(pipe redis.Pipeliner) {
-			for i, t := range tasks[start:end] {
-				createTaskScript.EvalSha(ctx, pipe, []string{s.keys.Task(t.ID())}, fields[start+i]...)
+		indexes := func(pipe redis.Pipeliner) {
+			for _, t := range tasks[start:end] {
 				pipe.Set(ctx, s.keys.TenantIndex(t.TenantID()), t.ID(), 0) // no TTL while the plan is active
 				pipe.Persist(ctx, s.keys.TenantActive(t.TenantID()))       // the claim now lives as long as its task
 			}
+		}
+		_, err := s.execScripts(ctx, func(pipe redis.Pipeliner) {
+			for i, t := range tasks[start:end] {
+				createTaskScript.EvalSha(ctx, pipe, []string{s.keys.Task(t.ID())}, fields[start+i]...)
+			}
+			if !cluster {
+				indexes(pipe)
+			}
 		})
+		if err != nil || !cluster {
+			return err
+		}
+		_, err = s.exec(ctx, indexes)
 		return err
 	})
 	if err != nil {

@@ -140,6 +140,10 @@ func (r *PlanRepo) byIdempotencyKeyOnline(ctx context.Context, key string) (*pla
 	return r.planOnline(ctx, id)
 }
 
+// listingGrace is how old a plan's listing entry must be before a listing that finds no plan
+// hash drops it: younger, the plan may be being created.
+const listingGrace = 10 * time.Minute
+
 // List returns plans matching f, newest first, from the plans ZSET (so plans created by other
 // instances are listed too). Plans whose hash expired are dropped from the ZSET.
 func (r *PlanRepo) listOnline(ctx context.Context, f plan.Filter) ([]*plan.Plan, error) {
@@ -155,19 +159,25 @@ func (r *PlanRepo) listOnline(ctx context.Context, f plan.Filter) ([]*plan.Plan,
 	const page = 256
 	var out []*plan.Plan
 	for offset := int64(0); ; offset += page {
-		ids, err := s.client.ZRevRangeByScore(ctx, s.keys.Plans(), &redis.ZRangeBy{
+		entries, err := s.client.ZRevRangeByScoreWithScores(ctx, s.keys.Plans(), &redis.ZRangeBy{
 			Max: max, Min: "-inf", Offset: offset, Count: page,
 		}).Result()
 		if err != nil {
 			return nil, wrap("list plans", err)
 		}
-		for _, id := range ids {
+		for _, e := range entries {
+			id, _ := e.Member.(string)
 			if f.Before != "" && id >= f.Before {
 				continue // same millisecond as the cursor, but not older
 			}
 			p, err := r.planOnline(ctx, id)
 			if errors.Is(err, plan.ErrNotFound) {
-				s.client.ZRem(ctx, s.keys.Plans(), id) // best effort: the listing heals itself
+				// Expired: dropped (best effort: the listing heals itself). Unless it is
+				// young: a plan being created (on a Redis Cluster its entry and its hash
+				// are written to two masters at once, either first) is left listed.
+				if time.Since(time.UnixMilli(int64(e.Score))) > listingGrace {
+					s.client.ZRem(ctx, s.keys.Plans(), id)
+				}
 				continue
 			}
 			if err != nil {
@@ -181,7 +191,7 @@ func (r *PlanRepo) listOnline(ctx context.Context, f plan.Filter) ([]*plan.Plan,
 				return out, nil
 			}
 		}
-		if len(ids) < page {
+		if len(entries) < page {
 			return out, nil
 		}
 	}

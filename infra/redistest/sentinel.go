@@ -24,15 +24,15 @@ type Sentinels struct {
 
 // StartSentinels starts a master with replicas and n sentinels (n ≥ 2), waits until every
 // sentinel knows the master, its replicas and the other sentinels, and stops them all when the
-// test ends.
-func StartSentinels(t testing.TB, replicas, n int) *Sentinels {
+// test ends. opts configure the master and the replicas.
+func StartSentinels(t testing.TB, replicas, n int, opts ...Option) *Sentinels {
 	t.Helper()
 	s := &Sentinels{t: t}
-	sync := Args("--repl-diskless-sync-delay", "0")
-	master := Start(t, sync)
+	data := append([]Option{Args("--repl-diskless-sync-delay", "0")}, opts...)
+	master := Start(t, data...)
 	s.data = append(s.data, master)
 	for range replicas {
-		s.data = append(s.data, Start(t, sync, Args("--replicaof", "127.0.0.1", strconv.Itoa(master.Port()))))
+		s.data = append(s.data, Start(t, append(data, Args("--replicaof", "127.0.0.1", strconv.Itoa(master.Port())))...))
 	}
 	conf := fmt.Sprintf("sentinel resolve-hostnames no\n"+
 		"sentinel monitor %[1]s 127.0.0.1 %[2]d 2\n"+
