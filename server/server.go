@@ -232,6 +232,11 @@ func (e *Executor) stores() (stores, error) {
 		return stores{}, fmt.Errorf("server: --redis: %w", err)
 	}
 	e.redis, e.redisMode = conn.Client, conn.Mode
+	actx, cancel := context.WithTimeout(context.Background(), 2*redisconn.Timeout)
+	if advice := redisconn.Advice(actx, conn); advice != "" {
+		e.cfg.Logger.Warn(advice)
+	}
+	cancel()
 	// Runs' scripts (fence bumps, writes, leases, dones) share pipelines: many runs' commands
 	// travel in one round trip (docs/performance.md), each wait for a reply bounded by the
 	// read timeout (a frozen Redis costs a run one second, then it goes on degraded).

@@ -126,6 +126,16 @@ func TestRedisClusterMasterFailoverMidRollout(t *testing.T) {
 	}
 }
 
+// SENTINEL FAILOVER in the middle of a rollout, on a master configured as docs/redis.md asks
+// (min-replicas-to-write as many as its replicas): the old master refuses writes as soon as its
+// replica is promoted, the executors run degraded on memory until their client follows the new
+// master, and write back; nothing the old master acknowledged is discarded.
+func TestSentinelFailoverMidRollout(t *testing.T) {
+	t.Parallel()
+	s := redistest.StartSentinels(t, 1, 3, redistest.Args("--min-replicas-to-write", "1", "--min-replicas-max-lag", "10"))
+	rolloutThroughFailover(t, s.URL(), nil, func() { s.Failover() })
+}
+
 // The master Sentinel watches is killed (kill -9) in the middle of a rollout; the sentinels
 // promote one of its two replicas after 1 s: the executors follow the new master.
 func TestSentinelMasterKilledMidRollout(t *testing.T) {

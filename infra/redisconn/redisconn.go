@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -205,6 +206,46 @@ func Check(ctx context.Context, c *Conn) error {
 	addr := c.Addrs[0]
 	return fmt.Errorf("%w: %s; write --redis 'redis://%s?addr=<another node>&addr=<…>' (go-redis's cluster URL) or add --redis-cluster",
 		ErrClusterNode, addr, addr)
+}
+
+// Advice returns why, as the Redis is configured, a failover could lose writes it
+// acknowledged to the executor ("" when none is known, or it cannot tell). On Sentinel: a
+// failover the sentinels start while the master lives (SENTINEL FAILOVER, or a master cut off
+// from them) promotes a replica while the old master still takes writes, until the sentinels
+// turn it into a replica of the new one, which discards them. A master configured with
+// min-replicas-to-write equal to its number of replicas refuses those writes (NOREPLICAS: the
+// executor runs degraded on memory and writes back to the new master) instead.
+func Advice(ctx context.Context, c *Conn) string {
+	if c.Mode != Sentinel {
+		return ""
+	}
+	info, err := c.Client.Info(ctx, "replication").Result()
+	if err != nil {
+		return ""
+	}
+	replicas := infoInt(info, "connected_slaves")
+	cfg, err := c.Client.ConfigGet(ctx, "min-replicas-to-write").Result()
+	if err != nil {
+		return "" // CONFIG is often disabled on managed Redis: nothing to tell
+	}
+	want, _ := strconv.Atoi(cfg["min-replicas-to-write"])
+	if replicas == 0 || want >= replicas {
+		return ""
+	}
+	return fmt.Sprintf("redis: the master has %d replicas and min-replicas-to-write %d: a failover the sentinels make while it lives "+
+		"(SENTINEL FAILOVER, a network partition) can discard writes it acknowledged; set min-replicas-to-write %d (docs/redis.md#failover)",
+		replicas, want, replicas)
+}
+
+// infoInt returns the integer field name of an INFO reply (0 when absent).
+func infoInt(info, name string) int {
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
+			n, _ := strconv.Atoi(v)
+			return n
+		}
+	}
+	return 0
 }
 
 // Redact returns the URL with its passwords (userinfo and password parameters) masked, for

@@ -107,3 +107,32 @@ func TestRedactMasksPasswords(t *testing.T) {
 	assert.NotContains(t, got, "s3")
 	assert.Contains(t, got, "u:xxxxx@h:26379/m")
 }
+
+// On Sentinel, a master with fewer min-replicas-to-write than replicas is reported: a
+// coordinated failover could discard writes it acknowledged.
+func TestAdviceOnSentinelWhenFailoverCanDiscardWrites(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		opts    []redistest.Option
+		advises bool
+	}{
+		{name: "no min-replicas-to-write", advises: true},
+		{name: "min-replicas-to-write as many as replicas", opts: []redistest.Option{redistest.Args("--min-replicas-to-write", "1")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := redistest.StartSentinels(t, 1, 2, tt.opts...)
+			c, err := redisconn.Open(redisconn.Config{URL: s.URL()})
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = c.Client.Close() })
+			advice := redisconn.Advice(context.Background(), c)
+			if tt.advises {
+				assert.Contains(t, advice, "min-replicas-to-write 1")
+			} else {
+				assert.Empty(t, advice)
+			}
+		})
+	}
+}
