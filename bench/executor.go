@@ -25,6 +25,7 @@ type executor struct {
 	redis  redis.UniversalClient // nil on the in-memory store
 	rt     *roundTrips           // nil on the in-memory store
 	prefix string                // this run's key prefix; "" on the in-memory store
+	conn   redisconn.Config      // the Redis, for the clean-up after the executor stopped
 }
 
 // newExecutor wires and starts an executor on Redis when redisURL is set, else on memory.
@@ -43,28 +44,32 @@ func newExecutor(ctx context.Context, redisURL string, cluster bool, prefix stri
 			_ = e.redis.Close()
 			return nil, fmt.Errorf("bench: redis %s: %w", redisconn.Redact(redisURL), err)
 		}
-		e.prefix = prefix
+		e.prefix, e.conn = prefix, redisconn.Config{URL: redisURL, Cluster: cluster}
 	}
 	exe.Start()
 	return e, nil
 }
 
-// close deletes this run's keys, then stops the executor (which closes the client).
+// close stops the executor (which closes its client), then deletes this run's keys on a
+// client of its own. Not the other way round: a running executor that finds its keys gone
+// takes it for a Redis that lost its data and writes everything back.
 func (e *executor) close(ctx context.Context) error {
-	var derr error
-	if e.redis != nil {
-		derr = e.deleteKeys(uncounted(ctx))
+	serr := e.Stop(ctx)
+	if e.prefix == "" {
+		return serr
 	}
-	return errors.Join(derr, e.Stop(ctx))
+	conn, err := redisconn.Open(e.conn)
+	if err != nil {
+		return errors.Join(serr, fmt.Errorf("bench: delete keys: %w", err))
+	}
+	defer conn.Client.Close()
+	return errors.Join(serr, e.deleteKeys(ctx, conn.Client))
 }
 
 // deleteKeys deletes every key under this run's prefix, and nothing else. DEL, not UNLINK:
 // memory freed in the background would still count in the next run's measurement.
-func (e *executor) deleteKeys(ctx context.Context) error {
-	if e.prefix == "" {
-		return nil
-	}
-	return forEachMaster(ctx, e.redis, func(ctx context.Context, node *redis.Client) error {
+func (e *executor) deleteKeys(ctx context.Context, client redis.UniversalClient) error {
+	return forEachMaster(ctx, client, func(ctx context.Context, node *redis.Client) error {
 		return e.deleteKeysOn(ctx, node)
 	})
 }
@@ -77,17 +82,14 @@ func (e *executor) deleteKeysOn(ctx context.Context, node *redis.Client) error {
 		if len(batch) == 0 {
 			return nil
 		}
-		// One key at a time on a cluster node would be correct too; a node holds whole
-		// slots, so a DEL of its own keys never crosses to another node, but it may span
-		// slots, which a cluster refuses: delete them one by one there.
-		var err error
-		if e.redis != redis.UniversalClient(node) {
+		// A DEL per key, pipelined: a node of a Redis Cluster refuses a DEL whose keys span
+		// slots.
+		_, err := node.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, k := range batch {
-				err = errors.Join(err, node.Del(ctx, k).Err())
+				p.Del(ctx, k)
 			}
-		} else {
-			err = node.Del(ctx, batch...).Err()
-		}
+			return nil
+		})
 		batch = batch[:0]
 		return err
 	}
