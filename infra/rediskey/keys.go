@@ -66,7 +66,8 @@ func (k Keys) TenantLockReleased(tenantID string) string {
 func (k Keys) Instance(id string) string { return k.prefix + "instance:{" + id + "}" }
 
 // Ready is one executor process's readiness key: GET /readyz writes a fresh value to it and
-// reads it back (30 s TTL): executor:ready:{<id>}, the id of the process's Instance key.
+// reads it back with GETDEL (a 30 s TTL in case the read does not come): executor:ready:{<id>},
+// the id of the process's Instance key.
 func (k Keys) Ready(id string) string { return k.prefix + "ready:{" + id + "}" }
 
 // Generation is the HASH that tells executors whether Redis still holds the data they saw:

@@ -98,6 +98,8 @@ type Store struct {
 	written    writtenFields // the task fields each run wrote last, to send only changes
 	instance   string        // this store's sentinel key, to notice a Redis that lost its data
 	ready      string        // this store's readiness key (Ready)
+	readyMu    sync.Mutex    // one Ready at a time
+	specs      specCache     // stage templates of plans the mirror does not hold
 	leaseTTL   time.Duration // see Options.LeaseTTL
 	gen        generation    // the generation of Redis's data this store saw last
 	lostData   atomic.Bool   // a write found Redis without data it held: write everything back
