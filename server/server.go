@@ -220,7 +220,7 @@ func (e *Executor) stores() (stores, error) {
 		db := memrepo.New()
 		return stores{creator: db, plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(), locker: lock.NewMemory(), counts: db.StatusCounts}, nil
 	}
-	conn, err := redisconn.Open(redisconn.Config{URL: e.cfg.RedisURL, Cluster: e.cfg.RedisCluster})
+	conn, err := redisconn.Open(redisconn.Config{URL: e.cfg.RedisURL, Cluster: e.cfg.RedisCluster, MasterChanged: outage.ErrDataLost})
 	if err != nil {
 		return stores{}, fmt.Errorf("server: --redis: %w", err)
 	}
@@ -234,7 +234,7 @@ func (e *Executor) stores() (stores, error) {
 	e.redis, e.redisMode = conn.Client, conn.Mode
 	actx, cancel := context.WithTimeout(context.Background(), 2*redisconn.Timeout)
 	if advice := redisconn.Advice(actx, conn); advice != "" {
-		e.cfg.Logger.Warn(advice)
+		e.cfg.Logger.Info(advice)
 	}
 	cancel()
 	// Runs' scripts (fence bumps, writes, leases, dones) share pipelines: many runs' commands
@@ -256,6 +256,7 @@ func (e *Executor) stores() (stores, error) {
 		CacheTasks: e.cfg.CacheTasks,
 	})
 	e.readiness, e.probe = e.redisReadiness, e.store.Ready
+	conn.OnMasterChange(e.store.MasterChanged) // Sentinel: the new master may lack acknowledged writes
 	db := e.store
 	return stores{
 		batched: batched,

@@ -126,14 +126,28 @@ func TestRedisClusterMasterFailoverMidRollout(t *testing.T) {
 	}
 }
 
-// SENTINEL FAILOVER in the middle of a rollout, on a master configured as docs/redis.md asks
-// (min-replicas-to-write as many as its replicas): the old master refuses writes as soon as its
-// replica is promoted, the executors run degraded on memory until their client follows the new
-// master, and write back; nothing the old master acknowledged is discarded.
+// SENTINEL FAILOVER in the middle of a rollout. The old master keeps taking writes until the
+// sentinels make it a replica of the new one, which discards them: on a default master the
+// executors notice the switch when their client dials the new master, and write back what they
+// hold (a new generation: every executor does); on a master with min-replicas-to-write as many
+// as its replicas, the old master refuses those writes and the executors run degraded meanwhile.
 func TestSentinelFailoverMidRollout(t *testing.T) {
 	t.Parallel()
-	s := redistest.StartSentinels(t, 1, 3, redistest.Args("--min-replicas-to-write", "1", "--min-replicas-max-lag", "10"))
-	rolloutThroughFailover(t, s.URL(), nil, func() { s.Failover() })
+	tests := []struct {
+		name     string
+		replicas int
+		opts     []redistest.Option
+	}{
+		{name: "default master, two replicas", replicas: 2},
+		{name: "min-replicas-to-write", replicas: 1, opts: []redistest.Option{redistest.Args("--min-replicas-to-write", "1", "--min-replicas-max-lag", "10")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := redistest.StartSentinels(t, tt.replicas, 3, tt.opts...)
+			rolloutThroughFailover(t, s.URL(), nil, func() { s.Failover() })
+		})
+	}
 }
 
 // The master Sentinel watches is killed (kill -9) in the middle of a rollout; the sentinels

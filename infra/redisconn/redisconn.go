@@ -56,6 +56,9 @@ var ErrURL = errors.New("redisconn: invalid --redis URL")
 type Config struct {
 	URL     string // one of the forms of the package doc
 	Cluster bool   // the URL names one seed node of a Redis Cluster (--redis-cluster)
+	// MasterChanged is wrapped into the error of the first connection to a new master
+	// (Sentinel), besides ErrMasterChanged: the executor passes outage.ErrDataLost.
+	MasterChanged error
 }
 
 // Conn is an opened client and what it connects to.
@@ -64,6 +67,8 @@ type Conn struct {
 	Mode   Mode
 	Addrs  []string // the addresses the URL names (the seeds, or the sentinels)
 	Master string   // Sentinel: the master's name
+
+	watch *masterWatch // Sentinel: notices a switch of master
 }
 
 // Open builds the client the URL names; it does not connect (the first command does).
@@ -86,12 +91,12 @@ func Open(cfg Config) (*Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		return openSentinel(goURL)
+		return openSentinel(goURL, cfg.MasterChanged)
 	case u.Query().Has("master_name"):
 		if cfg.Cluster {
 			return nil, fmt.Errorf("%w: --redis-cluster with a Sentinel URL (master_name)", ErrURL)
 		}
-		return openSentinel(cfg.URL)
+		return openSentinel(cfg.URL, cfg.MasterChanged)
 	case cfg.Cluster || u.Query().Has("addr"):
 		return openCluster(u, cfg.URL)
 	default:
@@ -126,7 +131,7 @@ func openCluster(u *url.URL, raw string) (*Conn, error) {
 	return &Conn{Client: redis.NewClusterClient(o), Mode: Cluster, Addrs: o.Addrs}, nil
 }
 
-func openSentinel(raw string) (*Conn, error) {
+func openSentinel(raw string, changed error) (*Conn, error) {
 	o, err := redis.ParseFailoverURL(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrURL, err)
@@ -136,7 +141,13 @@ func openSentinel(raw string) (*Conn, error) {
 	}
 	o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = Timeout, Timeout, Timeout, Timeout
 	o.MaxRetries, o.DialerRetries = 1, 1
-	return &Conn{Client: redis.NewFailoverClient(o), Mode: Sentinel, Addrs: o.SentinelAddrs, Master: o.MasterName}, nil
+	if changed == nil {
+		changed = ErrMasterChanged
+	}
+	w := &masterWatch{wrap: changed}
+	client := redis.NewFailoverClient(o)
+	client.AddHook(w)
+	return &Conn{Client: client, Mode: Sentinel, Addrs: o.SentinelAddrs, Master: o.MasterName, watch: w}, nil
 }
 
 // sentinelToGoRedis turns redis+sentinel://[user:pass@]s1:p1,s2:p2/<master>[/db]?… into
@@ -208,13 +219,14 @@ func Check(ctx context.Context, c *Conn) error {
 		ErrClusterNode, addr, addr)
 }
 
-// Advice returns why, as the Redis is configured, a failover could lose writes it
-// acknowledged to the executor ("" when none is known, or it cannot tell). On Sentinel: a
-// failover the sentinels start while the master lives (SENTINEL FAILOVER, or a master cut off
-// from them) promotes a replica while the old master still takes writes, until the sentinels
-// turn it into a replica of the new one, which discards them. A master configured with
-// min-replicas-to-write equal to its number of replicas refuses those writes (NOREPLICAS: the
-// executor runs degraded on memory and writes back to the new master) instead.
+// Advice returns how to narrow, as the Redis is configured, the writes a failover can take
+// from the executor ("" when nothing is known, or it cannot tell). On Sentinel: a failover the
+// sentinels start while the master lives (SENTINEL FAILOVER, or a master cut off from them)
+// promotes a replica while the old master still takes writes, until the sentinels turn it into
+// a replica of the new one, which discards them. The executor notices the switch of master
+// and writes back what it holds (ErrMasterChanged); what it does not hold (the writes of an
+// executor that died meanwhile) is lost. A master configured with min-replicas-to-write equal
+// to its number of replicas refuses those writes (NOREPLICAS) instead.
 func Advice(ctx context.Context, c *Conn) string {
 	if c.Mode != Sentinel {
 		return ""
@@ -233,7 +245,8 @@ func Advice(ctx context.Context, c *Conn) string {
 		return ""
 	}
 	return fmt.Sprintf("redis: the master has %d replicas and min-replicas-to-write %d: a failover the sentinels make while it lives "+
-		"(SENTINEL FAILOVER, a network partition) can discard writes it acknowledged; set min-replicas-to-write %d (docs/redis.md#failover)",
+		"(SENTINEL FAILOVER, a network partition) discards the writes it took meanwhile; the executors write back what they hold, "+
+		"min-replicas-to-write %d makes the master refuse them instead (docs/redis.md#failover)",
 		replicas, want, replicas)
 }
 

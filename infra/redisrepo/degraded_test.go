@@ -329,3 +329,47 @@ func TestWriteBackOverATaskRedisRolledBack(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, cp.CompletedStages(), len(specs3), "no completed stage lost")
 }
+
+// A run's write that finds its task at a lower version than the one it wrote (Redis lost
+// writes it acknowledged, with no outage seen: a failover to a replica that lacked them) is
+// not a conflict: the store takes it for a loss of data, writes its newer copy back, and
+// renews the generation so that the other executors write back what they hold too.
+func TestAWriteFindingAnOlderVersionWritesBackAndRenewsTheGeneration(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	conflicts := make(chan string, 4)
+	a, monA := startStore(t, fastClient(t, srv.Addr()), func(id string) { conflicts <- id })
+	ctx := context.Background()
+	raw := srv.Client()
+	keys := rediskey.New("")
+
+	p, tasks := newPlan(t, "b1")
+	require.NoError(t, a.CreatePlan(ctx, p, tasks))
+	id := tasks[0].ID()
+	runStage(t, a, id)
+	older, err := raw.HGetAll(ctx, keys.Task(id)).Result()
+	require.NoError(t, err)
+	gen, err := raw.HGet(ctx, keys.Generation(), "token").Result()
+	require.NoError(t, err)
+	runStage(t, a, id) // acknowledged, then rolled back:
+	require.NoError(t, raw.Del(ctx, keys.Task(id)).Err())
+	require.NoError(t, raw.HSet(ctx, keys.Task(id), older).Err())
+
+	runStage(t, a, id) // finds the older version: written on memory, then back
+	require.Eventually(t, func() bool { d, _ := monA.Degraded(); return !d }, 10*time.Second, 20*time.Millisecond)
+	select {
+	case got := <-conflicts:
+		t.Fatalf("taken for another writer's change: %s", got)
+	default:
+	}
+	fresh := redisrepo.New(raw, redisrepo.Options{})
+	got, err := fresh.Tasks().Task(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, task.Completed, got.Status(), "Redis holds the executor's copy, every stage completed")
+	cp, err := fresh.Checkpoints().Checkpoint(ctx, id)
+	require.NoError(t, err)
+	assert.Len(t, cp.CompletedStages(), len(specs3))
+	renewed, err := raw.HGet(ctx, keys.Generation(), "token").Result()
+	require.NoError(t, err)
+	assert.NotEqual(t, gen, renewed, "a new generation: the other executors learn of the loss")
+}

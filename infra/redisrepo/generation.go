@@ -58,8 +58,25 @@ func (g *generation) store(token string) {
 // since this store saw it (the generation changed or was gone), which also marks everything
 // for the write-back.
 func (s *Store) checkGeneration(ctx context.Context) (wait time.Duration, lost bool, err error) {
+	return s.generation(ctx, false)
+}
+
+// renewGeneration makes a new generation when Redis still holds the one this store saw:
+// Redis lost part of its data but not the generation hash (a failover to a replica that lacked
+// writes it acknowledged), which the other executors would not notice otherwise. They learn it
+// at their next check, write back what they hold, and new claims wait one lease TTL.
+func (s *Store) renewGeneration(ctx context.Context) error {
+	_, _, err := s.generation(ctx, true)
+	return err
+}
+
+func (s *Store) generation(ctx context.Context, renew bool) (wait time.Duration, lost bool, err error) {
+	flag := "0"
+	if renew {
+		flag = "1"
+	}
 	res, err := generationScript.Run(ctx, s.client, []string{s.keys.Generation()},
-		s.gen.load(), ulid.Make().String(), s.leaseTTL.Milliseconds()).Slice()
+		s.gen.load(), ulid.Make().String(), s.leaseTTL.Milliseconds(), flag).Slice()
 	if err != nil {
 		return 0, false, wrap("check generation", err)
 	}
@@ -103,4 +120,15 @@ func (s *Store) claimsAllowed(ctx context.Context) error {
 		return &task.ClaimsPausedError{RetryAfter: wait, Reason: claimsPausedReason}
 	}
 	return nil
+}
+
+// MasterChanged records that the client's connections now go to another master (a Sentinel
+// failover): the new master may lack writes the old one acknowledged, so the next write-back
+// writes back everything this executor holds, as after a loss of data, and renews the
+// generation so that the other executors do too.
+func (s *Store) MasterChanged(from, to string) {
+	s.lostData.Store(true)
+	s.rollback.Store(true)
+	s.log.Warn("redis: the master changed; it may lack writes the old one acknowledged: writing back every plan and task this executor holds",
+		"from", from, "to", to)
 }

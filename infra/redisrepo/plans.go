@@ -229,6 +229,9 @@ func (r *PlanRepo) saveOnline(ctx context.Context, p *plan.Plan) error {
 		return plan.ErrNotFound
 	case conflict:
 		return fmt.Errorf("redisrepo: save plan %s: %w", p.ID(), plan.ErrConflict)
+	case behind:
+		s.rollback.Store(true) // the other executors must learn of it too
+		return fmt.Errorf("redisrepo: save plan %s: Redis holds an older version than %d: %w", p.ID(), p.Version(), outage.ErrDataLost)
 	}
 	p.Stored(p.Version() + 1)
 	s.mirror.Plans().Put(p)

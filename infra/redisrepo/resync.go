@@ -125,10 +125,21 @@ func (s *Store) resync(ctx context.Context) error {
 	}
 	lost := n == 0 || s.lostData.Swap(false)
 	if lost { // Redis lost its data (restarted empty): write everything back
-		s.log.Warn("redis came back without this executor's data: writing back every plan and task it holds")
-		if _, _, err := s.checkGeneration(ctx); err != nil {
-			return err
+		if s.rollback.Load() {
+			s.log.Warn("redis may lack writes it acknowledged (the master changed, or a task read older than written): writing back every plan and task this executor holds")
+		} else {
+			s.log.Warn("redis came back without this executor's data: writing back every plan and task it holds")
 		}
+		if _, changed, err := s.checkGeneration(ctx); err != nil {
+			return err
+		} else if !changed && s.rollback.Load() {
+			// Part of the data lost, the generation hash kept: a new generation, so that
+			// every executor writes back and new claims wait.
+			if err := s.renewGeneration(ctx); err != nil {
+				return err
+			}
+		}
+		s.rollback.Store(false)
 		s.journalEverything(s.gen.load())
 	}
 	for pass := 0; pass < lockedPasses && s.journal.len() > 0; pass++ {

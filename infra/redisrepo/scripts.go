@@ -89,6 +89,7 @@ const (
 	noSuchTask = -1
 	conflict   = 3
 	reopened   = 4 // save_plan.lua: saved, and the plan had ended and is active again
+	behind     = 5 // Redis holds an older version than the writer's: it lost acknowledged writes
 )
 
 // token returns a token unique to one write, so that a write go-redis repeats after a lost

@@ -99,6 +99,7 @@ type Store struct {
 	instance   string        // this store's sentinel key, to notice a Redis that lost its data
 	ready      string        // this store's readiness key (Ready)
 	readyMu    sync.Mutex    // one Ready at a time
+	rollback   atomic.Bool   // Redis lost part of its data (MasterChanged): renew the generation
 	specs      specCache     // stage templates of plans the mirror does not hold
 	leaseTTL   time.Duration // see Options.LeaseTTL
 	gen        generation    // the generation of Redis's data this store saw last

@@ -227,6 +227,9 @@ func (r *TaskRepo) saveOnline(ctx context.Context, t *task.Task, cp *checkpoint.
 	case conflict:
 		s.mirror.Tasks().Forget(t.ID())
 		return fmt.Errorf("redisrepo: save task %s: %w", t.ID(), task.ErrConflict)
+	case behind: // this executor's copy is the newest: written back (change journals it)
+		s.rollback.Store(true) // the other executors must learn of it too
+		return fmt.Errorf("redisrepo: save task %s: Redis holds an older version than %d: %w", t.ID(), t.Version(), outage.ErrDataLost)
 	default:
 		return s.missing(ctx, t.ID())
 	}

@@ -9,6 +9,10 @@
 -- ARGV[1]  the generation token this executor saw last, "" when none
 -- ARGV[2]  a new token, for a hash made now
 -- ARGV[3]  quarantine, ms (the lease TTL)
+-- ARGV[4]  "1" to renew the generation: Redis lost part of its data without losing the hash
+--          (a failover to a replica that lacked acknowledged writes): when the hash still holds
+--          the token this executor saw, a new token (ARGV[2]) from now, claims waiting
+--          quarantine ms, so that every executor learns of the loss and writes back
 -- returns  {token, wait ms before claims may be made (0: now), 1 when this call found the
 --          generation changed or gone (Redis lost data since the executor saw it), else 0}
 local t = redis.call('TIME')
@@ -25,6 +29,11 @@ if not h[1] then
   redis.call('HSET', KEYS[1], 'token', ARGV[2], 'since', string.format('%d', now),
     'claimsFrom', string.format('%d', from))
   return {ARGV[2], from - now, lost}
+end
+if ARGV[4] == '1' and h[1] == ARGV[1] then
+  redis.call('HSET', KEYS[1], 'token', ARGV[2], 'since', string.format('%d', now),
+    'claimsFrom', string.format('%d', now + quarantine))
+  return {ARGV[2], quarantine, 1}
 end
 local from = tonumber(h[3]) or now
 local lost = 0

@@ -10,7 +10,8 @@
 -- returns  1 written (the plan is at version ARGV[2]+1); 4 written, and the plan had ended
 --          (it had a TTL) and is active again: its tasks' keys must lose their TTLs too; 0 no
 --          such plan (nothing written); 3 conflict: the stored version is not ARGV[2]
---          (nothing written)
+--          (nothing written); 5 behind: the stored version is lower than ARGV[2] (Redis lost
+--          writes it acknowledged; nothing written)
 local stored = redis.call('HMGET', KEYS[1], 'planId', 'version', 'wtoken')
 if not stored[1] then
   return 0
@@ -19,6 +20,9 @@ local version = tonumber(stored[2]) or 0
 local expected = tonumber(ARGV[2])
 if version == expected + 1 and stored[3] == ARGV[3] then
   return 1
+end
+if version < expected then
+  return 5
 end
 if version ~= expected then
   return 3

@@ -13,7 +13,10 @@
 --          since the version it knows the fields of
 -- returns  1 written (the task is at version ARGV[3]+1); 0 fenced: the stored epoch is
 --          newer, nothing written; -1 no such task; 3 conflict: the stored version is not
---          ARGV[3] (another writer changed the task since it was read), nothing written
+--          ARGV[3] (another writer changed the task since it was read), nothing written; 5
+--          behind: the stored version is lower than ARGV[3], which this writer read or wrote
+--          there (versions only grow: Redis lost writes it acknowledged, a failover to a
+--          replica that had not received them), nothing written
 local stored = redis.call('HMGET', KEYS[1], 'fence', 'version', 'wtoken')
 if not stored[1] then
   return -1
@@ -25,6 +28,9 @@ local version = tonumber(stored[2]) or 0
 local expected = tonumber(ARGV[3])
 if version == expected + 1 and stored[3] == ARGV[4] then
   return 1
+end
+if version < expected then
+  return 5
 end
 if version ~= expected then
   return 3
