@@ -306,18 +306,35 @@ func TestWriteBackOverATaskRedisRolledBack(t *testing.T) {
 	runStage(t, a, id) // completes the task on memory
 	down, _ := monA.Degraded()
 	require.True(t, down)
-	require.NoError(t, raw.Del(ctx, keys.Task(id)).Err())
-	require.NoError(t, raw.HSet(ctx, keys.Task(id), older).Err())
+	rollBack(t, raw, id, older)
 	require.NoError(t, raw.Del(ctx, keys.Checkpoint(id)).Err())
 
 	proxy.Restore()
-	require.Eventually(t, func() bool { d, _ := monA.Degraded(); return !d }, 10*time.Second, 20*time.Millisecond)
+	requireWrittenBack(t, a, monA, raw, conflicts, id)
+}
+
+// rollBack puts a task's hash back as older held it, as a failover to a replica that lacked
+// the writes since would.
+func rollBack(t *testing.T, raw *redis.Client, id string, older map[string]string) {
+	t.Helper()
+	key := rediskey.New("").Task(id)
+	require.NoError(t, raw.Del(context.Background(), key).Err())
+	require.NoError(t, raw.HSet(context.Background(), key, older).Err())
+}
+
+// requireWrittenBack waits until the store left degraded mode, with no conflict reported,
+// and Redis holding its copy of the task: completed, at its version, every stage in its
+// checkpoint.
+func requireWrittenBack(t *testing.T, s *redisrepo.Store, mon *outage.Monitor, raw *redis.Client, conflicts <-chan string, id string) {
+	t.Helper()
+	ctx := context.Background()
+	require.Eventually(t, func() bool { d, _ := mon.Degraded(); return !d }, 10*time.Second, 20*time.Millisecond)
 	select {
 	case got := <-conflicts:
-		t.Fatalf("the write-back was refused for %s", got)
+		t.Fatalf("taken for another writer's change: %s", got)
 	default:
 	}
-	want, err := a.Tasks().Task(ctx, id)
+	want, err := s.Tasks().Task(ctx, id)
 	require.NoError(t, err)
 	require.Equal(t, task.Completed, want.Status())
 	fresh := redisrepo.New(raw, redisrepo.Options{})
@@ -352,23 +369,10 @@ func TestAWriteFindingAnOlderVersionWritesBackAndRenewsTheGeneration(t *testing.
 	gen, err := raw.HGet(ctx, keys.Generation(), "token").Result()
 	require.NoError(t, err)
 	runStage(t, a, id) // acknowledged, then rolled back:
-	require.NoError(t, raw.Del(ctx, keys.Task(id)).Err())
-	require.NoError(t, raw.HSet(ctx, keys.Task(id), older).Err())
+	rollBack(t, raw, id, older)
 
 	runStage(t, a, id) // finds the older version: written on memory, then back
-	require.Eventually(t, func() bool { d, _ := monA.Degraded(); return !d }, 10*time.Second, 20*time.Millisecond)
-	select {
-	case got := <-conflicts:
-		t.Fatalf("taken for another writer's change: %s", got)
-	default:
-	}
-	fresh := redisrepo.New(raw, redisrepo.Options{})
-	got, err := fresh.Tasks().Task(ctx, id)
-	require.NoError(t, err)
-	assert.Equal(t, task.Completed, got.Status(), "Redis holds the executor's copy, every stage completed")
-	cp, err := fresh.Checkpoints().Checkpoint(ctx, id)
-	require.NoError(t, err)
-	assert.Len(t, cp.CompletedStages(), len(specs3))
+	requireWrittenBack(t, a, monA, raw, conflicts, id)
 	renewed, err := raw.HGet(ctx, keys.Generation(), "token").Result()
 	require.NoError(t, err)
 	assert.NotEqual(t, gen, renewed, "a new generation: the other executors learn of the loss")
