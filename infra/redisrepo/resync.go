@@ -2,6 +2,7 @@ package redisrepo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -30,6 +31,9 @@ func (s *Store) Start(ctx context.Context) {
 	err := s.touchSentinel(pctx)
 	if err == nil {
 		_, _, err = s.checkGeneration(pctx) // the generation this executor starts from
+	}
+	if err == nil {
+		err = s.checkMasters(pctx) // the masters it starts with
 	}
 	s.mon.Fail(err)
 	cancel()
@@ -108,7 +112,7 @@ func (s *Store) checkData(ctx context.Context) error {
 		s.lostData.Store(true)
 		return fmt.Errorf("redisrepo: sentinel %s is gone: %w", s.instance, outage.ErrDataLost)
 	}
-	return nil
+	return s.checkMasters(ctx)
 }
 
 // resync writes the journal back and leaves degraded mode once it is empty.
@@ -121,6 +125,11 @@ func (s *Store) resync(ctx context.Context) error {
 	}
 	n, err := s.client.Exists(ctx, s.instance).Result()
 	if err != nil {
+		return err
+	}
+	// A Redis Cluster master replaced during the outage (a failover) may have lost writes it
+	// acknowledged: checkMasters then marks the loss (lostData).
+	if err := s.checkMasters(ctx); err != nil && !errors.Is(err, outage.ErrDataLost) {
 		return err
 	}
 	lost := n == 0 || s.lostData.Swap(false)

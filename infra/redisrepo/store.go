@@ -85,27 +85,28 @@ const DefaultLeaseTTL = time.Minute
 // Store is the Redis-backed store with its in-memory mirror. While Redis is away it runs on
 // the mirror and journals what changed (see Start for the write-back).
 type Store struct {
-	client     redis.UniversalClient
-	batched    redis.Scripter // see Options.Batched
-	keys       rediskey.Keys
-	ttl        time.Duration
-	mirror     *memrepo.DB
-	mon        *outage.Monitor
-	journal    *journal
-	log        *slog.Logger
-	onConflict func(taskID string)
-	onRestored func(lost bool)
-	written    writtenFields // the task fields each run wrote last, to send only changes
-	instance   string        // this store's sentinel key, to notice a Redis that lost its data
-	ready      string        // this store's readiness key (Ready)
-	readyMu    sync.Mutex    // one Ready at a time
-	rollback   atomic.Bool   // Redis lost part of its data (MasterChanged): renew the generation
-	specs      specCache     // stage templates of plans the mirror does not hold
-	leaseTTL   time.Duration // see Options.LeaseTTL
-	gen        generation    // the generation of Redis's data this store saw last
-	lostData   atomic.Bool   // a write found Redis without data it held: write everything back
-	doubts     sync.Map      // aggregate id → token of its last write that failed without a reply
-	writer     string        // the prefix of this process's write tokens (token)
+	client      redis.UniversalClient
+	batched     redis.Scripter // see Options.Batched
+	keys        rediskey.Keys
+	ttl         time.Duration
+	mirror      *memrepo.DB
+	mon         *outage.Monitor
+	journal     *journal
+	log         *slog.Logger
+	onConflict  func(taskID string)
+	onRestored  func(lost bool)
+	written     writtenFields // the task fields each run wrote last, to send only changes
+	instance    string        // this store's sentinel key, to notice a Redis that lost its data
+	ready       string        // this store's readiness key (Ready)
+	readyMu     sync.Mutex    // one Ready at a time
+	rollback    atomic.Bool   // Redis lost part of its data (MasterChanged): renew the generation
+	lastMasters masters       // a Redis Cluster's masters as last seen (checkMasters; the probe's goroutine)
+	specs       specCache     // stage templates of plans the mirror does not hold
+	leaseTTL    time.Duration // see Options.LeaseTTL
+	gen         generation    // the generation of Redis's data this store saw last
+	lostData    atomic.Bool   // a write found Redis without data it held: write everything back
+	doubts      sync.Map      // aggregate id → token of its last write that failed without a reply
+	writer      string        // the prefix of this process's write tokens (token)
 
 	stop chan struct{}
 	done chan struct{}
