@@ -31,6 +31,7 @@ type masterWatch struct {
 
 var _ redis.Hook = (*masterWatch)(nil)
 
+// DialHook watches each new connection's remote address.
 func (w *masterWatch) DialHook(next redis.DialHook) redis.DialHook {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		conn, err := next(ctx, network, addr)
@@ -53,8 +54,10 @@ func (w *masterWatch) DialHook(next redis.DialHook) redis.DialHook {
 	}
 }
 
+// ProcessHook leaves commands as they are.
 func (w *masterWatch) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
 
+// ProcessPipelineHook leaves pipelines as they are.
 func (w *masterWatch) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return next
 }
