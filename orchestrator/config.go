@@ -29,6 +29,11 @@ type Config struct {
 	// Degraded reports whether the store runs on memory (Redis away): then nobody else's task
 	// can be judged (its owner may be alive on Redis), so reads reap nothing. Default: never.
 	Degraded func() bool
+	// ClaimsPaused returns how long claims still wait after Redis lost data (the store's
+	// claims pause: one lease TTL from the loss, while every executor writes back what it
+	// holds): no task is claimed from the shared Queue meanwhile, since its queue may hold
+	// entries the loss brought back for tasks that run or ended elsewhere. Default: never.
+	ClaimsPaused func() time.Duration
 	// SettleFromRedis makes a plan whose task ended while the store runs degraded wait for
 	// Redis to be settled: among several executors this one's copies of the plan's other
 	// tasks may be stale (retried or cancelled elsewhere). Without it (an executor alone on
@@ -77,6 +82,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Degraded == nil {
 		c.Degraded = func() bool { return false }
+	}
+	if c.ClaimsPaused == nil {
+		c.ClaimsPaused = func() time.Duration { return 0 }
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -126,6 +126,9 @@ func (o *Orchestrator) claimNext(plans []string, next *int, n int) (q Queue, pla
 			}
 		}
 	}
+	if paused := o.cfg.ClaimsPaused(); paused > 0 && len(plans) > 0 {
+		return nil, "", nil, paused, nil // look again once the executors wrote back
+	}
 	for k := range plans {
 		i := (*next + k) % len(plans)
 		ids, w, err := o.queue.ClaimN(o.ctx, plans[i], o.cfg.Name, n)
@@ -186,7 +189,7 @@ func (o *Orchestrator) finish(q Queue, planID, id string, end runEnd, chain bool
 		o.markResettle(planID)
 	}
 	claimer := ""
-	if chain {
+	if chain && o.cfg.ClaimsPaused() == 0 {
 		claimer = o.cfg.Name
 	}
 	drained, left, next, err := q.DoneClaim(ctx, planID, id, end == endFailed, claimer)

@@ -80,7 +80,8 @@ func newNode(t *testing.T, opts nodeOptions) *node {
 	cfg := orchestrator.Config{
 		Name: opts.name, Workers: opts.workers, Logger: log, Rand: func() float64 { return 0.5 },
 		Degraded: func() bool { down, _ := n.mon.Degraded(); return down }, SettleFromRedis: opts.settleFromRedis,
-		Queue: dispatch.ForRedis(n.queue), Fallback: dispatch.ForMemory(n.fallback),
+		ClaimsPaused: store.ClaimsPausedFor,
+		Queue:        dispatch.ForRedis(n.queue), Fallback: dispatch.ForMemory(n.fallback),
 	}
 	st := apptest.Stores{Creator: store, Plans: store.Plans(), Tasks: store.Tasks(), Checkpoints: store.Checkpoints(), Locker: locker}
 	if opts.idle {

@@ -202,7 +202,7 @@ func NewExecutor(cfg Config) (*Executor, error) {
 	}
 	e.orch = orchestrator.New(st.plans, st.tasks, st.ckpts, st.locker, e.kinds,
 		orchestrator.Config{Name: cfg.Name, Cluster: e.members, Workers: cfg.Workers, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger, Degraded: e.Degraded,
-			SettleFromRedis: cfg.RejectNewPlansWhileDegraded, Events: e.events, Metrics: e.metrics, Scheduler: e.sched, Signals: sigs, Queue: queue, Fallback: fallback})
+			SettleFromRedis: cfg.RejectNewPlansWhileDegraded, ClaimsPaused: e.claimsPaused, Events: e.events, Metrics: e.metrics, Scheduler: e.sched, Signals: sigs, Queue: queue, Fallback: fallback})
 	e.svc = app.New(app.Deps{
 		Creator: st.creator, Plans: st.plans, Tasks: st.tasks, Checkpoints: st.ckpts,
 		Kinds: e.kinds, Holders: st.locker, Runner: e.orch, Events: source, Members: e.members,
@@ -286,6 +286,14 @@ func (e *Executor) Degraded() bool {
 	}
 	down, _ := e.mon.Degraded()
 	return down
+}
+
+// claimsPaused reports how long claims still wait after Redis lost data (0 on memory).
+func (e *Executor) claimsPaused() time.Duration {
+	if e.store == nil {
+		return 0
+	}
+	return e.store.ClaimsPausedFor()
 }
 
 // journalLen reports how many writes wait to be written back to Redis (0 on memory).

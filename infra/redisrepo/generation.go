@@ -105,6 +105,10 @@ func (s *Store) claimsPaused() error {
 	return nil
 }
 
+// ClaimsPausedFor returns how long claims still wait after Redis lost data, as this store last
+// learnt (0: they do not): the orchestrator claims no task from the shared queue meanwhile.
+func (s *Store) ClaimsPausedFor() time.Duration { return s.gen.pausedFor() }
+
 // claimsAllowed returns a *task.ClaimsPausedError while new tenant claims must wait (Redis
 // lost its data less than a lease TTL ago). Finding the loss itself, it also reports it to the
 // outage monitor (outage.ErrDataLost), so that this executor writes back what it holds.
