@@ -8,13 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/executor-dev/executor/app"
-	"github.com/executor-dev/executor/app/apptest"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/task"
-	"github.com/executor-dev/executor/infra/lock"
-	"github.com/executor-dev/executor/infra/memrepo"
 	"github.com/executor-dev/executor/orchestrator"
-	"github.com/executor-dev/executor/stagekind"
 )
 
 // While the store's claims pause lasts (Redis lost data: the executors write back what they
@@ -24,17 +20,12 @@ func TestNoTaskIsClaimedWhileClaimsArePaused(t *testing.T) {
 	t.Parallel()
 	var paused atomic.Bool
 	paused.Store(true)
-	db := memrepo.New()
-	svc, _ := apptest.New(t, apptest.Stores{
-		Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Locker: lock.NewMemory(),
-	}, stagekind.Builtin(stagekind.HTTPOptions{}), orchestrator.Config{Workers: 2, Rand: func() float64 { return 0.5 },
-		ClaimsPaused: func() time.Duration {
-			if paused.Load() {
-				return 50 * time.Millisecond
-			}
-			return 0
-		}})
-	h := &harness{svc: svc, db: db}
+	h := newHarnessWith(t, orchestrator.Config{Workers: 2, ClaimsPaused: func() time.Duration {
+		if paused.Load() {
+			return 50 * time.Millisecond
+		}
+		return 0
+	}})
 	p := h.submit(t, app.SubmitRequest{Tenants: tenants("cp", 3), Stages: stages("noop", "one")})
 	time.Sleep(300 * time.Millisecond) // several rounds of the dispatch loop
 	for _, tn := range []string{"cp-000", "cp-001", "cp-002"} {

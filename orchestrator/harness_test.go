@@ -30,12 +30,19 @@ type harness struct {
 
 func newHarness(t *testing.T, workers int) *harness {
 	t.Helper()
+	return newHarnessWith(t, orchestrator.Config{Workers: workers})
+}
+
+// newHarnessWith is newHarness with the orchestrator configured by cfg (Rand fixed at 0.5).
+func newHarnessWith(t *testing.T, cfg orchestrator.Config) *harness {
+	t.Helper()
 	db := memrepo.New()
 	locker := lock.NewMemory()
 	kinds := stagekind.Builtin(stagekind.HTTPOptions{})
+	cfg.Rand = func() float64 { return 0.5 }
 	svc, orch := apptest.New(t, apptest.Stores{
 		Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Locker: locker,
-	}, kinds, orchestrator.Config{Workers: workers, Rand: func() float64 { return 0.5 }})
+	}, kinds, cfg)
 	return &harness{svc: svc, orch: orch, kinds: kinds, locker: locker, db: db}
 }
 
