@@ -5,14 +5,19 @@ GO ?= go
 .PHONY: test build vet deps bench screenshots
 
 # Tests start their own redis-server on free ports and drive the console in headless
-# Chromium; install what is missing (as root).
+# Chromium; install what is missing (as root), without recommended packages, quietly: apt's
+# output goes to $(APT_LOG) and is shown only when the install fails.
+APT_LOG ?= /tmp/executor-apt.log
+APT_INSTALL = DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends
 deps:
 	@command -v redis-server >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq redis-server; \
-	  else echo "redis-server missing: run 'sudo apt-get install -y redis-server'" >&2; exit 1; fi; }
+	  if [ "$$(id -u)" = 0 ]; then echo "installing redis-server (log: $(APT_LOG))"; \
+	    { apt-get update -qq && $(APT_INSTALL) redis-server; } >$(APT_LOG) 2>&1 || { cat $(APT_LOG) >&2; exit 1; }; \
+	  else echo "redis-server missing: run 'sudo apt-get install -y --no-install-recommends redis-server'" >&2; exit 1; fi; }
 	@command -v chromium >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium; \
-	  else echo "chromium missing: run 'sudo apt-get install -y chromium'" >&2; exit 1; fi; }
+	  if [ "$$(id -u)" = 0 ]; then echo "installing chromium (log: $(APT_LOG))"; \
+	    { apt-get update -qq && $(APT_INSTALL) chromium; } >$(APT_LOG) 2>&1 || { cat $(APT_LOG) >&2; exit 1; }; \
+	  else echo "chromium missing: run 'sudo apt-get install -y --no-install-recommends chromium'" >&2; exit 1; fi; }
 
 # After the tests, each fuzz target runs briefly (one per invocation: go test -fuzz takes one
 # target of one package), minimizing new inputs for 100 runs at most so that the few seconds go

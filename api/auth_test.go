@@ -35,7 +35,7 @@ const (
 // publicSet is every route that answers without a token, as "METHOD /path" (chi's pattern).
 // Adding a route makes TestAuthEveryRoute decide whether it is public: it must be listed here
 // (and in api/auth.go) to be.
-var publicSet = []string{"GET /healthz", "GET /readyz", "POST /login"}
+var publicSet = []string{"GET /healthz", "HEAD /healthz", "GET /readyz", "HEAD /readyz", "POST /login"}
 
 // readMayChange are the routes of a method other than GET and HEAD that a read token may use:
 // logging out changes nothing on the server.

@@ -11,12 +11,12 @@ import (
 )
 
 // RetryAfterHeader tells a client refused with 429 (the executor's queue is full) or with 503
-// (new tenant claims wait after Redis lost its data) how many whole seconds to wait before
-// submitting again.
+// (new tenant claims wait after Redis lost its data; the executor has not reached Redis since
+// it started) how many whole seconds to wait before submitting again.
 const RetryAfterHeader = "Retry-After"
 
 // setRetryAfter sets Retry-After, in whole seconds rounded up and at least 1, when err is an
-// *app.BusyError or a *task.ClaimsPausedError.
+// *app.BusyError or a *task.ClaimsPausedError, or matches app.ErrNotReady.
 func setRetryAfter(w http.ResponseWriter, err error) {
 	var (
 		busy   *app.BusyError
@@ -28,6 +28,8 @@ func setRetryAfter(w http.ResponseWriter, err error) {
 		after = busy.RetryAfter
 	case errors.As(err, &paused):
 		after = paused.RetryAfter
+	case errors.Is(err, app.ErrNotReady):
+		after = app.NotReadyRetryAfter
 	default:
 		return
 	}

@@ -29,31 +29,72 @@ var yamlMediaTypes = map[string]bool{
 // Options.MaxBodyBytes. A YAML body is converted to JSON first, so the same rules apply.
 // An empty body is an error naming "body" unless allowEmpty, when it leaves dst untouched.
 func (h *handlers) decodeBody(w http.ResponseWriter, r *http.Request, dst any, allowEmpty bool) error {
+	body, err := h.readBody(w, r, allowEmpty)
+	if err != nil || body == nil {
+		return err
+	}
+	return decodeJSON(body, dst)
+}
+
+// decodeLenient is decodeBody (no empty body) for a request whose every invalid field is
+// reported at once (a plan submission): unknown fields and values of the wrong type do not
+// stop it. They are returned, and dropped from what is decoded into dst, so that the use case
+// checks the rest and reports them with its own violations. Any other error is returned as
+// decodeBody's.
+func (h *handlers) decodeLenient(w http.ResponseWriter, r *http.Request, dst any) ([]app.FieldViolation, error) {
+	body, err := h.readBody(w, r, false)
+	if err != nil {
+		return nil, err
+	}
+	generic, err := decodeGeneric(body)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := generic.(map[string]any); !ok {
+		return nil, invalid("body", "must be a JSON object")
+	}
+	vs := checkShape(generic, reflect.TypeOf(dst).Elem()) // drops what it reports
+	cleaned, err := json.Marshal(generic)
+	if err != nil {
+		return nil, invalid("body", "cannot be read: "+err.Error())
+	}
+	strict := json.NewDecoder(bytes.NewReader(cleaned))
+	strict.DisallowUnknownFields()
+	if err := strict.Decode(dst); err != nil { // checkShape dropped what does not fit: should not happen
+		return nil, invalid("body", "does not match the expected document: "+err.Error())
+	}
+	return vs, nil
+}
+
+// readBody reads r's body as JSON, JSON or YAML by its Content-Type (YAML is converted), at
+// most Options.MaxBodyBytes. An empty body is an error naming "body" unless allowEmpty, when it
+// is nil (whatever the Content-Type says).
+func (h *handlers) readBody(w http.ResponseWriter, r *http.Request, allowEmpty bool) ([]byte, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			return tooLarge
+			return nil, tooLarge
 		}
-		return invalid("body", "could not be read: "+err.Error()) // the client broke off
+		return nil, invalid("body", "could not be read: "+err.Error()) // the client broke off
 	}
 	empty := len(bytes.TrimSpace(body)) == 0
 	if empty && allowEmpty {
-		return nil // whatever its Content-Type says
+		return nil, nil // whatever its Content-Type says
 	}
 	isYAML, err := bodyIsYAML(r)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if empty {
-		return invalid("body", "a request body is required")
+		return nil, invalid("body", "a request body is required")
 	}
 	if isYAML {
 		if body, err = yamlToJSON(body); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return decodeJSON(body, dst)
+	return body, nil
 }
 
 // bodyIsYAML tells JSON from YAML by the Content-Type; any other type is a 415.
@@ -75,16 +116,25 @@ func bodyIsYAML(r *http.Request) (bool, error) {
 	}
 }
 
-// decodeJSON decodes one JSON object into dst, strictly.
-func decodeJSON(body []byte, dst any) error {
+// decodeGeneric decodes one JSON value, numbers as json.Number; trailing data is an error.
+func decodeGeneric(body []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var generic any
 	if err := dec.Decode(&generic); err != nil {
-		return invalid("body", "is not valid JSON: "+jsonSyntaxDetail(err))
+		return nil, invalid("body", "is not valid JSON: "+jsonSyntaxDetail(err))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return invalid("body", "has data after the JSON value")
+		return nil, invalid("body", "has data after the JSON value")
+	}
+	return generic, nil
+}
+
+// decodeJSON decodes one JSON object into dst, strictly.
+func decodeJSON(body []byte, dst any) error {
+	generic, err := decodeGeneric(body)
+	if err != nil {
+		return err
 	}
 	if vs := checkShape(generic, reflect.TypeOf(dst).Elem()); len(vs) > 0 {
 		return &app.ValidationError{Violations: vs}

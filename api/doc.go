@@ -1,4 +1,4 @@
-// Package api is the executor's HTTP API (DESIGN §7): JSON under /v1, errors as RFC 9457
+// Package api is the executor's HTTP API (docs/design.md §7): JSON under /v1, errors as RFC 9457
 // application/problem+json naming the first invalid field, plus /healthz, /readyz, /metrics
 // and the console's routes.
 //

@@ -145,10 +145,14 @@ type Decision struct {
 	DecidedAt  time.Time `json:"decidedAt"`
 }
 
-// TaskList is a plan's tasks in submission order. MissingTasks lists every task of the plan
-// the store no longer holds (whatever the page and the status asked for); absent when none.
+// TaskList is a page of a plan's tasks in the plan's task order. Total counts the plan's
+// tasks matching the filter over every page; NextCursor, when set, is the ?cursor= of the
+// next page (absent on the last). MissingTasks lists every task of the plan the store no
+// longer holds (whatever the page and the status asked for); absent when none.
 type TaskList struct {
 	Tasks        []Task        `json:"tasks"`
+	Total        int           `json:"total"`
+	NextCursor   string        `json:"nextCursor,omitempty"`
 	MissingTasks []MissingTask `json:"missingTasks,omitempty"`
 }
 
@@ -169,7 +173,7 @@ type Attempt struct {
 	Attempt    int       `json:"attempt"`
 	StartedAt  time.Time `json:"startedAt"`
 	EndedAt    time.Time `json:"endedAt"`
-	Outcome    string    `json:"outcome"`
+	Outcome    string    `json:"outcome"` // succeeded, failed or interrupted (cut short; docs/api.md, the attempt ledger)
 	Class      string    `json:"class,omitempty"`
 	Error      string    `json:"error,omitempty"`
 	Code       int       `json:"code,omitempty"`
@@ -222,7 +226,8 @@ type TenantPreview struct {
 }
 
 // RenderedStage is a stage with its params rendered for one tenant. Outputs of earlier
-// stages are not known before they run: they render as "<no value>".
+// stages are not known before they run: what index reads from them renders as a placeholder,
+// "<output STAGE.KEY>".
 type RenderedStage struct {
 	Name   string         `json:"name"`
 	Kind   string         `json:"kind"`
@@ -238,6 +243,10 @@ type Problem struct {
 	Field   string         `json:"field,omitempty"` // the first invalid field
 	Errors  []FieldProblem `json:"errors,omitempty"`
 	Tenants []string       `json:"tenants,omitempty"` // conflicting tenants (409 on submit)
+
+	// ErrorsOmitted counts the invalid fields found beyond the first app.MaxViolations, which
+	// errors does not list.
+	ErrorsOmitted int `json:"errorsOmitted,omitempty"`
 }
 
 // FieldProblem names one invalid field.
@@ -248,7 +257,7 @@ type FieldProblem struct {
 
 // Health is the body of /healthz and /readyz.
 type Health struct {
-	Status   string     `json:"status"`             // "ok"; "degraded" (readyz, a 503) while Redis is away; "unavailable" (a 503) when the probe's write or read failed
+	Status   string     `json:"status"`             // "ok"; "degraded" (readyz, a 503) while Redis is away; "unavailable" (a 503) when the probe's write or read failed, or Redis was not reached since the start
 	Executor string     `json:"executor,omitempty"` // the serving executor's name (Options.Name)
 	Redis    string     `json:"redis,omitempty"`    // "ok" | "degraded" | "unavailable" | "disabled" (readyz)
 	Since    *time.Time `json:"since,omitempty"`    // degraded: since when

@@ -14,7 +14,8 @@ import (
 
 // Headers of plan submission.
 const (
-	// IdempotencyKeyHeader names a submission; repeating the key returns the first plan.
+	// IdempotencyKeyHeader names a submission; repeating the key with the same plan returns
+	// the first plan, with another plan is a 422 (ProblemIdempotencyMismatch).
 	IdempotencyKeyHeader = "Idempotency-Key"
 	// IdempotentReplayedHeader is "true" on the answer to a repeated Idempotency-Key.
 	IdempotentReplayedHeader = "Idempotent-Replayed"
@@ -39,7 +40,8 @@ func (h *handlers) submitPlan(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body PlanRequest
-	if err := h.decodeBody(w, r, &body, false); err != nil {
+	shape, err := h.decodeLenient(w, r, &body) // unknown fields, wrong types: reported with the rest
+	if err != nil {
 		h.writeError(w, r, err)
 		return
 	}
@@ -48,6 +50,7 @@ func (h *handlers) submitPlan(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
+	req.Violations = append(shape, req.Violations...)
 	req.IdempotencyKey, req.DryRun = key, dryRun
 	sub, err := h.svc.Submit(r.Context(), req)
 	if err != nil {
@@ -144,8 +147,9 @@ func (h *handlers) getPlan(w http.ResponseWriter, r *http.Request) {
 	h.respond(w, r, http.StatusOK, PlanFrom(v))
 }
 
-// planTasks is GET /v1/plans/{planId}/tasks: the plan's tasks in submission order, with
-// ?status=, ?offset= and ?limit=.
+// planTasks is GET /v1/plans/{planId}/tasks: a page of the plan's tasks in the plan's task
+// order, with ?status=, ?limit=, ?cursor= (the nextCursor of the previous page) and the
+// deprecated ?offset=; the answer counts the matching tasks in total.
 func (h *handlers) planTasks(w http.ResponseWriter, r *http.Request) {
 	id, err := pathParam(r, "planId")
 	if err != nil {
@@ -162,17 +166,15 @@ func (h *handlers) planTasks(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	status := task.Status(strings.ToUpper(r.URL.Query().Get("status")))
-	page, err := h.svc.PlanTasks(r.Context(), id, status, offset, limit)
+	q := r.URL.Query()
+	page, err := h.svc.PlanTasks(r.Context(), id, app.TaskQuery{
+		Status: task.Status(strings.ToUpper(q.Get("status"))), Cursor: q.Get("cursor"), Offset: offset, Limit: limit,
+	})
 	if err != nil {
 		h.writeError(w, r, err)
 		return
 	}
-	out := TaskList{Tasks: make([]Task, len(page.Tasks)), MissingTasks: MissingFrom(page.Missing)}
-	for i, v := range page.Tasks {
-		out.Tasks[i] = TaskFrom(v, false)
-	}
-	h.respond(w, r, http.StatusOK, out)
+	h.respond(w, r, http.StatusOK, TaskListFrom(page))
 }
 
 // planOp serves POST /v1/plans/{planId}/pause|resume|cancel|approve|reject with one of the

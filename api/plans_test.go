@@ -310,7 +310,7 @@ func TestDryRun(t *testing.T) {
 		assert.Equal(t, req.Tenants[i].ID, tp.TenantID)
 		require.Len(t, tp.Stages, 2)
 		assert.Equal(t, api.RenderedStage{Name: "bake", Kind: "sleep", Params: map[string]any{"duration": want}}, tp.Stages[0])
-		assert.Equal(t, tp.TenantID+" baked <no value>", tp.Stages[1].Params["msg"], "outputs are unknown before a run")
+		assert.Equal(t, tp.TenantID+" baked <output bake.slept>", tp.Stages[1].Params["msg"], "outputs are unknown before a run: a placeholder")
 	}
 
 	assert.Empty(t, listPlans(t, base, "").Plans, "a dry run creates nothing")

@@ -27,6 +27,7 @@ const (
 	ProblemInvalidTransition    = "urn:executor:problem:invalid-transition"     // 409
 	ProblemPayloadTooLarge      = "urn:executor:problem:payload-too-large"      // 413
 	ProblemUnsupportedMediaType = "urn:executor:problem:unsupported-media-type" // 415
+	ProblemIdempotencyMismatch  = "urn:executor:problem:idempotency-mismatch"   // 422, field Idempotency-Key
 	ProblemBusy                 = "urn:executor:problem:busy"                   // 429, with Retry-After
 	ProblemUnavailable          = "urn:executor:problem:unavailable"            // 503
 	ProblemInternal             = "urn:executor:problem:internal"               // 500
@@ -63,6 +64,7 @@ func (h *handlers) problemFor(r *http.Request, err error) Problem {
 		tooLarge   *http.MaxBytesError
 		validation *app.ValidationError
 		conflict   *app.ConflictError
+		mismatch   *app.IdempotencyMismatchError
 		busy       *task.BusyError
 		paused     *task.ClaimsPausedError
 	)
@@ -81,7 +83,12 @@ func (h *handlers) problemFor(r *http.Request, err error) Problem {
 		return problem(http.StatusRequestEntityTooLarge, ProblemPayloadTooLarge,
 			fmt.Sprintf("the request body is larger than %d bytes", tooLarge.Limit))
 	case errors.As(err, &validation) && len(validation.Violations) > 0:
-		return validationProblem(validation.Violations)
+		return validationProblem(validation.Violations, validation.Omitted)
+	case errors.As(err, &mismatch):
+		p := problem(http.StatusUnprocessableEntity, ProblemIdempotencyMismatch, mismatch.Error())
+		p.Field = IdempotencyKeyHeader
+		p.Errors = []FieldProblem{{Field: IdempotencyKeyHeader, Detail: mismatch.Error()}}
+		return p
 	case errors.Is(err, app.ErrInvalidInput):
 		return problem(http.StatusBadRequest, ProblemInvalidInput, err.Error())
 	case errors.As(err, &conflict):
@@ -93,6 +100,8 @@ func (h *handlers) problemFor(r *http.Request, err error) Problem {
 	case errors.As(err, &paused):
 		return problem(http.StatusServiceUnavailable, ProblemUnavailable,
 			fmt.Sprintf("new tenant claims wait %v: %s", paused.RetryAfter.Round(time.Second), paused.Reason))
+	case errors.Is(err, app.ErrNotReady):
+		return problem(http.StatusServiceUnavailable, ProblemUnavailable, err.Error()+reasonSuffix(h.opts.Readiness().Reason))
 	case errors.Is(err, app.ErrDegraded):
 		return problem(http.StatusServiceUnavailable, ProblemUnavailable, err.Error()+h.outageReason())
 	case errors.Is(err, app.ErrUnavailable):
@@ -172,17 +181,22 @@ func reasonSuffix(reason string) string {
 	return " (reason: " + reason + ")"
 }
 
-func validationProblem(vs []app.FieldViolation) Problem {
+// validationProblem is a 400 listing every violation in errors (omitted more, not listed:
+// errorsOmitted); the detail is the first, saying how many more there are.
+func validationProblem(vs []app.FieldViolation, omitted int) Problem {
 	p := Problem{
 		Type: ProblemInvalidInput, Title: http.StatusText(http.StatusBadRequest), Status: http.StatusBadRequest,
-		Field: vs[0].Field, Errors: make([]FieldProblem, len(vs)),
+		Field: vs[0].Field, Errors: make([]FieldProblem, len(vs)), ErrorsOmitted: omitted,
 	}
 	for i, v := range vs {
 		p.Errors[i] = FieldProblem{Field: v.Field, Detail: v.Reason}
 	}
 	p.Detail = vs[0].Field + ": " + vs[0].Reason
-	if len(vs) > 1 {
-		p.Detail += fmt.Sprintf(" (and %d more)", len(vs)-1)
+	switch more := len(vs) - 1 + omitted; {
+	case omitted > 0:
+		p.Detail += fmt.Sprintf(" (and %d more: %d listed in errors, %d not listed)", more, len(vs)-1, omitted)
+	case more > 0:
+		p.Detail += fmt.Sprintf(" (and %d more, listed in errors)", more)
 	}
 	return p
 }

@@ -76,7 +76,7 @@ type handlers struct {
 	opts Options
 }
 
-// NewRouter returns the HTTP API of DESIGN §7 over svc.
+// NewRouter returns the HTTP API of docs/design.md §7 over svc.
 func NewRouter(svc *app.Service, opts Options) http.Handler {
 	h := &handlers{svc: svc, opts: opts.withDefaults()}
 	r := chi.NewRouter()
@@ -87,6 +87,9 @@ func NewRouter(svc *app.Service, opts Options) http.Handler {
 
 	r.Get("/healthz", h.healthz)
 	r.Get("/readyz", h.readyz)
+	// Probes may ask with HEAD: the same status and headers, no body (net/http drops it).
+	r.Head("/healthz", h.healthz)
+	r.Head("/readyz", h.readyz)
 	if m := h.opts.Metrics; m != nil {
 		r.Get("/metrics", m.ServeHTTP)
 	}

@@ -109,7 +109,7 @@ func TestMethodNotAllowed(t *testing.T) {
 		{http.MethodGet, "/v1/plans/" + id + "/retry", "POST"},
 		{http.MethodDelete, "/v1/plans/" + id + "/approve", "POST"},
 		{http.MethodPatch, "/v1/tasks/" + id, "GET"},
-		{http.MethodPost, "/healthz", "GET"},
+		{http.MethodPost, "/healthz", "GET, HEAD"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {

@@ -3,9 +3,10 @@ package api
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,6 +20,10 @@ var timeType = reflect.TypeFor[time.Time]()
 // its path ("stages[0].timeout"). It is what makes decoding strict and its errors precise:
 // encoding/json names neither the path of an unknown field nor the index of a bad element.
 // Field names are matched exactly (encoding/json alone would accept "Name" for "name").
+//
+// It also drops what it reports from v (an unknown field or a value of the wrong type is
+// deleted from its object; an element of the wrong type becomes null), so that v decodes into
+// t with the rest of the document, for the use case to check the rest (decodeLenient).
 func checkShape(v any, t reflect.Type) []app.FieldViolation {
 	var out []app.FieldViolation
 	if _, ok := v.(map[string]any); !ok {
@@ -30,9 +35,11 @@ func checkShape(v any, t reflect.Type) []app.FieldViolation {
 	return out
 }
 
-func walkShape(v any, t reflect.Type, path string, add func(field, reason string)) {
+// walkShape reports through add what is wrong in v and reports whether v itself is wrong (its
+// parent drops it); what is wrong under v is dropped from v.
+func walkShape(v any, t reflect.Type, path string, add func(field, reason string)) (drop bool) {
 	if v == nil {
-		return // null leaves the field at its zero value, as encoding/json does
+		return false // null leaves the field at its zero value, as encoding/json does
 	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -41,75 +48,84 @@ func walkShape(v any, t reflect.Type, path string, add func(field, reason string
 		s, ok := v.(string)
 		if !ok {
 			add(path, "must be an RFC 3339 time string, such as \"2026-11-21T10:00:00Z\"")
+			return true
 		} else if _, err := time.Parse(time.RFC3339, s); err != nil {
 			add(path, fmt.Sprintf("%q is not an RFC 3339 time, such as \"2026-11-21T10:00:00Z\"", s))
+			return true
 		}
-		return
+		return false
+	}
+	bad := func(reason string) bool {
+		add(path, reason)
+		return true
 	}
 	switch t.Kind() {
 	case reflect.Interface:
-		return
+		return false
 	case reflect.Struct:
 		obj, ok := v.(map[string]any)
 		if !ok {
-			add(path, "must be an object")
-			return
+			return bad("must be an object")
 		}
 		fields := jsonFields(t)
-		for _, k := range sortedKeys(obj) {
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
 			f, known := fields[k]
 			if !known {
 				add(joinPath(path, k), "unknown field")
+				delete(obj, k)
 				continue
 			}
-			walkShape(obj[k], f.Type, joinPath(path, k), add)
+			if walkShape(obj[k], f.Type, joinPath(path, k), add) {
+				delete(obj, k)
+			}
 		}
 	case reflect.Map:
 		obj, ok := v.(map[string]any)
 		if !ok {
-			add(path, "must be an object")
-			return
+			return bad("must be an object")
 		}
-		for _, k := range sortedKeys(obj) {
-			walkShape(obj[k], t.Elem(), joinPath(path, k), add)
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
+			if walkShape(obj[k], t.Elem(), joinPath(path, k), add) {
+				delete(obj, k)
+			}
 		}
 	case reflect.Slice:
 		arr, ok := v.([]any)
 		if !ok {
-			add(path, "must be an array")
-			return
+			return bad("must be an array")
 		}
 		for i, e := range arr {
-			walkShape(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i), add)
+			if walkShape(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i), add) {
+				arr[i] = nil
+			}
 		}
 	case reflect.String:
 		if _, ok := v.(string); !ok {
-			add(path, "must be a string")
+			return bad("must be a string")
 		}
 	case reflect.Bool:
 		if _, ok := v.(bool); !ok {
-			add(path, "must be true or false")
+			return bad("must be true or false")
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		n, ok := v.(json.Number)
 		if !ok {
-			add(path, "must be an integer")
-			return
+			return bad("must be an integer")
 		}
 		i, err := n.Int64()
 		if err != nil || reflect.Zero(t).OverflowInt(i) {
-			add(path, "must be an integer in range")
+			return bad("must be an integer in range")
 		}
 	case reflect.Float32, reflect.Float64:
 		n, ok := v.(json.Number)
 		if !ok {
-			add(path, "must be a number")
-			return
+			return bad("must be a number")
 		}
 		if f, err := n.Float64(); err != nil || math.IsInf(f, 0) {
-			add(path, "must be a number in range")
+			return bad("must be a number in range")
 		}
 	}
+	return false
 }
 
 // jsonFields maps the JSON names of t's exported fields to the fields.
@@ -130,15 +146,6 @@ func jsonFields(t reflect.Type) map[string]reflect.StructField {
 		out[name] = f
 	}
 	return out
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func joinPath(path, key string) string {

@@ -10,9 +10,10 @@ import (
 )
 
 // SubmitRequest converts a decoded submission to the use case's request. Durations are Go
-// duration strings; every one that does not parse is reported, named by its path
-// ("stages[1].retry.maxBackoff"), in one *app.ValidationError (which matches
-// app.ErrInvalidInput). Everything else is validated by app.Service.Submit.
+// duration strings; every one that does not parse is added to the request's Violations, named
+// by its path ("stages[1].retry.maxBackoff"), for app.Service.Submit to report with every
+// other violation (it validates everything else). It returns no error today; the error is
+// kept for conversions that cannot go on.
 func (req PlanRequest) SubmitRequest() (app.SubmitRequest, error) {
 	out := app.SubmitRequest{
 		Name: req.Name, Labels: req.Labels, MaxConcurrency: req.MaxConcurrency,
@@ -55,8 +56,6 @@ func (req PlanRequest) SubmitRequest() (app.SubmitRequest, error) {
 	for i, t := range req.Tenants {
 		out.Tenants[i] = app.TenantInput{ID: t.ID, Params: t.Params}
 	}
-	if len(bad) > 0 {
-		return app.SubmitRequest{}, &app.ValidationError{Violations: bad}
-	}
+	out.Violations = bad
 	return out, nil
 }

@@ -8,19 +8,10 @@ import (
 )
 
 // tenantTask is GET /v1/tenants/{tenantId}/task: the tenant's latest task with its lease and
-// checkpoint summary.
+// checkpoint summary; ?wait=30s long-polls until that task is at rest (ended, WAITING, PAUSED
+// or INTERRUPTED) or the wait passes.
 func (h *handlers) tenantTask(w http.ResponseWriter, r *http.Request) {
-	id, err := pathParam(r, "tenantId")
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	v, err := h.svc.TenantTask(r.Context(), id)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	h.respond(w, r, http.StatusOK, TaskFrom(v, true))
+	h.readTask(w, r, "tenantId", h.svc.TenantTask, h.svc.WaitTenantTask)
 }
 
 // tenantCheckpoint is GET /v1/tenants/{tenantId}/checkpoint: the checkpoint of the tenant's

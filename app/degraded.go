@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // ErrDegraded: the executor runs degraded (Redis unreachable from it) where other executors
@@ -14,11 +15,54 @@ import (
 var ErrDegraded = errors.New("app: redis is unreachable from this executor, which cannot change what another executor may be running; " +
 	"send the command to an executor that reaches Redis, or again once this one does")
 
+// ErrNotReady: the executor has not reached Redis once since it started (serve without
+// --start-degraded): it cannot tell which tenants other executors run, so it takes no new
+// plan, and no command ErrDegraded refuses, until it has; nor does it answer queries
+// (ErrNotReadyToRead). HTTP 503 with Retry-After (NotReadyRetryAfter).
+var ErrNotReady = errors.New("app: this executor has not reached Redis since it started and takes no new work until it has; " +
+	"try again shortly, or send it to an executor that reaches Redis")
+
+// ErrNotReadyToRead: a read of plans, tasks, tenants or checkpoints on an executor that has
+// not reached Redis since it started (serve without --start-degraded): its memory holds none of
+// them, and an answer from it would say that they do not exist. It matches ErrNotReady (HTTP 503
+// with Retry-After). With --start-degraded the executor answers from its memory instead.
+var ErrNotReadyToRead error = notReadyToRead{}
+
+type notReadyToRead struct{}
+
+func (notReadyToRead) Error() string {
+	return "app: this executor has not reached Redis since it started and cannot see plans, tasks nor checkpoints until it has " +
+		"(it would answer that they do not exist); try again shortly, or ask an executor that reaches Redis"
+}
+
+// Is makes ErrNotReadyToRead match ErrNotReady.
+func (notReadyToRead) Is(target error) bool { return target == ErrNotReady }
+
+// NotReadyRetryAfter is the Retry-After of ErrNotReady: about how often the executor tries
+// Redis again.
+const NotReadyRetryAfter = 2 * time.Second
+
+// notReady reports whether the executor has not reached Redis since it started.
+func (s *Service) notReady() bool { return s.NotReady != nil && s.NotReady() }
+
+// refuseRead returns ErrNotReadyToRead before Redis was reached: every query of plans, tasks,
+// tenants and checkpoints starts with it.
+func (s *Service) refuseRead() error {
+	if s.notReady() {
+		return ErrNotReadyToRead
+	}
+	return nil
+}
+
 // degraded reports whether the executor runs degraded where it must act only on what it runs.
 func (s *Service) degraded() bool { return s.Degraded != nil && s.Degraded() }
 
-// refuseDegraded returns ErrDegraded while degraded.
+// refuseDegraded returns ErrNotReady before Redis was reached, then ErrDegraded while
+// degraded.
 func (s *Service) refuseDegraded() error {
+	if s.notReady() {
+		return ErrNotReady
+	}
 	if s.degraded() {
 		return ErrDegraded
 	}
@@ -30,8 +74,8 @@ func (s *Service) refuseDegraded() error {
 // applies it to Redis's copy), else it answers ErrDegraded.
 func (s *Service) runningHere(op func(context.Context, string) error) func(context.Context, string) error {
 	return func(ctx context.Context, taskID string) error {
-		if s.degraded() && !s.Runner.Runs(taskID) {
-			return ErrDegraded
+		if err := s.refuseDegraded(); err != nil && !s.Runner.Runs(taskID) {
+			return err
 		}
 		return op(ctx, taskID)
 	}

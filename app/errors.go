@@ -2,6 +2,7 @@ package app
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 )
 
@@ -15,7 +16,31 @@ var (
 	ErrMembersUnavailable = errors.New("app: the registry of executors is unreachable")
 	// ErrNoEvents: the executor was wired without an event source.
 	ErrNoEvents = errors.New("app: this executor publishes no events")
+	// ErrIdempotencyMismatch: an Idempotency-Key was submitted before with another plan
+	// (IdempotencyMismatchError).
+	ErrIdempotencyMismatch = errors.New("app: the Idempotency-Key was used for another plan")
 )
+
+// IdempotencyMismatchError is a submission whose Idempotency-Key was submitted before with
+// another content: nothing is created, and the first plan is not replayed. It matches
+// ErrIdempotencyMismatch.
+type IdempotencyMismatchError struct {
+	Key    string // the Idempotency-Key
+	PlanID string // the plan first submitted with it
+}
+
+func (e *IdempotencyMismatchError) Error() string {
+	return fmt.Sprintf("Idempotency-Key %q was submitted before with another plan (plan %s): "+
+		"use a new key for a new plan, or send the first plan's exact content to get it back", e.Key, e.PlanID)
+}
+
+// Unwrap returns ErrIdempotencyMismatch.
+func (e *IdempotencyMismatchError) Unwrap() error { return ErrIdempotencyMismatch }
+
+// MaxViolations bounds the violations one ValidationError lists; the others are only counted
+// (Omitted). A plan of 10,000 tenants with a template that fails for each would otherwise
+// answer with 10,000 of them.
+const MaxViolations = 100
 
 // FieldViolation names one invalid field of a request.
 type FieldViolation struct {
@@ -26,6 +51,7 @@ type FieldViolation struct {
 // ValidationError lists what is wrong with a request. It matches ErrInvalidInput.
 type ValidationError struct {
 	Violations []FieldViolation
+	Omitted    int // violations found beyond MaxViolations, not listed
 }
 
 func (e *ValidationError) Error() string {
@@ -33,7 +59,11 @@ func (e *ValidationError) Error() string {
 	for i, v := range e.Violations {
 		parts[i] = v.Field + ": " + v.Reason
 	}
-	return "invalid input: " + strings.Join(parts, "; ")
+	s := "invalid input: " + strings.Join(parts, "; ")
+	if e.Omitted > 0 {
+		s += fmt.Sprintf(" (and %d more not listed)", e.Omitted)
+	}
+	return s
 }
 
 // Unwrap returns ErrInvalidInput.

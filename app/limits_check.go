@@ -51,3 +51,10 @@ func jsonSize(params map[string]any) (int, error) {
 	b, err := json.Marshal(params)
 	return len(b), err
 }
+
+// exceeded reports whether req has more tenants or stages than l allows (checkLimits reports
+// them): such a plan is refused for its size alone, without rendering its templates.
+func (l Limits) exceeded(req SubmitRequest) bool {
+	l = l.withDefaults()
+	return len(req.Tenants) > min(l.MaxTenants, l.MaxQueued) || len(req.Stages) > l.MaxStages
+}

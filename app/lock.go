@@ -23,6 +23,9 @@ func (s *Service) TenantLock(ctx context.Context, tenantID string) (LockView, er
 	if err := checkTenantID("tenantId", tenantID); err != nil {
 		return LockView{}, err
 	}
+	if err := s.refuseRead(); err != nil {
+		return LockView{}, err
+	}
 	t, err := s.Tasks.Latest(ctx, tenantID)
 	if err != nil {
 		return LockView{}, err

@@ -14,7 +14,7 @@ import (
 	"github.com/executor-dev/executor/domain/task"
 )
 
-// MaxWait bounds a long poll on a plan.
+// MaxWait bounds a long poll on a plan or a task.
 const MaxWait = 5 * time.Minute
 
 // MaxListLimit bounds one page of plans or tasks.
@@ -39,14 +39,27 @@ func (s *Service) tasksOf(ctx context.Context, ids []string) ([]*task.Task, []Mi
 }
 
 // view counts p's tasks. p is read before its tasks, so a terminal plan's counts are final.
-// It reads the tasks' statuses, and whole tasks only for the RUNNING ones (those may have
-// lost their owner, and read INTERRUPTED): a 100,000-tenant plan is not decoded to be counted.
 // Tasks the store no longer holds are counted in the total and listed as missing.
 func (s *Service) view(ctx context.Context, p *plan.Plan) (PlanView, error) {
+	statuses, missing, p, err := s.statusesOf(ctx, p)
+	if err != nil {
+		return PlanView{}, err
+	}
+	pr := progressOf(statuses)
+	pr.Missing = missing
+	return PlanView{Plan: p, Progress: pr}, nil
+}
+
+// statusesOf reads the statuses of p's tasks as they stand, in the plan's order ("" for a task
+// the store no longer holds, listed in missing). It reads the tasks' statuses, and whole
+// tasks only for the RUNNING ones (those may have lost their owner, and read INTERRUPTED): a
+// 100,000-tenant plan is not decoded to be counted. It returns p read again when reaping may
+// have settled it.
+func (s *Service) statusesOf(ctx context.Context, p *plan.Plan) ([]task.Status, []MissingTask, *plan.Plan, error) {
 	ids := p.TaskIDs()
 	statuses, missing, err := readPresent(ctx, ids, s.Tasks.Statuses)
 	if err != nil {
-		return PlanView{}, fmt.Errorf("app: tasks of plan %s: %w", p.ID(), err)
+		return nil, nil, nil, fmt.Errorf("app: tasks of plan %s: %w", p.ID(), err)
 	}
 	var running []string
 	at := map[string]int{}
@@ -55,34 +68,36 @@ func (s *Service) view(ctx context.Context, p *plan.Plan) (PlanView, error) {
 			running, at[ids[i]] = append(running, ids[i]), i
 		}
 	}
-	if len(running) > 0 {
-		tasks, gone, reaped, err := s.tasksOf(ctx, running)
-		if err != nil {
-			return PlanView{}, fmt.Errorf("app: tasks of plan %s: %w", p.ID(), err)
-		}
-		for _, t := range tasks {
-			statuses[at[t.ID()]] = t.Status()
-		}
-		for _, m := range gone { // lost since its status was read
-			i := at[m.TaskID]
-			statuses[i] = ""
-			missing = append(missing, MissingTask{TaskID: m.TaskID, Index: i})
-		}
-		slices.SortFunc(missing, func(a, b MissingTask) int { return a.Index - b.Index })
-		if reaped > 0 {
-			if p, err = s.Plans.Plan(ctx, p.ID()); err != nil { // reaping may have settled it
-				return PlanView{}, err
-			}
+	if len(running) == 0 {
+		return statuses, missing, p, nil
+	}
+	tasks, gone, reaped, err := s.tasksOf(ctx, running)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("app: tasks of plan %s: %w", p.ID(), err)
+	}
+	for _, t := range tasks {
+		statuses[at[t.ID()]] = t.Status()
+	}
+	for _, m := range gone { // lost since its status was read
+		i := at[m.TaskID]
+		statuses[i] = ""
+		missing = append(missing, MissingTask{TaskID: m.TaskID, Index: i})
+	}
+	slices.SortFunc(missing, func(a, b MissingTask) int { return a.Index - b.Index })
+	if reaped > 0 {
+		if p, err = s.Plans.Plan(ctx, p.ID()); err != nil { // reaping may have settled it
+			return nil, nil, nil, err
 		}
 	}
-	pr := progressOf(statuses)
-	pr.Missing = missing
-	return PlanView{Plan: p, Progress: pr}, nil
+	return statuses, missing, p, nil
 }
 
 // Plan returns a plan and its progress.
 func (s *Service) Plan(ctx context.Context, planID string) (PlanView, error) {
 	if err := checkULID("planId", planID); err != nil {
+		return PlanView{}, err
+	}
+	if err := s.refuseRead(); err != nil {
 		return PlanView{}, err
 	}
 	p, err := s.Plans.Plan(ctx, planID)
@@ -101,8 +116,8 @@ const waitRecheck = 2 * time.Second
 // of the plan's status (and every waitRecheck) costs one read of the plan, not of its
 // thousands of tasks.
 func (s *Service) WaitPlan(ctx context.Context, planID string, wait time.Duration) (PlanView, error) {
-	if wait < 0 || wait > MaxWait {
-		return PlanView{}, invalid("wait", "must be between 0s and "+MaxWait.String())
+	if err := checkWait(wait); err != nil {
+		return PlanView{}, err
 	}
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
@@ -152,6 +167,9 @@ func (s *Service) ListPlans(ctx context.Context, f plan.Filter) ([]PlanView, err
 	if f.Limit <= 0 || f.Limit > MaxListLimit {
 		f.Limit = min(max(f.Limit, 50), MaxListLimit)
 	}
+	if err := s.refuseRead(); err != nil {
+		return nil, err
+	}
 	plans, err := s.Plans.List(ctx, f)
 	if err != nil {
 		return nil, err
@@ -165,54 +183,12 @@ func (s *Service) ListPlans(ctx context.Context, f plan.Filter) ([]PlanView, err
 	return out, nil
 }
 
-// TaskPage is a page of a plan's tasks, with the plan's tasks the store no longer holds
-// (every one of them, whatever the page and the status asked for).
-type TaskPage struct {
-	Tasks   []TaskView
-	Missing []MissingTask
-}
-
-// PlanTasks returns a plan's tasks in submission order, optionally only those in status,
-// skipping offset and returning at most limit (0: MaxListLimit). Tasks the store no longer
-// holds are not in the page: they are listed in its Missing.
-func (s *Service) PlanTasks(ctx context.Context, planID string, status task.Status, offset, limit int) (TaskPage, error) {
-	if status != "" && !status.Valid() {
-		return TaskPage{}, invalid("status", fmt.Sprintf("unknown task status %q", status))
-	}
-	if offset < 0 {
-		return TaskPage{}, invalid("offset", "must not be negative")
-	}
-	if limit <= 0 || limit > MaxListLimit {
-		limit = MaxListLimit
-	}
-	v, err := s.Plan(ctx, planID)
-	if err != nil {
-		return TaskPage{}, err
-	}
-	tasks, missing, _, err := s.tasksOf(ctx, v.Plan.TaskIDs())
-	if err != nil {
-		return TaskPage{}, err
-	}
-	page := TaskPage{Missing: missing}
-	for _, t := range tasks {
-		if status != "" && t.Status() != status {
-			continue
-		}
-		if offset > 0 {
-			offset--
-			continue
-		}
-		if len(page.Tasks) == limit {
-			break
-		}
-		page.Tasks = append(page.Tasks, TaskView{Task: t})
-	}
-	return page, nil
-}
-
 // Task returns a task with its checkpoint and lease.
 func (s *Service) Task(ctx context.Context, taskID string) (TaskView, error) {
 	if err := checkULID("taskId", taskID); err != nil {
+		return TaskView{}, err
+	}
+	if err := s.refuseRead(); err != nil {
 		return TaskView{}, err
 	}
 	t, err := s.Tasks.Task(ctx, taskID)
@@ -236,6 +212,9 @@ func (s *Service) TenantTask(ctx context.Context, tenantID string) (TaskView, er
 		return s.taskView(ctx, t)
 	}
 	if err := checkTenantID("tenantId", tenantID); err != nil {
+		return TaskView{}, err
+	}
+	if err := s.refuseRead(); err != nil {
 		return TaskView{}, err
 	}
 	// The task with its checkpoint, and the lease, at once.
@@ -281,6 +260,9 @@ func (s *Service) TenantCheckpoint(ctx context.Context, tenantID string) (*check
 
 func (s *Service) latest(ctx context.Context, tenantID string) (*task.Task, error) {
 	if err := checkTenantID("tenantId", tenantID); err != nil {
+		return nil, err
+	}
+	if err := s.refuseRead(); err != nil {
 		return nil, err
 	}
 	t, err := s.Tasks.Latest(ctx, tenantID)

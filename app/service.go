@@ -15,6 +15,7 @@ import (
 // Kinds resolves stage kinds.
 type Kinds interface {
 	Handler(kind string) (stage.Handler, bool)
+	Kinds() []string // the registered kind names, sorted (an unknown kind's error lists them)
 }
 
 // Holders reports who holds a tenant's lease.
@@ -80,11 +81,26 @@ type Deps struct {
 	// decisions and plan-wide commands (the executor runs degraded and other executors share
 	// its Redis: --degraded-new-plans=reject).
 	Degraded func() bool
+	// NotReady, when set and true, makes new plans and the commands Degraded refuses answer
+	// ErrNotReady, and the queries of plans, tasks, tenants and checkpoints ErrNotReadyToRead
+	// (the executor has not reached Redis since it started).
+	NotReady func() bool
 	// ShuttingDown, when set and true, makes new plans, retries and resumes answer
 	// ErrShuttingDown (the executor is shutting down).
 	ShuttingDown func() bool
 	// Limits bound submissions; zero fields take the defaults.
 	Limits Limits
+	// ExecutorURL returns the base URL of this executor's HTTP API, which templates read as
+	// .ExecutorURL when a submission is checked. Default: none (empty).
+	ExecutorURL func() string
+}
+
+// executorURL returns the base URL of this executor's HTTP API, or "" when it has none.
+func (s *Service) executorURL() string {
+	if s.ExecutorURL == nil {
+		return ""
+	}
+	return s.ExecutorURL()
 }
 
 // Service implements the use cases.

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"fmt"
 	"regexp"
 	"time"
 
@@ -41,6 +40,10 @@ type SubmitRequest struct {
 	Tenants        []TenantInput
 	IdempotencyKey string
 	DryRun         bool
+	// Violations are what the transport found wrong while decoding the request (unknown
+	// fields, values of the wrong type): they are reported with every other check's, and
+	// nothing is created. Fields at or under one of them are not reported again.
+	Violations []FieldViolation
 }
 
 // RenderedStage is a stage as it would run for one tenant (outputs of earlier stages are
@@ -71,36 +74,35 @@ type Submission struct {
 // away) no longer stops it: the plan is created and launched all the same (see
 // createAndLaunch).
 func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Submission, error) {
-	if sub, err := s.replay(ctx, req); sub != nil || err != nil {
-		return sub, err // fast path; checked again under the lock
+	var hash string // recorded with the plan when it has a key, compared by a repeated key
+	if req.IdempotencyKey != "" && !req.DryRun {
+		hash = requestHash(req)
 	}
-	stages, err := s.checkSubmission(req)
-	if err != nil {
-		return nil, err
+	if sub, err := s.replay(ctx, req, hash); sub != nil || err != nil {
+		return sub, err // fast path; checked again under the lock
 	}
 	planID := ulid.Make().String()
 	now := s.now()
-	tasks := make([]*task.Task, len(req.Tenants))
-	taskIDs := make([]string, len(req.Tenants))
-	for i, tn := range req.Tenants {
-		if tasks[i], err = task.New(planID, tn.ID, tn.Params, stages, now); err != nil {
-			return nil, invalid(fmt.Sprintf("tenants[%d]", i), err.Error())
-		}
-		taskIDs[i] = tasks[i].ID()
+	stages, tasks, preview, err := s.check(req, planID, now)
+	if err != nil {
+		return nil, err
+	}
+	taskIDs := make([]string, len(tasks))
+	for i, t := range tasks {
+		taskIDs[i] = t.ID()
 	}
 	p, err := plan.New(plan.Draft{
 		ID: planID, Name: req.Name, Labels: req.Labels, Stages: stages, TaskIDs: taskIDs,
 		MaxConcurrency: req.MaxConcurrency, FailureBudget: req.FailureBudget, StartAt: req.StartAt,
-		IdempotencyKey: req.IdempotencyKey, Canary: req.Canary, StartRate: req.StartRate,
+		IdempotencyKey: req.IdempotencyKey, RequestHash: hash, Canary: req.Canary, StartRate: req.StartRate,
 	}, now)
 	if err != nil {
 		return nil, asValidation(err)
 	}
-	preview, err := s.render(stages, tasks)
-	if err != nil {
-		return nil, err
-	}
 
+	if !req.DryRun && s.notReady() {
+		return nil, ErrNotReady
+	}
 	if !req.DryRun && s.RefuseNewPlans != nil && s.RefuseNewPlans() {
 		return nil, ErrUnavailable
 	}
@@ -116,7 +118,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Submission, e
 	}
 	s.submitMu.Lock() // one idempotency key, one plan
 	defer s.submitMu.Unlock()
-	if sub, err := s.replay(ctx, req); sub != nil || err != nil {
+	if sub, err := s.replay(ctx, req, hash); sub != nil || err != nil {
 		return sub, err
 	}
 	if err := s.checkQueue(len(tasks)); err != nil { // under submitMu: Launch below queues the tasks
@@ -135,9 +137,12 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Submission, e
 	return &Submission{Plan: PlanView{Plan: p, Progress: progressOf(statuses)}}, nil
 }
 
-// replay returns the plan first submitted with the request's idempotency key, if any.
-func (s *Service) replay(ctx context.Context, req SubmitRequest) (*Submission, error) {
-	if req.IdempotencyKey == "" || req.DryRun {
+// replay returns the plan first submitted with the request's idempotency key, if any, when
+// it was submitted with the same content (hash, see requestHash); another content is an
+// *IdempotencyMismatchError. A plan stored before its hash was recorded is replayed whatever
+// the content, as it was then.
+func (s *Service) replay(ctx context.Context, req SubmitRequest, hash string) (*Submission, error) {
+	if req.IdempotencyKey == "" || req.DryRun || len(req.Violations) > 0 { // an invalid request is refused
 		return nil, nil
 	}
 	p, err := s.Plans.ByIdempotencyKey(ctx, req.IdempotencyKey)
@@ -146,6 +151,9 @@ func (s *Service) replay(ctx context.Context, req SubmitRequest) (*Submission, e
 	}
 	if err != nil {
 		return nil, err
+	}
+	if p.RequestHash() != "" && p.RequestHash() != hash {
+		return nil, &IdempotencyMismatchError{Key: req.IdempotencyKey, PlanID: p.ID()}
 	}
 	// The executor that took the first submission may have died before it launched the plan
 	// (the client retries because it got no answer): the plan is launched now if it was not.
@@ -160,117 +168,6 @@ func (s *Service) replay(ctx context.Context, req SubmitRequest) (*Submission, e
 	}
 	v, err := s.view(ctx, p)
 	return &Submission{Plan: v, Replayed: true}, err
-}
-
-// checkSubmission validates everything but templates and returns the stages with defaults.
-func (s *Service) checkSubmission(req SubmitRequest) ([]stage.Spec, error) {
-	var v ValidationError
-	add := func(field, reason string) { v.Violations = append(v.Violations, FieldViolation{field, reason}) }
-	s.Limits.checkLimits(req, add)
-	if len(req.Name) > MaxNameLength {
-		add("name", fmt.Sprintf("must be at most %d characters", MaxNameLength))
-	}
-	if len(req.Labels) > MaxLabels {
-		add("labels", fmt.Sprintf("at most %d labels", MaxLabels))
-	}
-	for k := range req.Labels {
-		if !labelKeyPattern.MatchString(k) {
-			add("labels."+k, "label key must match "+labelKeyPattern.String())
-		}
-	}
-	if req.MaxConcurrency < 0 || req.MaxConcurrency > plan.MaxMaxConcurrency {
-		add("maxConcurrency", fmt.Sprintf("must be between 1 and %d", plan.MaxMaxConcurrency))
-	}
-	if req.FailureBudget < 0 {
-		add("failureBudget", "must not be negative")
-	}
-	if len(req.Stages) == 0 {
-		add("stages", "at least one stage is required")
-	}
-	stages := make([]stage.Spec, len(req.Stages))
-	names := map[string]int{}
-	for i, sp := range req.Stages {
-		field := fmt.Sprintf("stages[%d]", i)
-		checked, err := sp.Validate(field)
-		var fe *stage.FieldError
-		if errors.As(err, &fe) {
-			add(fe.Field, fe.Reason)
-		}
-		stages[i] = checked
-		if _, ok := s.Kinds.Handler(sp.Kind); sp.Kind != "" && !ok {
-			add(field+".kind", fmt.Sprintf("unknown stage kind %q", sp.Kind))
-		}
-		if j, dup := names[sp.Name]; dup && sp.Name != "" {
-			add(field+".name", fmt.Sprintf("duplicates stages[%d].name %q", j, sp.Name))
-		}
-		names[sp.Name] = i
-	}
-	if len(req.Tenants) == 0 {
-		add("tenants", "at least one tenant is required")
-	}
-	seen := map[string]int{}
-	for i, tn := range req.Tenants {
-		field := fmt.Sprintf("tenants[%d].id", i)
-		if !task.TenantIDPattern.MatchString(tn.ID) {
-			add(field, "must match "+task.TenantIDPattern.String())
-			continue
-		}
-		if j, dup := seen[tn.ID]; dup {
-			add(field, fmt.Sprintf("duplicates tenants[%d].id %q", j, tn.ID))
-		}
-		seen[tn.ID] = i
-	}
-	if len(v.Violations) > 0 {
-		return nil, &v
-	}
-	return stages, nil
-}
-
-// render renders every tenant's stages with placeholder outputs and lets each kind check its
-// params, so a plan that cannot run for some tenant is refused before anything is created.
-// Params that read earlier stages' outputs are checked as templates only: their values are
-// unknown until those stages ran.
-func (s *Service) render(stages []stage.Spec, tasks []*task.Task) ([]TenantPreview, error) {
-	r := stage.NewRenderer()
-	// The same for every tenant: each stage's field name and the earlier stages' placeholders.
-	fields := make([]string, len(stages))
-	placeholders := make([]map[string]any, len(stages))
-	for si := range stages {
-		fields[si] = fmt.Sprintf("stages[%d].params", si)
-		placeholders[si] = stage.PlaceholderOutputs(stages, si)
-	}
-	previews := make([]TenantPreview, len(tasks))
-	for ti, t := range tasks {
-		previews[ti] = TenantPreview{TenantID: t.TenantID(), Stages: make([]RenderedStage, len(stages))}
-		for si, sp := range stages {
-			field := fields[si]
-			params, err := r.Render(field, sp.Params, stage.Data{
-				TenantID: t.TenantID(), PlanID: t.PlanID(), TaskID: t.ID(), Attempt: 1,
-				Params: t.Params(), Outputs: placeholders[si],
-			})
-			if err == nil && !sp.UsesOutputs() {
-				h, _ := s.Kinds.Handler(sp.Kind)
-				if pv, ok := h.(stage.ParamValidator); ok {
-					if verr := pv.ValidateParams(params); verr != nil {
-						err = paramError(field, verr)
-					}
-				}
-			}
-			if err != nil {
-				return nil, tenantError(ti, t.TenantID(), err)
-			}
-			previews[ti].Stages[si] = RenderedStage{Name: sp.Name, Kind: sp.Kind, Params: params}
-		}
-	}
-	return previews, nil
-}
-
-func tenantError(i int, tenantID string, err error) error {
-	var fe *stage.FieldError
-	if errors.As(err, &fe) {
-		return invalid(fe.Field, fmt.Sprintf("for tenant %q (tenants[%d]): %s", tenantID, i, fe.Reason))
-	}
-	return invalid(fmt.Sprintf("tenants[%d]", i), err.Error())
 }
 
 // conflicts lists the tenants whose latest task has not ended (a dry run's preview of the

@@ -25,7 +25,7 @@ type Call struct {
 	Stage      string    `json:"stage"`
 	StageIndex int       `json:"stageIndex"`
 	Run        int       `json:"run"` // the task's attempt (run number)
-	Key        string    `json:"key"` // the Idempotency-Key: plan/task/stage/run.attempt
+	Key        string    `json:"key"` // the Idempotency-Key: plan/task/stage/run (the same on every attempt of a run)
 	Start      time.Time `json:"start"`
 	End        time.Time `json:"end"`    // the target answered, or saw the caller go away
 	Status     int       `json:"status"` // what the target answered; 0: the caller went away first

@@ -22,7 +22,7 @@ func (a *app) benchCmd() *cobra.Command {
 	var cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Measure throughput and latency of an in-process executor (memory, or Redis with --redis)",
+		Short: "Measure an in-process executor's throughput and latency",
 		Long: `Measure an executor wired in-process (no HTTP, only the built-in stage kinds), on the
 in-memory store or on the Redis given with --redis (keys under --prefix plus a 6-character run id,
 deleted when the run ends). It reports stage transitions/s and tasks/s of a plan of --tenants ×

@@ -15,7 +15,7 @@ import (
 func (a *app) executorsCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "executors",
-		Short: "List the executors sharing the server's Redis: name, address, alive, runs",
+		Short: "List the executors sharing the server's Redis, alive or not",
 		Long: `List the executors registered on the Redis the server uses, sorted by name, alive or not.
 An executor is alive while it refreshes its liveness key (every lease TTL/3); one that stopped
 cleanly is not listed; one that died is listed as not alive until its entry is pruned, an hour

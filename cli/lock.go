@@ -13,7 +13,7 @@ func (a *app) lockCmd() *cobra.Command {
 	var tenant string
 	cmd := &cobra.Command{
 		Use:   "lock --tenant T",
-		Short: "Show who holds a tenant's lease, for how long yet, and its latest task's fence epoch",
+		Short: "Show who holds a tenant's lease, its TTL and the fence epoch",
 		Example: `  executor lock --tenant tenant-001
   executor lock --tenant tenant-001 -o json | jq -r .owner`,
 		Args:    noArgs,
@@ -34,7 +34,7 @@ func (a *app) unlockCmd() *cobra.Command {
 	var tenant string
 	cmd := &cobra.Command{
 		Use:   "unlock --tenant T",
-		Short: "Remove a tenant's lease whoever holds it; a RUNNING task becomes INTERRUPTED",
+		Short: "Remove a tenant's lease; its RUNNING task becomes INTERRUPTED",
 		Long: `Remove the tenant's lease whoever holds it (a run that hangs, an executor that is gone)
 and fence its holder: the fence epoch of the tenant's latest task goes up, so the old run's
 writes are refused. A RUNNING task becomes INTERRUPTED; retry it to go on

@@ -1,11 +1,11 @@
-// Package cli is the executor's command line (DESIGN §7): `executor serve` runs an executor,
+// Package cli is the executor's command line (docs/design.md §7): `executor serve` runs an executor,
 // every other command talks to one over its HTTP API through package client (the
 // rollout-control commands, whose routes client has no methods for, through call in
 // remote.go, with the same conventions).
 //
 // Main is the whole program: it parses args, runs one command and returns the exit status
-// (ExitOK, ExitFailure, ExitUsage). It never calls os.Exit and keeps no global state, so tests
-// run it in-process and in parallel.
+// (ExitOK, ExitFailure, ExitUsage, ExitNeedsOperator, ExitInterrupted). It never calls os.Exit
+// and keeps no global state, so tests run it in-process and in parallel.
 package cli
 
 import (
@@ -27,6 +27,10 @@ const (
 	ExitOK      = 0 // the command succeeded
 	ExitFailure = 1 // the command failed: a remote error, an unreachable server, a plan that did not complete under --wait
 	ExitUsage   = 2 // the command line is wrong: unknown command or flag, missing flag or argument, bad flag value
+	// ExitNeedsOperator: a plan waited on (--wait, --watch) cannot progress without an operator.
+	ExitNeedsOperator = 3
+	// ExitInterrupted: the wait of --wait or --watch was interrupted (Ctrl-C); the plan goes on.
+	ExitInterrupted = 130
 )
 
 // Environment variables read by the CLI. A flag given on the command line beats its variable.
@@ -54,6 +58,8 @@ const (
 	EnvMaxParamsBytes   = "EXECUTOR_MAX_PARAMS_BYTES"
 	EnvMaxQueued        = "EXECUTOR_MAX_QUEUED"
 	EnvMaxBodyBytes     = "EXECUTOR_MAX_BODY_BYTES"
+	EnvLogLevel         = "EXECUTOR_LOG_LEVEL"
+	EnvStartDegraded    = "EXECUTOR_START_DEGRADED"
 )
 
 // Defaults of the global and serve flags.
@@ -127,11 +133,16 @@ func run(ctx context.Context, args []string, s streams) int {
 		fmt.Fprintf(s.stderr, "error: %s\nRun '%s --help' for usage.\n", oneLine(err.Error()), path)
 		return ExitUsage
 	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		ee.print(s.stderr)
+		return ee.code
+	}
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		fmt.Fprintln(s.stderr, "error: interrupted")
 		return ExitFailure
 	}
-	fmt.Fprintf(s.stderr, "error: %s\n", oneLine(err.Error()))
+	fmt.Fprintf(s.stderr, "error: %s%s\n", oneLine(err.Error()), a.unreachableHint(err))
 	return ExitFailure
 }
 
@@ -143,7 +154,8 @@ func (a *app) newRoot() *cobra.Command {
 one task per tenant, with a checkpoint after every completed stage.
 
 'executor serve' runs an executor. Every other command talks to one over its HTTP API
-(--server, $EXECUTOR_SERVER). Exit status: 0 ok, 1 failed or remote error, 2 usage error.`,
+(--server, $EXECUTOR_SERVER). Exit status: 0 ok, 1 failed or remote error, 2 usage error,
+3 a plan waited on needs an operator, 130 a wait interrupted.`,
 		SilenceErrors:     true,
 		SilenceUsage:      true,
 		Args:              groupArgs,
@@ -166,14 +178,14 @@ one task per tenant, with a checkpoint after every completed stage.
 		a.tenantOpCmd("pause", "Pause the tenant's latest task at its next stage boundary", (*client.Client).PauseTenant),
 		a.tenantOpCmd("resume", "Resume the tenant's paused task", (*client.Client).ResumeTenant),
 		a.tenantOpCmd("cancel", "Cancel the tenant's latest task", (*client.Client).CancelTenant),
-		a.decideCmd("approve", "Approve the gate the tenant's WAITING task waits at: it runs on",
+		a.decideCmd("approve", "Approve a tenant's WAITING task at its gate; the task continues",
 			`Approve the gate (an approval stage) the tenant's latest task waits at (status WAITING): the
 task runs on past it. --comment is kept with the task's decision. A task that is not WAITING
 is a 409 (exit 1).`),
-		a.decideCmd("reject", "Reject the gate the tenant's WAITING task waits at: the stage fails",
+		a.decideCmd("reject", "Reject a tenant's WAITING task at its gate; the stage fails",
 			`Reject the gate (an approval stage) the tenant's latest task waits at (status WAITING): the
-stage fails permanently, with --comment in its error. A task that is not WAITING is a 409
-(exit 1).`),
+stage fails permanently. --comment is kept with the task's decision (not in its error, not
+logged). A task that is not WAITING is a 409 (exit 1).`),
 		a.lockCmd(),
 		a.unlockCmd(),
 		a.taskCmd(),

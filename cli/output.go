@@ -2,9 +2,12 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"net"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -110,12 +113,13 @@ func progressCounts(progress map[string]int) []string {
 }
 
 func planHeader(w io.Writer) {
-	fmt.Fprintln(w, "PLAN ID\tNAME\tSTATUS\tTASKS\tPROGRESS\tCREATED")
+	fmt.Fprintln(w, "PLAN ID\tNAME\tSTATUS\tTASKS\tPROGRESS\tCREATED\tSTART AT")
 }
 
+// planRow is a plan's row; START AT is the plan's startAt, "-" when it was submitted without.
 func planRow(w io.Writer, p api.Plan) {
 	row(w, p.PlanID, p.Name, p.Status, strconv.Itoa(p.Progress["total"]),
-		strings.Join(progressCounts(p.Progress), " "), formatTime(&p.CreatedAt))
+		strings.Join(progressCounts(p.Progress), " "), formatTime(&p.CreatedAt), formatTime(p.StartAt))
 }
 
 // planTable is a plan, followed by its canary wave and start rate when set.
@@ -281,4 +285,18 @@ func dryRunTable(d api.DryRun) func(io.Writer) {
 		}
 		fmt.Fprintf(w, "%d tenants, conflicts (a task that has not ended): %s\n", len(d.Tenants), strings.Join(d.Conflicts, ", "))
 	}
+}
+
+// unreachableHint is what the error line adds when err is a request to the executor that
+// could not connect (connection refused, no such host, a dial that timed out): whether an
+// executor serves at --server, and how to point the client at one. "" for any other error (an
+// executor's answer, a connection it dropped, an error that is not a request's).
+func (a *app) unreachableHint(err error) string {
+	var ue *url.Error
+	var oe *net.OpError
+	var de *net.DNSError
+	if !errors.As(err, &ue) || !(errors.As(err, &de) || errors.As(err, &oe) && oe.Op == "dial") {
+		return ""
+	}
+	return fmt.Sprintf("; is an executor serving at %s? point the client at one with --server URL or %s", a.server, EnvServer)
 }

@@ -25,7 +25,7 @@ func (a *app) planCmd() *cobra.Command {
 		a.planListCmd(),
 		a.planShowCmd(),
 		a.planTasksCmd(),
-		a.planOpCmd("pause", "Pause a plan: no new task starts, running tasks pause at their next stage boundary", (*client.Client).PausePlan),
+		a.planOpCmd("pause", "Pause a plan; running tasks pause at their next stage boundary", (*client.Client).PausePlan),
 		a.planOpCmd("resume", "Resume a paused plan", (*client.Client).ResumePlan),
 		a.planOpCmd("cancel", "Cancel a plan and its unfinished tasks", (*client.Client).CancelPlan),
 		a.planRetryCmd(),
@@ -33,7 +33,7 @@ func (a *app) planCmd() *cobra.Command {
 			`Approve a plan's canary wave: the tasks past it start (phase CANARY or AWAITING_APPROVAL
 becomes PROMOTED). Approving while canaries still run ends the wave early. A plan without a
 canary wave, or one already PROMOTED or HALTED, is a 409 (exit 1).`),
-		a.planDecisionCmd("reject", "Halt a plan at its canary gate: the tasks past the wave never start",
+		a.planDecisionCmd("reject", "Halt a plan at its canary gate; the rest of its tasks never start",
 			`Reject a plan's canary wave: phase CANARY or AWAITING_APPROVAL becomes HALTED and the tasks
 past the wave are cancelled without starting. A plan without a canary wave, or one already
 PROMOTED or HALTED, is a 409 (exit 1).`),
@@ -93,7 +93,9 @@ func (a *app) planShowCmd() *cobra.Command {
 		Short: "Show a plan and its progress",
 		Long: `Show a plan and its progress (task counts per status). --watch waits until the plan
 ends, redrawing a live progress line on a terminal, prints the final plan and exits 1 unless
-it ended COMPLETED.`,
+it ended COMPLETED. It also stops when nothing of the plan can progress without an operator
+(tasks WAITING at a gate, PAUSED or INTERRUPTED, the plan PAUSED, a canary wave awaiting
+approval): it prints the plan, says what is needed and exits 3. Ctrl-C exits 130.`,
 		Example: `  executor plan show 01JD7X...
   executor plan show 01JD7X... --watch`,
 		Args: exactArgs("ID"),
@@ -103,7 +105,7 @@ it ended COMPLETED.`,
 				return err
 			}
 			if watch {
-				return a.waitAndPrint(cmd, c, args[0])
+				return a.waitAndPrint(cmd, c, args[0], false)
 			}
 			p, err := c.Plan(cmd.Context(), args[0], 0)
 			if err != nil {
@@ -121,6 +123,9 @@ func (a *app) planTasksCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tasks ID",
 		Short: "List a plan's tasks in submission order",
+		Long: `List every task of a plan in submission order, reading all pages (1,000 tasks each,
+following the API's nextCursor: each task once). -o json prints them as one list with their
+total.`,
 		Example: `  executor plan tasks 01JD7X...
   executor plan tasks 01JD7X... --status FAILED`,
 		Args: exactArgs("ID"),

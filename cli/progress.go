@@ -20,7 +20,13 @@ import (
 const (
 	redrawEvery = 500 * time.Millisecond // live line redraw period on a terminal
 	livePoll    = time.Second            // ?wait= of each poll behind the live line
-	quietPoll   = 60 * time.Second       // ?wait= of each long poll off a terminal
+	// quietPoll is the ?wait= of each long poll off a terminal. The long poll answers when the
+	// plan's status changes; a plan coming to rest (nothing can progress without an operator)
+	// keeps its status, so it is noticed at the next poll.
+	quietPoll = 5 * time.Second
+	// restConfirm is the ?wait= of the poll that confirms a rest: a plan whose last tasks
+	// just ended may look at rest for an instant before it settles.
+	restConfirm = time.Second
 	barWidth    = 20
 )
 
@@ -84,44 +90,73 @@ func (a *app) liveOutput() *os.File {
 	return terminal(a.stderr)
 }
 
-// waitPlan waits until the plan is terminal and returns it. On a terminal it redraws a
-// progress line every redrawEvery; otherwise it long-polls quietly.
-func (a *app) waitPlan(ctx context.Context, c *client.Client, id string) (*api.Plan, error) {
+// waitPlan waits until the plan is terminal, or at rest (nothing of it can progress without
+// an operator: see atRest), and returns it with the rest, nil when it ended. On a terminal it
+// redraws a progress line every redrawEvery; otherwise it long-polls quietly.
+func (a *app) waitPlan(ctx context.Context, c *client.Client, id string) (*api.Plan, *rest, error) {
 	if f := a.liveOutput(); f != nil {
 		return watchLive(ctx, c, id, f)
 	}
+	wait := time.Duration(0) // the first answer at once: a plan may be at rest already
 	for {
-		p, err := c.Plan(ctx, id, quietPoll)
+		p, err := c.Plan(ctx, id, wait)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if plan.Status(p.Status).Terminal() {
-			return p, nil
+		p, r, err := settled(ctx, c, p)
+		if err != nil || r != nil || plan.Status(p.Status).Terminal() {
+			return p, r, err
 		}
+		wait = quietPoll
 	}
+}
+
+// settled returns p when it is terminal or not at rest, else p read again after a confirming
+// long poll with its rest (nil when it ended or moved on meanwhile).
+func settled(ctx context.Context, c *client.Client, p *api.Plan) (*api.Plan, *rest, error) {
+	if plan.Status(p.Status).Terminal() {
+		return p, nil, nil
+	}
+	r, err := atRest(ctx, c, *p)
+	if err != nil || r == nil {
+		return p, nil, err
+	}
+	if p, err = c.Plan(ctx, p.PlanID, restConfirm); err != nil {
+		return nil, nil, err
+	}
+	if plan.Status(p.Status).Terminal() {
+		return p, nil, nil
+	}
+	r, err = atRest(ctx, c, *p)
+	return p, r, err
 }
 
 type planResult struct {
 	plan *api.Plan
+	rest *rest
 	err  error
 }
 
 // watchLive polls the plan (?wait=1s) in the background and redraws its progress line on f
-// until the plan is terminal; the last line stays on screen.
-func watchLive(ctx context.Context, c *client.Client, id string, f *os.File) (*api.Plan, error) {
+// until the plan is terminal or at rest; the last line stays on screen.
+func watchLive(ctx context.Context, c *client.Client, id string, f *os.File) (*api.Plan, *rest, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	updates := make(chan planResult)
 	go func() {
 		wait := time.Duration(0) // the first answer at once, then long polls
 		for {
-			p, err := c.Plan(ctx, id, wait)
+			res := planResult{}
+			res.plan, res.err = c.Plan(ctx, id, wait)
+			if res.err == nil {
+				res.plan, res.rest, res.err = settled(ctx, c, res.plan)
+			}
 			select {
-			case updates <- planResult{p, err}:
+			case updates <- res:
 			case <-ctx.Done():
 				return
 			}
-			if err != nil || plan.Status(p.Status).Terminal() {
+			if res.err != nil || res.rest != nil || plan.Status(res.plan.Status).Terminal() {
 				return
 			}
 			wait = livePoll
@@ -147,13 +182,13 @@ func watchLive(ctx context.Context, c *client.Client, id string, f *os.File) (*a
 				if last != nil {
 					fmt.Fprintln(f)
 				}
-				return nil, r.err
+				return nil, nil, r.err
 			}
 			last = r.plan
 			draw(last)
-			if plan.Status(last.Status).Terminal() {
+			if r.rest != nil || plan.Status(last.Status).Terminal() {
 				fmt.Fprintln(f)
-				return last, nil
+				return last, r.rest, nil
 			}
 		case <-tick.C:
 			if last != nil {
@@ -163,7 +198,19 @@ func watchLive(ctx context.Context, c *client.Client, id string, f *os.File) (*a
 			if last != nil {
 				fmt.Fprintln(f)
 			}
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
 	}
+}
+
+// submittedNotice is what submit --wait prints on stderr before it waits: the plan's id and
+// status, and for a SCHEDULED plan when it starts, e.g.
+//
+//	plan 01JD… submitted (SCHEDULED, starts at 2030-01-02T03:04:05Z); waiting for it to end
+func submittedNotice(p api.Plan) string {
+	status := p.Status
+	if plan.Status(p.Status) == plan.Scheduled && p.StartAt != nil {
+		status += ", starts at " + formatTime(p.StartAt)
+	}
+	return fmt.Sprintf("plan %s submitted (%s); waiting for it to end", p.PlanID, status)
 }

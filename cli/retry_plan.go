@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/executor-dev/executor/api"
 	usecase "github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/task"
 )
 
@@ -18,7 +20,7 @@ func (a *app) planRetryCmd() *cobra.Command {
 	var fromCheckpoint bool
 	cmd := &cobra.Command{
 		Use:   "retry ID [--status FAILED,INTERRUPTED] [--from-checkpoint]",
-		Short: "Retry every task of a plan in the given statuses (default FAILED and INTERRUPTED)",
+		Short: "Retry a plan's FAILED and INTERRUPTED tasks (or --status)",
 		Long: `Retry every task of the plan whose status is one of --status (FAILED, INTERRUPTED,
 CANCELLED or PAUSED; default FAILED and INTERRUPTED), as 'executor retry --tenant' does for
 one: its attempt goes up by one and the plan reopens if it had ended. A task that cannot be
@@ -30,7 +32,8 @@ and why.
   without it          each task restarts at stage 0: EVERY stage runs again.
 
 As for 'retry --tenant', the CLI always sends the choice; the HTTP API's default when the
-body omits it is to resume from the checkpoint.`,
+body omits it is to resume from the checkpoint. The tasks of a PAUSED plan start once the plan
+is resumed: stderr says so, with the command.`,
 		Example: `  executor plan retry 01JD7X... --from-checkpoint
   executor plan retry 01JD7X... --status FAILED,CANCELLED --from-checkpoint
   executor plan retry 01JD7X... -o json | jq '.skipped'`,
@@ -45,7 +48,13 @@ body omits it is to resume from the checkpoint.`,
 			if err := a.call(cmd.Context(), http.MethodPost, "/v1/plans/"+url.PathEscape(args[0])+"/retry", body, &out); err != nil {
 				return err
 			}
-			return a.print(&out, planRetryTable(out))
+			if err := a.print(&out, planRetryTable(out)); err != nil {
+				return err
+			}
+			if len(out.Retried) > 0 {
+				a.notePaused(out.Plan, "the retried tasks start")
+			}
+			return nil
 		},
 	}
 	f := cmd.Flags()
@@ -75,4 +84,14 @@ func retryStatusFlag(values []string) ([]string, error) {
 		out = append(out, string(s))
 	}
 	return out, nil
+}
+
+// notePaused tells on stderr, after a retry, that p is PAUSED: what was retried (what, e.g.
+// "the task starts") waits until the plan is resumed, and the command that resumes it.
+// Nothing when p is not PAUSED.
+func (a *app) notePaused(p api.Plan, what string) {
+	if plan.Status(p.Status) != plan.Paused {
+		return
+	}
+	fmt.Fprintf(a.stderr, "plan %s is PAUSED: %s once it is resumed: executor plan resume %s\n", p.PlanID, what, p.PlanID)
 }

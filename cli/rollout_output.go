@@ -22,8 +22,8 @@ func planRolloutLines(w io.Writer, p api.Plan) {
 	if p.StartRate > 0 {
 		fmt.Fprintf(w, "start rate: at most %d task starts per minute\n", p.StartRate)
 	}
-	if p.Reason != "" {
-		fmt.Fprintf(w, "paused: %s\n'executor plan resume %s' continues the never-started tenants, 'executor plan retry %s --from-checkpoint' the interrupted ones\n",
+	if p.Reason != "" && p.Status == "PAUSED" { // a plan that ended meanwhile asks nothing (one stored before ends cleared it)
+		fmt.Fprintf(w, "paused: %s\n'executor plan resume %s' continues the never-started tenants, 'executor plan retry %s --status INTERRUPTED --from-checkpoint' the interrupted ones\n",
 			p.Reason, p.PlanID, p.PlanID)
 	}
 }

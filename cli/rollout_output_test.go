@@ -90,7 +90,12 @@ func TestRolloutTables(t *testing.T) {
 			name:  "plan paused for a lost executor",
 			table: planTable(api.Plan{PlanID: "P1", Status: "PAUSED", Reason: "executor exec-a lost mid-plan; interrupted tenants: t1"}),
 			want: []string{"paused: executor exec-a lost mid-plan; interrupted tenants: t1",
-				"'executor plan resume P1'", "'executor plan retry P1 --from-checkpoint'"},
+				"'executor plan resume P1'", "'executor plan retry P1 --status INTERRUPTED --from-checkpoint'"},
+		},
+		{
+			name:    "plan cancelled after it was paused for a lost executor",
+			table:   planTable(api.Plan{PlanID: "P1", Status: "CANCELLED", Reason: "executor exec-a lost mid-plan; interrupted tenants: t1"}),
+			notWant: []string{"paused:", "plan resume"},
 		},
 		{
 			name: "bulk retry",

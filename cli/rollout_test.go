@@ -113,7 +113,9 @@ func TestApproveRejectTenantCommands(t *testing.T) {
 	assert.Equal(t, "COMPLETED", waitTenant(t, srv.URL(), "ag-1", "COMPLETED").Status)
 	failed := waitTenant(t, srv.URL(), "ag-2", "FAILED")
 	require.NotNil(t, failed.LastError)
-	assert.Contains(t, failed.LastError.Message, "not today")
+	assert.NotContains(t, failed.LastError.Message, "not today", "the comment is on the decision only: errors are logged")
+	require.NotNil(t, failed.Decision)
+	assert.Equal(t, "not today", failed.Decision.Comment)
 
 	requireRemoteError(t, runCLI(t, srv.URL(), "approve", "--tenant", "ag-1"), "409")
 	requireRemoteError(t, runCLI(t, srv.URL(), "reject", "--tenant", "nobody"), "404")

@@ -2,12 +2,14 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/netip"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -16,23 +18,31 @@ import (
 	"github.com/executor-dev/executor/api"
 	execapp "github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/auth"
+	"github.com/executor-dev/executor/infra/members"
+	"github.com/executor-dev/executor/infra/redisconn"
 	"github.com/executor-dev/executor/server"
 	"github.com/executor-dev/executor/stagekind"
 )
 
 func (a *app) serveCmd() *cobra.Command {
 	var cfg server.Config
-	var degradedNewPlans, tokensFile string
+	var degradedNewPlans, tokensFile, logLevel string
 	var cacheTasks int
 	var insecure bool
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Run an executor (HTTP API on --addr; in-memory store, or Redis with --redis)",
+		Short: "Run an executor: the HTTP API on --addr, on memory or Redis",
 		Long: `Run an executor: the HTTP API on --addr and the orchestrator with --workers task slots.
 Without --redis it runs on the embedded in-memory store; with --redis every plan, task and
 checkpoint is written through to Redis, tenant leases are Redis leases (--lease-ttl), and a
 restarted executor answers every query from Redis. Logs go to stderr as JSON lines, or as text
 when stderr is a terminal.
+
+With --redis, an executor that has not reached Redis once since it started is not ready
+(/readyz 503) and refuses new plans and commands on what it cannot see (503 with Retry-After):
+it cannot tell which tenants other executors run. Once it has, a later outage follows
+--degraded-new-plans. --start-degraded runs degraded on memory from the start instead, as
+during an outage (--degraded-new-plans applies).
 
 Auth: bearer tokens with role read or operate, from ` + EnvTokens + ` ("role:secret,...") and
 --tokens-file (one role:secret per line). Once any token is configured, every /v1 route, the
@@ -40,8 +50,9 @@ console and /metrics need one. Without tokens serve listens on a loopback addres
 --insecure.
 
 SIGINT or SIGTERM shuts down gracefully: new plans are refused with 503, running tasks pause at
-their next stage boundary; after --shutdown-timeout their stages are cancelled. Tasks not done
-become INTERRUPTED with their checkpoints intact, and nothing resumes by itself after a restart.`,
+their next stage boundary; after --shutdown-timeout their stages are cancelled. A second SIGINT
+or SIGTERM cancels them at once. Tasks not done become INTERRUPTED with their checkpoints
+intact, and nothing resumes by itself after a restart.`,
 		Example: `  executor serve
   EXECUTOR_TOKENS=operate:$(openssl rand -hex 16) executor serve --addr 0.0.0.0:8080 --workers 128
   executor serve --redis redis://127.0.0.1:6379/0 --lease-ttl 30s
@@ -111,9 +122,14 @@ become INTERRUPTED with their checkpoints intact, and nothing resumes by itself 
 				return usagef("refusing to serve on %s without tokens: anyone who reaches it could deploy; set %s or --tokens-file, listen on 127.0.0.1, or pass --insecure",
 					cfg.Addr, EnvTokens)
 			}
-			return a.serve(cmd.Context(), cfg)
+			level, err := parseLogLevel(logLevel)
+			if err != nil {
+				return err
+			}
+			return a.serve(cmd.Context(), cfg, level)
 		},
 	}
+	cmd.SetUsageFunc(serveUsage)
 	f := cmd.Flags()
 	f.StringVar(&cfg.Addr, "addr", DefaultAddr, "listen address (env "+EnvAddr+")")
 	f.StringVar(&cfg.Name, "name", "", "this executor's name among the executors sharing its Redis, in every log line; letters, digits, '.', '_', '-' (default <hostname>-<pid>; env "+EnvName+")")
@@ -143,7 +159,33 @@ become INTERRUPTED with their checkpoints intact, and nothing resumes by itself 
 	f.IntVar(&cfg.Limits.MaxQueued, "max-queued", execapp.DefaultMaxQueued,
 		"most tasks waiting to start across all plans; more is refused with 429 and Retry-After (env "+EnvMaxQueued+")")
 	f.Int64Var(&cfg.MaxBodyBytes, "max-body-bytes", api.DefaultMaxBodyBytes, "largest request body (env "+EnvMaxBodyBytes+")")
+	f.BoolVar(&cfg.StartDegraded, "start-degraded", false,
+		"with --redis: when Redis does not answer at start, run degraded on memory at once, as during an outage (--degraded-new-plans applies); without it the executor is not ready and refuses new plans and commands on other executors' work until it has reached Redis once (env "+EnvStartDegraded+")")
+	f.StringVar(&logLevel, "log-level", "info", "lowest level logged: debug, info, warn or error (env "+EnvLogLevel+")")
 	return cmd
+}
+
+// serveUsage prints serve's usage: its own flags only. The root's persistent flags (--server,
+// --token, -o) are the client commands'; serve accepts and ignores them.
+func serveUsage(c *cobra.Command) error {
+	_, err := fmt.Fprintf(c.OutOrStderr(), "Usage:\n  %s\n\nExamples:\n%s\n\nFlags:\n%s\n",
+		c.UseLine(), c.Example, strings.TrimRight(c.LocalFlags().FlagUsages(), " \n"))
+	return err
+}
+
+// parseLogLevel reads --log-level.
+func parseLogLevel(s string) (slog.Level, error) {
+	switch strings.ToLower(s) {
+	case "debug":
+		return slog.LevelDebug, nil
+	case "info":
+		return slog.LevelInfo, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return 0, usagef("invalid --log-level %q: want debug, info, warn or error", s)
 }
 
 // shutdownGrace is how long, after --shutdown-timeout, the cancelled runs get to write their
@@ -157,6 +199,7 @@ var serveEnv = map[string]string{
 	"tokens-file": EnvTokensFile, "insecure": EnvInsecure, "http-allow": EnvHTTPAllow,
 	"shutdown-timeout": EnvShutdownTimeout, "max-tenants": EnvMaxTenants, "max-stages": EnvMaxStages,
 	"max-params-bytes": EnvMaxParamsBytes, "max-queued": EnvMaxQueued, "max-body-bytes": EnvMaxBodyBytes,
+	"start-degraded": EnvStartDegraded, "log-level": EnvLogLevel,
 }
 
 // serveTokens reads the tokens of EXECUTOR_TOKENS and of the tokens file, if any.
@@ -196,10 +239,23 @@ func loopback(addr string) bool {
 
 // serve runs an executor until ctx ends, SIGINT or SIGTERM arrives, or the server stops on
 // its own, then shuts it down: cfg.ShutdownTimeout for running tasks to reach a stage boundary,
-// then shutdownGrace for the cancelled ones to record how they ended.
-func (a *app) serve(ctx context.Context, cfg server.Config) error {
-	logger := newLogger(a.stderr)
-	cfg.Logger = logger
+// then shutdownGrace for the cancelled ones to record how they ended. A second SIGINT or
+// SIGTERM during the shutdown cuts it short: the running stages are cancelled at once.
+func (a *app) serve(ctx context.Context, cfg server.Config, level slog.Level) error {
+	logger := newLogger(a.stderr, level)
+	cfg.Logger = logger // the executor adds its name to its lines itself
+	// Signals are caught from the start: one arriving while the executor starts shuts it down
+	// once started, instead of killing it half-registered.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	if cfg.Name == "" {
+		cfg.Name = members.DefaultName()
+	}
+	logger = logger.With("executor", cfg.Name)
+	// go-redis's own lines (failed dials…), from the first connection on: structured, and not
+	// one per failed dial.
+	redisconn.SetLogger(logger)
 	srv, err := server.New(cfg)
 	if err != nil {
 		return err
@@ -207,18 +263,30 @@ func (a *app) serve(ctx context.Context, cfg server.Config) error {
 	if err := srv.Start(); err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
 	var serveErr error
 	select {
 	case <-ctx.Done():
 		logger.Info("executor shutting down", "reason", context.Cause(ctx).Error(), "timeout", cfg.ShutdownTimeout.String())
+	case sig := <-sigs:
+		logger.Info("executor shutting down", "reason", sig.String()+" signal received", "timeout", cfg.ShutdownTimeout.String())
 	case serveErr = <-srv.Done():
 		logger.Error("executor stopped serving", "err", serveErr)
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout+shutdownGrace)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(sctx) }()
+	select {
+	case err = <-shut:
+	case sig := <-sigs:
+		logger.Warn("executor shutdown cut short by a second signal: running stages are cancelled now; their tasks end INTERRUPTED, checkpoints intact",
+			"signal", sig.String())
+		if cerr := srv.CutShort(sctx); cerr != nil {
+			logger.Error("executor shutdown cut short", "err", cerr)
+		}
+		err = <-shut
+	}
+	if err != nil {
 		logger.Error("executor shutdown", "err", err)
 		if serveErr == nil {
 			serveErr = err
@@ -229,10 +297,12 @@ func (a *app) serve(ctx context.Context, cfg server.Config) error {
 	return serveErr
 }
 
-// newLogger logs JSON lines to w, or text when w is a terminal.
-func newLogger(w io.Writer) *slog.Logger {
+// newLogger logs records of level and above as JSON lines to w, or as text when w is a
+// terminal.
+func newLogger(w io.Writer, level slog.Level) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
 	if terminal(w) != nil {
-		return slog.New(slog.NewTextHandler(w, nil))
+		return slog.New(slog.NewTextHandler(w, opts))
 	}
-	return slog.New(slog.NewJSONHandler(w, nil))
+	return slog.New(slog.NewJSONHandler(w, opts))
 }

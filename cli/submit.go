@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/client"
 	"github.com/executor-dev/executor/domain/plan"
 )
@@ -28,8 +29,15 @@ standard input, YAML or JSON). The created plan is printed.
 --dry-run validates the plan, renders every tenant's stages and reports conflicting tenants
 without creating anything; it exits 1 when a tenant conflicts (the submission would be
 refused). --wait waits until the plan ends and exits 1 unless it ends COMPLETED; on a terminal
-it shows a live progress line. --idempotency-key makes a repeated submission return the first
-plan instead of creating another.`,
+it shows a live progress line. It exits 3 when nothing of the plan can progress without an
+operator (saying what is needed), and 130 on Ctrl-C (naming the plan, which goes on). Before
+it waits it says on stderr which plan it submitted; when the executor goes away meanwhile it
+exits 1 saying that the plan was submitted and how to follow it on another executor.
+--idempotency-key makes a repeated submission of the same plan return the first plan instead
+of creating another (stderr says it was replayed); the same key with another plan is refused
+(exit 1).
+
+A refused plan lists every invalid field, one per line, on stderr (-o json too).`,
 		Example: `  executor submit -f examples/hello.yaml
   executor submit -f plan.json --wait
   executor submit -f plan.yaml --dry-run
@@ -49,9 +57,21 @@ plan instead of creating another.`,
 				return err
 			}
 			ctx := cmd.Context()
-			p, dry, err := c.SubmitPlan(ctx, body, contentType, idemKey, dryRun)
+			var (
+				p        *api.Plan
+				dry      *api.DryRun
+				replayed bool
+			)
+			if dryRun {
+				_, dry, err = c.SubmitPlan(ctx, body, contentType, idemKey, true)
+			} else {
+				p, replayed, err = c.Submit(ctx, body, contentType, idemKey)
+			}
 			if err != nil {
-				return err
+				return a.submitError(err)
+			}
+			if replayed {
+				fmt.Fprintf(a.stderr, replayedNotice, p.PlanID)
 			}
 			if dryRun {
 				if err := a.print(dry, dryRunTable(*dry)); err != nil {
@@ -64,16 +84,17 @@ plan instead of creating another.`,
 				return nil
 			}
 			if wait {
-				return a.waitAndPrint(cmd, c, p.PlanID)
+				fmt.Fprintln(a.stderr, submittedNotice(*p))
+				return a.waitAndPrint(cmd, c, p.PlanID, true)
 			}
 			return a.print(p, planTable(*p))
 		},
 	}
 	f := cmd.Flags()
 	f.StringVarP(&file, "file", "f", "", `plan file (.yaml, .yml or .json); "-" reads standard input (required)`)
-	f.BoolVar(&wait, "wait", false, "wait until the plan ends; exit 1 unless it ends COMPLETED")
+	f.BoolVar(&wait, "wait", false, "wait until the plan ends; exit 1 unless it ends COMPLETED, 3 if it needs an operator")
 	f.BoolVar(&dryRun, "dry-run", false, "validate and render without creating anything")
-	f.StringVar(&idemKey, "idempotency-key", "", "Idempotency-Key header: a repeated key returns the first plan")
+	f.StringVar(&idemKey, "idempotency-key", "", "Idempotency-Key header: the same key and plan again returns the first plan")
 	return cmd
 }
 
@@ -103,17 +124,42 @@ func (a *app) readPlan(name string) ([]byte, string, error) {
 	return body, client.ContentTypeYAML, nil
 }
 
-// waitAndPrint waits for a plan to end, prints it, and fails unless it COMPLETED.
-func (a *app) waitAndPrint(cmd *cobra.Command, c *client.Client, id string) error {
-	p, err := a.waitPlan(cmd.Context(), c, id)
+// waitAndPrint waits for a plan to end or to come to rest, prints it, and fails unless it
+// COMPLETED: ExitNeedsOperator at rest, saying what is needed; ExitInterrupted when the wait
+// is interrupted, naming the plan (submitted: it was submitted by this command); when the
+// wait on a plan this command submitted fails otherwise, the executor was lost (waitLost).
+func (a *app) waitAndPrint(cmd *cobra.Command, c *client.Client, id string, submitted bool) error {
+	p, r, err := a.waitPlan(cmd.Context(), c, id)
 	if err != nil {
-		return err
+		if cmd.Context().Err() == nil && submitted {
+			return waitLost(id, err)
+		}
+		return waitInterrupted(cmd.Context(), id, submitted, err)
 	}
 	if err := a.print(p, planTable(*p)); err != nil {
 		return err
+	}
+	if r != nil {
+		return needsOperator(cmd.Context(), c, *p, r)
 	}
 	if plan.Status(p.Status) != plan.Completed {
 		return fmt.Errorf("plan %s ended %s", p.PlanID, p.Status)
 	}
 	return nil
+}
+
+// waitLost is the failure of the wait on plan id, which this command submitted, other than an
+// interruption: the executor died or went away meanwhile (a transport error or a 5xx: "lost
+// the executor"), or answered an error. The plan was submitted whatever happened to the
+// executor: the error says so and how to follow it (exit 1).
+func waitLost(id string, err error) error {
+	what := "lost the executor while waiting"
+	if st := client.StatusCode(err); st != 0 && st < 500 {
+		what = "the wait failed"
+	}
+	return &exitError{
+		code: ExitFailure,
+		msg: fmt.Sprintf("%s: %v; plan %s was submitted: follow it on any executor with executor plan show %s --watch",
+			what, err, id, id),
+	}
 }

@@ -14,7 +14,7 @@ func (a *app) statusCmd() *cobra.Command {
 	var tenant string
 	cmd := &cobra.Command{
 		Use:   "status --tenant T",
-		Short: "Show a tenant's latest task: status, attempt, stage, last error, lease, checkpoint",
+		Short: "Show a tenant's latest task with its lease and checkpoint",
 		Example: `  executor status --tenant tenant-001
   executor status --tenant tenant-001 -o json | jq .lastError`,
 		Args:    noArgs,
@@ -33,7 +33,7 @@ func (a *app) checkpointCmd() *cobra.Command {
 	var tenant string
 	cmd := &cobra.Command{
 		Use:   "checkpoint --tenant T",
-		Short: "Show the checkpoint of a tenant's latest task (exit 1 when there is none)",
+		Short: "Show the checkpoint of a tenant's latest task (exit 1 if none)",
 		Long: `Show the checkpoint of a tenant's latest task: the last completed stage, the completed
 stages and the names of their outputs (-o json shows the outputs). A task that has not
 completed a stage has no checkpoint: that is a 404 and exit status 1.`,
@@ -65,15 +65,28 @@ goes up by one and it runs again under its plan, which reopens if it had ended.
   without it          restart at stage 0: EVERY stage runs again, including the completed ones.
 
 The CLI always sends the choice explicitly; note that the HTTP API's default when the body
-omits it is to resume from the checkpoint.`,
+omits it is to resume from the checkpoint. A task of a PAUSED plan starts once the plan is
+resumed: stderr says so, with the command.`,
 		Example: `  executor retry --tenant tenant-001 --from-checkpoint
   executor retry --tenant tenant-001            # from stage 0`,
 		Args:    noArgs,
 		PreRunE: requireFlags("tenant"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return fetchAndPrint(a, func(c *client.Client) (*api.Task, error) {
-				return c.RetryTenant(cmd.Context(), tenant, fromCheckpoint)
-			}, taskTable)
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			t, err := c.RetryTenant(cmd.Context(), tenant, fromCheckpoint)
+			if err != nil {
+				return err
+			}
+			if err := a.print(t, taskTable(*t)); err != nil {
+				return err
+			}
+			if p, err := c.Plan(cmd.Context(), t.PlanID, 0); err == nil { // the retry is done: a failed read only loses the hint
+				a.notePaused(*p, "the task starts")
+			}
+			return nil
 		},
 	}
 	tenantFlag(cmd, &tenant)

@@ -1,4 +1,4 @@
-// Package client is a typed Go client of the executor's HTTP API (DESIGN §7). Every method
+// Package client is a typed Go client of the executor's HTTP API (docs/design.md §7). Every method
 // maps to one route and returns the wire DTOs of package api; a non-2xx answer is an *Error
 // carrying the server's problem+json body.
 package client
@@ -125,7 +125,8 @@ func IsNotFound(err error) bool { return StatusCode(err) == http.StatusNotFound 
 // SubmitPlan posts a plan (POST /v1/plans). contentType is ContentTypeJSON or
 // ContentTypeYAML; idempotencyKey, when not empty, is sent as the Idempotency-Key header. On a
 // dry run the plan is nil and the dry-run report is returned; otherwise the dry-run report is
-// nil. A repeated idempotency key returns the first plan.
+// nil. A repeated idempotency key with the same plan returns the first plan (Submit tells
+// that replay apart); with another plan it is a 422 *Error.
 func (c *Client) SubmitPlan(ctx context.Context, body []byte, contentType, idempotencyKey string, dryRun bool) (*api.Plan, *api.DryRun, error) {
 	q := url.Values{}
 	if dryRun {
@@ -149,6 +150,25 @@ func (c *Client) SubmitPlan(ctx context.Context, body []byte, contentType, idemp
 		return nil, nil, err
 	}
 	return &out, nil, nil
+}
+
+// Submit posts a plan (POST /v1/plans, not a dry run) as SubmitPlan does, and reports whether
+// the answer replays an earlier submission (Idempotent-Replayed: true): the same
+// idempotencyKey was submitted before with the same plan, and nothing new was created. The
+// same key with another plan is a 422 *Error whose problem names the Idempotency-Key field.
+func (c *Client) Submit(ctx context.Context, body []byte, contentType, idempotencyKey string) (*api.Plan, bool, error) {
+	h := http.Header{}
+	h.Set("Content-Type", contentType)
+	if idempotencyKey != "" {
+		h.Set(api.IdempotencyKeyHeader, idempotencyKey)
+	}
+	var answer http.Header
+	req := request{method: http.MethodPost, path: "/v1/plans", header: h, body: body, answer: &answer}
+	var out api.Plan
+	if err := c.do(ctx, req, &out); err != nil {
+		return nil, false, err
+	}
+	return &out, answer.Get(api.IdempotentReplayedHeader) == "true", nil
 }
 
 // Plans lists plans newest first (GET /v1/plans). status, limit (0: the server's default)
@@ -175,12 +195,8 @@ func (c *Client) Plans(ctx context.Context, status string, limit int, cursor str
 // answers once the plan is terminal or after wait, whichever comes first. The request's own
 // deadline is wait plus RequestTimeout.
 func (c *Client) Plan(ctx context.Context, id string, wait time.Duration) (*api.Plan, error) {
-	q := url.Values{}
-	if wait > 0 {
-		q.Set("wait", wait.String())
-	}
 	var out api.Plan
-	req := request{method: http.MethodGet, path: "/v1/plans/" + url.PathEscape(id), query: q, wait: wait}
+	req := request{method: http.MethodGet, path: "/v1/plans/" + url.PathEscape(id), query: waitQuery(wait), wait: wait}
 	if err := c.do(ctx, req, &out); err != nil {
 		return nil, err
 	}
@@ -190,30 +206,54 @@ func (c *Client) Plan(ctx context.Context, id string, wait time.Duration) (*api.
 // TaskPageSize is the page size PlanTasks asks for (the server's maximum).
 const TaskPageSize = 1000
 
-// PlanTasks returns all of a plan's tasks in submission order (GET /v1/plans/{planId}/tasks),
-// only those in status when status is not empty. It pages through them (?offset=, ?limit=)
-// TaskPageSize at a time; with a status filter, a task changing status between two pages
-// may be missed or seen twice.
+// TaskQuery selects a page of a plan's tasks (GET /v1/plans/{planId}/tasks). Every field is
+// optional.
+type TaskQuery struct {
+	Status string // only tasks in this status
+	Limit  int    // at most this many (0: the server's default, 1000)
+	Cursor string // the page after this one: a previous page's NextCursor
+}
+
+// PlanTasksPage returns one page of a plan's tasks in the plan's task order, with the total
+// of the tasks matching q and, when more follow, the NextCursor of the next page.
+func (c *Client) PlanTasksPage(ctx context.Context, id string, q TaskQuery) (*api.TaskList, error) {
+	v := url.Values{}
+	if q.Status != "" {
+		v.Set("status", q.Status)
+	}
+	if q.Limit > 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	if q.Cursor != "" {
+		v.Set("cursor", q.Cursor)
+	}
+	var out api.TaskList
+	req := request{method: http.MethodGet, path: "/v1/plans/" + url.PathEscape(id) + "/tasks", query: v}
+	if err := c.do(ctx, req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// PlanTasks returns all of a plan's tasks in the plan's task order (GET
+// /v1/plans/{planId}/tasks), only those in status when status is not empty. It follows the
+// pages' nextCursor, TaskPageSize tasks at a time: a task is listed at most once, and without
+// a status every task exactly once, however statuses change meanwhile. Total is the last
+// page's; NextCursor is empty.
 func (c *Client) PlanTasks(ctx context.Context, id, status string) (*api.TaskList, error) {
 	out := api.TaskList{Tasks: []api.Task{}}
+	q := TaskQuery{Status: status, Limit: TaskPageSize}
 	for {
-		q := url.Values{}
-		if status != "" {
-			q.Set("status", status)
-		}
-		q.Set("limit", strconv.Itoa(TaskPageSize))
-		if n := len(out.Tasks); n > 0 {
-			q.Set("offset", strconv.Itoa(n))
-		}
-		var page api.TaskList
-		req := request{method: http.MethodGet, path: "/v1/plans/" + url.PathEscape(id) + "/tasks", query: q}
-		if err := c.do(ctx, req, &page); err != nil {
+		page, err := c.PlanTasksPage(ctx, id, q)
+		if err != nil {
 			return nil, err
 		}
 		out.Tasks = append(out.Tasks, page.Tasks...)
-		if len(page.Tasks) < TaskPageSize {
+		out.Total, out.MissingTasks = page.Total, page.MissingTasks
+		if page.NextCursor == "" {
 			return &out, nil
 		}
+		q.Cursor = page.NextCursor
 	}
 }
 
@@ -244,8 +284,15 @@ func (c *Client) planOp(ctx context.Context, id, op string) (*api.Plan, error) {
 // TenantTask returns the tenant's latest task with its lease and checkpoint summary
 // (GET /v1/tenants/{tenantId}/task).
 func (c *Client) TenantTask(ctx context.Context, tenant string) (*api.Task, error) {
+	return c.WaitTenantTask(ctx, tenant, 0)
+}
+
+// WaitTenantTask is TenantTask with a long poll: with wait > 0 the server answers once the
+// task is at rest (ended, WAITING, PAUSED or INTERRUPTED) or after wait, whichever comes
+// first. The request's own deadline is wait plus RequestTimeout.
+func (c *Client) WaitTenantTask(ctx context.Context, tenant string, wait time.Duration) (*api.Task, error) {
 	var out api.Task
-	req := request{method: http.MethodGet, path: tenantPath(tenant, "task")}
+	req := request{method: http.MethodGet, path: tenantPath(tenant, "task"), query: waitQuery(wait), wait: wait}
 	if err := c.do(ctx, req, &out); err != nil {
 		return nil, err
 	}
@@ -307,8 +354,16 @@ func (c *Client) tenantOp(ctx context.Context, tenant, op string) (*api.Task, er
 
 // Task returns a task by id with its lease and checkpoint summary (GET /v1/tasks/{taskId}).
 func (c *Client) Task(ctx context.Context, id string) (*api.Task, error) {
+	return c.WaitTask(ctx, id, 0)
+}
+
+// WaitTask is Task with a long poll: with wait > 0 the server answers once the task is at
+// rest (ended, WAITING, PAUSED or INTERRUPTED) or after wait, whichever comes first. The
+// request's own deadline is wait plus RequestTimeout.
+func (c *Client) WaitTask(ctx context.Context, id string, wait time.Duration) (*api.Task, error) {
 	var out api.Task
-	if err := c.do(ctx, request{method: http.MethodGet, path: "/v1/tasks/" + url.PathEscape(id)}, &out); err != nil {
+	req := request{method: http.MethodGet, path: "/v1/tasks/" + url.PathEscape(id), query: waitQuery(wait), wait: wait}
+	if err := c.do(ctx, req, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -333,6 +388,14 @@ func (c *Client) Health(ctx context.Context) (*api.Health, error) {
 	return &out, nil
 }
 
+// waitQuery is ?wait= of a long poll; none when wait is not positive.
+func waitQuery(wait time.Duration) url.Values {
+	if wait <= 0 {
+		return nil
+	}
+	return url.Values{"wait": {wait.String()}}
+}
+
 func tenantPath(tenant, op string) string {
 	return "/v1/tenants/" + url.PathEscape(tenant) + "/" + op
 }
@@ -344,6 +407,7 @@ type request struct {
 	header http.Header
 	body   []byte
 	wait   time.Duration // a long poll's wait, added to the request's deadline
+	answer *http.Header  // when not nil, set to a 2xx answer's header
 }
 
 func (c *Client) do(ctx context.Context, r request, out any) error {
@@ -384,6 +448,9 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 	}()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return decodeError(resp)
+	}
+	if r.answer != nil {
+		*r.answer = resp.Header
 	}
 	if out == nil {
 		return nil

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -131,6 +132,13 @@ func TestRoutes(t *testing.T) {
 			wantMethod: "GET", wantPath: "/v1/plans/01JPLAN/tasks", wantQuery: "limit=1000&status=FAILED",
 		},
 		{
+			name: "plan tasks page", body: `{"tasks":[` + taskJSON + `],"total":3,"nextCursor":"C2"}`,
+			call: func(c *client.Client) (any, error) {
+				return c.PlanTasksPage(ctx, "01JPLAN", client.TaskQuery{Status: "FAILED", Limit: 1, Cursor: "C1"})
+			},
+			wantMethod: "GET", wantPath: "/v1/plans/01JPLAN/tasks", wantQuery: "cursor=C1&limit=1&status=FAILED",
+		},
+		{
 			name: "pause plan", body: planJSON,
 			call:       func(c *client.Client) (any, error) { return c.PausePlan(ctx, "01JPLAN") },
 			wantMethod: "POST", wantPath: "/v1/plans/01JPLAN/pause",
@@ -184,6 +192,16 @@ func TestRoutes(t *testing.T) {
 			name: "task", body: taskJSON,
 			call:       func(c *client.Client) (any, error) { return c.Task(ctx, "01JTASK") },
 			wantMethod: "GET", wantPath: "/v1/tasks/01JTASK",
+		},
+		{
+			name: "task long poll", body: taskJSON,
+			call:       func(c *client.Client) (any, error) { return c.WaitTask(ctx, "01JTASK", 30*time.Second) },
+			wantMethod: "GET", wantPath: "/v1/tasks/01JTASK", wantQuery: "wait=30s",
+		},
+		{
+			name: "tenant task long poll", body: taskJSON,
+			call:       func(c *client.Client) (any, error) { return c.WaitTenantTask(ctx, "t1", time.Minute) },
+			wantMethod: "GET", wantPath: "/v1/tenants/t1/task", wantQuery: "wait=1m0s",
 		},
 		{
 			name: "executors", body: `{"executors":[{"name":"exec-a","address":"a:1","startedAt":"2025-03-01T12:00:00Z","lastHeartbeat":"2025-03-01T12:00:00Z","runs":2,"alive":true,"self":true}]}`,
@@ -384,7 +402,7 @@ func TestTimeouts(t *testing.T) {
 	}
 }
 
-// PlanTasks pages through a plan with more tasks than one page holds.
+// PlanTasks pages through a plan with more tasks than one page holds, following nextCursor.
 func TestPlanTasksPages(t *testing.T) {
 	t.Parallel()
 	const total = client.TaskPageSize*2 + 7
@@ -394,11 +412,17 @@ func TestPlanTasksPages(t *testing.T) {
 		mu.Lock()
 		queries = append(queries, r.URL.RawQuery)
 		mu.Unlock()
-		offset, _ := strconv.Atoi(r.URL.Query().Get("offset"))
+		from := 0
+		if c := r.URL.Query().Get("cursor"); c != "" {
+			from, _ = strconv.Atoi(strings.TrimPrefix(c, "at"))
+		}
 		limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
-		page := api.TaskList{Tasks: []api.Task{}}
-		for i := offset; i < min(offset+limit, total); i++ {
+		page := api.TaskList{Tasks: []api.Task{}, Total: total}
+		for i := from; i < min(from+limit, total); i++ {
 			page.Tasks = append(page.Tasks, api.Task{TenantID: "t" + strconv.Itoa(i)})
+		}
+		if from+limit < total {
+			page.NextCursor = "at" + strconv.Itoa(from+limit)
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(page)
@@ -411,7 +435,9 @@ func TestPlanTasksPages(t *testing.T) {
 	for i, task := range l.Tasks {
 		require.Equal(t, "t"+strconv.Itoa(i), task.TenantID)
 	}
+	assert.Equal(t, total, l.Total)
+	assert.Empty(t, l.NextCursor)
 	mu.Lock()
 	defer mu.Unlock()
-	assert.Equal(t, []string{"limit=1000", "limit=1000&offset=1000", "limit=1000&offset=2000"}, queries)
+	assert.Equal(t, []string{"limit=1000", "cursor=at1000&limit=1000", "cursor=at2000&limit=1000"}, queries)
 }

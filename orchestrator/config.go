@@ -62,6 +62,9 @@ type Config struct {
 	// Signals tells the other executors sharing the store of operators' commands (they call
 	// Receive). Default: none (one executor alone: it acts on its own commands directly).
 	Signals Signals
+	// ExecutorURL returns the base URL of this executor's HTTP API, which stage templates
+	// read as .ExecutorURL. Default: none (empty).
+	ExecutorURL func() string
 }
 
 func (c Config) withDefaults() Config {
@@ -94,6 +97,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Metrics == nil {
 		c.Metrics = noMetrics{}
+	}
+	if c.ExecutorURL == nil {
+		c.ExecutorURL = func() string { return "" }
 	}
 	return c
 }

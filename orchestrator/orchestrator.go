@@ -158,7 +158,10 @@ func (o *Orchestrator) cancelQueued(ids []string, reason string) {
 // settle sets a plan's status from its tasks when every task has ended: FAILED if some
 // failed or were interrupted, else CANCELLED if some were cancelled, else COMPLETED. Tasks
 // still PENDING, RUNNING, PAUSED or WAITING keep the plan as it is; an ended plan's queue is
-// closed.
+// closed. A plan paused because an executor was lost is left for an SRE, and so is one with
+// an INTERRUPTED task still claimed: its run's loss is being judged (the reconciler pauses the
+// plan before it frees the claim), or its run is ending (it settles the plan once its slot is
+// freed).
 //
 // A settle made while the store runs degraded (Redis away) decides from this executor's
 // copies, which may be stale (another executor may have ended the plan's other tasks
@@ -199,7 +202,7 @@ func (o *Orchestrator) settleFromTasks(planID string) error {
 		o.closeQueue(ctx, planID) // settled before; its queue may have outlived it
 		return nil
 	}
-	if p.Status() == plan.Scheduled {
+	if p.Status() == plan.Scheduled || pausedForLoss(p) {
 		return nil
 	}
 	statuses, err := o.statusesOf(ctx, p.TaskIDs())
@@ -207,19 +210,26 @@ func (o *Orchestrator) settleFromTasks(planID string) error {
 		return fmt.Errorf("orchestrator: settle plan %s: %w", planID, err)
 	}
 	failed, cancelled := false, false
-	for _, st := range statuses {
+	var interrupted []string
+	for i, st := range statuses {
 		switch st {
 		case task.Pending, task.Running, task.Paused, task.Waiting:
 			return nil
-		case task.Failed, task.Interrupted, statusMissing: // a lost task did not complete
+		case task.Interrupted:
+			failed = true
+			interrupted = append(interrupted, p.TaskIDs()[i])
+		case task.Failed, statusMissing: // a lost task did not complete
 			failed = true
 		case task.Cancelled:
 			cancelled = true
 		}
 	}
+	if judged, err := o.claimedAny(ctx, planID, interrupted); err != nil || judged {
+		return err
+	}
 	_, err = o.updatePlan(ctx, planID, func(p *plan.Plan) error {
-		if p.Status().Terminal() || p.Status() == plan.Scheduled {
-			return errSkip // settled meanwhile (by another executor)
+		if p.Status().Terminal() || p.Status() == plan.Scheduled || pausedForLoss(p) {
+			return errSkip // settled meanwhile (by another executor), or paused for a lost executor
 		}
 		switch {
 		case failed:
@@ -236,6 +246,25 @@ func (o *Orchestrator) settleFromTasks(planID string) error {
 	o.signal(ctx, sigPlan, planID) // the executors waiting on it read it again
 	o.closeQueue(ctx, planID)
 	return nil
+}
+
+// claimedAny reports whether one of ids (INTERRUPTED tasks of planID) is still claimed in the
+// shared Queue. While degraded the claims cannot be read, and nothing judges a loss meanwhile
+// (the plan is settled again from Redis once it answers).
+func (o *Orchestrator) claimedAny(ctx context.Context, planID string, ids []string) (bool, error) {
+	if len(ids) == 0 || o.cfg.Degraded() {
+		return false, nil
+	}
+	claims, err := o.queue.InFlight(ctx, planID)
+	if err != nil {
+		return false, fmt.Errorf("orchestrator: settle plan %s: claims: %w", planID, err)
+	}
+	for _, id := range ids {
+		if _, ok := claims[id]; ok {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // closeQueue forgets an ended plan's queues (each keeps a plan that has work again).

@@ -449,12 +449,12 @@ func TestStopInterruptsRunningTasksKeepingCheckpoints(t *testing.T) {
 	assert.Equal(t, plan.Running, v.Plan.Status(), "nothing resumes or settles by itself after a stop")
 }
 
-func TestTemplateReadingANullOutputRenders(t *testing.T) {
+func TestTemplateReadingAMissingOutputKeyFailsTheStage(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, 8)
-	got := make(chan map[string]any, 1)
+	var called atomic.Bool
 	h.register(t, "use", func(ctx context.Context, req stage.Request) (json.RawMessage, error) {
-		got <- req.Params
+		called.Store(true)
 		return nil, nil
 	})
 	p := h.submit(t, app.SubmitRequest{
@@ -464,8 +464,13 @@ func TestTemplateReadingANullOutputRenders(t *testing.T) {
 			{Name: "b", Kind: "use", Params: map[string]any{"x": `[{{index .Outputs "a" "k"}}]`}},
 		},
 	})
-	assert.Equal(t, plan.Completed, h.wait(t, p.ID()).Plan.Status())
-	assert.Equal(t, "[<no value>]", (<-got)["x"], "as at submission, a missing output key renders as <no value>")
+	assert.Equal(t, plan.Failed, h.wait(t, p.ID()).Plan.Status())
+	assert.False(t, called.Load(), "the stage never runs with a hole in its params")
+	tk := h.tenantTask(t, "nul-000")
+	require.NotNil(t, tk.LastError())
+	assert.Equal(t, stage.ClassPermanent, tk.LastError().Class)
+	assert.Equal(t, "b", tk.LastError().Stage)
+	assert.Equal(t, `params.x: stage "a" has no output key "k"`, tk.LastError().Message)
 }
 
 // stallingLocker blocks Acquire until its context ends, telling entered when a run is waiting.

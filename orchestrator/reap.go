@@ -15,10 +15,13 @@ import (
 // heartbeat is older than the lease TTL and whose tenant lease is gone (or held by another
 // run) lost its owner: it is taken over with a new fence epoch (so the lost run can never
 // write again), saved as INTERRUPTED, and returned so. Nothing scans for such tasks: they are
-// found when read. Tasks that need no change cost no I/O. It also returns how many it reaped.
+// found when read (and by the reconciler, reconcile.go). Each plan with a task reaped is
+// PAUSED with a reason naming the lost executor and its interrupted tenants, never settled:
+// started work is not ended nor re-run without an operator. Tasks that need no change cost no
+// I/O. It also returns how many it reaped.
 func (o *Orchestrator) Reap(ctx context.Context, tasks []*task.Task) ([]*task.Task, int, error) {
 	var out []*task.Task
-	plans := map[string]bool{}
+	plans := map[string][]string{} // reaped task ids by plan
 	for i, t := range tasks {
 		if !o.suspect(t) {
 			continue
@@ -34,10 +37,10 @@ func (o *Orchestrator) Reap(ctx context.Context, tasks []*task.Task) ([]*task.Ta
 			out = append([]*task.Task(nil), tasks...)
 		}
 		out[i] = reaped
-		plans[reaped.PlanID()] = true
+		plans[reaped.PlanID()] = append(plans[reaped.PlanID()], reaped.ID())
 	}
-	for planID := range plans {
-		o.settle(planID)
+	for planID, ids := range plans {
+		o.pauseLost(ctx, planID, ids)
 	}
 	if out == nil {
 		return tasks, 0, nil
@@ -49,6 +52,21 @@ func (o *Orchestrator) Reap(ctx context.Context, tasks []*task.Task) ([]*task.Ta
 		}
 	}
 	return out, n, nil
+}
+
+// pauseLost pauses planID for its runs ids, reaped, then frees their claims (as the
+// reconciler does, so that the next reconcile does not pause the plan again once an SRE has
+// resumed it). A failure is logged: the reconciler pauses the plan and frees the claims then.
+func (o *Orchestrator) pauseLost(ctx context.Context, planID string, ids []string) {
+	if o.pauseForLoss(ctx, planID) != nil {
+		return
+	}
+	for _, id := range ids {
+		if err := o.releaseLost(ctx, planID, id); err != nil {
+			o.cfg.Logger.Debug("free a lost run's claim", "plan_id", planID, "task_id", id, "err", err)
+			return
+		}
+	}
 }
 
 // suspect is the cheap test: RUNNING, not run here, heartbeat older than the lease TTL.

@@ -73,13 +73,17 @@ func (o *Orchestrator) reconcileOnce(ctx context.Context) error {
 	return nil
 }
 
-// reconcilePlan is reconcileOnce for one plan.
+// reconcilePlan is reconcileOnce for one plan. The claims of runs lost with their executor
+// are released only once the plan is paused for the loss: while such a claim is held, no
+// settle ends the plan (settleFromTasks), so a settle running on another executor between the
+// interruption and the pause cannot end the plan FAILED.
 func (o *Orchestrator) reconcilePlan(ctx context.Context, planID string) error {
 	claims, err := o.queue.InFlight(ctx, planID)
 	if err != nil {
 		return err
 	}
-	lost, freed := false, false
+	var lost []string // claims of runs lost with their executor: released once the plan is paused
+	freed := false
 	for id, c := range claims {
 		if o.local(id) != nil || o.now().Sub(c.Since) < o.cfg.LeaseTTL {
 			continue // running here, or too fresh to judge (its run may be starting)
@@ -107,23 +111,26 @@ func (o *Orchestrator) reconcilePlan(ctx context.Context, planID string) error {
 			o.cfg.Logger.Warn("claimed task handed back: its claimer is gone", "plan_id", planID, "task_id", id,
 				"tenant_id", t.TenantID(), "executor", c.Executor)
 		case task.Running:
-			reaped, _, err := o.Reap(ctx, []*task.Task{t})
+			reaped, err := o.reap(ctx, t)
 			if err != nil {
 				return err
 			}
-			if reaped[0] == t {
+			if reaped == nil {
 				continue // its owner still holds the lease, or beat lately: not yet
 			}
-			t = reaped[0]
+			t = reaped
 			fallthrough
 		default:
-			if ownerLost(t) && !lost {
-				// Started work was lost: nothing more of the plan starts (its freed slot
-				// included) until an SRE decides.
-				if err := o.queue.SetPaused(ctx, planID, true); err != nil {
-					return err
+			if ownerLost(t) {
+				if len(lost) == 0 {
+					// Started work was lost: nothing more of the plan starts (its freed
+					// slot included) until an SRE decides.
+					if err := o.queue.SetPaused(ctx, planID, true); err != nil {
+						return err
+					}
 				}
-				lost = true
+				lost = append(lost, id)
+				continue
 			}
 			if _, err := o.queue.Release(ctx, planID, id); err != nil {
 				return err
@@ -131,10 +138,18 @@ func (o *Orchestrator) reconcilePlan(ctx context.Context, planID string) error {
 			freed = true
 		}
 	}
-	if lost {
-		o.pauseForLoss(ctx, planID)
+	if len(lost) > 0 {
+		if err := o.pauseForLoss(ctx, planID); err != nil {
+			return err // the claims stay: the next round pauses it again
+		}
+		for _, id := range lost {
+			if err := o.releaseLost(ctx, planID, id); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
-	if freed && !lost {
+	if freed {
 		if q, c, err := o.queue.Len(ctx, planID); err == nil && q+c == 0 {
 			o.settle(planID)
 		}
@@ -142,23 +157,40 @@ func (o *Orchestrator) reconcilePlan(ctx context.Context, planID string) error {
 	return nil
 }
 
+// releaseLost frees the slot of a lost run's claim once its plan is paused: released, or
+// handed back to the front of the queue if an SRE retried the task meanwhile (PENDING: a push
+// does not add a task still claimed).
+func (o *Orchestrator) releaseLost(ctx context.Context, planID, id string) error {
+	t, err := o.tasks.Task(ctx, id)
+	if err != nil && !errors.Is(err, task.ErrNotFound) {
+		return err
+	}
+	if err == nil && t.Status() == task.Pending {
+		return o.queue.Return(ctx, planID, id)
+	}
+	_, err = o.queue.Release(ctx, planID, id)
+	return err
+}
+
 // pauseForLoss pauses a plan whose runs were lost with their executor, with a reason naming
 // the executors and every interrupted tenant whose owner was lost (lease_lost): nothing of it
 // starts until an SRE decides (plan resume continues the never-started tenants, plan retry
-// --from-checkpoint the interrupted ones). A plan already paused for a loss has its reason
-// brought up to date; an operator's pause or an ended plan stands.
-func (o *Orchestrator) pauseForLoss(ctx context.Context, planID string) {
+// --from-checkpoint the interrupted ones), and no settle ends it meanwhile, however few of its
+// tasks are left. A plan already paused for a loss has its reason brought up to date; an
+// operator's pause or an ended plan stands. It fails only when the plan could not be read or
+// written (logged).
+func (o *Orchestrator) pauseForLoss(ctx context.Context, planID string) error {
 	unlock := o.planLocks.lock(planID)
 	defer unlock()
 	p, err := o.plans.Plan(ctx, planID)
 	if err != nil {
 		o.cfg.Logger.Error("pause a plan whose executor was lost", "plan_id", planID, "err", err)
-		return
+		return fmt.Errorf("orchestrator: pause plan %s for a lost executor: %w", planID, err)
 	}
 	tasks, err := o.tasks.ByIDs(ctx, p.TaskIDs())
 	if err != nil {
 		o.cfg.Logger.Error("pause a plan whose executor was lost", "plan_id", planID, "err", err)
-		return
+		return fmt.Errorf("orchestrator: pause plan %s for a lost executor: %w", planID, err)
 	}
 	execs, tenants := map[string]bool{}, map[string]bool{}
 	for _, t := range tasks {
@@ -166,25 +198,35 @@ func (o *Orchestrator) pauseForLoss(ctx context.Context, planID string) {
 			execs[cmp.Or(t.Executor(), "unknown")], tenants[t.TenantID()] = true, true
 		}
 	}
+	if len(tenants) == 0 {
+		return nil // retried meanwhile: nothing to decide
+	}
 	reason := fmt.Sprintf("executor %s lost mid-plan; interrupted tenants: %s", joinKeys(execs), joinKeys(tenants))
 	_, err = o.updatePlan(ctx, planID, func(p *plan.Plan) error {
-		if p.Reason() == reason || (p.Status() != plan.Running && (p.Status() != plan.Paused || p.Reason() == "")) {
+		if p.Reason() == reason || (p.Status() != plan.Running && !pausedForLoss(p)) {
 			return errSkip // an operator's status stands
 		}
 		return p.PauseFor(reason)
 	})
 	if errors.Is(err, errSkip) {
-		return
+		return nil
 	}
 	if err != nil {
 		o.cfg.Logger.Error("pause a plan whose executor was lost", "plan_id", planID, "err", err)
-		return
+		return fmt.Errorf("orchestrator: pause plan %s for a lost executor: %w", planID, err)
 	}
 	if err := o.queue.SetPaused(ctx, planID, true); err != nil {
 		o.cfg.Logger.Error("pause a plan's queue", "plan_id", planID, "err", err)
 	}
 	o.signal(ctx, sigPlan, planID)
 	o.cfg.Logger.Warn("plan paused: "+reason, "plan_id", planID)
+	return nil
+}
+
+// pausedForLoss reports whether p was PAUSED by the executors because an executor running its
+// tasks was lost (a pause with a reason): it waits for an SRE, never settled.
+func pausedForLoss(p *plan.Plan) bool {
+	return p.Status() == plan.Paused && p.Reason() != ""
 }
 
 // ownerLost reports whether t was interrupted because its run's owner was lost (reaped or

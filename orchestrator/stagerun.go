@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -47,8 +48,8 @@ func (o *Orchestrator) runStage(run *taskRun, ph *planHere, i int, cp *checkpoin
 		entry := &task.Attempt{StageIndex: i, Stage: spec.Name, Run: run.attempt, Attempt: attempt, StartedAt: o.now()}
 		params, err := ph.renderer.Render("params", spec.Params, stage.Data{
 			TenantID: run.tenantID, PlanID: run.planID, TaskID: run.id, Attempt: run.attempt,
-			Params: run.task.Params(), Outputs: outputs,
-		})
+			Params: run.task.Params(), Outputs: outputs, ExecutorURL: o.cfg.ExecutorURL(),
+		}, stage.URLParamsOf(h)...)
 		if err != nil {
 			entry.EndedAt, entry.Outcome, entry.Class, entry.Error = o.now(), task.OutcomeFailed, stage.ClassPermanent, err.Error()
 			return fail(entry, stage.ClassPermanent, err.Error(), 0)
@@ -68,9 +69,9 @@ func (o *Orchestrator) runStage(run *taskRun, ph *planHere, i int, cp *checkpoin
 		}
 		se := stage.AsError(err)
 		entry.Outcome, entry.Class, entry.Error, entry.Code = task.OutcomeFailed, se.Class, se.Message, se.Code
-		if run.ctx.Err() != nil {
+		if run.ctx.Err() != nil { // cut short by the run's end, not ended by itself: interrupted
 			f := o.causeFailure(run, spec.Name)
-			entry.Class = f.Class
+			entry.Outcome, entry.Class, entry.Error, entry.Code = task.OutcomeInterrupted, f.Class, f.Message, 0
 			return fail(entry, f.Class, f.Message, 0)
 		}
 		if !se.Class.Retryable() || attempt >= spec.Retry.MaxAttempts {
@@ -78,8 +79,11 @@ func (o *Orchestrator) runStage(run *taskRun, ph *planHere, i int, cp *checkpoin
 		}
 		o.observeRetry(spec.Kind, entry)
 		entry.Backoff = spec.Retry.Backoff(attempt, se.RetryAfter, o.cfg.Rand)
+		if capped := cappedRetryAfter(se.RetryAfter); capped != "" {
+			entry.Error += " (" + capped + ")"
+		}
 		log.Warn("stage attempt failed; retrying", "stage_attempt", attempt, "class", se.Class, "code", se.Code,
-			"err", se.Message, "retry_in", entry.Backoff.String())
+			"err", entry.Error, "retry_in", entry.Backoff.String())
 		if err := o.commit(run, nil, func(t *task.Task) error { return t.Record(*entry) }); err != nil {
 			log.Error("record attempt", "err", err)
 		}
@@ -88,6 +92,15 @@ func (o *Orchestrator) runStage(run *taskRun, ph *planHere, i int, cp *checkpoin
 			return fail(nil, f.Class, f.Message, 0)
 		}
 	}
+}
+
+// cappedRetryAfter says, when a failure's Retry-After hint is above stage.MaxRetryAfter (the
+// wait is capped to it), by how much: "Retry-After 3600s capped to 10m0s"; "" otherwise.
+func cappedRetryAfter(hint time.Duration) string {
+	if hint <= stage.MaxRetryAfter {
+		return ""
+	}
+	return fmt.Sprintf("Retry-After %.0fs capped to %s", hint.Seconds(), stage.MaxRetryAfter)
 }
 
 // attempt runs one handler call under the stage's timeout. A timeout of the stage (not of the

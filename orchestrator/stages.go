@@ -25,7 +25,7 @@ func (o *Orchestrator) runStages(run *taskRun, ph *planHere, cp *checkpoint.Chec
 			o.park(run, res.wait, stageLog)
 			return endDone
 		case res.failure != nil:
-			return ended(o.end(run, res.entry, *res.failure, stageLog))
+			return ended(o.end(run, res.entry, *res.failure, true, stageLog))
 		}
 		if !o.completeStage(run, i, cp, res, epoch, stageLog) {
 			return endDone
@@ -48,7 +48,7 @@ func (o *Orchestrator) runStages(run *taskRun, ph *planHere, cp *checkpoint.Chec
 func (o *Orchestrator) completeStage(run *taskRun, i int, cp *checkpoint.Checkpoint, res stageResult, epoch uint64, log *slog.Logger) bool {
 	last := i == len(run.task.Stages())-1
 	if err := cp.Record(i, res.entry.Stage, res.out, epoch, o.now()); err != nil {
-		o.end(run, res.entry, task.Failure{Stage: res.entry.Stage, Class: stage.ClassPermanent, Message: "checkpoint: " + err.Error()}, log)
+		o.end(run, res.entry, task.Failure{Stage: res.entry.Stage, Class: stage.ClassPermanent, Message: "checkpoint: " + err.Error()}, true, log)
 		return false
 	}
 	err := o.commit(run, cp, func(t *task.Task) error {

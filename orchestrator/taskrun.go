@@ -142,11 +142,12 @@ func (o *Orchestrator) runTask(ph *planHere, id string) runEnd {
 		at.Warn("task not started", "err", err)
 		return endDone
 	}
+	at.Info("task started", "run", run.attempt, "from_stage", run.task.CurrentStage())
 	stopBeat := o.heartbeat(run, at)
 	defer stopBeat()
 	cp, err := o.resumePoint(run)
 	if err != nil {
-		return ended(o.end(run, nil, task.Failure{Class: stage.ClassPermanent, Message: "load checkpoint: " + err.Error()}, at))
+		return ended(o.end(run, nil, task.Failure{Class: stage.ClassPermanent, Message: "load checkpoint: " + err.Error()}, false, at))
 	}
 	return o.runStages(run, ph, cp, epoch, log)
 }
@@ -249,7 +250,7 @@ func (o *Orchestrator) start(run *taskRun) (uint64, error) {
 // boundary honours, between two stages, a cancelled run, a clean stop or a requested pause.
 func (o *Orchestrator) boundary(run *taskRun, next string, log *slog.Logger) (stop bool, end runEnd) {
 	if run.ctx.Err() != nil {
-		return true, ended(o.end(run, nil, o.causeFailure(run, next), log))
+		return true, ended(o.end(run, nil, o.causeFailure(run, next), false, log))
 	}
 	if o.draining.Load() {
 		return true, o.stopForShutdown(run, next, log)
@@ -297,8 +298,11 @@ func (o *Orchestrator) causeFailure(run *taskRun, stageName string) task.Failure
 }
 
 // end records the run's last attempt (if any) and its end: CANCELLED on an operator's cancel,
-// INTERRUPTED when the lease or the executor went away, FAILED otherwise. It reports FAILED.
-func (o *Orchestrator) end(run *taskRun, entry *task.Attempt, f task.Failure, log *slog.Logger) (failed bool) {
+// INTERRUPTED when the lease or the executor went away, FAILED otherwise. inStage says that
+// the run was inside a stage (an attempt, or the backoff before the next one), not at a
+// boundary: when it is cut short there, the attempt it was cut in is recorded as interrupted
+// (task.InterruptStage), its own entry when it has one. It reports FAILED.
+func (o *Orchestrator) end(run *taskRun, entry *task.Attempt, f task.Failure, inStage bool, log *slog.Logger) (failed bool) {
 	cause := context.Cause(run.ctx)
 	if run.ctx.Err() != nil && errors.Is(cause, errFenced) {
 		// The store keeps the other executor's state: this run has nothing left to write.
@@ -318,6 +322,8 @@ func (o *Orchestrator) end(run *taskRun, entry *task.Attempt, f task.Failure, lo
 		switch {
 		case run.ctx.Err() != nil && errors.Is(cause, errCancelRequested):
 			return t.Cancel(&f, o.now())
+		case run.ctx.Err() != nil && inStage:
+			return t.InterruptStage(f, o.now())
 		case run.ctx.Err() != nil:
 			return t.Interrupt(f, o.now())
 		default:

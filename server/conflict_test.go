@@ -153,7 +153,8 @@ func cfReadyz(srv *server.Server) api.Health {
 }
 
 // A cut off Redis while it runs a task; B, still on Redis, finds the task's owner gone (it
-// reads INTERRUPTED), retries it and completes it. When A reaches Redis again its write-back
+// reads INTERRUPTED, its plan PAUSED for A's loss), resumes the plan, retries the task and
+// completes it. When A reaches Redis again its write-back
 // conflicts: A's run stops, A logs the conflict, and Redis keeps B's state, which both
 // executors then read.
 func TestConflictAfterOutageKeepsTheOtherExecutorsState(t *testing.T) {
@@ -198,6 +199,13 @@ func TestConflictAfterOutageKeepsTheOtherExecutorsState(t *testing.T) {
 	require.Equal(t, "INTERRUPTED", seen.Status, "B finds A's run gone")
 	require.NotNil(t, seen.LastError)
 	assert.Equal(t, string(stage.ClassLeaseLost), seen.LastError.Class)
+	// A's loss paused the plan: the SRE resumes it, then retries.
+	require.Eventually(t, func() bool {
+		var pl api.Plan
+		status, err := cfTryHTTP(http.MethodGet, b.URL()+"/v1/plans/"+p.PlanID, "", &pl)
+		return err == nil && status == http.StatusOK && pl.Status == "PAUSED"
+	}, 5*time.Second, 20*time.Millisecond, "B pauses the plan for A's loss")
+	require.Equal(t, http.StatusOK, cfHTTP(t, http.MethodPost, b.URL()+"/v1/plans/"+p.PlanID+"/resume", "", nil))
 
 	cfHTTP(t, http.MethodPost, b.URL()+"/v1/tenants/"+tenant+"/retry", `{"fromCheckpoint":true}`, &seen)
 	select {

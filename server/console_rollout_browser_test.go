@@ -75,13 +75,15 @@ func TestConsoleApprovalInChromium(t *testing.T) {
 	waitJS(t, ctx, "reject-me failed", `document.querySelector('[data-testid=task-row][data-tenant=reject-me]')?.dataset.status === 'FAILED'`)
 	waitJS(t, ctx, "nothing waits any more", `document.querySelector('#waiting').hidden && !document.querySelector('[data-testid=plan-progress-waiting]')`)
 
-	// The API agrees: one completed, the other failed with the operator's comment.
+	// The API agrees: one completed, the other failed, the operator's comment on its decision.
 	assert.Equal(t, "COMPLETED", tenantStatus(t, api, "approve-me"))
 	rejected, err := api.TenantTask(context.Background(), "reject-me")
 	require.NoError(t, err)
 	assert.Equal(t, "FAILED", rejected.Status)
 	require.NotNil(t, rejected.LastError)
-	assert.Contains(t, rejected.LastError.Message, "error rate too high")
+	assert.Contains(t, rejected.LastError.Message, "rejected by an operator")
+	require.NotNil(t, rejected.Decision)
+	assert.Equal(t, "error rate too high", rejected.Decision.Comment)
 	assert.Equal(t, "gate", rejected.LastError.Stage)
 	require.Eventually(t, func() bool {
 		p, err := api.Plan(context.Background(), planID, 0)

@@ -1,6 +1,6 @@
 package server_test
 
-// Acceptance tests of degraded mode (DESIGN §6), over HTTP against the real wiring and a
+// Acceptance tests of degraded mode (docs/design.md §6), over HTTP against the real wiring and a
 // private redis-server per test: Redis killed mid-plan and back empty, Redis frozen longer
 // than the client timeouts, and an executor started while Redis is down.
 //
@@ -509,14 +509,14 @@ func TestRedisFrozenLongerThanTheClientTimeout(t *testing.T) {
 	t.Logf("goroutines: %d before, %d after", before, runtime.NumGoroutine())
 }
 
-// An executor started while its Redis is down serves, degraded, runs a plan on memory, and
-// writes it back once Redis is up.
+// An executor started with StartDegraded while its Redis is down serves, degraded, runs a
+// plan on memory, and writes it back once Redis is up.
 func TestServeStartsDegradedWhenRedisIsDown(t *testing.T) {
 	t.Parallel()
 	rs := redistest.Start(t)
 	rs.Kill()
 	rec := newDGBake()
-	srv := servertest.With(t, server.Config{RedisURL: rs.URL(), LeaseTTL: 2 * time.Second, Logger: dgLogger()}, rec.register)
+	srv := servertest.With(t, server.Config{RedisURL: rs.URL(), StartDegraded: true, LeaseTTL: 2 * time.Second, Logger: dgLogger()}, rec.register)
 	c := newDGClient(t, srv)
 
 	dgRequireDegraded(t, c.waitRedis("degraded"))
@@ -535,14 +535,15 @@ func TestServeStartsDegradedWhenRedisIsDown(t *testing.T) {
 	dgRequireRedisMatchesAPI(t, c, rs.Client(), p, submitted.PlanID)
 }
 
-// With RejectNewPlansWhileDegraded, an executor whose Redis is down refuses new plans with a
-// 503 problem, and accepts them again once Redis is back.
+// With RejectNewPlansWhileDegraded (and StartDegraded: the refusal is the degraded one, not
+// the not-ready one), an executor whose Redis is down refuses new plans with a 503 problem, and
+// accepts them again once Redis is back.
 func TestServeRejectsNewPlansWhileRedisIsDown(t *testing.T) {
 	t.Parallel()
 	rs := redistest.Start(t)
 	rs.Kill()
 	rec := newDGBake()
-	srv := servertest.With(t, server.Config{RedisURL: rs.URL(), RejectNewPlansWhileDegraded: true, Logger: dgLogger()}, rec.register)
+	srv := servertest.With(t, server.Config{RedisURL: rs.URL(), RejectNewPlansWhileDegraded: true, StartDegraded: true, Logger: dgLogger()}, rec.register)
 	c := newDGClient(t, srv)
 	dgRequireDegraded(t, c.waitRedis("degraded"))
 

@@ -17,7 +17,7 @@ import (
 	"github.com/executor-dev/executor/server/servertest"
 )
 
-// After a plan ran on Redis, every key of DESIGN §5 is there, under its literal hash-tagged
+// After a plan ran on Redis, every key of docs/design.md §5 is there, under its literal hash-tagged
 // name, with a TTL between 6 and 7 days.
 func TestPlanOnRedisWritesTheKeySchema(t *testing.T) {
 	t.Parallel()

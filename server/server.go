@@ -61,7 +61,14 @@ type Config struct {
 	// RejectNewPlansWhileDegraded makes POST /v1/plans answer 503 while Redis is away
 	// (--degraded-new-plans=reject), for operators who run several executors.
 	RejectNewPlansWhileDegraded bool
-	Logger                      *slog.Logger // default slog.Default()
+	// StartDegraded (--start-degraded) lets an executor on Redis that has not reached it yet
+	// since it started run degraded on memory, as during an outage (RejectNewPlansWhileDegraded
+	// decides about new plans). Without it, such an executor is not ready (GET /readyz 503)
+	// and answers new plans, the commands on what it cannot see and queries with app.ErrNotReady until
+	// it has reached Redis once: it cannot tell which tenants other executors run. Later
+	// outages follow RejectNewPlansWhileDegraded.
+	StartDegraded bool
+	Logger        *slog.Logger // default slog.Default()
 	// EventHeartbeat is how often GET /v1/events writes a heartbeat; default
 	// api.DefaultEventHeartbeat.
 	EventHeartbeat time.Duration
@@ -124,6 +131,8 @@ type Executor struct {
 		Stop()
 	}
 	members *memberPort // the executors sharing the store; joined by Server.Start
+	reach   reach       // whether Redis was reached since the start (reach.go)
+	self    selfURL     // the HTTP API's base URL, for .ExecutorURL (selfurl.go)
 }
 
 // scheduler is infra/schedule's Memory or Redis.
@@ -202,14 +211,17 @@ func NewExecutor(cfg Config) (*Executor, error) {
 	}
 	e.orch = orchestrator.New(st.plans, st.tasks, st.ckpts, st.locker, e.kinds,
 		orchestrator.Config{Name: cfg.Name, Cluster: e.members, Workers: cfg.Workers, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger, Degraded: e.Degraded,
-			SettleFromRedis: cfg.RejectNewPlansWhileDegraded, ClaimsPaused: e.claimsPaused, Events: e.events, Metrics: e.metrics, Scheduler: e.sched, Signals: sigs, Queue: queue, Fallback: fallback})
+			SettleFromRedis: cfg.RejectNewPlansWhileDegraded, ClaimsPaused: e.claimsPaused, Events: e.events, Metrics: e.metrics, Scheduler: e.sched, Signals: sigs, Queue: queue, Fallback: fallback,
+			ExecutorURL: e.self.get})
 	e.svc = app.New(app.Deps{
 		Creator: st.creator, Plans: st.plans, Tasks: st.tasks, Checkpoints: st.ckpts,
 		Kinds: e.kinds, Holders: st.locker, Runner: e.orch, Events: source, Members: e.members,
 		RefuseNewPlans: func() bool { return cfg.RejectNewPlansWhileDegraded && e.Degraded() },
 		Degraded:       func() bool { return cfg.RejectNewPlansWhileDegraded && e.Degraded() },
+		NotReady:       e.notReady,
 		ShuttingDown:   e.orch.ShuttingDown,
 		Limits:         cfg.Limits,
+		ExecutorURL:    e.self.get,
 	})
 	return e, nil
 }
@@ -304,11 +316,15 @@ func (e *Executor) journalLen() int {
 	return e.store.JournalLen()
 }
 
-// redisReadiness reports Redis as ok or degraded: since when, why (the Redis error that
-// began the outage) and how much waits to be written back. A degraded executor keeps running
+// redisReadiness reports Redis as unavailable until it was reached since the start (see
+// notReady), then as ok or degraded: since when, why (the Redis error that began the outage)
+// and how much waits to be written back. A degraded executor keeps running
 // and serving on memory, but is not ready (503): a load balancer then prefers the executors
 // that reach Redis.
 func (e *Executor) redisReadiness() api.Health {
+	if e.notReady() {
+		return api.Health{Status: "unavailable", Redis: "unavailable", Reason: e.unreachedReason()}
+	}
 	down, since := e.mon.Degraded()
 	if !down {
 		return api.Health{Status: "ok", Redis: "ok"}
@@ -337,6 +353,7 @@ func (e *Executor) Redis() redis.UniversalClient { return e.redis }
 func (e *Executor) Start() {
 	if e.store != nil {
 		e.store.Start(context.Background())
+		e.watchReach()
 	}
 	if e.stream != nil {
 		e.stream.Start()
@@ -369,10 +386,17 @@ func (e *Executor) Drain(ctx context.Context) error {
 	return e.orch.Shutdown(ctx, timeout)
 }
 
+// CutShort cuts a Drain short (serve's second SIGTERM): the stages still running are
+// cancelled now, as when Config.ShutdownTimeout runs out; their tasks end INTERRUPTED with
+// their checkpoints intact and their leases released. It returns once every run has ended,
+// or when ctx ends.
+func (e *Executor) CutShort(ctx context.Context) error { return e.orch.Stop(ctx) }
+
 // Stop ends every run at once (tasks still running become INTERRUPTED, their checkpoints
 // intact, their leases released; Drain first for a graceful end), deregisters the executor
 // from its store's executors, stops the store's probe and closes the Redis client.
 func (e *Executor) Stop(ctx context.Context) error {
+	e.reach.stopWatch()
 	e.sched.Stop()
 	oerr := e.orch.Stop(ctx)
 	e.dispatch.Stop()
@@ -438,6 +462,7 @@ func (s *Server) Start() error {
 		return fmt.Errorf("server: %w", err)
 	}
 	s.ln = ln
+	s.self.set(ln.Addr())
 	s.Executor.Start()
 	s.done = make(chan error, 1)
 	go func() {
@@ -447,11 +472,20 @@ func (s *Server) Start() error {
 		}
 		s.done <- err
 	}()
-	store := "memory"
-	if s.redis != nil {
-		store = "redis"
+	attrs := []any{"addr", ln.Addr().String(), "lease_ttl", s.cfg.LeaseTTL.String()}
+	switch {
+	case s.redis == nil:
+		attrs = append(attrs, "store", "memory")
+	case s.reach.reached.Load():
+		attrs = append(attrs, "store", "redis", "redis", "ok")
+	default:
+		attrs = append(attrs, "store", "redis", "redis", "unreachable", "err", s.mon.Reason())
 	}
-	s.cfg.Logger.Info("executor serving", "addr", ln.Addr().String(), "store", store, "lease_ttl", s.cfg.LeaseTTL.String())
+	s.cfg.Logger.Info("executor serving", attrs...)
+	if s.notReady() {
+		s.cfg.Logger.Warn("redis not reached since start: not ready, new plans, commands on other executors' work and queries refused until it is (serve --start-degraded runs on memory meanwhile)",
+			"err", s.mon.Reason())
+	}
 	return nil
 }
 

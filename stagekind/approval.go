@@ -18,11 +18,16 @@ const ReasonApproval = "approval"
 // ErrRejected is matched (errors.Is) by the failure of an approval gate an operator rejected.
 var ErrRejected = errors.New("rejected by an operator")
 
+// rejectedMessage is a rejected gate's failure message. It never holds the operator's
+// comment, which is kept with the task's decision only: failure messages are logged.
+const rejectedMessage = "rejected by an operator (the comment, if any, is on the task's decision)"
+
 // Approval is the approval kind: a manual gate. Until an operator decides (POST
 // /v1/tenants/{tenantId}/approve or /reject, `executor approve|reject --tenant`, the console)
 // the task is WAITING and holds neither a worker nor its tenant's lease. An approval passes
 // the stage, whose output is {"approved": true, "comment": ..., "decidedAt": ...}; a rejection
-// fails it permanently with the operator's comment.
+// fails it permanently. The comment is kept with the task's decision, never in the failure
+// message, which the orchestrator logs.
 //
 // Params: message (optional string): what the approver is asked, shown with the waiting task.
 type Approval struct{}
@@ -61,11 +66,9 @@ func (a Approval) Run(ctx context.Context, req stage.Request) (json.RawMessage, 
 		return nil, stage.Await(ReasonApproval, message)
 	}
 	if !d.Approved {
-		msg := ErrRejected.Error()
-		if d.Comment != "" {
-			msg += ": " + d.Comment
-		}
-		return nil, &stage.Error{Class: stage.ClassPermanent, Message: msg, Err: ErrRejected}
+		// The comment stays on the task's decision (the API shows it there): a failure message
+		// is logged, and comments are not.
+		return nil, &stage.Error{Class: stage.ClassPermanent, Message: rejectedMessage, Err: ErrRejected}
 	}
 	return json.Marshal(approvalOutput{Approved: true, Comment: d.Comment, DecidedAt: d.DecidedAt})
 }

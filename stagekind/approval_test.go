@@ -37,7 +37,8 @@ func TestApprovalWaitsThenFollowsTheDecision(t *testing.T) {
 			func(t *testing.T, out json.RawMessage, err error) {
 				require.ErrorIs(t, err, stagekind.ErrRejected)
 				assert.Equal(t, stage.ClassPermanent, stage.AsError(err).Class)
-				assert.Contains(t, stage.AsError(err).Message, "5xx up")
+				assert.Contains(t, stage.AsError(err).Message, "rejected by an operator")
+				assert.NotContains(t, stage.AsError(err).Message, "5xx up", "the comment stays on the decision: failures are logged")
 				assert.NotErrorIs(t, err, stage.ErrAwaiting)
 			}},
 	}

@@ -5,7 +5,7 @@
 //   - noop: does nothing and outputs null;
 //   - sleep: waits for params.duration (bake time), returning as soon as its context is done;
 //   - http: sends one HTTP request per attempt, with an Idempotency-Key header, and turns the
-//     response into the stage's output or into a classified *stage.Error (DESIGN §4).
+//     response into the stage's output or into a classified *stage.Error (docs/design.md §4).
 //
 // The http kind guards against server-side request forgery: every address it connects to
 // (checked at dial time, after DNS, so a rebinding name cannot slip through) and every
@@ -20,6 +20,13 @@
 // their errors are *stage.FieldError values naming the param (for example "url") and match
 // ErrInvalidParams with errors.Is. A handler given invalid params at run time fails with a
 // permanent error wrapping the same *stage.FieldError.
+//
+// Handlers some of whose params are URLs implement stage.URLParamer (the http kind declares
+// "url"): what a template inserts into such a param is escaped for where it lands, with
+// url.PathEscape in the path and url.QueryEscape in the query or fragment; an action before
+// the path begins ("{{.Params.endpoint}}/deploy") inserts the base as is. A template that reads
+// a missing output key or a null, in any param of any kind, fails the stage permanently before
+// the handler runs (stage.ErrNoValue): no handler ever sees "<no value>".
 //
 // Go users add their own kinds by registering a stage.Handler under a new name:
 //

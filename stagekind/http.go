@@ -61,18 +61,21 @@ type HTTPOptions struct {
 // HTTP is the http kind: one request per attempt. Params, already rendered, are
 //
 //	method   GET (default), HEAD, POST, PUT, PATCH or DELETE
-//	url      required, an absolute http or https URL
+//	url      required, an absolute http or https URL (what its template inserts is escaped:
+//	         see URLParams)
 //	headers  optional object of header name to string value ("Host" sets the request's host)
 //	body     optional string; when non-empty, Content-Type defaults to application/json
 //
-// Every attempt carries Idempotency-Key: req.IdempotencyKey(), so params may not set that
-// header, nor Content-Length or Transfer-Encoding.
+// Every attempt carries Idempotency-Key: req.IdempotencyKey() (plan/task/stage/run: the same
+// on every attempt of the stage within one run, a new one for a new run), so params may not
+// set that header, nor Content-Length or Transfer-Encoding.
 //
 // A 2xx response succeeds: a JSON body is the output as is, an empty body outputs null, and
 // any other body outputs {"status":<code>,"body":"<text>"}. Transport errors are retryable
 // (but a denied destination is permanent, below), a context deadline or client timeout is a
 // timeout, a cancelled context returns ctx.Err().
-// 408, 429 and 5xx are retryable with the Retry-After hint; any other status is permanent.
+// 408, 429 and 5xx but 501 are retryable with the Retry-After hint; any other status is
+// permanent (501 Not Implemented included: the target does not implement the request).
 //
 // Destinations are checked against HTTPOptions.Allow (see AllowList): a denied one fails
 // permanently with an error matching ErrDestinationDenied, and ValidateParams rejects a url

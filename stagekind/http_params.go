@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/executor-dev/executor/domain/stage"
 )
 
 // httpMethods are the methods the http kind sends.
@@ -194,3 +196,11 @@ func (p httpParams) target() string {
 	u.Fragment, u.RawFragment = "", ""
 	return p.method + " " + u.String()
 }
+
+var _ stage.URLParamer = (*HTTP)(nil)
+
+// URLParams declares the "url" param a URL: what its template inserts is escaped for the part
+// of the URL it lands in (url.PathEscape in the path, url.QueryEscape in the query or
+// fragment; an action before the path begins, such as "{{.Params.endpoint}}/deploy", inserts
+// the base as is). See stage.Renderer.Render.
+func (h *HTTP) URLParams() []string { return []string{"url"} }

@@ -26,7 +26,8 @@ func (h *HTTP) result(ctx context.Context, target string, resp *http.Response) (
 	switch {
 	case code >= 200 && code <= 299:
 		return h.output(ctx, target, resp)
-	case code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500:
+	case code == http.StatusRequestTimeout || code == http.StatusTooManyRequests ||
+		(code >= 500 && code != http.StatusNotImplemented): // 501: not implemented, retrying cannot help
 		return nil, &stage.Error{
 			Class:      stage.ClassRetryable,
 			Code:       code,

@@ -45,8 +45,8 @@ func NewRegistry() *Registry {
 	return &Registry{handlers: make(map[string]stage.Handler)}
 }
 
-// Builtin returns a new Registry holding the built-in kinds noop, sleep and http (the latter
-// configured by opts). More kinds can be registered on it.
+// Builtin returns a new Registry holding the built-in kinds noop, sleep, http (configured by
+// opts) and approval. More kinds can be registered on it.
 func Builtin(opts HTTPOptions) *Registry {
 	r := NewRegistry()
 	for kind, h := range map[string]stage.Handler{

@@ -172,20 +172,21 @@ func watchPlan(t *testing.T, p *executorProc, planID string) api.Plan {
 	return decode[api.Plan](t, r.stdout)
 }
 
-// A 300-tenant plan with maxConcurrency 12 submitted to one of three executors runs on all
-// three (each may run 6 at once: no one executor can hold the plan's 12), never more than 12
-// of its calls at once, and no (tenant, stage) twice.
+// A 300-tenant plan with maxConcurrency 10 submitted to one of three executors runs on all
+// three (each may run 4 at once: no two executors can hold the plan's 10, so the third gets
+// work however the first two chain theirs), never more than 10 of its calls at once (the three
+// together could run 12), and no (tenant, stage) twice.
 func TestOnePlanRunsOnThreeExecutorsWithinItsConcurrency(t *testing.T) {
 	t.Parallel()
 	rc := newRecorder(t)
 	rs := redistest.Start(t)
 	execs := []*executorProc{
-		startExecutor(t, "A", rs.URL(), "--name", "exec-a", "--workers", "6"),
-		startExecutor(t, "B", rs.URL(), "--name", "exec-b", "--workers", "6"),
-		startExecutor(t, "C", rs.URL(), "--name", "exec-c", "--workers", "6"),
+		startExecutor(t, "A", rs.URL(), "--name", "exec-a", "--workers", "4"),
+		startExecutor(t, "B", rs.URL(), "--name", "exec-b", "--workers", "4"),
+		startExecutor(t, "C", rs.URL(), "--name", "exec-c", "--workers", "4"),
 	}
 	planFile := writePlan(t, api.PlanRequest{
-		Name: "three-executors", MaxConcurrency: 12, Stages: rc.stages(20, "s1", "s2"), Tenants: tenantsN("w", 300),
+		Name: "three-executors", MaxConcurrency: 10, Stages: rc.stages(20, "s1", "s2"), Tenants: tenantsN("w", 300),
 	})
 	r := execs[0].cli(t, "submit", "-f", planFile, "-o", "json")
 	requireExit(t, 0, r)
@@ -202,13 +203,26 @@ func TestOnePlanRunsOnThreeExecutorsWithinItsConcurrency(t *testing.T) {
 	for _, name := range []string{"exec-a", "exec-b", "exec-c"} {
 		assert.Positive(t, byExecutor[name], "%s ran some of the plan", name)
 	}
-	assert.LessOrEqual(t, rc.peakInFlight(), 12, "the plan's maxConcurrency holds across executors")
+	assert.LessOrEqual(t, rc.peakInFlight(), 10, "the plan's maxConcurrency holds across executors")
 	assert.Empty(t, rc.twice(), "no (tenant, stage) is called twice")
 	for _, tn := range tenantsN("w", 300) {
 		for _, s := range []string{"s1", "s2"} {
 			require.Equal(t, 1, rc.answeredCount(tn.ID+"/"+s), tn.ID+"/"+s)
 		}
 	}
+}
+
+// submitHangingAtS2 submits to p a plan of stages s1, s2, s3 (100 ms each) whose s2 hangs
+// until rc.hang is cleared (the executor running it is killed meanwhile), and returns it.
+func submitHangingAtS2(t *testing.T, rc *recorder, p *executorProc, name string, maxConcurrency int, tenants []api.TenantRequest) api.Plan {
+	t.Helper()
+	rc.hang.Store(true) // s2 hangs until the test clears it, then answers at once
+	stages := rc.stages(100, "s1", "s2", "s3")
+	stages[1].Params["url"] = stages[1].Params["url"].(string) + "&hang=1"
+	planFile := writePlan(t, api.PlanRequest{Name: name, MaxConcurrency: maxConcurrency, Stages: stages, Tenants: tenants})
+	r := p.cli(t, "submit", "-f", planFile, "-o", "json")
+	requireExit(t, 0, r)
+	return decode[api.Plan](t, r.stdout)
 }
 
 // kill -9 of the executor running a plan's tasks: its RUNNING tenants read INTERRUPTED within
@@ -223,15 +237,7 @@ func TestKilledExecutorPausesItsPlanThenResumeAndRetryFinish(t *testing.T) {
 	// A takes the plan's 4 slots (maxConcurrency 4) before B starts: B can claim nothing
 	// while A lives, so every run A loses is one the survivor must find.
 	a := startExecutor(t, "A", rs.URL(), "--name", "exec-a", "--workers", "4")
-	rc.hang.Store(true) // s2 hangs until A dies, then answers at once
-	stages := rc.stages(100, "s1", "s2", "s3")
-	stages[1].Params["url"] = stages[1].Params["url"].(string) + "&hang=1"
-	planFile := writePlan(t, api.PlanRequest{
-		Name: "kill-mid-plan", MaxConcurrency: 4, Stages: stages, Tenants: tenantsN("k", 10),
-	})
-	r := a.cli(t, "submit", "-f", planFile, "-o", "json")
-	requireExit(t, 0, r)
-	submitted := decode[api.Plan](t, r.stdout)
+	submitted := submitHangingAtS2(t, rc, a, "kill-mid-plan", 4, tenantsN("k", 10))
 	require.Eventually(t, func() bool { return rc.inFlight("s2") == 4 }, pollTimeout, 10*time.Millisecond, "A runs 4 tenants' s2")
 	b := startExecutor(t, "B", rs.URL(), "--name", "exec-b")
 

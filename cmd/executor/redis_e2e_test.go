@@ -161,8 +161,8 @@ func (h *hangTarget) count(key string) int {
 
 // 2. Executor A is killed in the middle of a stage. Executor B reports the task RUNNING at
 // most until the lease TTL has passed, then INTERRUPTED (lease_lost) when it is read, with no
-// other operator action; a retry from the checkpoint runs the interrupted stage again and
-// completes.
+// other operator action, its plan PAUSED for A's loss; plan resume and a retry from the
+// checkpoint run the interrupted stage again and complete.
 func TestKilledMidStageIsInterruptedThenResumed(t *testing.T) {
 	t.Parallel()
 	tg := &hangTarget{
@@ -232,6 +232,7 @@ func TestKilledMidStageIsInterruptedThenResumed(t *testing.T) {
 	requireExit(t, 0, r)
 	assert.Equal(t, "INTERRUPTED", decode[api.Task](t, r.stdout).Status)
 
+	resumeAfterLoss(t, b, submitted.PlanID) // A's loss paused the plan
 	r = b.cli(t, "retry", "--tenant", "k1", "--from-checkpoint", "-o", "json")
 	requireExit(t, 0, r)
 	final := pollTenant(t, b, "k1", "COMPLETED", nil, func(tk api.Task) bool { return tk.Status == "COMPLETED" })

@@ -1,6 +1,10 @@
 package plan
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/executor-dev/executor/domain/stage"
+)
 
 // Then says how a plan goes on once its canary wave has completed.
 type Then string
@@ -102,6 +106,14 @@ func (p *Plan) refusePhase(action string) error {
 		return p.refuse(action)
 	}
 	return &PhaseError{From: p.phase, Action: action}
+}
+
+// Validate checks the canary wave of a plan of tasks tasks as New does: a *stage.FieldError
+// naming "canary.tenants" or "canary.then", matching ErrInvalid; nil without a canary wave.
+func (c Canary) Validate(tasks int) error {
+	return c.check(tasks, func(field, format string, args ...any) error {
+		return &stage.FieldError{Field: field, Reason: fmt.Sprintf(format, args...), Err: ErrInvalid}
+	})
 }
 
 func (c Canary) check(tasks int, bad func(field, format string, args ...any) error) error {

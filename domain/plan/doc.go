@@ -1,7 +1,7 @@
 // Package plan holds the Plan aggregate: one rollout of an ordered stage template to many
 // tenants, one task per tenant.
 //
-// State machine (DESIGN §3, plus Reopen, which lets a tenant retry bring a finished plan back
+// State machine (docs/design.md §3, plus Reopen, which lets a tenant retry bring a finished plan back
 // to RUNNING so that its status keeps following its tasks):
 //
 //	SCHEDULED → PENDING → RUNNING ⇄ PAUSED → COMPLETED | FAILED | CANCELLED

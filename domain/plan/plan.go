@@ -27,8 +27,11 @@ type Draft struct {
 	FailureBudget  int      // 0: no budget
 	StartAt        time.Time
 	IdempotencyKey string
-	Canary         Canary // Tenants 0: no canary wave
-	StartRate      int    // task starts per minute; 0: as fast as concurrency allows
+	// RequestHash identifies the submission's content (app: a SHA-256 of the normalised
+	// request), so that a repeated IdempotencyKey with another content can be told apart.
+	RequestHash string
+	Canary      Canary // Tenants 0: no canary wave
+	StartRate   int    // task starts per minute; 0: as fast as concurrency allows
 }
 
 // Plan is one rollout of a stage template to many tenants.
@@ -42,6 +45,7 @@ type Plan struct {
 	failureBudget  int
 	startAt        time.Time
 	idempotencyKey string
+	requestHash    string
 	canary         Canary
 	startRate      int
 	phase          Phase
@@ -66,7 +70,7 @@ func New(d Draft, now time.Time) (*Plan, error) {
 	p := &Plan{
 		id: d.ID, name: d.Name, labels: d.Labels, stages: d.Stages, taskIDs: d.TaskIDs,
 		maxConcurrency: d.MaxConcurrency, failureBudget: d.FailureBudget, startAt: d.StartAt.UTC(),
-		idempotencyKey: d.IdempotencyKey, canary: d.Canary, startRate: d.StartRate,
+		idempotencyKey: d.IdempotencyKey, requestHash: d.RequestHash, canary: d.Canary, startRate: d.StartRate,
 		status: status, createdAt: now,
 	}
 	if d.Canary.Tenants > 0 {
@@ -152,6 +156,10 @@ func (p *Plan) StartRate() int { return p.startRate }
 
 // IdempotencyKey returns the key the plan was submitted with, if any.
 func (p *Plan) IdempotencyKey() string { return p.idempotencyKey }
+
+// RequestHash returns what identifies the content the plan was submitted with (Draft); ""
+// for plans stored before it was recorded.
+func (p *Plan) RequestHash() string { return p.requestHash }
 
 // Status returns the plan's status.
 func (p *Plan) Status() Status { return p.status }

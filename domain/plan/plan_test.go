@@ -369,3 +369,25 @@ func TestPauseForKeepsItsReasonUntilResume(t *testing.T) {
 	assert.Empty(t, p.Reason(), "an operator's pause has no reason")
 	require.ErrorIs(t, p.PauseFor("executor lost"), plan.ErrInvalidTransition, "an operator's pause stands")
 }
+
+// A plan that ends while paused for a lost executor no longer asks an SRE to resume it.
+func TestAnEndedPlanHasNoPauseReason(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		end  func(*plan.Plan, time.Time) error
+	}{
+		{"cancelled", (*plan.Plan).Cancel},
+		{"failed", (*plan.Plan).Fail},
+		{"completed", (*plan.Plan).Complete},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := inStatus(t, plan.Running)
+			require.NoError(t, p.PauseFor("executor exec-a lost; interrupted: t-1"))
+			require.NoError(t, tt.end(p, time.Now()))
+			assert.Empty(t, p.Reason())
+		})
+	}
+}

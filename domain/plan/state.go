@@ -18,6 +18,7 @@ type State struct {
 	FailureBudget  int
 	StartAt        time.Time
 	IdempotencyKey string
+	RequestHash    string // see Plan.RequestHash
 	Canary         Canary
 	StartRate      int
 	Phase          Phase // "" without a canary wave
@@ -34,7 +35,7 @@ func (p *Plan) State() State {
 	return State{
 		ID: p.id, Name: p.name, Labels: p.labels, Stages: p.stages, TaskIDs: p.taskIDs,
 		MaxConcurrency: p.maxConcurrency, FailureBudget: p.failureBudget, StartAt: p.startAt,
-		IdempotencyKey: p.idempotencyKey, Canary: p.canary, StartRate: p.startRate, Phase: p.phase,
+		IdempotencyKey: p.idempotencyKey, RequestHash: p.requestHash, Canary: p.canary, StartRate: p.startRate, Phase: p.phase,
 		Status: p.status, CreatedAt: p.createdAt, StartedAt: p.startedAt, FinishedAt: p.finishedAt,
 		Version: p.version, Reason: p.reason,
 	}
@@ -51,7 +52,7 @@ func Load(s State) (*Plan, error) {
 	p := &Plan{
 		id: s.ID, name: s.Name, labels: s.Labels, stages: s.Stages, taskIDs: s.TaskIDs,
 		maxConcurrency: s.MaxConcurrency, failureBudget: s.FailureBudget, startAt: s.StartAt,
-		idempotencyKey: s.IdempotencyKey, canary: s.Canary, startRate: s.StartRate, phase: s.Phase,
+		idempotencyKey: s.IdempotencyKey, requestHash: s.RequestHash, canary: s.Canary, startRate: s.StartRate, phase: s.Phase,
 		status: s.Status, createdAt: s.CreatedAt,
 		startedAt: s.StartedAt, finishedAt: s.FinishedAt, version: s.Version, reason: s.Reason,
 	}

@@ -61,6 +61,7 @@ func (p *Plan) end(s Status, action string, now time.Time) error {
 	}
 	p.status = s
 	p.finishedAt = now.UTC()
+	p.reason = "" // a pause's reason says what an SRE must decide; an ended plan asks nothing
 	return nil
 }
 
@@ -72,6 +73,7 @@ func (p *Plan) Cancel(now time.Time) error {
 	}
 	p.status = Cancelled
 	p.finishedAt = now.UTC()
+	p.reason = ""
 	return nil
 }
 

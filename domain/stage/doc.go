@@ -4,6 +4,11 @@
 // whose string values are text/template templates, an optional timeout and a retry Policy.
 // A Handler runs one attempt of a stage kind and reports failure as an *Error carrying a Class.
 //
+// A Renderer renders params for one tenant and attempt. It is strict: a template that reads a
+// missing key or a null, or prints nothing, is an error (ErrNoValue), never "<no value>"; what
+// a template inserts into a param its kind declares a URL (URLParamer) is escaped for where it
+// lands in the URL.
+//
 // Invariants:
 //   - a Spec's name matches NamePattern and its kind is non-empty; timeout is never negative;
 //   - a Policy always allows at least one attempt and never backs off for longer than MaxBackoff,

@@ -10,7 +10,7 @@ import (
 // Class classifies a failure; it decides whether the orchestrator retries.
 type Class string
 
-// Failure classes (DESIGN §3). TenantLocked is given when another run holds the tenant's lease;
+// Failure classes (docs/design.md §3). TenantLocked is given when another run holds the tenant's lease;
 // Shutdown when the executor shut down under the task.
 const (
 	ClassRetryable    Class = "retryable"
@@ -24,6 +24,12 @@ const (
 	// stage was cancelled when the shutdown timeout ran out.
 	ClassShutdown Class = "shutdown"
 )
+
+// Classes returns every failure class, in the order docs/api.md lists them.
+func Classes() []Class {
+	return []Class{ClassRetryable, ClassTimeout, ClassPermanent, ClassCancelled, ClassLeaseLost,
+		ClassFenced, ClassTenantLocked, ClassShutdown}
+}
 
 // Retryable reports whether a failure of this class may be attempted again.
 func (c Class) Retryable() bool { return c == ClassRetryable || c == ClassTimeout }

@@ -21,9 +21,11 @@ type Request struct {
 	Decision *Decision
 }
 
-// IdempotencyKey identifies this attempt: plan/task/stage/run.attempt.
+// IdempotencyKey identifies this stage in this run: plan/task/stage/run. It is the same on
+// every attempt of the stage within the run, so that a target can recognise a retried
+// request; a new run (an operator's retry of the task) gets a new key.
 func (r Request) IdempotencyKey() string {
-	return r.PlanID + "/" + r.TaskID + "/" + r.Stage + "/" + strconv.Itoa(r.Run) + "." + strconv.Itoa(r.Attempt)
+	return r.PlanID + "/" + r.TaskID + "/" + r.Stage + "/" + strconv.Itoa(r.Run)
 }
 
 // Handler runs one attempt of a stage kind. It returns the stage's output (JSON, may be nil),

@@ -35,7 +35,7 @@ func stdlib(path string) bool {
 	return !strings.Contains(first, ".")
 }
 
-// domainImportAllowed is the domain import rule (DESIGN: the domain depends on nothing but the
+// domainImportAllowed is the domain import rule (docs/design.md §2: the domain depends on nothing but the
 // standard library, ULIDs and itself).
 func domainImportAllowed(path string) bool {
 	return stdlib(path) ||

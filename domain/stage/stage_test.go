@@ -309,8 +309,9 @@ func TestRequestIdempotencyKey(t *testing.T) {
 		req  stage.Request
 		want string
 	}{
-		{"first attempt", stage.Request{PlanID: "P", TaskID: "T", Stage: "deploy", Run: 1, Attempt: 1}, "P/T/deploy/1.1"},
-		{"retry", stage.Request{PlanID: "P", TaskID: "T", Stage: "deploy", Run: 3, Attempt: 12, TenantID: "x", StageIndex: 4}, "P/T/deploy/3.12"},
+		{"first attempt", stage.Request{PlanID: "P", TaskID: "T", Stage: "deploy", Run: 1, Attempt: 1}, "P/T/deploy/1"},
+		{"a later attempt of the same run: the same key", stage.Request{PlanID: "P", TaskID: "T", Stage: "deploy", Run: 1, Attempt: 4}, "P/T/deploy/1"},
+		{"another run", stage.Request{PlanID: "P", TaskID: "T", Stage: "deploy", Run: 3, Attempt: 12, TenantID: "x", StageIndex: 4}, "P/T/deploy/3"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,10 +2,10 @@ package stage
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"text/template"
@@ -15,6 +15,14 @@ import (
 // does not render.
 var ErrTemplate = errors.New("template error")
 
+// ErrNoValue is returned (wrapped in a *FieldError) when a template reads a value that is not
+// there with index (a stage that does not run earlier, an output key or a param key that does
+// not exist, an index into a null value or out of range) or when an action yields nothing
+// (what text/template would print as "<no value>"). It matches ErrTemplate too. A missing key
+// read with dot syntax (".Params.version") is an ErrTemplate naming the key. Either way the
+// stage does not run: nothing is sent with a hole in it.
+var ErrNoValue = fmt.Errorf("%w: no value", ErrTemplate)
+
 // Data is what a param template sees.
 type Data struct {
 	TenantID string
@@ -23,107 +31,147 @@ type Data struct {
 	Attempt  int
 	Params   map[string]any
 	Outputs  map[string]any // earlier stages' outputs by stage name
+	// ExecutorURL is the base URL of the HTTP API of the executor rendering the template
+	// ("http://127.0.0.1:8080"; a listener on every interface reads as loopback), so a plan
+	// can call the executor it runs on whatever its address (the examples do); empty when the
+	// executor serves no HTTP.
+	ExecutorURL string
+}
+
+// execData is Data as templates execute on it: the same field names, with the outputs typed so
+// that the strict index can name the stage a missing key belongs to.
+type execData struct {
+	TenantID    string
+	PlanID      string
+	TaskID      string
+	Attempt     int
+	Params      map[string]any
+	Outputs     outputs
+	ExecutorURL string
 }
 
 // Renderer renders params. It caches parsed templates, so it is cheap to render the same
 // template for many tenants. The zero value is not usable; use NewRenderer.
 type Renderer struct {
-	cache sync.Map // template text -> *template.Template
+	cache    sync.Map // template text -> *template.Template
+	urlCache sync.Map // template text of a URL param -> *template.Template (escaping)
 }
 
 // NewRenderer returns an empty Renderer.
 func NewRenderer() *Renderer { return &Renderer{} }
 
-var funcs = template.FuncMap{
-	"json": func(v any) (string, error) {
-		b, err := json.Marshal(v)
-		return string(b), err
-	},
-}
-
 // Render returns a copy of params whose string values, at any depth, are rendered with data.
-// A template that does not parse or render, or that reads a missing key with dot syntax, is an
-// error naming the field (field is the path of params, for example "stages[0].params").
-func (r *Renderer) Render(field string, params map[string]any, data Data) (map[string]any, error) {
-	out, err := r.render(field, params, data)
-	if err != nil {
-		return nil, err
+// field is the path of params, for example "stages[0].params".
+//
+// It fails with a *FieldError naming the first bad field (in key order) when a template does
+// not parse or does not render (ErrTemplate: a missing key read with dot syntax among others),
+// or when it reads a value that is not there (ErrNoValue, see there).
+//
+// urlParams names the top-level params that are URLs (see URLParamer): what their templates
+// insert is escaped for where it lands. In the path, url.PathEscape; in the query or the
+// fragment, url.QueryEscape; before the path begins (an action at the very start, as in
+// "{{.Params.endpoint}}/deploy", or in the authority) it is inserted as is: that is the base.
+// After an {{if}} or a {{range}} whose branches end in different parts of the URL, the
+// furthest part counts. A URL param may not call {{template}}.
+func (r *Renderer) Render(field string, params map[string]any, data Data, urlParams ...string) (map[string]any, error) {
+	out, errs := r.RenderAll(field, params, data, urlParams...)
+	if len(errs) > 0 {
+		return nil, errs[0]
 	}
-	m, _ := out.(map[string]any)
-	return m, nil
+	return out, nil
 }
 
-func (r *Renderer) render(field string, v any, data Data) (any, error) {
+// RenderAll is Render reporting every bad field (in key order), not only the first: the
+// rendered params are only meaningful when there is none.
+func (r *Renderer) RenderAll(field string, params map[string]any, data Data, urlParams ...string) (map[string]any, []*FieldError) {
+	if params == nil {
+		return nil, nil
+	}
+	d := execData{
+		TenantID: data.TenantID, PlanID: data.PlanID, TaskID: data.TaskID, Attempt: data.Attempt,
+		Params: data.Params, Outputs: outputs(data.Outputs), ExecutorURL: data.ExecutorURL,
+	}
+	var errs []*FieldError
+	out := make(map[string]any, len(params))
+	for _, k := range slices.Sorted(maps.Keys(params)) { // deterministic: the first bad field is always the same one
+		isURL := false
+		for _, u := range urlParams {
+			isURL = isURL || u == k
+		}
+		out[k] = r.render(field+"."+k, params[k], &d, isURL, &errs)
+	}
+	return out, errs
+}
+
+// render renders v, appending what fails to errs. isURL applies to v itself when it is a
+// string (a URL param is a string at the top level of params).
+func (r *Renderer) render(field string, v any, data *execData, isURL bool, errs *[]*FieldError) any {
 	switch v := v.(type) {
 	case string:
-		return r.renderString(field, v, data)
+		s, err := r.renderString(field, v, data, isURL)
+		if err != nil {
+			*errs = append(*errs, err)
+		}
+		return s
 	case map[string]any:
 		if v == nil {
-			return map[string]any(nil), nil
+			return map[string]any(nil)
 		}
 		out := make(map[string]any, len(v))
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			out[k] = r.render(field+"."+k, v[k], data, false, errs)
 		}
-		sort.Strings(keys) // deterministic: the first bad field is always the same one
-		for _, k := range keys {
-			rv, err := r.render(field+"."+k, v[k], data)
-			if err != nil {
-				return nil, err
-			}
-			out[k] = rv
-		}
-		return out, nil
+		return out
 	case []any:
 		out := make([]any, len(v))
 		for i, e := range v {
-			rv, err := r.render(fmt.Sprintf("%s[%d]", field, i), e, data)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = rv
+			out[i] = r.render(fmt.Sprintf("%s[%d]", field, i), e, data, false, errs)
 		}
-		return out, nil
+		return out
 	default:
-		return v, nil
+		return v
 	}
 }
 
-func (r *Renderer) renderString(field, text string, data Data) (string, error) {
+func (r *Renderer) renderString(field, text string, data *execData, isURL bool) (string, *FieldError) {
 	if !strings.Contains(text, "{{") {
 		return text, nil
 	}
-	t, err := r.parse(text)
+	t, err := r.parse(text, isURL)
 	if err != nil {
 		return "", &FieldError{Field: field, Reason: err.Error(), Err: ErrTemplate}
 	}
 	var buf bytes.Buffer
 	if err := t.Execute(&buf, data); err != nil {
+		var nv *noValueError
+		if errors.As(err, &nv) {
+			return "", &FieldError{Field: field, Reason: nv.Error(), Err: ErrNoValue}
+		}
 		return "", &FieldError{Field: field, Reason: err.Error(), Err: ErrTemplate}
 	}
 	return buf.String(), nil
 }
 
-func (r *Renderer) parse(text string) (*template.Template, error) {
-	if t, ok := r.cache.Load(text); ok {
+func (r *Renderer) parse(text string, isURL bool) (*template.Template, error) {
+	cache := &r.cache
+	if isURL {
+		cache = &r.urlCache
+	}
+	if t, ok := cache.Load(text); ok {
 		return t.(*template.Template), nil
 	}
 	t, err := template.New("param").Funcs(funcs).Option("missingkey=error").Parse(text)
 	if err != nil {
 		return nil, err
 	}
-	r.cache.Store(text, t)
-	return t, nil
-}
-
-// PlaceholderOutputs stands in for the outputs of stages[:index] when a template is checked
-// before anything ran: each earlier stage's output is an empty object, so `index .Outputs
-// "earlier" "key"` renders while a reference to a stage that does not run earlier fails.
-func PlaceholderOutputs(stages []Spec, index int) map[string]any {
-	out := make(map[string]any, index)
-	for _, s := range stages[:index] {
-		out[s.Name] = map[string]any{}
+	for _, tt := range t.Templates() {
+		strict(tt.Tree)
 	}
-	return out
+	if isURL {
+		if err := escapeURL(t.Tree); err != nil {
+			return nil, err
+		}
+	}
+	cache.Store(text, t)
+	return t, nil
 }

@@ -1,6 +1,8 @@
 package stage_test
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -116,7 +118,7 @@ func TestPlaceholderOutputs(t *testing.T) {
 		{Name: "verify", Kind: "k"},
 	}
 	assert.Equal(t, map[string]any{}, stage.PlaceholderOutputs(stages, 0))
-	assert.Equal(t, map[string]any{"build": map[string]any{}, "deploy": map[string]any{}}, stage.PlaceholderOutputs(stages, 2))
+	assert.ElementsMatch(t, []string{"build", "deploy"}, slices.Collect(maps.Keys(stage.PlaceholderOutputs(stages, 2))))
 
 	tests := []struct {
 		name    string

@@ -13,7 +13,26 @@ type Outcome string
 const (
 	OutcomeSucceeded Outcome = "succeeded"
 	OutcomeFailed    Outcome = "failed"
+	// OutcomeInterrupted: the attempt was cut short before it ended by itself (a cancel, a
+	// shutdown, a lost lease or a dead executor; Class says which), or its end was never seen.
+	// An entry derived from what was stored, by whoever learned of the interruption, has
+	// StartedAt at the earliest the attempt could have started and EndedAt when the writer
+	// learned of it (see Task.InterruptStage).
+	OutcomeInterrupted Outcome = "interrupted"
 )
+
+// Outcomes lists every attempt outcome.
+var Outcomes = []Outcome{OutcomeSucceeded, OutcomeFailed, OutcomeInterrupted}
+
+// Valid reports whether o is one of Outcomes.
+func (o Outcome) Valid() bool {
+	for _, v := range Outcomes {
+		if v == o {
+			return true
+		}
+	}
+	return false
+}
 
 // Attempt is one entry of the attempt ledger: one attempt of one stage.
 type Attempt struct {

@@ -73,6 +73,20 @@ func Load(s State) (*Task, error) {
 	case s.Wait != nil && s.Wait.StageIndex != s.CurrentStage:
 		return bad("waits at stage %d, is at stage %d", s.Wait.StageIndex, s.CurrentStage)
 	}
+	for n, a := range s.Ledger {
+		switch {
+		case !a.Outcome.Valid():
+			return bad("attempt %d: unknown outcome %q", n, a.Outcome)
+		case a.StageIndex < 0 || a.StageIndex >= len(s.Stages):
+			return bad("attempt %d: stage %d out of range", n, a.StageIndex)
+		case a.Run < 1:
+			return bad("attempt %d: run %d < 1", n, a.Run)
+		case a.Attempt < 1:
+			return bad("attempt %d: stage attempt %d < 1", n, a.Attempt)
+		case n > 0 && a.Run < s.Ledger[n-1].Run:
+			return bad("attempt %d: run %d after run %d (the ledger only grows)", n, a.Run, s.Ledger[n-1].Run)
+		}
+	}
 	var lastErr *Failure
 	if s.LastError != nil {
 		f := *s.LastError

@@ -165,5 +165,5 @@ func (t *Task) Version() uint64 { return t.version }
 // Stored records that a store accepted this copy's changes as version v. Only stores call it.
 func (t *Task) Stored(v uint64) { t.version = v }
 
-// TenantIDPattern is what a tenant id must match (DESIGN §7): safe inside a Redis key.
+// TenantIDPattern is what a tenant id must match (docs/design.md §7): safe inside a Redis key.
 var TenantIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)

@@ -584,7 +584,7 @@ func TestStateRoundTrip(t *testing.T) {
 func TestStateCopiesLedgerAndLastError(t *testing.T) {
 	t.Parallel()
 	tk := inStatus(t, task.Running)
-	require.NoError(t, tk.Record(task.Attempt{Stage: "a", Run: 1, Attempt: 1}))
+	require.NoError(t, tk.Record(task.Attempt{Stage: "a", Run: 1, Attempt: 1, Outcome: task.OutcomeFailed}))
 	require.NoError(t, tk.Interrupt(task.Failure{Message: "lost"}, t0))
 
 	s := tk.State()

@@ -1,6 +1,7 @@
 package task
 
 import (
+	"fmt"
 	"slices"
 	"time"
 )
@@ -42,10 +43,14 @@ func (t *Task) Beat(now time.Time) error {
 	return nil
 }
 
-// Record appends one stage attempt to the ledger. Only a RUNNING task records attempts.
+// Record appends one stage attempt to the ledger. Only a RUNNING task records attempts, and
+// only with a valid outcome (ErrInvalid otherwise).
 func (t *Task) Record(a Attempt) error {
 	if t.status != Running {
 		return t.refuse("record an attempt of")
+	}
+	if !a.Outcome.Valid() {
+		return fmt.Errorf("%w: %s: attempt outcome %q", ErrInvalid, t.id, a.Outcome)
 	}
 	t.ledger = append(t.ledger, a)
 	t.touch(a.EndedAt)
@@ -88,10 +93,11 @@ func (t *Task) Fail(f Failure, now time.Time) error {
 	return nil
 }
 
-// Interrupt ends the run because its lease, its process or the executor went away:
-// RUNNING → INTERRUPTED. The checkpoint stays, so a retry can resume. A PENDING task is
-// interrupted when the executor that queued it shuts down before starting it (PENDING →
-// INTERRUPTED), so that no task is left waiting for a start that will never come.
+// Interrupt ends the run, at a stage boundary, because its lease, its process or the executor
+// went away: RUNNING → INTERRUPTED. No attempt was underway, so none is recorded (a run cut
+// inside a stage ends with InterruptStage). The checkpoint stays, so a retry can resume. A
+// PENDING task is interrupted when the executor that queued it shuts down before starting it
+// (PENDING → INTERRUPTED), so that no task is left waiting for a start that will never come.
 func (t *Task) Interrupt(f Failure, now time.Time) error {
 	if t.status != Running && t.status != Pending {
 		return t.refuse("interrupt")
@@ -104,9 +110,10 @@ func (t *Task) Interrupt(f Failure, now time.Time) error {
 }
 
 // Abandon records that the run owning a RUNNING task is gone (its lease expired and its
-// heartbeat is older than the lease TTL): the caller took the task over by bumping its fence
-// epoch to epoch, so the lost run can never write again, and the task becomes INTERRUPTED
-// with f as its last error. RUNNING → INTERRUPTED.
+// heartbeat is older than the lease TTL, or an operator unlocked its tenant): the caller took
+// the task over by bumping its fence epoch to epoch, so the lost run can never write again,
+// and the task becomes INTERRUPTED with f as its last error, the attempt the lost run was in
+// recorded as interrupted (InterruptStage). RUNNING → INTERRUPTED.
 func (t *Task) Abandon(epoch uint64, f Failure, now time.Time) error {
 	if t.status != Running {
 		return t.refuse("abandon")
@@ -115,7 +122,7 @@ func (t *Task) Abandon(epoch uint64, f Failure, now time.Time) error {
 		return ErrFenced
 	}
 	t.fence = epoch
-	return t.Interrupt(f, now)
+	return t.InterruptStage(f, now)
 }
 
 // HandBack gives a RUNNING task back to its plan's queue at a stage boundary, because its
@@ -174,12 +181,21 @@ func (t *Task) Resume(now time.Time) error {
 }
 
 // Cancel ends the task for good: PENDING | PAUSED | RUNNING | WAITING | INTERRUPTED →
-// CANCELLED. reason, when not nil, becomes the last error.
+// CANCELLED. reason, when not nil, becomes the last error. A RUNNING task's run is cut inside
+// its current stage: the attempt underway is recorded as interrupted with reason's class
+// (cancelled when reason is nil), as InterruptStage does.
 func (t *Task) Cancel(reason *Failure, now time.Time) error {
 	switch t.status {
 	case Pending, Paused, Running, Waiting, Interrupted:
 	default:
 		return t.refuse("cancel")
+	}
+	if t.status == Running {
+		cut := cancelledRun
+		if reason != nil {
+			cut = *reason
+		}
+		t.recordUnderway(cut, now)
 	}
 	if reason == nil {
 		reason = t.lastError
@@ -189,7 +205,9 @@ func (t *Task) Cancel(reason *Failure, now time.Time) error {
 }
 
 // Retry starts a new run at stage from (the stage after the checkpoint, or 0):
-// FAILED | CANCELLED | PAUSED | INTERRUPTED → PENDING, attempt+1.
+// FAILED | CANCELLED | PAUSED | INTERRUPTED → PENDING, attempt+1. The last error is cleared:
+// the ledger keeps what stopped the previous run. A task stopped inside a stage whose ledger
+// lacks the attempt it was cut in (stored before such attempts were recorded) gets it first.
 func (t *Task) Retry(from int, now time.Time) error {
 	switch t.status {
 	case Failed, Cancelled, Paused, Interrupted:
@@ -199,6 +217,7 @@ func (t *Task) Retry(from int, now time.Time) error {
 	if from < 0 || from > len(t.stages) {
 		return ErrStageOutOfOrder
 	}
+	t.recordStaleCut()
 	t.status = Pending
 	t.attempt++
 	t.currentStage = from

@@ -1,4 +1,4 @@
-// Package lock implements tenant leases (DESIGN §5, §6) with three lockers that share one
+// Package lock implements tenant leases (docs/design.md §5, §6) with three lockers that share one
 // contract, Acquire(ctx, tenantID, owner) (lease.Lease, error) and Holder(ctx, tenantID):
 //
 //   - Memory is in-process: the embedded default, and the fallback while Redis is away. Its

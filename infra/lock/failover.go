@@ -17,7 +17,7 @@ import (
 	"github.com/executor-dev/executor/infra/outage"
 )
 
-// Failover is the tenant locker of degraded mode (DESIGN §6): Redis leases while Redis
+// Failover is the tenant locker of degraded mode (docs/design.md §6): Redis leases while Redis
 // answers, in-process leases while it does not, and never a run stopped merely because
 // Redis is unreachable.
 //
@@ -286,7 +286,10 @@ type stepResult struct {
 	lock  *redislock.Lock // the Redis lock held after the step; nil when none
 	other string          // the value of a key another token holds, when that stopped the step
 	left  time.Duration   // other's time left; 0 when it never expires
-	err   error           // a failure that changed nothing; retried at the next tick
+	// expires is when other expires (with left > 0), between earliest and latest: its time
+	// left counted from before and from after the read that found it.
+	expires struct{ earliest, latest time.Time }
+	err     error // a failure that changed nothing; retried at the next tick
 	// released: a force release removed the key, and its tombstone holds the lease's value.
 	released bool
 	// movedOn: the key was gone and the tenant's active marker names another task (a new
@@ -311,7 +314,7 @@ func (l *FailoverLease) watch(ctx context.Context) {
 		started    time.Time
 		reported   bool      // the in-flight step's silence was reported to the monitor
 		staleVal   string    // a same-owner key of another token being waited for
-		staleUntil time.Time // when staleVal should have expired unless kept alive
+		staleUntil time.Time // the latest staleVal could expire unless kept alive
 	)
 	forced := l.mem.Lost() // closed by Failover.ForceRelease
 	for {
@@ -404,13 +407,16 @@ func (l *FailoverLease) watch(ctx context.Context) {
 				l.markLost("the key is held without expiry by another lease of the same owner")
 				return
 			case staleVal == "":
-				staleVal, staleUntil = res.other, time.Now().Add(res.left+interval)
+				staleVal, staleUntil = res.other, res.expires.latest
 				l.log.Warn("lock: another lease of the same owner holds the key; waiting for it to expire",
 					"expires_in", res.left)
 			case res.other != staleVal:
 				l.markLost("the key was re-taken by another lease of the same owner")
 				return
-			case time.Now().After(staleUntil):
+			case res.expires.earliest.After(staleUntil.Add(interval)):
+				// Its expiry moved (by more than a tick: not an artefact of when the reads
+				// ran, which a busy process may delay): someone refreshes it. Judged by
+				// Redis's answers alone, never by when this loop got to read them.
 				l.markLost("another lease of the same owner keeps the key alive")
 				return
 			}
@@ -481,6 +487,7 @@ func (l *FailoverLease) step(ctx context.Context, held *redislock.Lock) stepResu
 			return stepResult{err: fmt.Errorf("lock: take tenant %s: %w", l.tenant, err)}
 		}
 	}
+	before := time.Now()
 	val, left, ok, err := l.f.redis.read(ctx, l.key)
 	switch {
 	case err != nil:
@@ -489,7 +496,9 @@ func (l *FailoverLease) step(ctx context.Context, held *redislock.Lock) stepResu
 		// Expired between the two calls: try again at the next tick.
 		return stepResult{lock: held}
 	default:
-		return stepResult{lock: held, other: val, left: left}
+		res := stepResult{lock: held, other: val, left: left}
+		res.expires.earliest, res.expires.latest = before.Add(left), time.Now().Add(left)
+		return res
 	}
 }
 

@@ -455,7 +455,7 @@ func TestForceReleaseLeavesNoGoroutines(t *testing.T) {
 }
 
 // tombstoneKey is the tenant's force-release tombstone under the default prefix, spelled
-// out (DESIGN §5).
+// out (docs/design.md §5).
 func tombstoneKey(tenant string) string { return "executor:lock:released:{" + tenant + "}" }
 
 // stickTTL is the lease TTL of the processes of the cross-process force-release tests: long

@@ -28,7 +28,7 @@ const tokenLen = 22
 
 // RedisOptions configures a Redis locker.
 type RedisOptions struct {
-	// Keys builds the lease keys (DESIGN §5); the zero value means rediskey.New("").
+	// Keys builds the lease keys (docs/design.md §5); the zero value means rediskey.New("").
 	Keys rediskey.Keys
 	// TTL is how long a lease lives without a refresh; each lease refreshes it every TTL/3.
 	// Zero or negative means DefaultRedisTTL; values below MinRedisTTL are raised to it.
@@ -190,11 +190,15 @@ func (r *Redis) read(ctx context.Context, key string) (val string, left time.Dur
 	}
 	// PTTL answers -2 for a missing key and -1 for a key without expiry (go-redis passes
 	// both through as negative durations, not scaled).
-	if left == -2 {
+	switch {
+	case left == -2:
 		return "", 0, false, nil
-	}
-	if left < 0 {
-		left = 0
+	case left < 0:
+		left = 0 // no expiry
+	case left == 0:
+		// Less than a millisecond left: expiring, which is not "no expiry" (a failover lease
+		// waiting for a stale key of its owner would take it for one kept forever).
+		left = time.Millisecond
 	}
 	return val, left, true, nil
 }

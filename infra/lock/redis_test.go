@@ -94,7 +94,7 @@ func requireNotLost(t *testing.T, l lease.Lease) {
 	}
 }
 
-// lockKey is the tenant's lease key under the default prefix, spelled out (DESIGN §5).
+// lockKey is the tenant's lease key under the default prefix, spelled out (docs/design.md §5).
 func lockKey(tenant string) string { return "executor:lock:tenant:{" + tenant + "}" }
 
 func TestRedisLeaseIsExclusivePerTenant(t *testing.T) {

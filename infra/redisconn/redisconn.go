@@ -205,7 +205,8 @@ func withPort(h string) string {
 
 // Check refuses a configuration that would fail on its first write: a node of a Redis
 // Cluster given as one node (every command of another node's slot would answer MOVED). A
-// Redis that does not answer is not refused here (the executor starts degraded).
+// Redis that does not answer is not refused here: the executor starts, not ready until it
+// reaches Redis (or degraded, with serve --start-degraded).
 func Check(ctx context.Context, c *Conn) error {
 	if c.Mode != Single {
 		return nil

@@ -1,4 +1,4 @@
-// Package rediskey builds every Redis key the executor uses (DESIGN §5), in one place. The
+// Package rediskey builds every Redis key the executor uses (docs/design.md §5), in one place. The
 // braces are literal Redis Cluster hash tags: every key of one task shares a slot, every key
 // of one tenant shares a slot, and the dispatch keys of one plan share a slot.
 package rediskey

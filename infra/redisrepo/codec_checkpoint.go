@@ -10,7 +10,7 @@ import (
 	"github.com/executor-dev/executor/domain/checkpoint"
 )
 
-// checkpointJSON is a checkpoint as stored in executor:ckpt:{<taskId>} (DESIGN's field names).
+// checkpointJSON is a checkpoint as stored in executor:ckpt:{<taskId>} (the field names of docs/design.md §3).
 // The task id is the key's, not repeated in the value (26 bytes of every checkpoint; a reader
 // of an older checkpoint that has it gets it from the value). contextData leaves out the stages without output (nil or JSON null): most stages have none,
 // and a null per stage is most of a checkpoint's size. Decoding gives each completed stage

@@ -36,6 +36,7 @@ func planFields(p *plan.Plan, updated time.Time) ([]any, error) {
 		"maxConcurrency", s.MaxConcurrency, "failureBudget", s.FailureBudget,
 		"startAt", encTime(s.StartAt), "createdAt", encTime(s.CreatedAt),
 		"idempotencyKey", s.IdempotencyKey, "canary", canary, "startRate", s.StartRate,
+		"requestHash", s.RequestHash,
 	}...), nil
 }
 
@@ -55,7 +56,8 @@ func planStatusFields(p *plan.Plan, updated time.Time) []any {
 func decodePlan(h map[string]string) (*plan.Plan, error) {
 	s := plan.State{
 		ID: h["planId"], Name: h["name"], Status: plan.Status(h["status"]), IdempotencyKey: h["idempotencyKey"],
-		Phase: plan.Phase(h["phase"]), Reason: h["reason"],
+		RequestHash: h["requestHash"], // absent in plans written before it existed: replayed whatever the body
+		Phase:       plan.Phase(h["phase"]), Reason: h["reason"],
 	}
 	var err error
 	if v := h["version"]; v != "" { // absent in plans written before versions existed: 0

@@ -25,7 +25,7 @@ func ledgerField(n int) string { return "l" + strconv.Itoa(n) }
 //
 //	<stageIndex>|<run>|<attempt>|<start: µs after the task's createdAt>|<duration µs>|<outcome>|<class>|<code>|<backoff ms>|<error>
 //
-// The outcome is one letter (s succeeded, f failed; outcomeCodes). class, code, backoff and error are empty when zero, and when all four are (an attempt that
+// The outcome is one letter (s succeeded, f failed, i interrupted; outcomeCodes). class, code, backoff and error are empty when zero, and when all four are (an attempt that
 // succeeded) the record ends after the outcome: it has attemptFieldsShort parts. The error
 // comes last, so it may hold '|'. The stage name is not stored: it is the name of stage
 // stageIndex of the plan.
@@ -36,7 +36,7 @@ const (
 
 // outcomeCodes are the one-letter forms of the outcomes in attempt records (an outcome not
 // listed is stored as it is).
-var outcomeCodes = map[task.Outcome]string{task.OutcomeSucceeded: "s", task.OutcomeFailed: "f"}
+var outcomeCodes = map[task.Outcome]string{task.OutcomeSucceeded: "s", task.OutcomeFailed: "f", task.OutcomeInterrupted: "i"}
 
 func outcomeOf(code string) task.Outcome {
 	for o, c := range outcomeCodes {

@@ -116,6 +116,18 @@ func TestTaskCodecRoundTrip(t *testing.T) {
 			},
 		},
 		{
+			name: "interrupted: the attempt cut short is in the ledger",
+			state: task.State{
+				Status: task.Interrupted, CurrentStage: 1, StartedAt: codecTime(1), Fence: 2,
+				LastError: &task.Failure{Stage: "deploy", Class: stage.ClassLeaseLost, Message: "owner lost"},
+				Ledger: []task.Attempt{
+					succeeded(0, 1, codecTime(1)),
+					{StageIndex: 1, Stage: "deploy", Run: 1, Attempt: 1, StartedAt: codecTime(2), EndedAt: codecTime(5),
+						Outcome: task.OutcomeInterrupted, Class: stage.ClassLeaseLost, Error: "owner lost (its end was not seen)"},
+				},
+			},
+		},
+		{
 			name: "an attempt that failed only with a backoff, one before the epoch",
 			state: task.State{Ledger: []task.Attempt{
 				{StageIndex: 2, Stage: "verify", Run: 1, Attempt: 1, StartedAt: time.UnixMicro(-5).UTC(), EndedAt: codecTime(1),
@@ -166,6 +178,16 @@ func TestSucceededTaskFieldsFitListpack(t *testing.T) {
 	}
 	// The start is µs after the task's createdAt; the outcome one letter.
 	require.Equal(t, fmt.Sprintf("1|1|1|%d|1500|s", codecTime(2).UnixMicro()-tk.CreatedAt().UnixMicro()), h["l1"])
+}
+
+func TestInterruptedAttemptIsStoredWithItsOneLetterOutcome(t *testing.T) {
+	t.Parallel()
+	tk := loadTask(t, task.State{Status: task.Interrupted, StartedAt: codecTime(1), Ledger: []task.Attempt{
+		{StageIndex: 0, Stage: "build", Run: 1, Attempt: 2, StartedAt: codecTime(2), EndedAt: codecTime(3),
+			Outcome: task.OutcomeInterrupted, Class: stage.ClassShutdown, Error: "executor shutting down"},
+	}})
+	start := codecTime(2).UnixMicro() - tk.CreatedAt().UnixMicro()
+	require.Equal(t, fmt.Sprintf("0|1|2|%d|1000000|i|shutdown|||executor shutting down", start), storedHash(t, tk)["l0"])
 }
 
 func TestTaskCodecReadsLegacyForms(t *testing.T) {

@@ -1,4 +1,4 @@
-// Package redisrepo implements the plan, task and checkpoint repositories on Redis (DESIGN §5),
+// Package redisrepo implements the plan, task and checkpoint repositories on Redis (docs/design.md §5),
 // write-through with an in-memory mirror (infra/memrepo): writes go to Redis and, once Redis
 // accepted them, to the mirror. Reads go to Redis first, so executors sharing one Redis answer
 // alike and a fresh process answers every query with no start-up scan; the mirror keeps the

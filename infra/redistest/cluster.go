@@ -3,6 +3,7 @@ package redistest
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -100,7 +101,10 @@ func (c *Cluster) Client() *redis.ClusterClient {
 	for i, n := range c.nodes {
 		addrs[i] = n.Addr()
 	}
-	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
+	// The slot map reloads once a second old, as the executor's own client does
+	// (redisconn.StateReload): go-redis does not reload it when a master dies, so a client
+	// with its default (a minute) keeps dialling a killed master after its replica took over.
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, ClusterStateReloadInterval: time.Second})
 	c.t.Cleanup(func() { _ = cc.Close() })
 	return cc
 }
@@ -174,7 +178,8 @@ func (c *Cluster) Failover(master *Server) *Server {
 }
 
 // WaitHealthy waits until every running node reports the cluster ok, knows every slot's
-// master, and every running replica's link to its master is up.
+// master, agrees with the others on which master serves each slot (after a failover, gossip
+// takes a moment to reach every node), and every running replica's link to its master is up.
 func (c *Cluster) WaitHealthy() {
 	c.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
@@ -193,6 +198,7 @@ func (c *Cluster) WaitHealthy() {
 func (c *Cluster) unhealthy() string {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
+	slotMap := "" // the first running node's slot ranges and their masters: every node must agree
 	for _, n := range c.nodes {
 		if !n.running() {
 			continue
@@ -214,6 +220,23 @@ func (c *Cluster) unhealthy() string {
 		}
 		if strings.Contains(repl, "role:slave") && strings.Contains(repl, "master_sync_in_progress:1") {
 			return fmt.Sprintf("%s: replica syncing", n)
+		}
+		slots, err := cl.ClusterSlots(ctx).Result()
+		if err != nil {
+			return fmt.Sprintf("%s: %v", n, err)
+		}
+		ranges := make([]string, 0, len(slots))
+		for _, s := range slots {
+			if len(s.Nodes) > 0 {
+				ranges = append(ranges, fmt.Sprintf("%d-%d:%s", s.Start, s.End, s.Nodes[0].Addr))
+			}
+		}
+		sort.Strings(ranges)
+		switch m := strings.Join(ranges, ","); {
+		case slotMap == "":
+			slotMap = m
+		case m != slotMap:
+			return fmt.Sprintf("%s: its slot map (%s) is not the others' (%s) yet", n, m, slotMap)
 		}
 	}
 	return ""

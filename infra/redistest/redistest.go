@@ -5,7 +5,9 @@
 package redistest
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -71,10 +73,21 @@ func Start(t testing.TB, opts ...Option) *Server {
 			t.Fatalf("redistest: config file: %v", err)
 		}
 	}
-	s.Restart()
 	t.Cleanup(s.Kill)
-	return s
+	for try := 1; ; try++ {
+		err := s.start()
+		if err == nil {
+			return s
+		}
+		if try == 3 || !errors.Is(err, errPortTaken) {
+			t.Fatalf("redistest: %v", err)
+		}
+		s.port = freePort(t) // another process took the free port between its pick and the start
+	}
 }
+
+// errPortTaken is start's error when redis-server could not listen: its port was taken.
+var errPortTaken = errors.New("port taken")
 
 func freePort(t testing.TB) int {
 	t.Helper()
@@ -106,10 +119,17 @@ func (s *Server) Client() *redis.Client {
 // until it answers PING. Starting a running server is an error.
 func (s *Server) Restart() {
 	s.t.Helper()
+	if err := s.start(); err != nil {
+		s.t.Fatalf("redistest: %v", err)
+	}
+}
+
+// start starts the server and waits until it answers PING; on failure the process is gone.
+func (s *Server) start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cmd != nil {
-		s.t.Fatalf("redistest: server on %d is already running", s.port)
+		return fmt.Errorf("server on %d is already running", s.port)
 	}
 	var args []string
 	if s.conf != "" {
@@ -120,9 +140,14 @@ func (s *Server) Restart() {
 		"--dir", s.dir, "--protected-mode", "no", "--loglevel", "warning",
 		"--logfile", filepath.Join(s.dir, "redis.log"),
 	), s.args...)
+	logFile := filepath.Join(s.dir, "redis.log")
+	logged := 0 // what the log held before this start (a restart appends to it)
+	if b, err := os.ReadFile(logFile); err == nil {
+		logged = len(b)
+	}
 	cmd := exec.Command(s.bin, args...)
 	if err := cmd.Start(); err != nil {
-		s.t.Fatalf("redistest: start redis-server: %v", err)
+		return fmt.Errorf("start redis-server: %w", err)
 	}
 	s.cmd = cmd
 	c := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1})
@@ -133,10 +158,18 @@ func (s *Server) Restart() {
 		err := c.Ping(ctx).Err()
 		cancel()
 		if err == nil {
-			return
+			return nil
 		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("redistest: redis-server on %d did not answer: %v", s.port, err)
+		log, _ := os.ReadFile(logFile)
+		taken := len(log) > logged && bytes.Contains(log[logged:], []byte("Address already in use"))
+		if taken || time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			s.cmd = nil
+			if taken {
+				return fmt.Errorf("redis-server on %d: %w", s.port, errPortTaken)
+			}
+			return fmt.Errorf("redis-server on %d did not answer: %w", s.port, err)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

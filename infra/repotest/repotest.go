@@ -1,5 +1,6 @@
 // Package repotest is the contract test suite of the plan, task and checkpoint repositories.
-// Every implementation (infra/memrepo now, Redis later) runs the same suite:
+// Every implementation (infra/memrepo; infra/redisrepo on one node and on a Redis Cluster) runs
+// the same suite:
 //
 //	func TestContract(t *testing.T) {
 //		repotest.Run(t, func(t *testing.T) repotest.Store { ... })
@@ -77,6 +78,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"Task/UpdateAppliesATransition", testTaskUpdate},
 		{"Task/ConcurrentUpdatesLoseNothing", testTaskConcurrentUpdates},
 		{"Task/ConcurrentRetriesOneWins", testConcurrentRetriesOneWins},
+		{"Task/InterruptedAttemptIsKept", testInterruptedAttemptIsKept},
 		{"Plan/SaveIsCompareAndSet", testPlanSaveIsCompareAndSet},
 		{"Plan/ConcurrentUpdatesLoseNothing", testPlanConcurrentUpdates},
 	}
@@ -133,6 +135,7 @@ func newPlan(t *testing.T, key string, now time.Time) *plan.Plan {
 		MaxConcurrency: 3,
 		FailureBudget:  2,
 		IdempotencyKey: key,
+		RequestHash:    "sha256-of-" + key, // stored with the plan: a repeated key is compared with it
 	}, now)
 	require.NoError(t, err)
 	return p
@@ -285,6 +288,7 @@ func testPlanIdempotencyKey(t *testing.T, s Store) {
 	require.NoError(t, err)
 	assert.Equal(t, first.ID(), got.ID(), "the plan first submitted with a key wins")
 	requireSamePlan(t, first, got)
+	assert.Equal(t, "sha256-of-submit-1", got.RequestHash(), "the request hash is kept with the plan")
 
 	got, err = s.Plans.ByIdempotencyKey(t.Context(), "submit-2")
 	require.NoError(t, err)

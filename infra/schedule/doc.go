@@ -1,4 +1,4 @@
-// Package schedule starts scheduled plans at their time (DESIGN §5), exactly once across
+// Package schedule starts scheduled plans at their time (docs/design.md §5), exactly once across
 // executor instances. Two schedulers share one contract (Start, Stop, Schedule, Unschedule)
 // and call a Due callback with a plan id whose startAt has come:
 //

@@ -131,8 +131,10 @@ func TestRedisUnacknowledgedClaimIsStartedAgain(t *testing.T) {
 		{"claim script run directly", func(t *testing.T, srv *redistest.Server, opts RedisOptions) time.Time {
 			t.Helper()
 			first := newRedis(t, srv.Client(), opts)
-			require.NoError(t, first.Schedule(ctx, "P1", time.Now()))
-			ids, until, err := first.claim(ctx, time.Now())
+			at := time.Now()
+			require.NoError(t, first.Schedule(ctx, "P1", at))
+			// Due from the next millisecond: a schedule rounds up to one, a claim's now down.
+			ids, until, err := first.claim(ctx, at.Add(time.Millisecond))
 			require.NoError(t, err)
 			require.Equal(t, []string{"P1"}, ids)
 			score, err := srv.Client().ZScore(ctx, first.keys.Schedule(), "P1").Result()

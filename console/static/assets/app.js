@@ -478,7 +478,7 @@
     // be retried. (A run that just started carries the previous run's attempt: not retrying.)
     row.retrying = ev.kind === 'task' && ev.status === 'RUNNING' && wasRunning && !!la &&
       la.outcome === 'failed' && la.stageIndex === row.currentStage;
-    if (la && la.outcome === 'failed') row.lastError = `${la.stage} #${la.attempt} ${la.class || 'failed'}`;
+    if (la && (la.outcome === 'failed' || la.outcome === 'interrupted')) row.lastError = `${la.stage} #${la.attempt} ${la.class || la.outcome}`;
     if (ev.at) row.updatedAt = ev.at;
     return true;
   }

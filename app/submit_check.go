@@ -1,0 +1,209 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/domain/stage"
+	"github.com/executor-dev/executor/domain/task"
+)
+
+// violations collects every violation of a submission: at most MaxViolations are listed, the
+// others counted. A violation at or under a field the transport reported (SubmitRequest.
+// Violations: the value was dropped while decoding) is not reported again, nor is the same
+// violation twice.
+type violations struct {
+	v    ValidationError
+	skip []string
+	seen map[FieldViolation]bool
+}
+
+func newViolations(decoded []FieldViolation) *violations {
+	c := &violations{seen: map[FieldViolation]bool{}}
+	for _, v := range decoded {
+		c.add(v.Field, v.Reason)
+		c.skip = append(c.skip, v.Field)
+	}
+	return c
+}
+
+func (c *violations) add(field, reason string) {
+	for _, f := range c.skip {
+		if field == f || strings.HasPrefix(field, f+".") || strings.HasPrefix(field, f+"[") {
+			return
+		}
+	}
+	fv := FieldViolation{Field: field, Reason: reason}
+	if c.seen[fv] {
+		return
+	}
+	c.seen[fv] = true
+	if len(c.v.Violations) < MaxViolations {
+		c.v.Violations = append(c.v.Violations, fv)
+	} else {
+		c.v.Omitted++
+	}
+}
+
+func (c *violations) empty() bool { return len(c.v.Violations) == 0 }
+
+func (c *violations) err() error {
+	if c.empty() {
+		return nil
+	}
+	return &c.v
+}
+
+// check runs every check of a submission and reports every violation it finds (see
+// violations) in one *ValidationError: the transport's, the plan's fields, the stages, the
+// tenants, and every template of every stage for every tenant. It returns the stages with
+// their defaults, the tasks (of plan planID) and what each tenant would run.
+func (s *Service) check(req SubmitRequest, planID string, now time.Time) ([]stage.Spec, []*task.Task, []TenantPreview, error) {
+	c := newViolations(req.Violations)
+	stages := s.checkSubmission(req, c.add)
+	tasks := make([]*task.Task, len(req.Tenants))
+	var failed []int
+	for i, tn := range req.Tenants {
+		t, err := task.New(planID, tn.ID, tn.Params, stages, now)
+		if err != nil { // a bad tenant id or no stage: reported above
+			failed = append(failed, i)
+			continue
+		}
+		tasks[i] = t
+	}
+	var previews []TenantPreview
+	if !s.Limits.exceeded(req) { // rendering a plan refused for its size could take long
+		previews = s.render(stages, tasks, c.add)
+	}
+	if c.empty() {
+		for _, i := range failed { // cannot happen: what task.New refuses is reported above
+			c.add(fmt.Sprintf("tenants[%d]", i), "is not a valid tenant")
+		}
+	}
+	if err := c.err(); err != nil {
+		return nil, nil, nil, err
+	}
+	return stages, tasks, previews, nil
+}
+
+// checkSubmission reports through add what is wrong with anything but templates, and returns
+// the stages with their defaults.
+func (s *Service) checkSubmission(req SubmitRequest, add func(field, reason string)) []stage.Spec {
+	s.Limits.checkLimits(req, add)
+	if len(req.Name) > MaxNameLength {
+		add("name", fmt.Sprintf("must be at most %d characters", MaxNameLength))
+	}
+	if len(req.Labels) > MaxLabels {
+		add("labels", fmt.Sprintf("at most %d labels", MaxLabels))
+	}
+	for _, k := range slices.Sorted(maps.Keys(req.Labels)) {
+		if !labelKeyPattern.MatchString(k) {
+			add("labels."+k, "label key must match "+labelKeyPattern.String())
+		}
+	}
+	if req.MaxConcurrency < 0 || req.MaxConcurrency > plan.MaxMaxConcurrency {
+		add("maxConcurrency", fmt.Sprintf("must be between 1 and %d", plan.MaxMaxConcurrency))
+	}
+	if req.FailureBudget < 0 {
+		add("failureBudget", "must not be negative")
+	}
+	if req.StartRate < 0 || req.StartRate > plan.MaxStartRate {
+		add("startRate", fmt.Sprintf("must be between 0 (no pacing) and %d task starts per minute", plan.MaxStartRate))
+	}
+	if len(req.Tenants) > 0 {
+		var fe *stage.FieldError
+		if errors.As(req.Canary.Validate(len(req.Tenants)), &fe) {
+			add(fe.Field, fe.Reason)
+		}
+	}
+	if len(req.Stages) == 0 {
+		add("stages", "at least one stage is required")
+	}
+	stages := make([]stage.Spec, len(req.Stages))
+	names := map[string]int{}
+	for i, sp := range req.Stages {
+		field := fmt.Sprintf("stages[%d]", i)
+		checked, err := sp.Validate(field)
+		var fe *stage.FieldError
+		if errors.As(err, &fe) {
+			add(fe.Field, fe.Reason)
+		}
+		stages[i] = checked
+		if _, ok := s.Kinds.Handler(sp.Kind); sp.Kind != "" && !ok {
+			add(field+".kind", fmt.Sprintf("unknown stage kind %q: want one of %s", sp.Kind, strings.Join(s.Kinds.Kinds(), ", ")))
+		}
+		if j, dup := names[sp.Name]; dup && sp.Name != "" {
+			add(field+".name", fmt.Sprintf("duplicates stages[%d].name %q", j, sp.Name))
+		}
+		names[sp.Name] = i
+	}
+	if len(req.Tenants) == 0 {
+		add("tenants", "at least one tenant is required")
+	}
+	seen := map[string]int{}
+	for i, tn := range req.Tenants {
+		field := fmt.Sprintf("tenants[%d].id", i)
+		if !task.TenantIDPattern.MatchString(tn.ID) {
+			add(field, "must match "+task.TenantIDPattern.String())
+			continue
+		}
+		if j, dup := seen[tn.ID]; dup {
+			add(field, fmt.Sprintf("duplicates tenants[%d].id %q", j, tn.ID))
+		}
+		seen[tn.ID] = i
+	}
+	return stages
+}
+
+// render renders every tenant's stages with placeholder outputs and lets each kind check its
+// params, reporting through add every template that fails for any tenant, so a plan that
+// cannot run for some tenant is refused before anything is created. Params that read earlier
+// stages' outputs are checked as templates only: their values are unknown until those stages
+// ran. tasks[i] is nil for a tenant that has no task (its id is invalid): it is skipped.
+func (s *Service) render(stages []stage.Spec, tasks []*task.Task, add func(field, reason string)) []TenantPreview {
+	r := stage.NewRenderer()
+	// The same for every tenant: each stage's field name, the earlier stages' placeholders,
+	// the kind's handler and URL params.
+	fields := make([]string, len(stages))
+	placeholders := make([]map[string]any, len(stages))
+	handlers := make([]stage.Handler, len(stages))
+	urls := make([][]string, len(stages))
+	for si, sp := range stages {
+		fields[si] = fmt.Sprintf("stages[%d].params", si)
+		placeholders[si] = stage.PlaceholderOutputs(stages, si)
+		handlers[si], _ = s.Kinds.Handler(sp.Kind)
+		urls[si] = stage.URLParamsOf(handlers[si])
+	}
+	previews := make([]TenantPreview, len(tasks))
+	for ti, t := range tasks {
+		if t == nil {
+			continue
+		}
+		previews[ti] = TenantPreview{TenantID: t.TenantID(), Stages: make([]RenderedStage, len(stages))}
+		reason := func(r string) string { return fmt.Sprintf("for tenant %q (tenants[%d]): %s", t.TenantID(), ti, r) }
+		for si, sp := range stages {
+			params, errs := r.RenderAll(fields[si], sp.Params, stage.Data{
+				TenantID: t.TenantID(), PlanID: t.PlanID(), TaskID: t.ID(), Attempt: 1,
+				Params: t.Params(), Outputs: placeholders[si], ExecutorURL: s.executorURL(),
+			}, urls[si]...)
+			for _, fe := range errs {
+				add(fe.Field, reason(fe.Reason))
+			}
+			if pv, ok := handlers[si].(stage.ParamValidator); ok && len(errs) == 0 && !sp.UsesOutputs() {
+				if verr := pv.ValidateParams(params); verr != nil {
+					var fe *stage.FieldError
+					if errors.As(paramError(fields[si], verr), &fe) {
+						add(fe.Field, reason(fe.Reason))
+					}
+				}
+			}
+			previews[ti].Stages[si] = RenderedStage{Name: sp.Name, Kind: sp.Kind, Params: params}
+		}
+	}
+	return previews
+}

@@ -1,0 +1,159 @@
+package stage
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"text/template/parse"
+)
+
+// URLParamer is implemented by handlers some of whose params are URLs (the http kind's "url").
+// The renderer escapes what the templates of those params insert for the part of the URL it
+// lands in (see Renderer.Render); the names are top-level keys of the params.
+type URLParamer interface {
+	URLParams() []string
+}
+
+// URLParamsOf returns the params h declares as URLs, nil when it declares none.
+func URLParamsOf(h Handler) []string {
+	if u, ok := h.(URLParamer); ok {
+		return u.URLParams()
+	}
+	return nil
+}
+
+// urlPart is where in a URL a template's output lands, in the order a URL's parts come.
+type urlPart int
+
+const (
+	urlBase     urlPart = iota // before the path begins: scheme, authority, or a base an action inserts
+	urlPath                    // after the first "/" of the path
+	urlQuery                   // after "?"
+	urlFragment                // after "#"
+)
+
+// urlState is the part reached, with the literal text of the base (to tell the "//" of
+// "scheme://" from the first slash of the path).
+type urlState struct {
+	part urlPart
+	base string
+}
+
+// after returns the state once text was written in state s.
+func (s urlState) after(text string) urlState {
+	for i := 0; i < len(text) && s.part < urlFragment; i++ {
+		c := text[i]
+		switch {
+		case c == '#':
+			s.part = urlFragment
+		case c == '?' && s.part < urlQuery:
+			s.part = urlQuery
+		case c == '/' && s.part == urlBase:
+			if n := len(s.base); n > 0 && s.base[n-1] == ':' || n > 1 && s.base[n-2:] == ":/" {
+				s.base += "/" // the "//" of "scheme://": the authority follows
+				continue
+			}
+			s.part = urlPath
+		case s.part == urlBase:
+			s.base += string(c)
+		}
+	}
+	return s
+}
+
+func later(a, b urlState) urlState {
+	if b.part > a.part {
+		return b
+	}
+	return a
+}
+
+// errURLTemplate is the reason a URL param's template is refused.
+var errURLTemplate = errors.New("a URL param cannot call {{template}} or {{block}}: what it inserts could not be escaped")
+
+// escapeURL appends to every printing action of tree the escaper of the URL part it lands in
+// (nothing before the path begins). strict must have run first, so that a value is checked
+// before it is escaped.
+func escapeURL(tree *parse.Tree) error {
+	parts := map[*parse.ActionNode]urlPart{}
+	if _, err := urlWalk(tree.Root, urlState{}, parts); err != nil {
+		return err
+	}
+	walkActions(tree.Root, func(a *parse.ActionNode) {
+		if len(a.Pipe.Decl) > 0 {
+			return
+		}
+		switch parts[a] {
+		case urlPath:
+			appendCommand(a, fnURLPath)
+		case urlQuery, urlFragment:
+			appendCommand(a, fnURLQuery)
+		}
+	})
+	return nil
+}
+
+// urlWalk follows n from state s, recording in parts the furthest part each action is met in,
+// and returns the state after n. A branch that may or may not run leaves the furthest state
+// either way reaches.
+func urlWalk(n parse.Node, s urlState, parts map[*parse.ActionNode]urlPart) (urlState, error) {
+	var err error
+	switch n := n.(type) {
+	case *parse.ListNode:
+		if n == nil {
+			return s, nil
+		}
+		for _, c := range n.Nodes {
+			if s, err = urlWalk(c, s, parts); err != nil {
+				return s, err
+			}
+		}
+		return s, nil
+	case *parse.TextNode:
+		return s.after(string(n.Text)), nil
+	case *parse.ActionNode:
+		if p, ok := parts[n]; !ok || s.part > p {
+			parts[n] = s.part
+		}
+		return s, nil
+	case *parse.IfNode:
+		return urlBranch(&n.BranchNode, s, false, parts)
+	case *parse.WithNode:
+		return urlBranch(&n.BranchNode, s, false, parts)
+	case *parse.RangeNode:
+		return urlBranch(&n.BranchNode, s, true, parts)
+	case *parse.TemplateNode:
+		return s, errURLTemplate
+	default: // comments, break, continue
+		return s, nil
+	}
+}
+
+// urlBranch walks an if, with or range: its list (again from where the list ends, for a range,
+// until nothing moves further) and its else list, each from s.
+func urlBranch(b *parse.BranchNode, s urlState, loop bool, parts map[*parse.ActionNode]urlPart) (urlState, error) {
+	end, err := urlWalk(b.List, s, parts)
+	if err != nil {
+		return s, err
+	}
+	for loop {
+		again, err := urlWalk(b.List, later(s, end), parts)
+		if err != nil {
+			return s, err
+		}
+		loop = again.part > end.part
+		end = later(end, again)
+	}
+	out := later(s, end)
+	if b.ElseList != nil {
+		elseEnd, err := urlWalk(b.ElseList, s, parts)
+		if err != nil {
+			return s, err
+		}
+		out = later(end, elseEnd) // one of the two runs
+	}
+	return out, nil
+}
+
+func urlPathEscape(v any) string  { return url.PathEscape(fmt.Sprint(v)) }
+func urlQueryEscape(v any) string { return url.QueryEscape(fmt.Sprint(v)) }
