@@ -30,7 +30,10 @@ func read[T any](s *Store, online, offline func() (T, error)) (T, error) {
 
 // change writes to Redis, or, while Redis is away (or when this write finds it away), to the
 // mirror alone, journaling the aggregates it changed for the write-back. A write that failed
-// half-way is harmless: the write-back writes the full latest state, fenced.
+// half-way is harmless: the write-back writes the full latest state, fenced. When Redis is
+// back before the change is journaled, online runs again: a write whose reply was lost may
+// have landed, so online must send the same write (the caller's one token), which Redis then
+// recognises as written, never a conflict with itself.
 func (s *Store) change(online, offline func() error, plans, tasks []string) error {
 	for {
 		if !s.degraded() {
@@ -39,6 +42,9 @@ func (s *Store) change(online, offline func() error, plans, tasks []string) erro
 				return err
 			}
 			s.written.clear() // the write-back will write whole tasks
+			if s.afterFail != nil {
+				s.afterFail()
+			}
 			if errors.Is(err, outage.ErrDataLost) {
 				s.lostData.Store(true)
 			}

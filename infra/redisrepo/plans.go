@@ -214,9 +214,8 @@ func (r *PlanRepo) listOnline(ctx context.Context, f plan.Filter) ([]*plan.Plan,
 // version (plan.ErrConflict when another writer changed the plan since p was read). On
 // success p carries the new version. A plan that ends gives its keys the retention; an ended
 // plan that is active again takes it back (retention.go).
-func (r *PlanRepo) saveOnline(ctx context.Context, p *plan.Plan) error {
+func (r *PlanRepo) saveOnline(ctx context.Context, p *plan.Plan, token string) error {
 	s := r.s
-	token := s.token()
 	ttl := s.retentionOf(p)
 	args := append([]any{ttl, p.Version(), token}, planStatusFields(p, time.Now())...)
 	n, err := savePlanScript.Run(ctx, s.client, []string{s.keys.Plan(p.ID())}, args...).Int()
@@ -251,7 +250,7 @@ func (r *PlanRepo) saveOnline(ctx context.Context, p *plan.Plan) error {
 // again and applies fn again.
 func (r *PlanRepo) updateOnline(ctx context.Context, id string, fn func(p *plan.Plan) error) (*plan.Plan, error) {
 	return cas.Update(func() (*plan.Plan, error) { return r.planOnline(ctx, id) }, fn,
-		func(p *plan.Plan) error { return r.saveOnline(ctx, p) }, plan.ErrConflict)
+		func(p *plan.Plan) error { return r.saveOnline(ctx, p, r.s.token()) }, plan.ErrConflict)
 }
 
 // refreshEndedCopies reads again from Redis the copies the mirror holds, still not ended, of

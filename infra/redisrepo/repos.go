@@ -43,7 +43,8 @@ func (r *PlanRepo) List(ctx context.Context, f plan.Filter) ([]*plan.Plan, error
 
 // Save writes a plan's status fields and refreshes its TTL: a compare-and-set on its version.
 func (r *PlanRepo) Save(ctx context.Context, p *plan.Plan) error {
-	return r.s.change(func() error { return r.saveOnline(ctx, p) },
+	token := r.s.token() // one write, however often it is sent (see change)
+	return r.s.change(func() error { return r.saveOnline(ctx, p, token) },
 		func() error { return r.s.mirror.Plans().Save(ctx, p) }, []string{p.ID()}, nil)
 }
 
@@ -145,7 +146,8 @@ func (r *TaskRepo) ByIDs(ctx context.Context, ids []string) ([]*task.Task, error
 // Save writes t and, when cp is not nil, its checkpoint, as one compare-and-set on its fence
 // epoch and version.
 func (r *TaskRepo) Save(ctx context.Context, t *task.Task, cp *checkpoint.Checkpoint) error {
-	return r.s.change(func() error { return r.saveOnline(ctx, t, cp) },
+	token := r.s.token() // one write, however often it is sent (see change)
+	return r.s.change(func() error { return r.saveOnline(ctx, t, cp, token) },
 		func() error { return r.s.mirror.Tasks().Save(ctx, t, cp) }, nil, []string{t.ID()})
 }
 
@@ -160,7 +162,8 @@ func (r *TaskRepo) Update(ctx context.Context, id string, fn func(t *task.Task) 
 // BumpFence raises the task's fence epoch and returns the task as stored at it.
 func (r *TaskRepo) BumpFence(ctx context.Context, id string) (*task.Task, error) {
 	var out *task.Task
-	err := r.s.change(func() (err error) { out, err = r.bumpFenceOnline(ctx, id); return err },
+	token := r.s.token() // one bump, however often it is sent (see change)
+	err := r.s.change(func() (err error) { out, err = r.bumpFenceOnline(ctx, id, token); return err },
 		func() (err error) { out, err = r.s.mirror.Tasks().BumpFence(ctx, id); return err }, nil, []string{id})
 	return out, err
 }

@@ -187,7 +187,7 @@ func (r *TaskRepo) statusesOnline(ctx context.Context, ids []string) ([]task.Sta
 // t was read writes nothing and returns task.ErrConflict. On success t carries the new
 // version. The end of a task also frees its tenant. TTLs are left as they are (a plan's keys
 // have none while it is active; see retention.go).
-func (r *TaskRepo) saveOnline(ctx context.Context, t *task.Task, cp *checkpoint.Checkpoint) error {
+func (r *TaskRepo) saveOnline(ctx context.Context, t *task.Task, cp *checkpoint.Checkpoint, token string) error {
 	s := r.s
 	fields, err := runFields(t, s.written.ledgerLen(t.ID(), t.Fence(), t.Version()))
 	if err != nil {
@@ -202,7 +202,6 @@ func (r *TaskRepo) saveOnline(ctx context.Context, t *task.Task, cp *checkpoint.
 		cpJSON = string(b)
 	}
 	keys := []string{s.keys.Task(t.ID()), s.keys.Checkpoint(t.ID())}
-	token := s.token()
 	args := make([]any, 4, 4+2*(nRunFields+len(fields.ledger)))
 	args[0], args[1], args[2], args[3] = t.Fence(), cpJSON, t.Version(), token
 	args, sent := s.written.diff(t.ID(), t.Fence(), t.Version(), &fields, args)
@@ -249,7 +248,7 @@ func (r *TaskRepo) updateOnline(ctx context.Context, id string, fn func(t *task.
 	var cp *checkpoint.Checkpoint
 	return cas.Update(func() (*task.Task, error) { return r.taskOnline(ctx, id) },
 		func(t *task.Task) (err error) { cp, err = fn(t); return err },
-		func(t *task.Task) error { return r.saveOnline(ctx, t, cp) }, task.ErrConflict)
+		func(t *task.Task) error { return r.saveOnline(ctx, t, cp, r.s.token()) }, task.ErrConflict)
 }
 
 // tenantKeys are release_tenant.lua's KEYS for t's tenant.
@@ -259,11 +258,9 @@ func (s *Store) tenantKeys(t *task.Task) []string {
 
 // BumpFence raises the task's fence epoch in Redis and returns the task as Redis holds it at
 // that epoch (bump_fence.lua: both in one atomic step), replacing the mirror's copy.
-func (r *TaskRepo) bumpFenceOnline(ctx context.Context, id string) (*task.Task, error) {
+func (r *TaskRepo) bumpFenceOnline(ctx context.Context, id, token string) (*task.Task, error) {
 	s := r.s
-	// A retry of this bump (after a lost reply) bumps nothing twice. 12 random characters (60
-	// bits) tell bumps of one task apart; a full ULID would cost 14 more bytes per task.
-	token := s.token()
+	// A retry of this bump (after a lost reply) bumps nothing twice: token is the bump's own.
 	flat, err := bumpFenceScript.Run(ctx, s.batched, []string{s.keys.Task(id)}, token).StringSlice()
 	if err != nil {
 		s.inDoubt(id, token)
