@@ -195,6 +195,7 @@ func (db *DB) dropPlan(id string) {
 		return
 	}
 	delete(db.plans, id)
+	delete(db.indexes, id)
 	if i := sort.SearchStrings(db.planIDs, id); i < len(db.planIDs) && db.planIDs[i] == id {
 		db.planIDs = append(db.planIDs[:i], db.planIDs[i+1:]...)
 	}

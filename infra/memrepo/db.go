@@ -20,6 +20,7 @@ type DB struct {
 	tenants map[string]string
 	ckpts   map[string]*checkpoint.Checkpoint // stored copies: reads hand out clones
 	bound   *bound                            // nil: everything is kept (New); see NewMirror
+	indexes map[string]*planIndex             // by plan id: its tasks' rows and summary (index.go)
 }
 
 // New returns an empty database that keeps everything stored in it: the in-memory store.
@@ -30,6 +31,7 @@ func New() *DB {
 		tasks:   map[string]*task.Task{},
 		tenants: map[string]string{},
 		ckpts:   map[string]*checkpoint.Checkpoint{},
+		indexes: map[string]*planIndex{},
 	}
 }
 

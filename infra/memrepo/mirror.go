@@ -39,7 +39,7 @@ func (r *TaskRepo) Put(t *task.Task, cp *checkpoint.Checkpoint) {
 	db := r.db
 	db.mu.Lock()
 	defer db.unlock()
-	db.tasks[t.ID()] = t.Clone()
+	db.setTask(t)
 	if cp != nil {
 		db.ckpts[t.ID()] = cp.Clone()
 	}
@@ -59,7 +59,7 @@ func (r *TaskRepo) PutIfNewer(t *task.Task) *task.Task {
 			return cur.Clone()
 		}
 	}
-	db.tasks[t.ID()] = t.Clone()
+	db.setTask(t)
 	db.recordTask(t, false)
 	return t
 }

@@ -38,7 +38,7 @@ func (db *DB) createTasks(tasks []*task.Task) error {
 		return &task.BusyError{Tenants: busy}
 	}
 	for _, t := range tasks {
-		db.tasks[t.ID()] = t.Clone()
+		db.setTask(t)
 		db.tenants[t.TenantID()] = t.ID()
 		db.recordTask(t, true)
 	}
@@ -135,7 +135,7 @@ func (db *DB) saveTask(t *task.Task, cp *checkpoint.Checkpoint) error {
 		return task.ErrConflict
 	}
 	t.Stored(t.Version() + 1)
-	db.tasks[t.ID()] = t.Clone()
+	db.setTask(t)
 	if cp != nil {
 		db.ckpts[t.ID()] = cp.Clone()
 	}
@@ -172,7 +172,7 @@ func (r *TaskRepo) BumpFence(_ context.Context, id string) (*task.Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	db.tasks[id] = bumped
+	db.setTask(bumped)
 	db.recordTask(bumped, true)
 	return bumped.Clone(), nil
 }

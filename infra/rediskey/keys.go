@@ -28,6 +28,18 @@ func (k Keys) Prefix() string { return k.prefix }
 // Plan is the plan hash: executor:plan:{<planId>}.
 func (k Keys) Plan(planID string) string { return k.prefix + "plan:{" + planID + "}" }
 
+// PlanRows is the plan's index of its tasks (a hash: task id → row), in the plan's slot:
+// executor:planrows:{<planId>}. See infra/redisrepo/scripts/index_tasks.lua.
+func (k Keys) PlanRows(planID string) string { return k.prefix + "planrows:{" + planID + "}" }
+
+// PlanCounts is the summary of the plan's index (a hash of counters), in the plan's slot:
+// executor:plancounts:{<planId>}.
+func (k Keys) PlanCounts(planID string) string { return k.prefix + "plancounts:{" + planID + "}" }
+
+// PlanRunning is the plan's RUNNING tasks by the time they entered their stage (a sorted set,
+// ms), in the plan's slot: executor:planrunning:{<planId>}.
+func (k Keys) PlanRunning(planID string) string { return k.prefix + "planrunning:{" + planID + "}" }
+
 // Task is the task hash: executor:task:{<taskId>}.
 func (k Keys) Task(taskID string) string { return k.prefix + "task:{" + taskID + "}" }
 

@@ -15,6 +15,9 @@ func TestKeysFollowTheSchema(t *testing.T) {
 	tests := []struct{ name, got, want string }{
 		{"plan", k.Plan("P1"), "executor:plan:{P1}"},
 		{"task", k.Task("T1"), "executor:task:{T1}"},
+		{"plan rows", k.PlanRows("P1"), "executor:planrows:{P1}"},
+		{"plan counts", k.PlanCounts("P1"), "executor:plancounts:{P1}"},
+		{"plan running", k.PlanRunning("P1"), "executor:planrunning:{P1}"},
 		{"checkpoint", k.Checkpoint("T1"), "executor:ckpt:{T1}"},
 		{"tenant index", k.TenantIndex("acme"), "executor:index:tenant:{acme}"},
 		{"tenant lock", k.TenantLock("acme"), "executor:lock:tenant:{acme}"},

@@ -45,6 +45,7 @@ func (s *Store) create(ctx context.Context, p *plan.Plan, tasks []*task.Task) er
 		s.release(ctx, tasks)
 		return err
 	}
+	s.indexTasks(ctx, tasks...)
 	if p != nil {
 		s.mirror.Plans().Put(p)
 	}

@@ -404,6 +404,7 @@ func (s *Store) restoreTasks(ctx context.Context, tasks []*task.Task, bases map[
 	if err != nil {
 		return wrap("write back tenants", err)
 	}
+	s.indexTasks(ctx, written...)
 	for i, t := range written {
 		if n, _ := tenantCmds[i].Int(); n != 1 && !t.Status().Terminal() {
 			reason := "another executor gave the tenant a new task while Redis was away"

@@ -43,6 +43,17 @@ func (s *Store) taskRetention(ctx context.Context, t *task.Task) int64 {
 // the plan's end (or its return to activity). In pipelined batches: a tenant's index needs
 // its tenant id, read from the task first.
 func (s *Store) retain(ctx context.Context, p *plan.Plan, ttl int64) error {
+	if _, err := s.exec(ctx, func(pipe redis.Pipeliner) {
+		for _, k := range []string{s.keys.PlanRows(p.ID()), s.keys.PlanCounts(p.ID()), s.keys.PlanRunning(p.ID())} {
+			if ttl > 0 {
+				pipe.Expire(ctx, k, time.Duration(ttl)*time.Second)
+			} else {
+				pipe.Persist(ctx, k)
+			}
+		}
+	}); err != nil {
+		return wrap("retain plan index", err)
+	}
 	ids := p.TaskIDs()
 	for start := 0; start < len(ids); start += batchSize {
 		batch := ids[start:min(start+batchSize, len(ids))]

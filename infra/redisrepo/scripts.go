@@ -32,6 +32,8 @@ var (
 	generationSrc string
 	//go:embed scripts/retain_index.lua
 	retainIndexSrc string
+	//go:embed scripts/index_tasks.lua
+	indexTasksSrc string
 
 	saveTaskScript      = redis.NewScript(saveTaskSrc)
 	bumpFenceScript     = redis.NewScript(bumpFenceSrc)
@@ -44,10 +46,11 @@ var (
 	restoreTenantScript = redis.NewScript(restoreTenantSrc)
 	generationScript    = redis.NewScript(generationSrc)
 	retainIndexScript   = redis.NewScript(retainIndexSrc)
+	indexTasksScript    = redis.NewScript(indexTasksSrc)
 )
 
 // pipelinedScripts are the sources of the scripts sent by EVALSHA in pipelines (execScripts).
-var pipelinedScripts = []string{createTaskSrc, createPlanSrc, retainIndexSrc}
+var pipelinedScripts = []string{createTaskSrc, createPlanSrc, retainIndexSrc, indexTasksSrc}
 
 // execScripts runs fill on a fresh pipeline whose scripts are sent by EVALSHA, not with their
 // whole source per command. When Redis lost its script cache (it restarted), a reply is

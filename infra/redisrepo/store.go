@@ -107,6 +107,7 @@ type Store struct {
 	lostData    atomic.Bool   // a write found Redis without data it held: write everything back
 	doubts      sync.Map      // aggregate id → token of its last write that failed without a reply
 	writer      string        // the prefix of this process's write tokens (token)
+	pending     pendingRows   // index rows whose write failed (index.go)
 	afterFail   func()        // tests only: runs when a change found Redis away, before it journals
 
 	stop chan struct{}

@@ -234,6 +234,7 @@ func (r *TaskRepo) saveOnline(ctx context.Context, t *task.Task, cp *checkpoint.
 	}
 	t.Stored(t.Version() + 1)
 	s.mirror.Tasks().Put(t, cp)
+	s.indexTasks(ctx, t)
 	if t.Status().Terminal() { // the tenant is free for its next task
 		if err := releaseTenantScript.Run(ctx, s.batched, s.tenantKeys(t), t.ID()).Err(); err != nil {
 			return wrap("release tenant", err)

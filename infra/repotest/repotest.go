@@ -40,6 +40,7 @@ type Store struct {
 	Plans       plan.Repository
 	Tasks       task.Repository
 	Checkpoints checkpoint.Store
+	Index       Index
 }
 
 // Run runs the contract suite. newStore is called once per subtest, possibly from parallel
@@ -81,6 +82,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"Task/InterruptedAttemptIsKept", testInterruptedAttemptIsKept},
 		{"Plan/SaveIsCompareAndSet", testPlanSaveIsCompareAndSet},
 		{"Plan/ConcurrentUpdatesLoseNothing", testPlanConcurrentUpdates},
+		{"Index/FollowsTheWrites", testIndexFollowsTheWrites},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,230 @@
+package redisrepo
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/executor-dev/executor/domain/task"
+)
+
+// indexBatch bounds the rows of one index_tasks.lua call (a plan's creation indexes its every
+// task in calls of this many).
+const indexBatch = 500
+
+// pendingRows are rows whose index write failed (Redis away, a lost reply): written with the
+// next index write, or by the write-back. At most one per task, the newest.
+type pendingRows struct {
+	mu   sync.Mutex
+	rows map[string]indexedRow // by task id
+}
+
+type indexedRow struct {
+	planID string
+	row    task.Row
+}
+
+func (p *pendingRows) add(planID string, rows []task.Row) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.rows == nil {
+		p.rows = map[string]indexedRow{}
+	}
+	for _, r := range rows {
+		if old, ok := p.rows[r.ID]; !ok || r.Newer(old.row) {
+			p.rows[r.ID] = indexedRow{planID: planID, row: r}
+		}
+	}
+}
+
+func (p *pendingRows) take() map[string][]task.Row {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.rows) == 0 {
+		return nil
+	}
+	out := map[string][]task.Row{}
+	for _, r := range p.rows {
+		out[r.planID] = append(out[r.planID], r.row)
+	}
+	p.rows = nil
+	return out
+}
+
+// indexTasks records the rows of tasks in their plans' indexes (index_tasks.lua), with the
+// rows whose index write failed earlier. A failure keeps them for the next index write: the
+// tasks are saved, their index catches up.
+func (s *Store) indexTasks(ctx context.Context, tasks ...*task.Task) {
+	byPlan := s.pending.take()
+	if byPlan == nil {
+		byPlan = map[string][]task.Row{}
+	}
+	for _, t := range tasks {
+		byPlan[t.PlanID()] = append(byPlan[t.PlanID()], task.RowOf(t))
+	}
+	for planID, rows := range byPlan {
+		if err := s.indexRows(ctx, planID, rows); err != nil {
+			s.pending.add(planID, rows)
+			s.log.Debug("plan index: write failed; written with the next", "plan_id", planID, "rows", len(rows), "err", err)
+		}
+	}
+}
+
+// indexRows runs index_tasks.lua for rows of plan planID: one call on the batched client for
+// a few rows (a run's write), pipelined calls of indexBatch rows for many (a creation).
+func (s *Store) indexRows(ctx context.Context, planID string, rows []task.Row) error {
+	keys := []string{s.keys.PlanRows(planID), s.keys.PlanCounts(planID), s.keys.PlanRunning(planID), s.keys.Plan(planID)}
+	if len(rows) <= indexBatch {
+		return indexTasksScript.Run(ctx, s.batched, keys, rowArgs(rows)...).Err()
+	}
+	_, err := s.execScripts(ctx, func(pipe redis.Pipeliner) {
+		for start := 0; start < len(rows); start += indexBatch {
+			indexTasksScript.EvalSha(ctx, pipe, keys, rowArgs(rows[start:min(start+indexBatch, len(rows))])...)
+		}
+	})
+	return err
+}
+
+func rowArgs(rows []task.Row) []any {
+	args := make([]any, 0, 9*len(rows))
+	for _, r := range rows {
+		args = append(args, r.ID, r.Fence, r.Version, string(r.Status), r.Stage, r.Class,
+			r.Since.UnixMilli(), r.TenantID, r.Message)
+	}
+	return args
+}
+
+// Summary returns the summary of the plan's tasks as its index in Redis holds them (an empty
+// one for a plan without an index: created before there was one, or expired); while Redis is
+// away, as the mirror's index holds them (the tasks this executor holds).
+func (r *TaskRepo) Summary(ctx context.Context, planID string) (task.Summary, error) {
+	return read(r.s, func() (task.Summary, error) { return r.summaryOnline(ctx, planID) },
+		func() (task.Summary, error) { return r.s.mirror.Tasks().Summary(ctx, planID) })
+}
+
+func (r *TaskRepo) summaryOnline(ctx context.Context, planID string) (task.Summary, error) {
+	s := r.s
+	var counts *redis.MapStringStringCmd
+	var slowest *redis.ZSliceCmd
+	if _, err := s.exec(ctx, func(pipe redis.Pipeliner) {
+		counts = pipe.HGetAll(ctx, s.keys.PlanCounts(planID))
+		slowest = pipe.ZRangeWithScores(ctx, s.keys.PlanRunning(planID), 0, task.SlowestLen-1)
+	}); err != nil {
+		return task.Summary{}, wrap("read plan summary", err)
+	}
+	sum := task.NewSummary()
+	samples := map[string]string{}
+	for f, v := range counts.Val() {
+		kind, rest, _ := strings.Cut(f, ":")
+		if kind == "x" {
+			samples[rest] = v
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n == 0 {
+			continue
+		}
+		switch kind {
+		case "total":
+			sum.Total = n
+		case "s":
+			sum.Statuses[task.Status(rest)] = n
+		case "m":
+			stage, status, _ := strings.Cut(rest, ":")
+			i, err := strconv.Atoi(stage)
+			if err != nil {
+				continue
+			}
+			if sum.Stages[i] == nil {
+				sum.Stages[i] = map[task.Status]int{}
+			}
+			sum.Stages[i][task.Status(status)] = n
+		case "c":
+			c := sum.Classes[rest]
+			c.Count = n
+			sum.Classes[rest] = c
+		}
+	}
+	for class, c := range sum.Classes {
+		c.TenantID, c.Message, _ = strings.Cut(samples[class], "|")
+		sum.Classes[class] = c
+	}
+	if z := slowest.Val(); len(z) > 0 {
+		ids := make([]string, len(z))
+		for i, m := range z {
+			ids[i] = m.Member.(string)
+		}
+		rows, err := s.client.HMGet(ctx, s.keys.PlanRows(planID), ids...).Result()
+		if err != nil {
+			return task.Summary{}, wrap("read plan summary", err)
+		}
+		for i, v := range rows {
+			if str, ok := v.(string); ok {
+				if row, err := parseRow(ids[i], str); err == nil && row.Status == task.Running {
+					sum.Slowest = append(sum.Slowest, row)
+				}
+			}
+		}
+	}
+	return sum, nil
+}
+
+// Rows returns the rows of the plan's indexed tasks by task id (the mirror's while Redis is
+// away).
+func (r *TaskRepo) Rows(ctx context.Context, planID string) (map[string]task.Row, error) {
+	return read(r.s, func() (map[string]task.Row, error) { return r.rowsOnline(ctx, planID) },
+		func() (map[string]task.Row, error) { return r.s.mirror.Tasks().Rows(ctx, planID) })
+}
+
+func (r *TaskRepo) rowsOnline(ctx context.Context, planID string) (map[string]task.Row, error) {
+	h, err := r.s.client.HGetAll(ctx, r.s.keys.PlanRows(planID)).Result()
+	if err != nil {
+		return nil, wrap("read plan index", err)
+	}
+	out := make(map[string]task.Row, len(h))
+	for id, v := range h {
+		row, err := parseRow(id, v)
+		if err != nil {
+			return nil, err
+		}
+		out[id] = row
+	}
+	return out, nil
+}
+
+// Reindex records the rows of tasks, read from the store, in their plans' indexes (a later
+// write a row holds stands): the index of a plan created before there was one, or behind.
+func (r *TaskRepo) Reindex(ctx context.Context, tasks []*task.Task) error {
+	byPlan := map[string][]task.Row{}
+	for _, t := range tasks {
+		byPlan[t.PlanID()] = append(byPlan[t.PlanID()], task.RowOf(t))
+	}
+	for planID, rows := range byPlan {
+		if err := r.s.indexRows(ctx, planID, rows); err != nil {
+			return wrap("reindex", err)
+		}
+	}
+	return r.s.mirror.Tasks().Reindex(ctx, tasks)
+}
+
+// parseRow decodes a row of the index (fence|version|status|stage|class|sinceMs|tenant|message).
+func parseRow(id, v string) (task.Row, error) {
+	parts := strings.SplitN(v, "|", 8)
+	if len(parts) != 8 {
+		return task.Row{}, fmt.Errorf("redisrepo: index row of %s: %q", id, v)
+	}
+	fence, err1 := strconv.ParseUint(parts[0], 10, 64)
+	version, err2 := strconv.ParseUint(parts[1], 10, 64)
+	stage, err3 := strconv.Atoi(parts[3])
+	since, err4 := strconv.ParseInt(parts[5], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
+		return task.Row{}, fmt.Errorf("redisrepo: index row of %s: %q", id, v)
+	}
+	return task.Row{ID: id, Fence: fence, Version: version, Status: task.Status(parts[2]), Stage: stage,
+		Class: parts[4], Since: time.UnixMilli(since).UTC(), TenantID: parts[6], Message: parts[7]}, nil
+}
