@@ -60,7 +60,7 @@ type Plan struct {
 	MaxConcurrency int               `json:"maxConcurrency"`
 	FailureBudget  int               `json:"failureBudget"`
 	Stages         []StageRef        `json:"stages"`
-	TaskIDs        []string          `json:"taskIds"`
+	TaskIDs        []string          `json:"taskIds,omitempty"`      // GET answers: only with ?include=taskIds; the submission's and a retry's answers: always
 	Progress       map[string]int    `json:"progress"`               // "total", one count per task status, and "MISSING" when tasks are missing
 	MissingTasks   []MissingTask     `json:"missingTasks,omitempty"` // tasks the store no longer holds; absent when none
 	StartAt        *time.Time        `json:"startAt,omitempty"`

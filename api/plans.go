@@ -103,6 +103,11 @@ func (h *handlers) listPlans(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
+	withIDs, err := includeTaskIDs(r)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
 	q := r.URL.Query()
 	views, err := h.svc.ListPlans(r.Context(), plan.Filter{
 		Status: plan.Status(strings.ToUpper(q.Get("status"))), Before: q.Get("cursor"), Limit: limit,
@@ -114,6 +119,9 @@ func (h *handlers) listPlans(w http.ResponseWriter, r *http.Request) {
 	out := PlanList{Plans: make([]Plan, len(views))}
 	for i, v := range views {
 		out.Plans[i] = PlanFrom(v)
+		if !withIDs {
+			out.Plans[i].TaskIDs = nil
+		}
 	}
 	if len(views) == limit {
 		out.NextCursor = views[len(views)-1].Plan.ID()
@@ -134,6 +142,11 @@ func (h *handlers) getPlan(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
+	withIDs, err := includeTaskIDs(r)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
 	var v app.PlanView
 	if waiting {
 		v, err = h.svc.WaitPlan(r.Context(), id, wait)
@@ -144,7 +157,11 @@ func (h *handlers) getPlan(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	h.respond(w, r, http.StatusOK, PlanFrom(v))
+	out := PlanFrom(v)
+	if !withIDs {
+		out.TaskIDs = nil
+	}
+	h.respond(w, r, http.StatusOK, out)
 }
 
 // planTasks is GET /v1/plans/{planId}/tasks: a page of the plan's tasks in the plan's task

@@ -33,7 +33,7 @@ func TestSubmitAndQuery(t *testing.T) {
 	assert.Equal(t, 3, created.Progress["total"])
 	assert.Equal(t, []api.StageRef{{"validate", "noop"}, {"bake", "sleep"}, {"push", "noop"}}, created.Stages)
 
-	got := decode[api.Plan](t, get(t, base+"/v1/plans/"+created.PlanID), http.StatusOK)
+	got := decode[api.Plan](t, get(t, base+"/v1/plans/"+created.PlanID+"?include=taskIds"), http.StatusOK)
 	assert.Equal(t, created.PlanID, got.PlanID)
 	assert.Equal(t, created.TaskIDs, got.TaskIDs)
 

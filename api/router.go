@@ -108,6 +108,7 @@ func NewRouter(svc *app.Service, opts Options) http.Handler {
 		r.Route("/{planId}", func(r chi.Router) {
 			r.Get("/", h.getPlan)
 			r.Get("/tasks", h.planTasks)
+			r.Get("/summary", h.planSummary)
 			r.Post("/pause", h.planOp((*app.Service).PausePlan))
 			r.Post("/resume", h.planOp((*app.Service).ResumePlan))
 			r.Post("/cancel", h.planOp((*app.Service).CancelPlan))

@@ -50,7 +50,7 @@ func failingService(t *testing.T, err error, refuse bool) *app.Service {
 		Creator: db, Plans: plans, Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Locker: locker,
 	}, kinds, orchestrator.Config{})
 	return app.New(app.Deps{
-		Creator: db, Plans: plans, Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Holders: locker, Kinds: kinds,
+		Creator: db, Plans: plans, Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Index: db.Tasks(), Holders: locker, Kinds: kinds,
 		Runner: orch, RefuseNewPlans: func() bool { return refuse },
 	})
 }

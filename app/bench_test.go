@@ -33,7 +33,7 @@ func memExecutor(b *testing.B) (*app.Service, func()) {
 		orchestrator.Config{Logger: slog.New(slog.DiscardHandler), Queue: dispatch.ForMemory(dispatch.NewMemory(dispatch.MemoryOptions{}))})
 	orch.Start()
 	svc := app.New(app.Deps{
-		Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(),
+		Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Index: db.Tasks(),
 		Kinds: kinds, Holders: locker, Runner: orch,
 	})
 	return svc, func() {

@@ -35,12 +35,12 @@ func busyService(t *testing.T, queued, workers int, limits app.Limits) (*app.Ser
 	db := memrepo.New()
 	locker := lock.NewMemory()
 	kinds := stagekind.Builtin(stagekind.HTTPOptions{})
-	st := apptest.Stores{Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Locker: locker}
+	st := apptest.Stores{Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Index: db.Tasks(), Locker: locker}
 	_, orch := apptest.New(t, st, kinds, orchestrator.Config{})
 	n := new(atomic.Int64)
 	n.Store(int64(queued))
 	return app.New(app.Deps{
-		Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(),
+		Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Index: db.Tasks(),
 		Kinds: kinds, Holders: locker, Runner: busyRunner{Runner: orch, queued: n, workers: workers},
 		Limits: limits,
 	}), n

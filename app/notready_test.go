@@ -26,11 +26,11 @@ func TestQueriesRefusedUntilRedisReached(t *testing.T) {
 	db := memrepo.New()
 	locker := lock.NewMemory()
 	kinds := stagekind.Builtin(stagekind.HTTPOptions{})
-	st := apptest.Stores{Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Locker: locker}
+	st := apptest.Stores{Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Index: db.Tasks(), Locker: locker}
 	_, orch := apptest.New(t, st, kinds, orchestrator.Config{})
 	var notReady atomic.Bool
 	svc := app.New(app.Deps{
-		Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(),
+		Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Index: db.Tasks(),
 		Kinds: kinds, Holders: locker, Runner: orch, NotReady: notReady.Load,
 	})
 	ctx := context.Background()

@@ -39,7 +39,8 @@ func (s *Service) tasksOf(ctx context.Context, ids []string) ([]*task.Task, []Mi
 }
 
 // view counts p's tasks. p is read before its tasks, so a terminal plan's counts are final.
-// Tasks the store no longer holds are counted in the total and listed as missing.
+// Tasks the store no longer holds are counted in the total and listed as missing: this reads
+// every task's status (the plan's index, Summary, cannot tell a task Redis lost).
 func (s *Service) view(ctx context.Context, p *plan.Plan) (PlanView, error) {
 	statuses, missing, p, err := s.statusesOf(ctx, p)
 	if err != nil {

@@ -67,6 +67,7 @@ type Deps struct {
 	Plans       plan.Repository
 	Tasks       task.Repository
 	Checkpoints checkpoint.Store
+	Index       PlanIndex // the store's index of each plan's tasks (summaries, filters)
 	Kinds       Kinds
 	Holders     Holders
 	Runner      Runner

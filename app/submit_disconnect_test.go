@@ -60,7 +60,7 @@ func TestSubmitCompletesWhenTheClientGoesAwayMidCreation(t *testing.T) {
 			defer cancel()
 			sub := app.New(app.Deps{
 				Creator: disconnectingCreator{Creator: st.Creator, cancel: cancel, after: tc.after},
-				Plans:   st.Plans, Tasks: st.Tasks, Checkpoints: st.Checkpoints,
+				Plans:   st.Plans, Tasks: st.Tasks, Checkpoints: st.Checkpoints, Index: st.Tasks.(app.PlanIndex),
 				Kinds: stagekind.Builtin(stagekind.HTTPOptions{}), Holders: st.Locker, Runner: orch,
 			})
 			req := app.SubmitRequest{
@@ -95,7 +95,7 @@ func TestSubmitCancelsAPlanItCouldNotLaunch(t *testing.T) {
 	st := apptest.Stores{Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Locker: lock.NewMemory()}
 	svc, orch := apptest.New(t, st, nil, orchestrator.Config{})
 	failing := app.New(app.Deps{
-		Creator: st.Creator, Plans: st.Plans, Tasks: st.Tasks, Checkpoints: st.Checkpoints,
+		Creator: st.Creator, Plans: st.Plans, Tasks: st.Tasks, Checkpoints: st.Checkpoints, Index: st.Tasks.(app.PlanIndex),
 		Kinds: stagekind.Builtin(stagekind.HTTPOptions{}), Holders: st.Locker, Runner: failingLauncher{orch},
 	})
 	ctx := context.Background()

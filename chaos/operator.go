@@ -135,7 +135,7 @@ func (o *Operator) read(ctx context.Context, id string) (wirePlan, []wireTask, s
 	defer cancel()
 	var p wirePlan
 	var tl wireTaskList
-	pa, _ := o.api.Try(rctx, o.pick, http.MethodGet, "/v1/plans/"+id, nil, nil)
+	pa, _ := o.api.Try(rctx, o.pick, http.MethodGet, "/v1/plans/"+id+"?include=taskIds", nil, nil)
 	if !pa.OK() || pa.Decode(&p) != nil {
 		return p, nil, "", false
 	}
@@ -222,7 +222,7 @@ func (o *Operator) AllPlans(ctx context.Context) []string {
 			continue
 		}
 		for cursor := ""; ; {
-			path := "/v1/plans?limit=1000"
+			path := "/v1/plans?limit=1000&include=taskIds"
 			if cursor != "" {
 				path += "&cursor=" + cursor
 			}

@@ -135,7 +135,7 @@ func TakeSnapshot(ctx context.Context, c *Cluster, api *API, planIDs []string, k
 				continue
 			}
 			rctx, cancel := context.WithTimeout(ctx, requestTimeout)
-			pa := api.Do(rctx, e, http.MethodGet, "/v1/plans/"+id, nil, nil)
+			pa := api.Do(rctx, e, http.MethodGet, "/v1/plans/"+id+"?include=taskIds", nil, nil)
 			ta := api.Do(rctx, e, http.MethodGet, "/v1/plans/"+id+"/tasks", nil, nil)
 			cancel()
 			var p wirePlan

@@ -258,7 +258,7 @@ func (w *Workload) Refresh(ctx context.Context, id string) {
 	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	e := w.pick()
-	pa := w.api.Do(rctx, e, http.MethodGet, "/v1/plans/"+id, nil, nil)
+	pa := w.api.Do(rctx, e, http.MethodGet, "/v1/plans/"+id+"?include=taskIds", nil, nil)
 	ta := w.api.Do(rctx, e, http.MethodGet, "/v1/plans/"+id+"/tasks", nil, nil)
 	if !pa.OK() || !ta.OK() {
 		return

@@ -193,10 +193,15 @@ func (c *Client) Plans(ctx context.Context, status string, limit int, cursor str
 
 // Plan returns a plan (GET /v1/plans/{planId}). With wait > 0 the server long-polls: it
 // answers once the plan is terminal or after wait, whichever comes first. The request's own
-// deadline is wait plus RequestTimeout.
+// deadline is wait plus RequestTimeout. The plan carries its task ids.
 func (c *Client) Plan(ctx context.Context, id string, wait time.Duration) (*api.Plan, error) {
 	var out api.Plan
-	req := request{method: http.MethodGet, path: "/v1/plans/" + url.PathEscape(id), query: waitQuery(wait), wait: wait}
+	q := waitQuery(wait)
+	if q == nil {
+		q = url.Values{}
+	}
+	q.Set("include", "taskIds") // the CLI's plan show -o json prints them (until it prints the summary)
+	req := request{method: http.MethodGet, path: "/v1/plans/" + url.PathEscape(id), query: q, wait: wait}
 	if err := c.do(ctx, req, &out); err != nil {
 		return nil, err
 	}

@@ -119,12 +119,12 @@ func TestRoutes(t *testing.T) {
 		{
 			name: "plan", body: planJSON,
 			call:       func(c *client.Client) (any, error) { return c.Plan(ctx, "01JPLAN", 0) },
-			wantMethod: "GET", wantPath: "/v1/plans/01JPLAN",
+			wantMethod: "GET", wantPath: "/v1/plans/01JPLAN", wantQuery: "include=taskIds",
 		},
 		{
 			name: "plan long poll", body: planJSON,
 			call:       func(c *client.Client) (any, error) { return c.Plan(ctx, "01JPLAN", 30*time.Second) },
-			wantMethod: "GET", wantPath: "/v1/plans/01JPLAN", wantQuery: "wait=30s",
+			wantMethod: "GET", wantPath: "/v1/plans/01JPLAN", wantQuery: "include=taskIds&wait=30s",
 		},
 		{
 			name: "plan tasks", body: `{"tasks":[` + taskJSON + `]}`,

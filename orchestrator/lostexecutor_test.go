@@ -74,7 +74,7 @@ func newLostCluster(t *testing.T) *lostCluster {
 	c.kinds = stagekind.Builtin(stagekind.HTTPOptions{})
 	idle := orchestrator.New(c.db.Plans(), c.db.Tasks(), c.db.Checkpoints(), c.locker, c.kinds, c.config("exec-c"))
 	c.idle = app.New(app.Deps{
-		Creator: c.db, Plans: c.db.Plans(), Tasks: c.db.Tasks(), Checkpoints: c.db.Checkpoints(),
+		Creator: c.db, Plans: c.db.Plans(), Tasks: c.db.Tasks(), Checkpoints: c.db.Checkpoints(), Index: c.db.Tasks(),
 		Kinds: c.kinds, Holders: c.locker, Runner: idle, ShuttingDown: idle.ShuttingDown,
 	})
 	return c
@@ -89,7 +89,7 @@ func (c *lostCluster) config(name string) orchestrator.Config {
 func (c *lostCluster) survivor(t *testing.T, name string) *app.Service {
 	t.Helper()
 	svc, _ := apptest.New(t, apptest.Stores{
-		Creator: c.db, Plans: c.db.Plans(), Tasks: c.db.Tasks(), Checkpoints: c.db.Checkpoints(), Locker: c.locker,
+		Creator: c.db, Plans: c.db.Plans(), Tasks: c.db.Tasks(), Checkpoints: c.db.Checkpoints(), Index: c.db.Tasks(), Locker: c.locker,
 	}, c.kinds, c.config(name))
 	return svc
 }

@@ -84,7 +84,7 @@ func TestQueuedForgetsTasksAbandonedAtStop(t *testing.T) {
 	orch := orchestrator.New(db.Plans(), db.Tasks(), db.Checkpoints(), lock.NewMemory(), kinds, orchestrator.Config{Workers: 8, Queue: dispatch.ForMemory(dispatch.NewMemory(dispatch.MemoryOptions{}))})
 	orch.Start()
 	svc := app.New(app.Deps{
-		Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(),
+		Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Index: db.Tasks(),
 		Kinds: kinds, Holders: lock.NewMemory(), Runner: orch,
 	})
 	h := &harness{svc: svc, orch: orch, kinds: kinds, db: db}

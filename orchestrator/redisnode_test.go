@@ -87,7 +87,7 @@ func newNode(t *testing.T, opts nodeOptions) *node {
 	if opts.idle {
 		n.orch = orchestrator.New(st.Plans, st.Tasks, st.Checkpoints, st.Locker, n.kinds, cfg)
 		n.svc = app.New(app.Deps{
-			Creator: st.Creator, Plans: st.Plans, Tasks: st.Tasks, Checkpoints: st.Checkpoints,
+			Creator: st.Creator, Plans: st.Plans, Tasks: st.Tasks, Checkpoints: st.Checkpoints, Index: st.Tasks.(app.PlanIndex),
 			Kinds: n.kinds, Holders: st.Locker, Runner: n.orch, ShuttingDown: n.orch.ShuttingDown,
 		})
 	} else {

@@ -214,7 +214,7 @@ func ftRunPlan(srv *server.Server, n int) (res ftPlanResult) {
 func ftLogTasks(t *testing.T, srv *server.Server, logs *servertest.Buffer, planID string) {
 	t.Helper()
 	var p api.Plan
-	if _, err := cfTryHTTP(http.MethodGet, srv.URL()+"/v1/plans/"+planID, "", &p); err != nil {
+	if _, err := cfTryHTTP(http.MethodGet, srv.URL()+"/v1/plans/"+planID+"?include=taskIds", "", &p); err != nil {
 		t.Logf("  plan: %v", err)
 		return
 	}
@@ -294,7 +294,7 @@ func ftAPIView(t *testing.T, srv *server.Server, planIDs []string) ftView {
 	v := ftView{plans: map[string]string{}, tasks: map[string]ftTaskView{}}
 	for _, id := range planIDs {
 		var p api.Plan
-		cfHTTP(t, http.MethodGet, srv.URL()+"/v1/plans/"+id, "", &p)
+		cfHTTP(t, http.MethodGet, srv.URL()+"/v1/plans/"+id+"?include=taskIds", "", &p)
 		v.plans[id] = p.Status
 		for _, tid := range p.TaskIDs {
 			var tk api.Task

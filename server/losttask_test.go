@@ -22,7 +22,7 @@ func lostTasksPlan(t *testing.T, srv *server.Server, tenants ...string) api.Plan
 	t.Helper()
 	p := submitPlan(t, srv, []string{`{"name":"check","kind":"noop"}`}, tenants, "")
 	var done api.Plan
-	cfHTTP(t, http.MethodGet, srv.URL()+"/v1/plans/"+p.PlanID+"?wait=10s", "", &done)
+	cfHTTP(t, http.MethodGet, srv.URL()+"/v1/plans/"+p.PlanID+"?wait=10s&include=taskIds", "", &done)
 	require.Equal(t, "COMPLETED", done.Status)
 	return done
 }

@@ -149,6 +149,7 @@ type stores struct {
 	plans   plan.Repository
 	tasks   task.Repository
 	ckpts   checkpoint.Store
+	index   app.PlanIndex
 	counts  func() (map[plan.Status]int, map[task.Status]int) // by status, for the metrics
 	locker  interface {
 		orchestrator.Locker
@@ -214,7 +215,7 @@ func NewExecutor(cfg Config) (*Executor, error) {
 			SettleFromRedis: cfg.RejectNewPlansWhileDegraded, ClaimsPaused: e.claimsPaused, Events: e.events, Metrics: e.metrics, Scheduler: e.sched, Signals: sigs, Queue: queue, Fallback: fallback,
 			ExecutorURL: e.self.get})
 	e.svc = app.New(app.Deps{
-		Creator: st.creator, Plans: st.plans, Tasks: st.tasks, Checkpoints: st.ckpts,
+		Creator: st.creator, Plans: st.plans, Tasks: st.tasks, Checkpoints: st.ckpts, Index: st.index,
 		Kinds: e.kinds, Holders: st.locker, Runner: e.orch, Events: source, Members: e.members,
 		RefuseNewPlans: func() bool { return cfg.RejectNewPlansWhileDegraded && e.Degraded() },
 		Degraded:       func() bool { return cfg.RejectNewPlansWhileDegraded && e.Degraded() },
@@ -230,7 +231,7 @@ func NewExecutor(cfg Config) (*Executor, error) {
 func (e *Executor) stores() (stores, error) {
 	if e.cfg.RedisURL == "" {
 		db := memrepo.New()
-		return stores{creator: db, plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(), locker: lock.NewMemory(), counts: db.StatusCounts}, nil
+		return stores{creator: db, plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(), index: db.Tasks(), locker: lock.NewMemory(), counts: db.StatusCounts}, nil
 	}
 	conn, err := redisconn.Open(redisconn.Config{URL: e.cfg.RedisURL, Cluster: e.cfg.RedisCluster, MasterChanged: outage.ErrDataLost})
 	if err != nil {
@@ -272,7 +273,7 @@ func (e *Executor) stores() (stores, error) {
 	db := e.store
 	return stores{
 		batched: batched,
-		creator: db, plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(), counts: db.StatusCounts,
+		creator: db, plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(), index: db.Tasks(), counts: db.StatusCounts,
 		locker: lock.NewFailover(e.redis, lock.RedisOptions{Keys: keys, TTL: e.cfg.LeaseTTL, Logger: e.cfg.Logger, Scripter: batched}, e.mon),
 	}, nil
 }

@@ -25,7 +25,9 @@ type Stores struct {
 	Plans       plan.Repository
 	Tasks       task.Repository
 	Checkpoints checkpoint.Store
-	Locker      interface {
+	// Index is the store's plan index; nil: Tasks, when it is one.
+	Index  app.PlanIndex
+	Locker interface {
 		orchestrator.Locker
 		app.Holders
 	}
@@ -59,8 +61,11 @@ func New(t testing.TB, st Stores, kinds *stagekind.Registry, cfg orchestrator.Co
 		defer cancel()
 		require.NoError(t, orch.Stop(ctx))
 	})
+	if st.Index == nil {
+		st.Index, _ = st.Tasks.(app.PlanIndex)
+	}
 	svc := app.New(app.Deps{
-		Creator: st.Creator, Plans: st.Plans, Tasks: st.Tasks, Checkpoints: st.Checkpoints,
+		Creator: st.Creator, Plans: st.Plans, Tasks: st.Tasks, Checkpoints: st.Checkpoints, Index: st.Index,
 		Kinds: kinds, Holders: st.Locker, Runner: orch, ShuttingDown: orch.ShuttingDown,
 	})
 	return svc, orch

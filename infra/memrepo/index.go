@@ -92,3 +92,19 @@ func (r *TaskRepo) Reindex(_ context.Context, tasks []*task.Task) error {
 	}
 	return nil
 }
+
+// Running returns the ids of the plan's RUNNING tasks as its index holds them.
+func (r *TaskRepo) Running(_ context.Context, planID string) ([]string, error) {
+	db := r.db
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	ix := db.indexes[planID]
+	if ix == nil {
+		return nil, nil
+	}
+	out := make([]string, 0, len(ix.running))
+	for id := range ix.running {
+		out = append(out, id)
+	}
+	return out, nil
+}

@@ -228,3 +228,15 @@ func parseRow(id, v string) (task.Row, error) {
 	return task.Row{ID: id, Fence: fence, Version: version, Status: task.Status(parts[2]), Stage: stage,
 		Class: parts[4], Since: time.UnixMilli(since).UTC(), TenantID: parts[6], Message: parts[7]}, nil
 }
+
+// Running returns the ids of the plan's RUNNING tasks as its index holds them (the mirror's
+// while Redis is away).
+func (r *TaskRepo) Running(ctx context.Context, planID string) ([]string, error) {
+	return read(r.s, func() ([]string, error) {
+		ids, err := r.s.client.ZRange(ctx, r.s.keys.PlanRunning(planID), 0, -1).Result()
+		if err != nil {
+			return nil, wrap("read plan index", err)
+		}
+		return ids, nil
+	}, func() ([]string, error) { return r.s.mirror.Tasks().Running(ctx, planID) })
+}

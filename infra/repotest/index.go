@@ -22,6 +22,7 @@ import (
 type Index interface {
 	Summary(ctx context.Context, planID string) (task.Summary, error)
 	Rows(ctx context.Context, planID string) (map[string]task.Row, error)
+	Running(ctx context.Context, planID string) ([]string, error)
 	Reindex(ctx context.Context, tasks []*task.Task) error
 }
 
@@ -146,6 +147,13 @@ func testIndexFollowsTheWrites(t *testing.T, s Store) {
 			assert.Equal(t, task.Running, r.Status, msg)
 		}
 		assert.Len(t, slowest, min(len(running), task.SlowestLen), msg)
+		ids, err := s.Index.Running(ctx, p.ID())
+		require.NoError(t, err)
+		var wantIDs []string
+		for _, r := range running {
+			wantIDs = append(wantIDs, r.ID)
+		}
+		assert.ElementsMatch(t, wantIDs, ids, msg)
 
 		rows, err := s.Index.Rows(ctx, p.ID())
 		require.NoError(t, err)
