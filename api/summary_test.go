@@ -134,7 +134,9 @@ func TestPlanSummaryEqualsTheListing(t *testing.T) {
 			polls.Add(1)
 		}
 	}()
-	atRest := func(s api.PlanSummary) bool { return s.Statuses["WAITING"]+s.Statuses["FAILED"]+s.Statuses["COMPLETED"] == n }
+	atRest := func(s api.PlanSummary) bool {
+		return s.Statuses["WAITING"]+s.Statuses["FAILED"]+s.Statuses["COMPLETED"] == n
+	}
 	require.Eventually(t, func() bool {
 		return atRest(decode[api.PlanSummary](t, get(t, base+"/v1/plans/"+p.PlanID+"/summary"), http.StatusOK))
 	}, 20*time.Second, 20*time.Millisecond)
