@@ -267,7 +267,7 @@ func TestRedisOutOfMemoryIsAnOutage(t *testing.T) {
 	statuses := map[string]int{}
 	for _, p := range plans {
 		var pl api.Plan
-		c.do(http.MethodGet, "/v1/plans/"+p.id, nil, &pl)
+		c.do(http.MethodGet, "/v1/plans/"+p.id+"?include=taskIds", nil, &pl)
 		for _, id := range pl.TaskIDs {
 			st, err := rdb.HGet(ctx, "executor:task:{"+id+"}", "status").Result()
 			require.NoError(t, err, "task %s in Redis", id)
