@@ -136,6 +136,22 @@ func eventuallyPlan(t *testing.T, base, planID string, cond func(api.Plan) bool)
 	return last
 }
 
+// eventuallySummary waits until the plan's summary meets cond and returns it.
+func eventuallySummary(t *testing.T, base, planID string, cond func(api.PlanSummary) bool, msg ...any) api.PlanSummary {
+	t.Helper()
+	var last api.PlanSummary
+	require.Eventually(t, func() bool {
+		last = decode[api.PlanSummary](t, get(t, base+"/v1/plans/"+planID+"/summary"), http.StatusOK)
+		return cond(last)
+	}, 20*time.Second, 10*time.Millisecond, msg...)
+	return last
+}
+
+// statusCount is a summary condition: count tasks in status st.
+func statusCount(st string, count int) func(api.PlanSummary) bool {
+	return func(s api.PlanSummary) bool { return s.Statuses[st] == count }
+}
+
 // waiting reports whether a task is WAITING at a gate.
 func waiting(tk api.Task) bool { return tk.Status == "WAITING" }
 

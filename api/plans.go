@@ -9,7 +9,6 @@ import (
 
 	"github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/domain/plan"
-	"github.com/executor-dev/executor/domain/task"
 )
 
 // Headers of plan submission.
@@ -164,9 +163,10 @@ func (h *handlers) getPlan(w http.ResponseWriter, r *http.Request) {
 	h.respond(w, r, http.StatusOK, out)
 }
 
-// planTasks is GET /v1/plans/{planId}/tasks: a page of the plan's tasks in the plan's task
-// order, with ?status=, ?limit=, ?cursor= (the nextCursor of the previous page) and the
-// deprecated ?offset=; the answer counts the matching tasks in total.
+// planTasks is GET /v1/plans/{planId}/tasks: a page of the plan's tasks, filtered by
+// ?status= (a comma list), ?stage=, ?class=, ?tenant= (a prefix), in ?sort= order, with
+// ?limit=, ?cursor= (the nextCursor of the previous page) and the deprecated ?offset=; the
+// answer counts the matching tasks in total.
 func (h *handlers) planTasks(w http.ResponseWriter, r *http.Request) {
 	id, err := pathParam(r, "planId")
 	if err != nil {
@@ -185,7 +185,7 @@ func (h *handlers) planTasks(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	page, err := h.svc.PlanTasks(r.Context(), id, app.TaskQuery{
-		Status: task.Status(strings.ToUpper(q.Get("status"))), Cursor: q.Get("cursor"), Offset: offset, Limit: limit,
+		Filter: filterOf(q), Sort: q.Get("sort"), Cursor: q.Get("cursor"), Offset: offset, Limit: limit,
 	})
 	if err != nil {
 		h.writeError(w, r, err)

@@ -5,9 +5,13 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/domain/task"
 )
 
 // pathParam returns the URL path parameter name, unescaped ("a%3Ab" is "a:b"). The use cases
@@ -70,4 +74,16 @@ func includeTaskIDs(r *http.Request) (bool, error) {
 		return true, nil
 	}
 	return false, invalid("include", fmt.Sprintf("%q is not something a plan can include; the one choice is taskIds", s))
+}
+
+// filterOf is the task filter of a listing's query: ?status= (comma-separated, any case),
+// ?stage=, ?class=, ?tenant= (a prefix).
+func filterOf(q url.Values) app.TaskFilter {
+	f := app.TaskFilter{Stage: q.Get("stage"), Class: q.Get("class"), Tenant: q.Get("tenant")}
+	for _, s := range strings.Split(q.Get("status"), ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			f.Statuses = append(f.Statuses, task.Status(strings.ToUpper(s)))
+		}
+	}
+	return f
 }

@@ -15,8 +15,9 @@ import (
 	"github.com/executor-dev/executor/auth"
 )
 
-// DefaultMaxBodyBytes bounds a request body.
-const DefaultMaxBodyBytes = 4 << 20
+// DefaultMaxBodyBytes bounds a request body: a 100,000-tenant submission (DefaultMaxTenants)
+// with a few variables per tenant fits.
+const DefaultMaxBodyBytes = 32 << 20
 
 // Options tunes the HTTP API. The zero value is usable.
 type Options struct {
@@ -108,6 +109,9 @@ func NewRouter(svc *app.Service, opts Options) http.Handler {
 		r.Route("/{planId}", func(r chi.Router) {
 			r.Get("/", h.getPlan)
 			r.Get("/tasks", h.planTasks)
+			for _, a := range []app.BulkAction{app.BulkApprove, app.BulkReject, app.BulkRetry, app.BulkCancel} {
+				r.Post("/tasks/"+string(a), h.bulkTasks(a))
+			}
 			r.Get("/summary", h.planSummary)
 			r.Post("/pause", h.planOp((*app.Service).PausePlan))
 			r.Post("/resume", h.planOp((*app.Service).ResumePlan))

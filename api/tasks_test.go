@@ -269,9 +269,10 @@ func TestPlanTasksBadCursor(t *testing.T) {
 	}{
 		{"not base64", p.PlanID, "!!!"},
 		{"not a cursor", p.PlanID, enc("hello")},
-		{"another version", p.PlanID, enc("t9.1." + p.TaskIDs[0])},
-		{"past the end", p.PlanID, enc("t1.4." + p.TaskIDs[2])},
-		{"before the start", p.PlanID, enc("t1.0." + p.TaskIDs[0])},
+		{"another version", p.PlanID, enc("t9.order.1." + p.TaskIDs[0])},
+		{"past the end", p.PlanID, enc("t2.order.4." + p.TaskIDs[2])},
+		{"before the start", p.PlanID, enc("t2.order.0." + p.TaskIDs[0])},
+		{"another sort's cursor", p.PlanID, enc("t2.tenant.1." + p.TaskIDs[0])},
 		{"another plan's cursor", other.PlanID, first.NextCursor},
 	}
 	for _, tt := range tests {

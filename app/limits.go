@@ -2,10 +2,10 @@ package app
 
 // Default limits of a submission (Limits' zero fields take these).
 const (
-	DefaultMaxTenants     = 10_000
+	DefaultMaxTenants     = 100_000
 	DefaultMaxStages      = 100
 	DefaultMaxParamsBytes = 64 << 10 // the plan's stage params, or one tenant's params, as JSON
-	DefaultMaxQueued      = 100_000
+	DefaultMaxQueued      = 250_000
 )
 
 // Limits bound what one submission may ask for, and how much work the executor queues.

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/executor-dev/executor/domain/task"
 )
@@ -52,4 +53,9 @@ func readPresent[T any](ctx context.Context, ids []string, read func(context.Con
 		return nil, nil, err
 	}
 	return out, missing, nil
+}
+
+// sortMissing orders missing tasks by their index in the plan.
+func sortMissing(missing []MissingTask) {
+	slices.SortFunc(missing, func(a, b MissingTask) int { return a.Index - b.Index })
 }

@@ -3,8 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"fmt"
-	"slices"
 
 	"github.com/executor-dev/executor/domain/task"
 )
@@ -38,20 +36,18 @@ type PlanRetry struct {
 // RetryPlan retries every task of a plan whose status is one of req.Statuses, as RetryTenant
 // does for one: a new attempt, from the checkpoint or from the first stage. A task that
 // cannot be retried (its tenant moved on to another plan, it changed meanwhile) is skipped
-// with the reason; the others are retried regardless.
+// with the reason; the others are retried regardless. The tasks are selected from the plan's
+// index (BulkTasks with only statuses, answering the plan and the tasks retried).
 func (s *Service) RetryPlan(ctx context.Context, planID string, req RetryPlanRequest) (PlanRetry, error) {
 	if err := checkULID("planId", planID); err != nil {
 		return PlanRetry{}, err
 	}
-	want := req.Statuses
-	if len(want) == 0 {
-		want = DefaultRetryStatuses
+	f := TaskFilter{Statuses: req.Statuses}
+	if err := f.checkStatuses("status[%d]", RetryableStatuses); err != nil {
+		return PlanRetry{}, err
 	}
-	for i, st := range want {
-		if !slices.Contains(RetryableStatuses, st) {
-			return PlanRetry{}, invalid(fmt.Sprintf("status[%d]", i),
-				fmt.Sprintf("%q cannot be retried: use one of %v", st, RetryableStatuses))
-		}
+	if len(f.Statuses) == 0 {
+		f.Statuses = DefaultRetryStatuses
 	}
 	if err := errors.Join(s.refuseWork(), s.refuseDegraded()); err != nil {
 		return PlanRetry{}, err
@@ -60,7 +56,11 @@ func (s *Service) RetryPlan(ctx context.Context, planID string, req RetryPlanReq
 	if err != nil {
 		return PlanRetry{}, err
 	}
-	tasks, missing, _, err := s.tasksOf(ctx, p.TaskIDs())
+	rf, err := f.resolve(p)
+	if err != nil {
+		return PlanRetry{}, err
+	}
+	refs, missing, err := s.matching(ctx, p, rf)
 	if err != nil {
 		return PlanRetry{}, err
 	}
@@ -68,22 +68,13 @@ func (s *Service) RetryPlan(ctx context.Context, planID string, req RetryPlanReq
 	for _, m := range missing {
 		out.Skipped = append(out.Skipped, TaskRef{TaskID: m.TaskID, Reason: ReasonTaskMissing})
 	}
-	for _, t := range tasks {
-		if !slices.Contains(want, t.Status()) {
-			continue
-		}
-		ref := TaskRef{TaskID: t.ID(), TenantID: t.TenantID()}
-		err := s.startingWork(func() error { return s.Runner.RetryTask(ctx, t.ID(), req.FromCheckpoint) })
-		switch {
-		case err == nil:
-			out.Retried = append(out.Retried, ref)
-		case errors.Is(err, ErrShuttingDown) || ctx.Err() != nil:
-			return PlanRetry{}, err
-		default:
-			ref.Reason = err.Error()
-			out.Skipped = append(out.Skipped, ref)
-		}
+	retried, skipped, err := s.actOn(ctx, refs, func(ctx context.Context, id string) error {
+		return s.Runner.RetryTask(ctx, id, req.FromCheckpoint)
+	})
+	if err != nil {
+		return PlanRetry{}, err
 	}
+	out.Retried, out.Skipped = retried, append(out.Skipped, skipped...)
 	if out.Plan, err = s.Plan(ctx, planID); err != nil {
 		return PlanRetry{}, err
 	}

@@ -19,6 +19,8 @@ type PlanIndex interface {
 	Running(ctx context.Context, planID string) ([]string, error)
 	// Reindex records the rows of tasks as read from the store (a later row stands).
 	Reindex(ctx context.Context, tasks []*task.Task) error
+	// ForgetRows drops the rows of ids, tasks of the plan the store no longer holds.
+	ForgetRows(ctx context.Context, planID string, ids []string) error
 }
 
 // PlanSummary is a plan with the summary of its tasks as they stand.
@@ -73,29 +75,17 @@ func (s *Service) summaryOf(ctx context.Context, p *plan.Plan) (task.Summary, *p
 	if err != nil {
 		return task.Summary{}, nil, fmt.Errorf("app: running tasks of plan %s: %w", p.ID(), err)
 	}
-	tasks, _, reaped, err := s.tasksOf(ctx, running)
+	rr, err := s.refreshRunning(ctx, p, running)
 	if err != nil {
-		return task.Summary{}, nil, fmt.Errorf("app: running tasks of plan %s: %w", p.ID(), err)
+		return task.Summary{}, nil, err
 	}
-	behind := reaped > 0
-	for _, t := range tasks {
-		behind = behind || t.Status() != task.Running
-	}
-	if !behind {
-		return sum, p, nil
-	}
-	if err := s.Index.Reindex(ctx, tasks); err != nil {
-		return task.Summary{}, nil, fmt.Errorf("app: summary of plan %s: %w", p.ID(), err)
-	}
-	if reaped > 0 {
-		if p, err = s.Plans.Plan(ctx, p.ID()); err != nil { // reaping may have settled it
-			return task.Summary{}, nil, err
-		}
+	if !rr.reindexed {
+		return sum, rr.plan, nil
 	}
 	if sum, err = s.Index.Summary(ctx, p.ID()); err != nil {
 		return task.Summary{}, nil, fmt.Errorf("app: summary of plan %s: %w", p.ID(), err)
 	}
-	return sum, p, nil
+	return sum, rr.plan, nil
 }
 
 // reindex reads p's every task and records their rows in the index.

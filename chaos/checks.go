@@ -283,7 +283,7 @@ func checkStranded(ev Evidence, r *Results) {
 		st := pv.Status()
 		r.PlansByStatus[st]++
 		if !pv.Ended() {
-			r.PlansOpen = append(r.PlansOpen, fmt.Sprintf("plan %s is %s (API %v, Redis %q) %s%s", id, st, pv.API, pv.Redis, pv.Reason, raw(pv.RedisRaw)))
+			r.PlansOpen = append(r.PlansOpen, fmt.Sprintf("plan %s is %s (API %v, Redis %q) %s%s%s", id, st, pv.API, pv.Redis, pv.Reason, raw(pv.RedisRaw), raw(pv.Dispatch)))
 		}
 	}
 	ids := make([]string, 0, len(ev.Snapshot.Tasks))

@@ -5,6 +5,7 @@ package chaos
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -78,6 +79,9 @@ type PlanView struct {
 	// RedisRaw is the plan's Redis hash (its fields, with the status and version) when some
 	// executor's view differs from it: evidence.
 	RedisRaw string
+	// Dispatch is the plan's shared queue as Redis holds it (queued ids, claims, the dispatch
+	// hash) when the plan has not ended: evidence of a task that nobody claims any more.
+	Dispatch string
 }
 
 // Status is the plan's status as the API reports it, else Redis's.
@@ -261,6 +265,9 @@ func (s *Snapshot) readRaw(ctx context.Context, rdb *redis.Client) error {
 		if pv.differs() && !pv.Gone() {
 			pv.RedisRaw = rawHash(ctx, rdb, "executor:plan:{"+id+"}")
 		}
+		if !pv.Ended() && !pv.Gone() {
+			pv.Dispatch = rawDispatch(ctx, rdb, id)
+		}
 	}
 	for id, v := range s.Tasks {
 		differs := false
@@ -274,6 +281,22 @@ func (s *Snapshot) readRaw(ctx context.Context, rdb *redis.Client) error {
 		}
 	}
 	return nil
+}
+
+// rawDispatch describes a plan's shared queue (docs/redis.md): its queued task ids with
+// their scores, its claims (task id → executor|claim ms) and its dispatch hash.
+func rawDispatch(ctx context.Context, rdb *redis.Client, planID string) string {
+	queued, err1 := rdb.ZRangeWithScores(ctx, "executor:queue:{"+planID+"}", 0, -1).Result()
+	inflight, err2 := rdb.HGetAll(ctx, "executor:inflight:{"+planID+"}").Result()
+	dispatch, err3 := rdb.HGetAll(ctx, "executor:dispatch:{"+planID+"}").Result()
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return "dispatch: " + err.Error()
+	}
+	q := make([]string, len(queued))
+	for i, z := range queued {
+		q[i] = fmt.Sprintf("%v@%g", z.Member, z.Score)
+	}
+	return fmt.Sprintf("dispatch: queued %v, in flight %v, dispatch %v", q, inflight, dispatch)
 }
 
 // rawHash describes a hash: its field names, and its status, version and fence.

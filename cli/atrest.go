@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/executor-dev/executor/api"
@@ -120,41 +121,51 @@ func needsOperator(ctx context.Context, c *client.Client, p api.Plan, r *rest) e
 	}
 }
 
-// gateHints says, for every gate the plan's WAITING tasks wait at, how many wait there, which
-// and how to decide. The gates are those of the first page of WAITING tasks.
+// gateHints says, for every gate the plan's WAITING tasks wait at, how many wait there, the
+// first few, and how to decide: the tenant's own command for one task, a bulk action on the
+// gate's stage for more. The gates and their counts are the plan's summary's, whatever the
+// plan's size.
 func gateHints(ctx context.Context, c *client.Client, p api.Plan) []string {
-	generic := fmt.Sprintf("%s WAITING at a gate: executor approve --tenant T (or executor reject --tenant T), for each",
-		tasksN(p.Progress[string(task.Waiting)]))
-	page, err := c.PlanTasksPage(ctx, p.PlanID, client.TaskQuery{Status: string(task.Waiting), Limit: client.TaskPageSize})
-	if err != nil || len(page.Tasks) == 0 {
+	generic := fmt.Sprintf("%s WAITING at a gate: executor plan bulk approve %s --status WAITING (or executor plan bulk reject %s --status WAITING)",
+		tasksN(p.Progress[string(task.Waiting)]), p.PlanID, p.PlanID)
+	s, err := c.Summary(ctx, p.PlanID)
+	if err != nil || len(s.Gates) == 0 {
 		return []string{generic}
 	}
-	var gates []string
-	byGate := map[string][]string{}
-	for _, t := range page.Tasks {
-		gate := "?"
-		if t.Wait != nil {
-			gate = t.Wait.Stage
-		}
-		if _, ok := byGate[gate]; !ok {
-			gates = append(gates, gate)
-		}
-		byGate[gate] = append(byGate[gate], t.TenantID)
-	}
 	var out []string
-	for _, g := range gates {
-		ts := byGate[g]
-		who, each := ts[0], ""
-		if len(ts) > 1 {
-			who, each = "T", ", for each"
+	for _, g := range s.Gates {
+		q := client.TaskQuery{Status: string(task.Waiting), Stage: strconv.Itoa(g.StageIndex), Limit: tenantsShown}
+		var ids []string
+		if page, err := c.PlanTasksPage(ctx, p.PlanID, q); err == nil {
+			for _, t := range page.Tasks {
+				ids = append(ids, t.TenantID)
+			}
 		}
-		out = append(out, fmt.Sprintf("%s WAITING at gate %s%s: executor approve --tenant %s (or executor reject --tenant %s)%s",
-			tasksN(len(ts)), g, tenantList(ts, len(ts)), who, who, each))
-	}
-	if more := page.Total - len(page.Tasks); more > 0 {
-		out = append(out, fmt.Sprintf("and %s more WAITING: executor plan tasks %s --status WAITING", tasksN(more), p.PlanID))
+		if g.Waiting == 1 && len(ids) == 1 {
+			out = append(out, fmt.Sprintf("1 task WAITING at gate %s (%s): executor approve --tenant %s (or executor reject --tenant %s)",
+				g.Stage, ids[0], ids[0], ids[0]))
+			continue
+		}
+		who := ""
+		if len(ids) > 0 {
+			who = tenantList(ids, g.Waiting)
+		}
+		stage := shellWord(g.Stage)
+		out = append(out, fmt.Sprintf("%s WAITING at gate %s%s: executor plan bulk approve %s --stage %s (or executor plan bulk reject %s --stage %s)",
+			tasksN(g.Waiting), g.Stage, who, p.PlanID, stage, p.PlanID, stage))
 	}
 	return out
+}
+
+// shellWord is s as one word of a shell command line: as it is when it holds only letters,
+// digits and ._-/:@%+=, else single-quoted.
+func shellWord(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-/:@%+=", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // tenantsOf is " (t1, t2, t3, …)": the first tenants of the plan's tasks in status st; empty

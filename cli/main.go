@@ -190,6 +190,7 @@ logged). A task that is not WAITING is a 409 (exit 1).`),
 		a.unlockCmd(),
 		a.taskCmd(),
 		a.executorsCmd(),
+		a.eventsCmd(),
 		a.benchCmd(),
 	)
 	return root

@@ -11,13 +11,12 @@ import (
 	usecase "github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/client"
 	"github.com/executor-dev/executor/domain/plan"
-	"github.com/executor-dev/executor/domain/task"
 )
 
 func (a *app) planCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plan",
-		Short: "List, show, pause, resume, cancel, retry, approve or reject plans",
+		Short: "List, show and control plans, and act on their tasks",
 		Args:  groupArgs,
 		RunE:  groupRun,
 	}
@@ -25,6 +24,8 @@ func (a *app) planCmd() *cobra.Command {
 		a.planListCmd(),
 		a.planShowCmd(),
 		a.planTasksCmd(),
+		a.planSummaryCmd(),
+		a.planBulkCmd(),
 		a.planOpCmd("pause", "Pause a plan; running tasks pause at their next stage boundary", (*client.Client).PausePlan),
 		a.planOpCmd("resume", "Resume a paused plan", (*client.Client).ResumePlan),
 		a.planOpCmd("cancel", "Cancel a plan and its unfinished tasks", (*client.Client).CancelPlan),
@@ -90,12 +91,18 @@ func (a *app) planShowCmd() *cobra.Command {
 	var watch bool
 	cmd := &cobra.Command{
 		Use:   "show ID",
-		Short: "Show a plan and its progress",
-		Long: `Show a plan and its progress (task counts per status). --watch waits until the plan
-ends, redrawing a live progress line on a terminal, prints the final plan and exits 1 unless
-it ended COMPLETED. It also stops when nothing of the plan can progress without an operator
-(tasks WAITING at a gate, PAUSED or INTERRUPTED, the plan PAUSED, a canary wave awaiting
-approval): it prints the plan, says what is needed and exits 3. Ctrl-C exits 130.`,
+		Short: "Show a plan, its progress and its summary",
+		Long: `Show a plan and its progress (task counts per status), then its summary, counted on the
+server whatever the plan's size (as 'plan summary' prints it): the tasks by current stage and
+status, the failure classes with a sample tenant and message, the gates with WAITING tasks and
+the RUNNING tasks longest at their stage. -o json prints the plan only (api.Plan, without its
+task ids: 'plan tasks' lists them, 'plan summary -o json' prints the summary).
+
+--watch waits until the plan ends, redrawing a live progress line on a terminal, prints the
+final plan (without the summary) and exits 1 unless it ended COMPLETED. It also stops when
+nothing of the plan can progress without an operator (tasks WAITING at a gate, PAUSED or
+INTERRUPTED, the plan PAUSED, a canary wave awaiting approval): it prints the plan, says what
+is needed and exits 3. Ctrl-C exits 130.`,
 		Example: `  executor plan show 01JD7X...
   executor plan show 01JD7X... --watch`,
 		Args: exactArgs("ID"),
@@ -111,35 +118,17 @@ approval): it prints the plan, says what is needed and exits 3. Ctrl-C exits 130
 			if err != nil {
 				return err
 			}
-			return a.print(p, planTable(*p))
-		},
-	}
-	cmd.Flags().BoolVar(&watch, "watch", false, "wait until the plan ends, showing live progress on a terminal")
-	return cmd
-}
-
-func (a *app) planTasksCmd() *cobra.Command {
-	var status string
-	cmd := &cobra.Command{
-		Use:   "tasks ID",
-		Short: "List a plan's tasks in submission order",
-		Long: `List every task of a plan in submission order, reading all pages (1,000 tasks each,
-following the API's nextCursor: each task once). -o json prints them as one list with their
-total.`,
-		Example: `  executor plan tasks 01JD7X...
-  executor plan tasks 01JD7X... --status FAILED`,
-		Args: exactArgs("ID"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := taskStatusFlag(status)
+			if a.output == OutputJSON {
+				return a.print(p, nil)
+			}
+			s, err := c.Summary(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
-			return fetchAndPrint(a, func(c *client.Client) (*api.TaskList, error) {
-				return c.PlanTasks(cmd.Context(), args[0], st)
-			}, taskListTable)
+			return a.print(p, planShowTable(*p, *s))
 		},
 	}
-	cmd.Flags().StringVar(&status, "status", "", "only tasks in this status ("+strings.Join(taskStatusOrder, ", ")+")")
+	cmd.Flags().BoolVar(&watch, "watch", false, "wait until the plan ends, showing live progress on a terminal")
 	return cmd
 }
 
@@ -173,18 +162,6 @@ func planStatusFlag(v string) (string, error) {
 	s := plan.Status(strings.ToUpper(v))
 	if !s.Valid() {
 		return "", usagef("invalid --status %q: want one of %s", v, strings.Join(planStatusNames(), ", "))
-	}
-	return string(s), nil
-}
-
-// taskStatusFlag checks a --status value (any case) against the task statuses.
-func taskStatusFlag(v string) (string, error) {
-	if v == "" {
-		return "", nil
-	}
-	s := task.Status(strings.ToUpper(v))
-	if !s.Valid() {
-		return "", usagef("invalid --status %q: want one of %s", v, strings.Join(taskStatusOrder, ", "))
 	}
 	return string(s), nil
 }

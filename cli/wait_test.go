@@ -40,7 +40,7 @@ func TestWaitEndsAtRest(t *testing.T) {
 					Tenants: tenantsOf("rg-1", "rg-2")})
 				return []string{"submit", "-f", file, "--wait"}, ""
 			},
-			hints: []string{"2 tasks WAITING at gate change-approval (rg-1, rg-2): executor approve --tenant T (or executor reject --tenant T), for each"},
+			hints: []string{"2 tasks WAITING at gate change-approval (rg-1, rg-2): executor plan bulk approve {plan} --stage change-approval (or executor plan bulk reject {plan} --stage change-approval)"},
 		},
 		{
 			name: "watch, a task interrupted and one waiting",
@@ -182,7 +182,7 @@ func TestScheduledPlanTable(t *testing.T) {
 func TestHelpLinesFit(t *testing.T) {
 	t.Parallel()
 	url := deadURL(t)
-	for _, group := range [][]string{nil, {"plan"}, {"task"}} {
+	for _, group := range [][]string{nil, {"plan"}, {"plan", "bulk"}, {"task"}} {
 		t.Run(strings.Join(append([]string{"executor"}, group...), " "), func(t *testing.T) {
 			t.Parallel()
 			r := runCLI(t, url, append(group, "--help")...)

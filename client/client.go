@@ -193,73 +193,147 @@ func (c *Client) Plans(ctx context.Context, status string, limit int, cursor str
 
 // Plan returns a plan (GET /v1/plans/{planId}). With wait > 0 the server long-polls: it
 // answers once the plan is terminal or after wait, whichever comes first. The request's own
-// deadline is wait plus RequestTimeout. The plan carries its task ids.
+// deadline is wait plus RequestTimeout. The plan leaves its task ids out (the server's default:
+// 2.8 MB for 100,000 tasks, on every long poll); PlanTasks lists the tasks, Summary counts them.
 func (c *Client) Plan(ctx context.Context, id string, wait time.Duration) (*api.Plan, error) {
 	var out api.Plan
-	q := waitQuery(wait)
-	if q == nil {
-		q = url.Values{}
-	}
-	q.Set("include", "taskIds") // the CLI's plan show -o json prints them (until it prints the summary)
-	req := request{method: http.MethodGet, path: "/v1/plans/" + url.PathEscape(id), query: q, wait: wait}
+	req := request{method: http.MethodGet, path: planPath(id, ""), query: waitQuery(wait), wait: wait}
 	if err := c.do(ctx, req, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
 }
 
-// TaskPageSize is the page size PlanTasks asks for (the server's maximum).
-const TaskPageSize = 1000
-
-// TaskQuery selects a page of a plan's tasks (GET /v1/plans/{planId}/tasks). Every field is
-// optional.
-type TaskQuery struct {
-	Status string // only tasks in this status
-	Limit  int    // at most this many (0: the server's default, 1000)
-	Cursor string // the page after this one: a previous page's NextCursor
+// Summary returns a plan counted without listing it (GET /v1/plans/{planId}/summary): its
+// tasks by status, by current stage and status, by failure class with a sample, the gates
+// with WAITING tasks and the RUNNING tasks longest at their stage.
+func (c *Client) Summary(ctx context.Context, planID string) (*api.PlanSummary, error) {
+	var out api.PlanSummary
+	if err := c.do(ctx, request{method: http.MethodGet, path: planPath(planID, "summary")}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
-// PlanTasksPage returns one page of a plan's tasks in the plan's task order, with the total
-// of the tasks matching q and, when more follow, the NextCursor of the next page.
-func (c *Client) PlanTasksPage(ctx context.Context, id string, q TaskQuery) (*api.TaskList, error) {
+// Actions of BulkTasks: what POST /v1/plans/{planId}/tasks/{action} does to every matching task.
+const (
+	BulkApprove = "approve"
+	BulkReject  = "reject"
+	BulkRetry   = "retry"
+	BulkCancel  = "cancel"
+)
+
+// BulkTasks acts on every task of a plan matching body's filters (POST
+// /v1/plans/{planId}/tasks/{action}; action is BulkApprove, BulkReject, BulkRetry or
+// BulkCancel) and returns how many matched, how many took the action, and the skipped ones
+// with the reason. A task that cannot take the action when it is reached is skipped, not an
+// error: the answer is still a 200.
+func (c *Client) BulkTasks(ctx context.Context, planID, action string, body api.BulkTasksBody) (*api.BulkResult, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("client: bulk %s: %w", action, err)
+	}
+	var out api.BulkResult
+	req := request{method: http.MethodPost, path: planPath(planID, "tasks/"+url.PathEscape(action)),
+		header: http.Header{"Content-Type": {ContentTypeJSON}}, body: b}
+	if err := c.do(ctx, req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// TaskPageSize is the page size PlanTasks asks for by default (the server's maximum).
+const TaskPageSize = 1000
+
+// Orders of TaskQuery.Sort.
+const (
+	SortOrder      = "order"   // the plan's task order (the submission's order of tenants): the default
+	SortOrderDesc  = "-order"  // the plan's task order, last first
+	SortTenant     = "tenant"  // tenant id ascending
+	SortTenantDesc = "-tenant" // tenant id descending
+)
+
+// TaskQuery selects a plan's tasks (GET /v1/plans/{planId}/tasks). Every field is optional;
+// the filters (Status, Stage, Class, Tenant) keep the tasks matching all of them.
+type TaskQuery struct {
+	Status string // only tasks in these statuses: one, or a comma-separated list ("FAILED,INTERRUPTED"), any case
+	Stage  string // only tasks at this current stage: its name, or its index ("0".."len(stages)"; len(stages): every stage done)
+	Class  string // only tasks whose last error has this failure class ("permanent", "retryable", "timeout", ...)
+	Tenant string // only tasks whose tenant id starts with this prefix
+	Sort   string // SortOrder (default), SortOrderDesc, SortTenant or SortTenantDesc
+	Limit  int    // at most this many per page (0: the server's default, 1000; PlanTasks: TaskPageSize)
+	Cursor string // the page after this one: a previous page's NextCursor (with the same Sort)
+}
+
+// values is q as the listing's query parameters.
+func (q TaskQuery) values() url.Values {
 	v := url.Values{}
-	if q.Status != "" {
-		v.Set("status", q.Status)
+	for k, s := range map[string]string{"status": q.Status, "stage": q.Stage, "class": q.Class,
+		"tenant": q.Tenant, "sort": q.Sort, "cursor": q.Cursor} {
+		if s != "" {
+			v.Set(k, s)
+		}
 	}
 	if q.Limit > 0 {
 		v.Set("limit", strconv.Itoa(q.Limit))
 	}
-	if q.Cursor != "" {
-		v.Set("cursor", q.Cursor)
-	}
+	return v
+}
+
+// PlanTasksPage returns one page of a plan's tasks matching q, in q.Sort's order, with the
+// total of the tasks matching q and, when more follow, the NextCursor of the next page.
+func (c *Client) PlanTasksPage(ctx context.Context, id string, q TaskQuery) (*api.TaskList, error) {
 	var out api.TaskList
-	req := request{method: http.MethodGet, path: "/v1/plans/" + url.PathEscape(id) + "/tasks", query: v}
+	req := request{method: http.MethodGet, path: planPath(id, "tasks"), query: q.values()}
 	if err := c.do(ctx, req, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
 }
 
-// PlanTasks returns all of a plan's tasks in the plan's task order (GET
-// /v1/plans/{planId}/tasks), only those in status when status is not empty. It follows the
-// pages' nextCursor, TaskPageSize tasks at a time: a task is listed at most once, and without
-// a status every task exactly once, however statuses change meanwhile. Total is the last
-// page's; NextCursor is empty.
-func (c *Client) PlanTasks(ctx context.Context, id, status string) (*api.TaskList, error) {
-	out := api.TaskList{Tasks: []api.Task{}}
-	q := TaskQuery{Status: status, Limit: TaskPageSize}
+// EachPlanTasksPage reads every page of a plan's tasks matching q (GET
+// /v1/plans/{planId}/tasks), from q.Cursor on (empty: the first page), q.Limit tasks at a
+// time (0: TaskPageSize), following the pages' nextCursor, and calls fn with each page as it
+// comes; an error of fn stops it and is returned. A task is listed at most once, and without
+// a filter every task exactly once, however statuses change meanwhile; with filters each page
+// keeps the tasks matching them when it is read. Every page carries the plan's MissingTasks.
+func (c *Client) EachPlanTasksPage(ctx context.Context, id string, q TaskQuery, fn func(page *api.TaskList) error) error {
+	if q.Limit <= 0 {
+		q.Limit = TaskPageSize
+	}
 	for {
 		page, err := c.PlanTasksPage(ctx, id, q)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out.Tasks = append(out.Tasks, page.Tasks...)
-		out.Total, out.MissingTasks = page.Total, page.MissingTasks
+		if page.Tasks == nil {
+			page.Tasks = []api.Task{}
+		}
+		if err := fn(page); err != nil {
+			return err
+		}
 		if page.NextCursor == "" {
-			return &out, nil
+			return nil
 		}
 		q.Cursor = page.NextCursor
 	}
+}
+
+// PlanTasks returns every task of a plan matching q in q.Sort's order, reading all pages as
+// EachPlanTasksPage does (q.Limit tasks at a time, TaskPageSize when 0). Total and
+// MissingTasks are the last page's; NextCursor is empty. A listing of 100,000 tasks holds
+// them all in memory: EachPlanTasksPage handles them page by page.
+func (c *Client) PlanTasks(ctx context.Context, id string, q TaskQuery) (*api.TaskList, error) {
+	out := api.TaskList{Tasks: []api.Task{}}
+	err := c.EachPlanTasksPage(ctx, id, q, func(page *api.TaskList) error {
+		out.Tasks = append(out.Tasks, page.Tasks...)
+		out.Total, out.MissingTasks = page.Total, page.MissingTasks
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 // PausePlan pauses a plan (POST /v1/plans/{planId}/pause).
@@ -279,7 +353,7 @@ func (c *Client) CancelPlan(ctx context.Context, id string) (*api.Plan, error) {
 
 func (c *Client) planOp(ctx context.Context, id, op string) (*api.Plan, error) {
 	var out api.Plan
-	req := request{method: http.MethodPost, path: "/v1/plans/" + url.PathEscape(id) + "/" + op}
+	req := request{method: http.MethodPost, path: planPath(id, op)}
 	if err := c.do(ctx, req, &out); err != nil {
 		return nil, err
 	}
@@ -399,6 +473,15 @@ func waitQuery(wait time.Duration) url.Values {
 		return nil
 	}
 	return url.Values{"wait": {wait.String()}}
+}
+
+// planPath is /v1/plans/{id}, then /sub when sub is not empty (sub already escaped).
+func planPath(id, sub string) string {
+	p := "/v1/plans/" + url.PathEscape(id)
+	if sub != "" {
+		p += "/" + sub
+	}
+	return p
 }
 
 func tenantPath(tenant, op string) string {

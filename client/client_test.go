@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -119,17 +120,53 @@ func TestRoutes(t *testing.T) {
 		{
 			name: "plan", body: planJSON,
 			call:       func(c *client.Client) (any, error) { return c.Plan(ctx, "01JPLAN", 0) },
-			wantMethod: "GET", wantPath: "/v1/plans/01JPLAN", wantQuery: "include=taskIds",
+			wantMethod: "GET", wantPath: "/v1/plans/01JPLAN",
 		},
 		{
 			name: "plan long poll", body: planJSON,
 			call:       func(c *client.Client) (any, error) { return c.Plan(ctx, "01JPLAN", 30*time.Second) },
-			wantMethod: "GET", wantPath: "/v1/plans/01JPLAN", wantQuery: "include=taskIds&wait=30s",
+			wantMethod: "GET", wantPath: "/v1/plans/01JPLAN", wantQuery: "wait=30s",
 		},
 		{
 			name: "plan tasks", body: `{"tasks":[` + taskJSON + `]}`,
-			call:       func(c *client.Client) (any, error) { return c.PlanTasks(ctx, "01JPLAN", "FAILED") },
+			call: func(c *client.Client) (any, error) {
+				return c.PlanTasks(ctx, "01JPLAN", client.TaskQuery{Status: "FAILED"})
+			},
 			wantMethod: "GET", wantPath: "/v1/plans/01JPLAN/tasks", wantQuery: "limit=1000&status=FAILED",
+		},
+		{
+			name: "plan tasks with every filter", body: `{"tasks":[` + taskJSON + `],"total":1}`,
+			call: func(c *client.Client) (any, error) {
+				return c.PlanTasks(ctx, "01JPLAN", client.TaskQuery{Status: "FAILED,INTERRUPTED", Stage: "push config",
+					Class: "http_5xx", Tenant: "eu-", Sort: client.SortTenantDesc, Limit: 100})
+			},
+			wantMethod: "GET", wantPath: "/v1/plans/01JPLAN/tasks",
+			wantQuery: "class=http_5xx&limit=100&sort=-tenant&stage=push+config&status=FAILED%2CINTERRUPTED&tenant=eu-",
+		},
+		{
+			name: "plan summary", body: `{"planId":"01JPLAN","status":"RUNNING","total":3,"statuses":{"FAILED":1,"WAITING":2},` +
+				`"stages":[{"index":0,"name":"a","counts":{"FAILED":1}},{"index":1,"name":"gate","counts":{"WAITING":2}},{"index":2,"counts":{}}],` +
+				`"failureClasses":[{"class":"timeout","count":1,"sampleTenantId":"t1","sampleMessage":"slow"}],` +
+				`"gates":[{"stageIndex":1,"stage":"gate","waiting":2}],"slowest":[]}`,
+			call:       func(c *client.Client) (any, error) { return c.Summary(ctx, "01JPLAN") },
+			wantMethod: "GET", wantPath: "/v1/plans/01JPLAN/summary",
+		},
+		{
+			name: "bulk approve", body: `{"planId":"01JPLAN","action":"approve","matched":3,"applied":2,"skippedCount":1,` +
+				`"skipped":[{"taskId":"01JTASK","tenantId":"t3","reason":"task: invalid transition"}]}`,
+			call: func(c *client.Client) (any, error) {
+				return c.BulkTasks(ctx, "01JPLAN", client.BulkApprove, api.BulkTasksBody{Status: []string{"WAITING"}, Stage: "gate", Comment: "CHG-1"})
+			},
+			wantMethod: "POST", wantPath: "/v1/plans/01JPLAN/tasks/approve",
+			wantBody: `{"status":["WAITING"],"stage":"gate","comment":"CHG-1"}`,
+		},
+		{
+			name: "bulk retry sends fromCheckpoint false", body: `{"planId":"01JPLAN","action":"retry","matched":0,"applied":0,"skippedCount":0,"skipped":[]}`,
+			call: func(c *client.Client) (any, error) {
+				return c.BulkTasks(ctx, "01JPLAN", client.BulkRetry, api.BulkTasksBody{Class: "timeout", Tenant: "eu-", FromCheckpoint: new(bool)})
+			},
+			wantMethod: "POST", wantPath: "/v1/plans/01JPLAN/tasks/retry",
+			wantBody: `{"class":"timeout","tenant":"eu-","fromCheckpoint":false}`,
 		},
 		{
 			name: "plan tasks page", body: `{"tasks":[` + taskJSON + `],"total":3,"nextCursor":"C2"}`,
@@ -402,42 +439,86 @@ func TestTimeouts(t *testing.T) {
 	}
 }
 
-// PlanTasks pages through a plan with more tasks than one page holds, following nextCursor.
+// PlanTasks pages through a plan with more tasks than one page holds, following nextCursor
+// and keeping the query's filters on every page.
 func TestPlanTasksPages(t *testing.T) {
 	t.Parallel()
 	const total = client.TaskPageSize*2 + 7
-	var mu sync.Mutex
-	var queries []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		queries = append(queries, r.URL.RawQuery)
-		mu.Unlock()
-		from := 0
-		if c := r.URL.Query().Get("cursor"); c != "" {
-			from, _ = strconv.Atoi(strings.TrimPrefix(c, "at"))
-		}
-		limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
-		page := api.TaskList{Tasks: []api.Task{}, Total: total}
-		for i := from; i < min(from+limit, total); i++ {
-			page.Tasks = append(page.Tasks, api.Task{TenantID: "t" + strconv.Itoa(i)})
-		}
-		if from+limit < total {
-			page.NextCursor = "at" + strconv.Itoa(from+limit)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(page)
-	}))
-	t.Cleanup(srv.Close)
-
-	l, err := client.New(srv.URL, "", nil).PlanTasks(context.Background(), "p", "")
-	require.NoError(t, err)
-	require.Len(t, l.Tasks, total)
-	for i, task := range l.Tasks {
-		require.Equal(t, "t"+strconv.Itoa(i), task.TenantID)
+	tests := []struct {
+		name        string
+		q           client.TaskQuery
+		wantQueries []string
+	}{
+		{
+			name:        "default page size",
+			wantQueries: []string{"limit=1000", "cursor=at1000&limit=1000", "cursor=at2000&limit=1000"},
+		},
+		{
+			name: "filters and a page size",
+			q:    client.TaskQuery{Status: "FAILED,WAITING", Tenant: "t", Sort: client.SortOrder, Limit: 900},
+			wantQueries: []string{
+				"limit=900&sort=order&status=FAILED%2CWAITING&tenant=t",
+				"cursor=at900&limit=900&sort=order&status=FAILED%2CWAITING&tenant=t",
+				"cursor=at1800&limit=900&sort=order&status=FAILED%2CWAITING&tenant=t",
+			},
+		},
 	}
-	assert.Equal(t, total, l.Total)
-	assert.Empty(t, l.NextCursor)
-	mu.Lock()
-	defer mu.Unlock()
-	assert.Equal(t, []string{"limit=1000", "cursor=at1000&limit=1000", "cursor=at2000&limit=1000"}, queries)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			var queries []string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				queries = append(queries, r.URL.RawQuery)
+				mu.Unlock()
+				from := 0
+				if c := r.URL.Query().Get("cursor"); c != "" {
+					from, _ = strconv.Atoi(strings.TrimPrefix(c, "at"))
+				}
+				limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
+				page := api.TaskList{Tasks: []api.Task{}, Total: total}
+				for i := from; i < min(from+limit, total); i++ {
+					page.Tasks = append(page.Tasks, api.Task{TenantID: "t" + strconv.Itoa(i)})
+				}
+				if from+limit < total {
+					page.NextCursor = "at" + strconv.Itoa(from+limit)
+				}
+				w.Header().Set("Content-Type", "application/json")
+				_ = json.NewEncoder(w).Encode(page)
+			}))
+			t.Cleanup(srv.Close)
+
+			l, err := client.New(srv.URL, "", nil).PlanTasks(context.Background(), "p", tt.q)
+			require.NoError(t, err)
+			require.Len(t, l.Tasks, total)
+			for i, task := range l.Tasks {
+				require.Equal(t, "t"+strconv.Itoa(i), task.TenantID)
+			}
+			assert.Equal(t, total, l.Total)
+			assert.Empty(t, l.NextCursor)
+			mu.Lock()
+			defer mu.Unlock()
+			assert.Equal(t, tt.wantQueries, queries)
+		})
+	}
+}
+
+// EachPlanTasksPage hands each page to fn as it comes and stops at fn's error.
+func TestEachPlanTasksPageStops(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, http.StatusOK, "application/json", `{"tasks":[`+taskJSON+`],"total":5,"nextCursor":"more"}`)
+	stop := errors.New("enough")
+	pages := 0
+	err := client.New(f.srv.URL, "", nil).EachPlanTasksPage(context.Background(), "p", client.TaskQuery{Limit: 1}, func(page *api.TaskList) error {
+		pages++
+		assert.Len(t, page.Tasks, 1)
+		if pages == 2 {
+			return stop
+		}
+		return nil
+	})
+	require.ErrorIs(t, err, stop)
+	assert.Equal(t, 2, pages)
+	assert.Equal(t, "cursor=more&limit=1", f.last(t).Query)
 }

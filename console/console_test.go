@@ -49,7 +49,7 @@ func TestIndex(t *testing.T) {
 			t.Errorf("index.html references %q: only /assets/... may be loaded", ref)
 		}
 	}
-	assert.ElementsMatch(t, []string{"/assets/style.css", "/assets/app.js"}, assets)
+	assert.ElementsMatch(t, []string{"/assets/style.css", "/assets/app.js", "/assets/plan.js"}, assets)
 	for _, a := range assets {
 		assert.Equal(t, http.StatusOK, serve(t, h, a).Code, a)
 	}
@@ -67,6 +67,7 @@ func TestAssetsContentType(t *testing.T) {
 		path, contentType, contains string
 	}{
 		{"/assets/app.js", "text/javascript; charset=utf-8", "new EventSource("},
+		{"/assets/plan.js", "text/javascript; charset=utf-8", "/summary"},
 		{"/assets/style.css", "text/css; charset=utf-8", "data-state=\"done\""},
 	}
 	for _, tc := range tests {
@@ -118,7 +119,7 @@ func TestWorksOffline(t *testing.T) {
 		return nil
 	})
 	require.NoError(t, err)
-	assert.Equal(t, 4, n, "index.html, login.html, app.js and style.css")
+	assert.Equal(t, 5, n, "index.html, login.html, app.js, plan.js and style.css")
 }
 
 func TestNotFound(t *testing.T) {

@@ -108,6 +108,12 @@ func (h *Hub) Watch(_ context.Context, f Filter, lastEventID string) (*Watch, er
 	if lastEventID == "" {
 		return NewWatch(live, f, false, "", nil), nil
 	}
+	if after >= h.next {
+		// An id this hub never gave: the watcher saw an earlier process's events (an executor
+		// on the memory store restarted). What it missed is unknown: a gap, then every event
+		// from now on (ids restarted from 1 would all be "before" its id).
+		return NewWatch(live, f, true, "", nil), nil
+	}
 	n := len(h.ring)
 	gap := n > 0 && h.ring[h.start].ID > after+1
 	var kept []Entry

@@ -249,3 +249,21 @@ func TestStreamEntryID(t *testing.T) {
 		assert.Equal(t, want, events.StreamEntryID(id), id)
 	}
 }
+
+// A watch resumed from an ID this hub never gave (an earlier process's: an executor on the
+// memory store restarted) is told of a gap and gets every event from then on, though their
+// numbers restarted below its ID.
+func TestHubWatchFromAnEarlierProcessIsAGapThenLive(t *testing.T) {
+	t.Parallel()
+	h := events.NewHub(100)
+	for i := range 3 {
+		h.Publish(taskEvent("p", fmt.Sprint(i)))
+	}
+	w := watch(t, h, events.Filter{}, "1000")
+	assert.True(t, w.Gap)
+	assert.Empty(t, replayed(t, w))
+	h.Publish(taskEvent("p", "live"))
+	e := <-w.Live()
+	require.True(t, w.Fresh(e), "event %s is delivered", e.ID)
+	assert.Equal(t, "4", e.ID)
+}

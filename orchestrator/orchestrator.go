@@ -42,6 +42,7 @@ type Orchestrator struct {
 
 	planLocks keyedMutex
 	taskLocks keyedMutex
+	witnesses settleWitnesses // where each plan's settle last found a task not ended
 
 	ctx        context.Context
 	stop       context.CancelCauseFunc
@@ -199,22 +200,24 @@ func (o *Orchestrator) settleFromTasks(planID string) error {
 		return fmt.Errorf("orchestrator: settle plan %s: %w", planID, err)
 	}
 	if p.Status().Terminal() {
+		o.witnesses.forget(planID)
 		o.closeQueue(ctx, planID) // settled before; its queue may have outlived it
 		return nil
 	}
 	if p.Status() == plan.Scheduled || pausedForLoss(p) {
 		return nil
 	}
-	statuses, err := o.statusesOf(ctx, p.TaskIDs())
-	if err != nil {
-		return fmt.Errorf("orchestrator: settle plan %s: %w", planID, err)
+	statuses, open, err := o.planStatuses(ctx, planID, p.TaskIDs())
+	if err != nil || open {
+		if err != nil {
+			return fmt.Errorf("orchestrator: settle plan %s: %w", planID, err)
+		}
+		return nil
 	}
 	failed, cancelled := false, false
 	var interrupted []string
 	for i, st := range statuses {
 		switch st {
-		case task.Pending, task.Running, task.Paused, task.Waiting:
-			return nil
 		case task.Interrupted:
 			failed = true
 			interrupted = append(interrupted, p.TaskIDs()[i])

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,6 +33,7 @@ type node struct {
 	mon      *outage.Monitor
 	queue    *dispatch.Redis
 	fallback *dispatch.Memory
+	holding  atomic.Int32 // stages of a hold kind (hold) running now
 }
 
 // nodeOptions says how a node reaches Redis and whether it runs tasks.

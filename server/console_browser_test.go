@@ -126,6 +126,7 @@ func TestConsoleInChromium(t *testing.T) {
 	do(t, ctx, "back to the plan", chromedp.Click(chromedp.ID("tenant-plan-link")))
 	waitJS(t, ctx, "every cell done", `[...`+cells+`].filter(c => c.dataset.state === 'done').length === 12`)
 	waitJS(t, ctx, "the plan completed", `document.querySelector('#plan-head [data-testid=plan-status]')?.textContent.trim() === 'COMPLETED'`)
+	waitJS(t, ctx, "the summary counts four past every stage", `document.querySelector('[data-testid=matrix-cell][data-stage-index="3"][data-status=COMPLETED]')?.dataset.count === '4'`)
 
 	// The plans list shows it, completed, with a full progress bar.
 	do(t, ctx, "to the plans list", chromedp.Click(chromedp.ID("nav-plans")))

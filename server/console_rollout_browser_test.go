@@ -52,6 +52,8 @@ func TestConsoleApprovalInChromium(t *testing.T) {
 	waitJS(t, ctx, "both listed as waiting", `document.querySelectorAll('[data-testid=waiting-task]').length === 2 && !document.querySelector('#waiting').hidden`)
 	waitJS(t, ctx, "the gate's cells waiting", `[...document.querySelectorAll('[data-testid=cell][data-stage=gate]')].every(c => c.dataset.state === 'waiting')`)
 	waitJS(t, ctx, "the waiting count in the progress", `document.querySelector('[data-testid=plan-progress-waiting]')?.dataset.count === '2'`)
+	waitJS(t, ctx, "the gate in the summary", `document.querySelector('[data-testid=gate][data-stage=gate]')?.dataset.count === '2' && `+
+		`document.querySelector('[data-testid=matrix-cell][data-stage-index="1"][data-status=WAITING]')?.dataset.count === '2'`)
 	messages := do(t, ctx, "the messages", chromedp.Evaluate[[]string](
 		`[...document.querySelectorAll('[data-testid=waiting-task] [data-testid=wait-message]')].map(e => e.textContent)`))
 	assert.Equal(t, []string{"check dashboards", "check dashboards"}, messages)

@@ -77,8 +77,14 @@ func TestAPlanWithLostTasksReadsWithThemMissing(t *testing.T) {
 			var list api.PlanList
 			cfHTTP(t, http.MethodGet, srv.URL()+"/v1/plans?limit=1", "", &list)
 			require.Len(t, list.Plans, 1)
-			require.Equal(t, want, list.Plans[0].MissingTasks)
+			// The list counts each plan from its index (a list of 100,000-task plans reads no
+			// task): it cannot tell a task Redis lost; GET of the plan does.
+			require.Empty(t, list.Plans[0].MissingTasks)
+			require.Equal(t, 5, list.Plans[0].Progress["total"])
 
+			// The first listing reads every task (limit 1000): it finds the lost ones, still
+			// in the plan's index (Redis lost the task hashes only), and drops them from it; from
+			// then on every listing lists them missing, whatever its page.
 			for _, query := range []string{"", "?status=COMPLETED", "?limit=1"} {
 				var tasks api.TaskList
 				cfHTTP(t, http.MethodGet, srv.URL()+"/v1/plans/"+p.PlanID+"/tasks"+query, "", &tasks)

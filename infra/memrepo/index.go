@@ -81,6 +81,26 @@ func (r *TaskRepo) Rows(_ context.Context, planID string) (map[string]task.Row, 
 	return out, nil
 }
 
+// ForgetRows drops the rows of ids, tasks of the plan the store no longer holds, from the plan's
+// index with their counts.
+func (r *TaskRepo) ForgetRows(_ context.Context, planID string, ids []string) error {
+	db := r.db
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	ix := db.indexes[planID]
+	if ix == nil {
+		return nil
+	}
+	for _, id := range ids {
+		if old, ok := ix.rows[id]; ok {
+			ix.sum.Add(old, -1)
+			delete(ix.rows, id)
+			delete(ix.running, id)
+		}
+	}
+	return nil
+}
+
 // Reindex records the rows of tasks, read from the store, in their plans' indexes (a later
 // write a row holds stands).
 func (r *TaskRepo) Reindex(_ context.Context, tasks []*task.Task) error {

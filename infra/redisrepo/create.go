@@ -45,7 +45,11 @@ func (s *Store) create(ctx context.Context, p *plan.Plan, tasks []*task.Task) er
 		s.release(ctx, tasks)
 		return err
 	}
-	s.indexTasks(ctx, tasks...)
+	if p != nil {
+		s.indexCreated(ctx, tasks) // a new plan: its index is new too
+	} else {
+		s.indexTasks(ctx, tasks...)
+	}
 	if p != nil {
 		s.mirror.Plans().Put(p)
 	}

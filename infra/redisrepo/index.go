@@ -56,6 +56,12 @@ func (p *pendingRows) take() map[string][]task.Row {
 	return out
 }
 
+// indexCreated records the rows of tasks just created in their plans' indexes (indexNew); a
+// failure keeps them for the next index write, as indexTasks does.
+func (s *Store) indexCreated(ctx context.Context, tasks []*task.Task) {
+	s.writeRows(ctx, map[string][]task.Row{}, tasks, s.indexNew)
+}
+
 // indexTasks records the rows of tasks in their plans' indexes (index_tasks.lua), with the
 // rows whose index write failed earlier. A failure keeps them for the next index write: the
 // tasks are saved, their index catches up.
@@ -64,11 +70,19 @@ func (s *Store) indexTasks(ctx context.Context, tasks ...*task.Task) {
 	if byPlan == nil {
 		byPlan = map[string][]task.Row{}
 	}
+	s.writeRows(ctx, byPlan, tasks, s.indexRows)
+}
+
+// writeRows adds the rows of tasks to byPlan and writes each plan's rows with write; the
+// rows of a plan whose write fails are kept for the next index write.
+func (s *Store) writeRows(ctx context.Context, byPlan map[string][]task.Row, tasks []*task.Task,
+	write func(ctx context.Context, planID string, rows []task.Row) error,
+) {
 	for _, t := range tasks {
 		byPlan[t.PlanID()] = append(byPlan[t.PlanID()], task.RowOf(t))
 	}
 	for planID, rows := range byPlan {
-		if err := s.indexRows(ctx, planID, rows); err != nil {
+		if err := write(ctx, planID, rows); err != nil {
 			s.pending.add(planID, rows)
 			s.log.Debug("plan index: write failed; written with the next", "plan_id", planID, "rows", len(rows), "err", err)
 		}
@@ -210,6 +224,24 @@ func (r *TaskRepo) Reindex(ctx context.Context, tasks []*task.Task) error {
 		}
 	}
 	return r.s.mirror.Tasks().Reindex(ctx, tasks)
+}
+
+// ForgetRows drops the rows of ids, tasks of the plan the store no longer holds (a reader found
+// them gone), from the plan's index with their counts (forget_rows.lua).
+func (r *TaskRepo) ForgetRows(ctx context.Context, planID string, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	s := r.s
+	keys := []string{s.keys.PlanRows(planID), s.keys.PlanCounts(planID), s.keys.PlanRunning(planID)}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	if err := forgetRowsScript.Run(ctx, s.client, keys, args...).Err(); err != nil {
+		return wrap("forget index rows", err)
+	}
+	return nil
 }
 
 // parseRow decodes a row of the index (fence|version|status|stage|class|sinceMs|tenant|message).

@@ -69,11 +69,7 @@ func (r *PlanRepo) planOnline(ctx context.Context, id string) (*plan.Plan, error
 			}
 			return nil, plan.ErrNotFound // expired
 		}
-		st := cached.State()
-		st.Status = plan.Status(vals[0].(string))
-		st.Phase = plan.Phase(str(vals[3]))
-		st.Reason = str(vals[5])
-		st.Version = 0
+		st := plan.Standing{Status: plan.Status(vals[0].(string)), Phase: plan.Phase(str(vals[3])), Reason: str(vals[5])}
 		if v := str(vals[4]); v != "" {
 			if st.Version, err = strconv.ParseUint(v, 10, 64); err != nil {
 				return nil, fmt.Errorf("redisrepo: decode plan %s: version: %w", id, err)
@@ -83,7 +79,7 @@ func (r *PlanRepo) planOnline(ctx context.Context, id string) (*plan.Plan, error
 			map[string]*time.Time{"startedAt": &st.StartedAt, "finishedAt": &st.FinishedAt}); err != nil {
 			return nil, fmt.Errorf("redisrepo: decode plan %s: %w", id, err)
 		}
-		p, err := plan.Load(st)
+		p, err := cached.Restand(st)
 		if err != nil {
 			return nil, fmt.Errorf("redisrepo: decode plan %s: %w", id, err)
 		}

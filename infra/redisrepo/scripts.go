@@ -34,6 +34,8 @@ var (
 	retainIndexSrc string
 	//go:embed scripts/index_tasks.lua
 	indexTasksSrc string
+	//go:embed scripts/forget_rows.lua
+	forgetRowsSrc string
 
 	saveTaskScript      = redis.NewScript(saveTaskSrc)
 	bumpFenceScript     = redis.NewScript(bumpFenceSrc)
@@ -47,6 +49,7 @@ var (
 	generationScript    = redis.NewScript(generationSrc)
 	retainIndexScript   = redis.NewScript(retainIndexSrc)
 	indexTasksScript    = redis.NewScript(indexTasksSrc)
+	forgetRowsScript    = redis.NewScript(forgetRowsSrc)
 )
 
 // pipelinedScripts are the sources of the scripts sent by EVALSHA in pipelines (execScripts).

@@ -24,6 +24,7 @@ type Index interface {
 	Rows(ctx context.Context, planID string) (map[string]task.Row, error)
 	Running(ctx context.Context, planID string) ([]string, error)
 	Reindex(ctx context.Context, tasks []*task.Task) error
+	ForgetRows(ctx context.Context, planID string, ids []string) error
 }
 
 // A plan's summary and rows equal what its tasks say, after concurrent runs and operators'
@@ -171,4 +172,47 @@ func testIndexFollowsTheWrites(t *testing.T, s Store) {
 	check("after a late copy")
 	require.NoError(t, s.Index.Reindex(ctx, all))
 	check("after the same copies again")
+}
+
+// A plan created with its tasks is indexed whole, PENDING at the first stage; recording the
+// same tasks again changes nothing; forgetting tasks (the store lost them) drops their rows
+// and their counts, and forgetting them again changes nothing.
+func testIndexCreationAndForget(t *testing.T, s Store) {
+	require.NotNil(t, s.Index, "Store.Index")
+	ctx := t.Context()
+	p := newPlan(t, "", at(0))
+	tasks := make([]*task.Task, len(p.TaskIDs()))
+	for i, id := range p.TaskIDs() {
+		tk, err := task.Load(task.State{
+			ID: id, PlanID: p.ID(), TenantID: fmt.Sprintf("ixc-%d", i), Stages: stages(),
+			Status: task.Pending, Attempt: 1, CreatedAt: at(0), UpdatedAt: at(0),
+		})
+		require.NoError(t, err)
+		tasks[i] = tk
+	}
+	require.NoError(t, s.Creator.CreatePlan(ctx, p, tasks))
+	n := len(tasks)
+	require.GreaterOrEqual(t, n, 2, "the plan has tasks to forget and keep")
+	check := func(msg string, want int) {
+		t.Helper()
+		sum, err := s.Index.Summary(ctx, p.ID())
+		require.NoError(t, err)
+		assert.Equal(t, want, sum.Total, msg)
+		assert.Equal(t, map[task.Status]int{task.Pending: want}, sum.Statuses, msg)
+		assert.Equal(t, map[int]map[task.Status]int{0: {task.Pending: want}}, sum.Stages, msg)
+		rows, err := s.Index.Rows(ctx, p.ID())
+		require.NoError(t, err)
+		require.Len(t, rows, want, msg)
+		for _, tk := range tasks[n-want:] {
+			assert.Equal(t, task.RowOf(tk).TenantID, rows[tk.ID()].TenantID, msg)
+			assert.Equal(t, task.Pending, rows[tk.ID()].Status, msg)
+		}
+	}
+	check("after the creation", n)
+	require.NoError(t, s.Index.Reindex(ctx, tasks))
+	check("after the same tasks again", n)
+	require.NoError(t, s.Index.ForgetRows(ctx, p.ID(), []string{tasks[0].ID()}))
+	check("after one is forgotten", n-1)
+	require.NoError(t, s.Index.ForgetRows(ctx, p.ID(), []string{tasks[0].ID()}))
+	check("after it is forgotten again", n-1)
 }

@@ -83,6 +83,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"Plan/SaveIsCompareAndSet", testPlanSaveIsCompareAndSet},
 		{"Plan/ConcurrentUpdatesLoseNothing", testPlanConcurrentUpdates},
 		{"Index/FollowsTheWrites", testIndexFollowsTheWrites},
+		{"Index/CreationAndForget", testIndexCreationAndForget},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

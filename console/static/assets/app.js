@@ -36,6 +36,11 @@
       `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
   }
 
+  // fmtCount writes a count with thousands separators: 100000 → "100,000".
+  function fmtCount(n) {
+    return Number(n || 0).toLocaleString('en-US');
+  }
+
   function fmtMs(ms) {
     if (ms >= 60000) return `${Math.floor(ms / 60000)}m${Math.round((ms % 60000) / 1000)}s`;
     return `${(ms / 1000).toFixed(1)}s`;
@@ -226,6 +231,38 @@
     return (...args) => { clearTimeout(timer); timer = setTimeout(() => fn(...args), ms); };
   }
 
+  // throttle returns a trigger that runs the async fn at most once every ms, soon after a
+  // trigger: the first at once, later ones gathered into one run at the end of the interval
+  // (or right after a run under way). Unlike debounce, a steady stream of triggers (the events
+  // of a 100,000-task rollout) still runs fn once a second. Pending runs die with the view.
+  function throttle(fn, ms) {
+    let last = 0;
+    let timer = 0;
+    let running = false;
+    let again = false;
+    let dead = false;
+    onLeave(() => { dead = true; clearTimeout(timer); });
+    const schedule = () => {
+      if (timer || dead) return;
+      timer = setTimeout(run, Math.max(0, last + ms - Date.now()));
+    };
+    async function run() {
+      timer = 0;
+      if (running) { again = true; return; }
+      running = true;
+      last = Date.now();
+      try { await fn(); } catch { /* fn shows its own errors */ } finally {
+        running = false;
+        if (again) { again = false; schedule(); }
+      }
+    }
+    return schedule;
+  }
+
+  // views maps a route's view name to its render function (main, id, alive, query); plan.js
+  // adds the plan page.
+  const views = {};
+
   let viewSeq = 0;
   function route() {
     for (const fn of cleanups) { try { fn(); } catch { /* closing */ } }
@@ -233,7 +270,10 @@
     clearError();
     const seq = ++viewSeq;
     const alive = () => seq === viewSeq;
-    const hash = location.hash.replace(/^#/, '') || '/plans';
+    // #/plans/<id>?status=WAITING: the part after '?' is the view's query (the plan page's
+    // filter), kept in the address so that a filtered list can be shared.
+    const [hash, search = ''] = (location.hash.replace(/^#/, '') || '/plans').split('?', 2);
+    const query = new URLSearchParams(search);
     const parts = hash.split('/').filter(Boolean).map(decodeURIComponent);
     const main = $('#view');
     main.replaceChildren();
@@ -246,8 +286,7 @@
     for (const a of document.querySelectorAll('header nav a')) {
       a.classList.toggle('active', a.getAttribute('href') === `#/${parts[0] || 'plans'}`);
     }
-    const render = { plans: plansView, plan: planView, tenant: tenantView, submit: submitView, executors: executorsView }[view];
-    render(main, parts[1], alive).catch((e) => { if (alive()) showError(e); });
+    views[view](main, parts[1], alive, query).catch((e) => { if (alive()) showError(e); });
   }
 
   // ---------------------------------------------------------------- progress bar
@@ -268,16 +307,44 @@
       const seg = h('span', { class: `seg seg-${cls}`, 'data-part': cls, 'data-count': n });
       seg.style.width = `${(100 * n) / total}%`; // CSSOM: allowed by the CSP
       bar.append(seg);
-      title.push(`${n} ${cls}`);
+      title.push(`${fmtCount(n)} ${cls}`);
     }
     const done = (progress && progress.COMPLETED) || 0;
     const waiting = (progress && progress.WAITING) || 0;
-    bar.title = title.length ? `${title.join(', ')} of ${total}` : `${total} tasks`;
+    bar.title = title.length ? `${title.join(', ')} of ${fmtCount(total)}` : `${fmtCount(total)} tasks`;
     return h('div', { class: 'progress-wrap' }, bar,
-      h('span', { class: 'progress-text', 'data-testid': 'plan-progress-text', text: `${done}/${total}` }),
+      h('span', { class: 'progress-text', 'data-testid': 'plan-progress-text', text: `${fmtCount(done)}/${fmtCount(total)}` }),
       // Tasks waiting for an operator stand out: nothing moves until someone decides.
       waiting ? h('span', { class: 'progress-waiting', 'data-testid': 'plan-progress-waiting', 'data-count': waiting,
-        title: `${waiting} task(s) waiting for an operator`, text: `${waiting} waiting` }) : null);
+        title: `${fmtCount(waiting)} task(s) waiting for an operator`, text: `${fmtCount(waiting)} waiting` }) : null);
+  }
+
+  // STATUSES are the task statuses, in the API's display order.
+  const STATUSES = ['PENDING', 'RUNNING', 'WAITING', 'PAUSED', 'COMPLETED', 'FAILED', 'CANCELLED', 'INTERRUPTED'];
+
+  // statusCounts lists the statuses that have tasks with their counts ("WAITING 100,000").
+  // With onPick, each is a button that calls onPick(status) (the plan page filters on it).
+  function statusCounts(counts, { testid = 'status-counts', onPick = null } = {}) {
+    const box = h('div', { class: 'status-counts', 'data-testid': testid });
+    const keys = [...STATUSES, ...Object.keys(counts || {}).filter((k) => k !== 'total' && !STATUSES.includes(k))];
+    for (const st of keys) {
+      const n = (counts && counts[st]) || 0;
+      if (!n) continue;
+      const attrs = {
+        class: 'count-chip', 'data-testid': 'status-count', 'data-status': st, 'data-count': n,
+        title: onPick ? `List the ${st} tasks` : `${n} ${st}`,
+      };
+      const body = [h('span', { class: 'badge', 'data-status': st, text: st }), ' ', h('b', { class: 'num', text: fmtCount(n) })];
+      box.append(onPick ? h('button', { ...attrs, type: 'button', onclick: () => onPick(st) }, body) : h('span', attrs, body));
+    }
+    if (!box.children.length) box.append(h('span', { class: 'muted small', text: 'no tasks' }));
+    return box;
+  }
+
+  // labelChips shows a plan's labels as key=value chips.
+  function labelChips(labels) {
+    return Object.entries(labels || {}).sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, v]) => h('span', { class: 'label', 'data-testid': 'plan-label', 'data-key': k, text: `${k}=${v}` }));
   }
 
   // ---------------------------------------------------------------- plan phase and schedule
@@ -305,8 +372,9 @@
 
   // waitingItem shows a task WAITING at a gate (reason, stage, message, how long) with its
   // Approve and Reject buttons. Reject asks for a comment inline first. onDecided gets the
-  // task as the API returns it after the decision.
-  function waitingItem(t, onDecided, { showTenant = true } = {}) {
+  // task as the API returns it after the decision. tag is the element holding it (an li in
+  // a list, a div in a table cell).
+  function waitingItem(t, onDecided, { showTenant = true, tag = 'li' } = {}) {
     const w = t.wait || {};
     const tenant = t.tenantId;
     const decide = async (op, comment) => {
@@ -346,7 +414,7 @@
     });
     buttons.push(approve, reject, confirmReject, cancelReject);
 
-    return h('li', { class: 'waiting-item', 'data-testid': 'waiting-task', 'data-tenant': tenant, 'data-task-id': t.taskId },
+    return h(tag, { class: 'waiting-item', 'data-testid': 'waiting-task', 'data-tenant': tenant, 'data-task-id': t.taskId },
       h('div', { class: 'waiting-line' },
         showTenant ? h('a', { href: `#/tenants/${enc(tenant)}`, class: 'mono', 'data-testid': 'waiting-tenant', text: tenant }) : null,
         statusBadge('WAITING'),
@@ -374,7 +442,7 @@
         h('button', { type: 'button', id: 'plans-refresh', 'data-testid': 'plans-refresh', onclick: () => load(), text: 'Refresh' }),
         h('a', { class: 'button primary', href: '#/submit', id: 'plans-new', 'data-testid': 'plans-new', text: 'New plan' })),
       h('table', { id: 'plans-table', 'data-testid': 'plans-table', class: 'grid' },
-        h('thead', {}, h('tr', {}, ['Name', 'Plan id', 'Status', 'Progress', 'Created'].map((t) => h('th', { text: t })))),
+        h('thead', {}, h('tr', {}, ['Name', 'Plan id', 'Labels', 'Status', 'Progress', 'Created'].map((t) => h('th', { text: t })))),
         tbody),
       more);
 
@@ -387,8 +455,9 @@
       const tr = h('tr', { 'data-testid': 'plan-row', 'data-plan-id': p.planId, 'data-status': p.status, class: 'clickable' },
         h('td', {}, h('a', { href, 'data-testid': 'plan-link', text: p.name || '(unnamed)' })),
         h('td', { class: 'mono', text: p.planId }),
+        h('td', { 'data-testid': 'plan-labels' }, labelChips(p.labels)),
         h('td', {}, statusBadge(p.status, 'plan-status'), planStatusExtra(p)),
-        h('td', {}, progressBar(p.progress)),
+        h('td', {}, progressBar(p.progress), statusCounts(p.progress, { testid: 'plan-counts' })),
         h('td', { title: p.createdAt, text: fmtTime(p.createdAt) }));
       tr.addEventListener('click', (ev) => { if (!ev.target.closest('a')) location.hash = href; });
       return tr;
@@ -410,7 +479,7 @@
         if (sig === shownSig) return;
         shownSig = sig;
         tbody.replaceChildren(...page.plans.map(row));
-        if (!page.plans.length) tbody.append(h('tr', {}, h('td', { colspan: 5, class: 'muted', 'data-testid': 'plans-empty', text: 'No plans yet.' })));
+        if (!page.plans.length) tbody.append(h('tr', {}, h('td', { colspan: 6, class: 'muted', 'data-testid': 'plans-empty', text: 'No plans yet.' })));
         shown = page.plans.length;
         cursor = page.nextCursor || '';
         more.hidden = !cursor;
@@ -430,7 +499,8 @@
     });
 
     const soon = debounce(load, 250);
-    const later = debounce(load, 1000); // task progress: at most about once a second
+    // Task progress: at most once a second, even while a big rollout's events never stop.
+    const later = throttle(load, 1000);
     await watch('/v1/events', { plan: soon, gap: soon, task: later, stage: later });
     if (alive()) await load();
   }
@@ -465,24 +535,6 @@
     };
   }
 
-  // applyEvent moves a row on with a task or stage event; false when the event is older
-  // than what the row shows.
-  function applyEvent(row, ev) {
-    if (ev.at && row.updatedAt && timeKey(ev.at) < timeKey(row.updatedAt)) return false;
-    const wasRunning = row.status === 'RUNNING' && row.attempt === (ev.run || row.attempt);
-    row.status = ev.status;
-    if (ev.run) row.attempt = ev.run;
-    row.currentStage = ev.kind === 'stage' ? ev.stage + 1 : ev.stage;
-    const la = ev.lastAttempt;
-    // A task event of a running task whose current stage just failed an attempt: it will
-    // be retried. (A run that just started carries the previous run's attempt: not retrying.)
-    row.retrying = ev.kind === 'task' && ev.status === 'RUNNING' && wasRunning && !!la &&
-      la.outcome === 'failed' && la.stageIndex === row.currentStage;
-    if (la && (la.outcome === 'failed' || la.outcome === 'interrupted')) row.lastError = `${la.stage} #${la.attempt} ${la.class || la.outcome}`;
-    if (ev.at) row.updatedAt = ev.at;
-    return true;
-  }
-
   function stageCells(row, stages) {
     return stages.map((s, i) => h('td', {
       class: 'cell', 'data-testid': 'cell', 'data-tenant': row.tenantId, 'data-stage': s.name,
@@ -501,316 +553,6 @@
 
   function stageName(stages, i) {
     return i >= stages.length ? '(all done)' : `${i}: ${stages[i].name}`;
-  }
-
-  // ---------------------------------------------------------------- plan detail
-
-  async function planView(main, planId, alive) {
-    let plan = null;
-    let stages = [];
-    const rows = new Map(); // tenantId -> {row, tr, ...}
-    const head = h('section', { class: 'plan-head', id: 'plan-head', 'data-testid': 'plan-head' });
-    const matrix = h('table', { id: 'matrix', 'data-testid': 'matrix', class: 'grid matrix' });
-    // Tasks WAITING at a gate, oldest first: tenantId -> task (with its wait).
-    const waits = new Map();
-    const waitingList = h('ul', { class: 'waiting-list', 'data-testid': 'waiting-list' });
-    const waitingCount = h('span', { class: 'count', id: 'waiting-count', 'data-testid': 'waiting-count' });
-    const waitingBox = h('section', { id: 'waiting', 'data-testid': 'waiting', class: 'waiting', hidden: true },
-      h('h2', {}, 'Waiting for an operator ', waitingCount), waitingList);
-    const waitingItems = new Map(); // taskId/since -> its element, kept so that a comment being typed survives
-    // What the last bulk retry did; kept across renders of the head.
-    const retryNote = h('div', { id: 'plan-retry-result', 'data-testid': 'plan-retry-result', class: 'note', hidden: true });
-    let retryButton = null;
-    let headSig = '';
-    let planSeq = 0; // plan events applied: an answer asked for before the latest one may be older
-    main.append(head, waitingBox, h('h2', { text: 'Tenants' }), h('div', { class: 'matrix-wrap' }, matrix),
-      h('p', { class: 'legend' }, ['pending', 'running', 'retrying', 'waiting', 'done', 'failed'].map((s) =>
-        h('span', { class: 'legend-item' }, h('span', { class: 'cell swatch', 'data-state': s }), s))));
-
-    function planButton(op, label, { cls = op === 'cancel' ? 'danger' : '', msg = `${label} plan ${plan.name || planId}?` } = {}) {
-      return h('button', {
-        type: 'button', id: `plan-${op}`, 'data-testid': `plan-${op}`, class: cls,
-        text: label,
-        onclick: () => confirmed(msg, async () => {
-          const seq = planSeq;
-          const p = (await api('POST', `/v1/plans/${enc(planId)}/${op}`)).data;
-          // A plan event that came meanwhile may be newer than this answer: ask again then.
-          if (seq === planSeq) {
-            plan = p;
-            renderHead();
-            refreshProgress();
-          }
-          refreshPlan(); // the plan's phase moves on without a plan event
-        }),
-      });
-    }
-
-    // retryFailed retries every FAILED or INTERRUPTED task of the plan from its checkpoint,
-    // and says how many were retried and skipped (and why).
-    function retryFailed() {
-      return confirmed(`Retry the FAILED and INTERRUPTED tasks of plan ${plan.name || planId} from their checkpoints?`, async () => {
-        const r = (await api('POST', `/v1/plans/${enc(planId)}/retry`, {
-          body: JSON.stringify({ status: ['FAILED', 'INTERRUPTED'], fromCheckpoint: true }),
-        })).data;
-        const retried = r.retried || [];
-        const skipped = r.skipped || [];
-        retryNote.dataset.retried = retried.length;
-        retryNote.dataset.skipped = skipped.length;
-        retryNote.replaceChildren(
-          h('div', { class: 'note-line' },
-            h('span', { id: 'plan-retry-summary', 'data-testid': 'plan-retry-summary', text: `Retried ${retried.length} task(s) from their checkpoints; skipped ${skipped.length}.` }),
-            h('button', { type: 'button', class: 'dismiss', 'aria-label': 'dismiss', text: '×', onclick: () => { retryNote.hidden = true; } })),
-          skipped.length ? h('ul', { class: 'skipped' }, skipped.map((x) => h('li', { 'data-testid': 'plan-retry-skipped', 'data-tenant': x.tenantId },
-            h('a', { href: `#/tenants/${enc(x.tenantId)}`, class: 'mono', text: x.tenantId }), `: ${x.reason || 'skipped'}`))) : '');
-        retryNote.hidden = false;
-        if (r.plan) plan = r.plan;
-        renderHead();
-        reload(); // the plan and its tasks, as they are now
-      });
-    }
-
-    // planSig is what the head shows of a plan but its progress (which follows the rows).
-    function planSig(p) {
-      const { progress, taskIds, ...rest } = p;
-      return JSON.stringify(rest);
-    }
-
-    // renderWaiting lists the WAITING tasks, reusing the elements already shown.
-    function renderWaiting() {
-      const list = [...waits.values()].sort((a, b) => timeKey(a.wait.since).localeCompare(timeKey(b.wait.since)));
-      const keep = new Set();
-      const els = list.map((t) => {
-        const key = `${t.taskId}/${t.wait.since}`;
-        keep.add(key);
-        if (!waitingItems.has(key)) waitingItems.set(key, waitingItem(t, decided));
-        return waitingItems.get(key);
-      });
-      for (const [key, el] of waitingItems) {
-        if (!keep.has(key)) { el.remove(); waitingItems.delete(key); }
-      }
-      els.forEach((el, i) => { if (waitingList.children[i] !== el) waitingList.insertBefore(el, waitingList.children[i] || null); });
-      waitingCount.textContent = String(list.length);
-      waitingBox.dataset.count = list.length;
-      waitingBox.hidden = list.length === 0;
-    }
-
-    // decided takes a task as an approve or reject returned it. The stream may have told of
-    // newer transitions already (a short stage ends before the answer comes): those stay.
-    function decided(t) {
-      if (waits.get(t.tenantId)?.taskId === t.taskId) waits.delete(t.tenantId);
-      const entry = rows.get(t.tenantId);
-      if (entry && entry.row.taskId === t.taskId && timeKey(t.updatedAt) >= timeKey(entry.row.updatedAt)) {
-        entry.row = rowFromTask(t);
-        paintRow(entry);
-        refreshProgress();
-      }
-      renderWaiting();
-    }
-
-    // fetchWait reads a task that became WAITING: its wait (stage, reason, message, since)
-    // is not in the event.
-    async function fetchWait(tenantId, taskId) {
-      try {
-        const t = (await api('GET', `/v1/tasks/${enc(taskId)}`)).data;
-        const entry = rows.get(tenantId);
-        if (!alive() || !entry || entry.row.taskId !== taskId || entry.row.status !== 'WAITING') return;
-        if (t.status !== 'WAITING' || !t.wait) return;
-        waits.set(tenantId, t);
-        renderWaiting();
-      } catch (e) { if (alive()) showError(e); }
-    }
-
-    function renderHead() {
-      const p = plan;
-      const labels = Object.entries(p.labels || {}).map(([k, v]) => h('span', { class: 'label', text: `${k}=${v}` }));
-      const pause = planButton('pause', 'Pause');
-      const resume = planButton('resume', 'Resume');
-      const cancel = planButton('cancel', 'Cancel');
-      pause.disabled = TERMINAL_PLAN.has(p.status) || p.status === 'PAUSED';
-      resume.disabled = p.status !== 'PAUSED';
-      cancel.disabled = TERMINAL_PLAN.has(p.status);
-      retryButton = h('button', {
-        type: 'button', id: 'plan-retry-failed', 'data-testid': 'plan-retry-failed', text: 'Retry failed',
-        title: 'Retry every FAILED or INTERRUPTED task from its checkpoint', onclick: retryFailed,
-      });
-      retryButton.disabled = retryable(p.progress) === 0;
-
-      // The canary wave: its phase, and the operator's gate while it is open.
-      const c = p.canary && p.canary.tenants ? p.canary : null;
-      const phase = c ? c.phase || '' : '';
-      const gated = c && GATED_PHASES.has(phase) && !TERMINAL_PLAN.has(p.status);
-      const rest = (p.taskIds ? p.taskIds.length : (p.progress && p.progress.total) || 0) - (c ? c.tenants : 0);
-      const rollout = gated ? [
-        planButton('approve', 'Approve rollout', {
-          cls: 'primary',
-          msg: `Approve plan ${p.name || planId}: start the ${rest} tenant(s) after its canary wave?`,
-        }),
-        planButton('reject', 'Reject rollout', {
-          cls: 'danger',
-          msg: `Reject plan ${p.name || planId}: the ${rest} tenant(s) after its canary wave never start?`,
-        }),
-      ] : [];
-      let canaryText = '';
-      if (c) {
-        canaryText = `first ${c.tenants} tenant(s), then ` +
-          (c.then === 'approve' ? 'the rest start once an operator approves' : 'the rest start on their own');
-        if (phase === 'AWAITING_APPROVAL') canaryText += `: the canary wave completed; ${rest} tenant(s) wait for approval`;
-        else if (phase === 'HALTED') canaryText += ': halted, the rest never start';
-      }
-      headSig = planSig(p);
-      head.replaceChildren(
-        h('div', { class: 'toolbar' },
-          h('h1', {}, h('span', { id: 'plan-name', 'data-testid': 'plan-name', text: p.name || '(unnamed)' }), ' ',
-            statusBadge(p.status, 'plan-status'), phase ? phaseBadge(phase, 'plan-phase') : null),
-          h('div', { class: 'actions' }, rollout, pause, resume, cancel, retryButton,
-            h('button', { type: 'button', id: 'plan-refresh', 'data-testid': 'plan-refresh', text: 'Refresh', onclick: () => loadAll() }))),
-        h('dl', { class: 'facts' },
-          h('dt', { text: 'Plan id' }), h('dd', { class: 'mono', id: 'plan-id', 'data-testid': 'plan-id', text: p.planId }),
-          p.reason ? [h('dt', { text: 'Paused because' }),
-            h('dd', { id: 'plan-reason', 'data-testid': 'plan-reason', text: `${p.reason} — resume continues the never-started tenants, retry from checkpoint the interrupted ones` })] : null,
-          h('dt', { text: 'Progress' }), h('dd', { id: 'plan-progress-box' }, progressBar(p.progress)),
-          h('dt', { text: 'Concurrency / failure budget' }), h('dd', { text: `${p.maxConcurrency} / ${p.failureBudget}` }),
-          c ? [h('dt', { text: 'Canary' }), h('dd', { id: 'plan-canary', 'data-testid': 'plan-canary', 'data-phase': phase, text: canaryText })] : null,
-          p.status === 'SCHEDULED' && p.startAt ? [h('dt', { text: 'Scheduled start' }),
-            h('dd', { id: 'plan-start-at', 'data-testid': 'plan-start-at', title: p.startAt }, fmtTime(p.startAt), ' (', ageEl(p.startAt), ')')] : null,
-          p.startRate ? [h('dt', { text: 'Start rate' }),
-            h('dd', { id: 'plan-start-rate', 'data-testid': 'plan-start-rate', 'data-rate': p.startRate, text: `at most ${p.startRate} task start(s) per minute` })] : null,
-          h('dt', { text: 'Created' }), h('dd', { title: p.createdAt, text: fmtTime(p.createdAt) }),
-          h('dt', { text: 'Started' }), h('dd', { title: p.startedAt || '', text: fmtTime(p.startedAt || p.startAt) }),
-          h('dt', { text: 'Finished' }), h('dd', { title: p.finishedAt || '', text: fmtTime(p.finishedAt) }),
-          labels.length ? [h('dt', { text: 'Labels' }), h('dd', {}, labels)] : null),
-        retryNote);
-      head.dataset.status = p.status;
-      head.dataset.phase = phase;
-    }
-
-    function retryable(progress) {
-      return ((progress && progress.FAILED) || 0) + ((progress && progress.INTERRUPTED) || 0);
-    }
-
-    // progressFromRows counts the rows' statuses, so the bar follows the events.
-    function refreshProgress() {
-      const progress = { total: rows.size };
-      for (const { row } of rows.values()) progress[row.status] = (progress[row.status] || 0) + 1;
-      plan.progress = progress;
-      const box = $('#plan-progress-box', head);
-      if (box) box.replaceChildren(progressBar(progress));
-      if (retryButton) retryButton.disabled = retryable(progress) === 0;
-    }
-
-    function paintRow(entry) {
-      const { row, tr, cells } = entry;
-      tr.dataset.status = row.status;
-      entry.status.replaceChildren(statusBadge(row.status, 'task-status'));
-      entry.attempt.textContent = String(row.attempt);
-      entry.stage.textContent = stageName(stages, row.currentStage);
-      paintCells(cells, row, stages);
-    }
-
-    function addRow(task) {
-      const row = rowFromTask(task);
-      const cells = stageCells(row, stages);
-      const entry = {
-        row, cells,
-        status: h('td', {}),
-        attempt: h('td', { class: 'num', 'data-testid': 'task-attempt' }),
-        stage: h('td', { 'data-testid': 'task-stage' }),
-      };
-      entry.tr = h('tr', { 'data-testid': 'task-row', 'data-tenant': row.tenantId, 'data-task-id': row.taskId },
-        h('td', {}, h('a', { href: `#/tenants/${enc(row.tenantId)}`, 'data-testid': 'tenant-link', 'data-tenant': row.tenantId, text: row.tenantId })),
-        entry.status, entry.attempt, entry.stage, cells);
-      rows.set(row.tenantId, entry);
-      paintRow(entry);
-      return entry.tr;
-    }
-
-    async function fetchTasks() {
-      const all = [];
-      const limit = 1000;
-      for (let offset = 0; ; offset += limit) {
-        const page = (await api('GET', `/v1/plans/${enc(planId)}/tasks?offset=${offset}&limit=${limit}`)).data;
-        all.push(...page.tasks);
-        if (page.tasks.length < limit) return all;
-      }
-    }
-
-    let loading = null; // events that come during a load, applied after it
-    async function loadAll() {
-      loading = loading || [];
-      try {
-        const [p, tasks] = await Promise.all([api('GET', `/v1/plans/${enc(planId)}`).then((r) => r.data), fetchTasks()]);
-        if (!alive()) return;
-        plan = p;
-        stages = p.stages || [];
-        rows.clear();
-        matrix.replaceChildren(
-          h('thead', {}, h('tr', {},
-            ['Tenant', 'Status', 'Attempt', 'Current stage'].map((t) => h('th', { text: t })),
-            stages.map((s, i) => h('th', { class: 'stage-head', 'data-stage': s.name, title: `${i}: ${s.name} (${s.kind})`, text: s.name })))),
-          h('tbody', {}, tasks.map(addRow)));
-        waits.clear();
-        for (const t of tasks) if (t.status === 'WAITING' && t.wait) waits.set(t.tenantId, t);
-        renderWaiting();
-        renderHead();
-        refreshProgress();
-      } catch (e) { if (alive()) showError(e); }
-      const queued = loading;
-      loading = null;
-      if (plan) queued.forEach((fn) => fn());
-    }
-
-    const reload = debounce(loadAll, 200);
-    // later runs fn now, or after the load under way (events are newer than its answers,
-    // or older and then ignored by applyEvent).
-    const later = (fn) => (ev) => { if (loading) loading.push(() => fn(ev, true)); else if (plan) fn(ev, false); };
-    const refreshPlan = debounce(async () => {
-      try {
-        const seq = planSeq;
-        const p = (await api('GET', `/v1/plans/${enc(planId)}`)).data;
-        if (!alive() || !plan) return;
-        // A plan event came while asking: this answer may be older than it. Ask again.
-        if (seq !== planSeq) { refreshPlan(); return; }
-        const changed = planSig(p) !== headSig;
-        plan = p;
-        if (changed) renderHead(); // else the head stays as it is: no button is swapped under a click
-        refreshProgress();
-      } catch (e) { if (alive()) showError(e); }
-    }, 200);
-    // A canary wave's phase moves on without a plan event: while it is open, look again.
-    const phaseOpen = () => plan && plan.canary && GATED_PHASES.has(plan.canary.phase) && !TERMINAL_PLAN.has(plan.status);
-    const poll = setInterval(() => { if (phaseOpen() && !loading) refreshPlan(); }, 2000);
-    onLeave(() => clearInterval(poll));
-    function onTaskEvent(ev) {
-      const entry = rows.get(ev.tenantId);
-      if (!entry || entry.row.taskId !== ev.taskId) { reload(); return; }
-      if (applyEvent(entry.row, ev)) {
-        paintRow(entry);
-        refreshProgress();
-        if (ev.status === 'WAITING') {
-          fetchWait(ev.tenantId, ev.taskId);
-        } else if (waits.has(ev.tenantId)) {
-          waits.delete(ev.tenantId);
-          renderWaiting();
-        }
-        if (phaseOpen()) refreshPlan();
-      }
-    }
-    const opened = watch(`/v1/events?plan=${enc(planId)}`, {
-      task: later(onTaskEvent),
-      stage: later(onTaskEvent),
-      plan: later((ev, queued) => {
-        // A queued plan event may be older than the status just loaded: ask again.
-        if (queued) { refreshPlan(); return; }
-        planSeq++;
-        plan.status = ev.status;
-        renderHead();
-        refreshProgress();
-      }),
-      gap: reload,
-    });
-    loading = []; // buffer from now: the stream may carry events before the first load ends
-    await opened;
-    if (alive()) await loadAll();
   }
 
   // ---------------------------------------------------------------- tenant view
@@ -1171,6 +913,20 @@ tenants:
   }
 
   // ---------------------------------------------------------------- start
+
+  Object.assign(views, { plans: plansView, tenant: tenantView, submit: submitView, executors: executorsView });
+
+  // What the other scripts of the console (plan.js: the plan page) use. They run after this
+  // one (deferred scripts run in order) and before DOMContentLoaded, when the first view is
+  // routed.
+  window.executorConsole = Object.freeze({
+    $, h, enc, api, showError, clearError, problemBox, confirmed, onLeave, watch, debounce, throttle,
+    fmtTime, fmtMs, fmtSpan, fmtCount, timeKey, ageEl, statusBadge, statusCounts, labelChips, progressBar,
+    phaseBadge, planStatusExtra, waitingItem, decisionText, rowFromTask, stageCells, paintCells, stageName,
+    STATUSES, TERMINAL_PLAN, GATED_PHASES,
+    // registerView adds a view: render(main, id, alive, query) for the route #/<name>/<id>.
+    registerView(name, render) { views[name] = render; },
+  });
 
   document.addEventListener('DOMContentLoaded', () => {
     $('#banner-close').addEventListener('click', clearError);
