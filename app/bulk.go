@@ -152,7 +152,7 @@ func (s *Service) actOn(ctx context.Context, refs []TaskRef, op func(context.Con
 	var mu sync.Mutex
 	for i, ref := range refs {
 		g.Go(func() error {
-			err := s.startingWork(func() error { return op(gctx, ref.TaskID) })
+			err := s.startingWork(gctx, func(ctx context.Context) error { return op(ctx, ref.TaskID) })
 			switch {
 			case err == nil:
 				return nil

@@ -12,7 +12,7 @@ func (s *Service) PausePlan(ctx context.Context, planID string) (PlanView, error
 // ResumePlan resumes a paused plan.
 func (s *Service) ResumePlan(ctx context.Context, planID string) (PlanView, error) {
 	return s.planOp(ctx, planID, func(ctx context.Context, planID string) error {
-		return s.startingWork(func() error { return s.Runner.ResumePlan(ctx, planID) })
+		return s.startingWork(ctx, func(ctx context.Context) error { return s.Runner.ResumePlan(ctx, planID) })
 	})
 }
 
@@ -39,7 +39,7 @@ func (s *Service) PauseTenant(ctx context.Context, tenantID string) (TaskView, e
 // ResumeTenant resumes the tenant's paused latest task.
 func (s *Service) ResumeTenant(ctx context.Context, tenantID string) (TaskView, error) {
 	return s.tenantOp(ctx, tenantID, func(ctx context.Context, taskID string) error {
-		return s.startingWork(func() error { return s.Runner.ResumeTask(ctx, taskID) })
+		return s.startingWork(ctx, func(ctx context.Context) error { return s.Runner.ResumeTask(ctx, taskID) })
 	})
 }
 
@@ -52,7 +52,7 @@ func (s *Service) CancelTenant(ctx context.Context, tenantID string) (TaskView, 
 // from the first stage.
 func (s *Service) RetryTenant(ctx context.Context, tenantID string, fromCheckpoint bool) (TaskView, error) {
 	return s.tenantOp(ctx, tenantID, func(ctx context.Context, taskID string) error {
-		return s.startingWork(func() error { return s.Runner.RetryTask(ctx, taskID, fromCheckpoint) })
+		return s.startingWork(ctx, func(ctx context.Context) error { return s.Runner.RetryTask(ctx, taskID, fromCheckpoint) })
 	})
 }
 

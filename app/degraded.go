@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/executor-dev/executor/domain/task"
 )
 
 // ErrDegraded: the executor runs degraded (Redis unreachable from it) where other executors
@@ -74,10 +76,10 @@ func (s *Service) refuseDegraded() error {
 // applies it to Redis's copy), else it answers ErrDegraded.
 func (s *Service) runningHere(op func(context.Context, string) error) func(context.Context, string) error {
 	return func(ctx context.Context, taskID string) error {
-		if err := s.refuseDegraded(); err != nil && !s.Runner.Runs(taskID) {
-			return err
+		if s.Runner.Runs(taskID) {
+			return op(ctx, taskID) // the run stops here at once; the write-back tells Redis
 		}
-		return op(ctx, taskID)
+		return s.shared(ctx, func(ctx context.Context) error { return op(ctx, taskID) })
 	}
 }
 
@@ -85,9 +87,27 @@ func (s *Service) runningHere(op func(context.Context, string) error) func(conte
 // may run on other executors).
 func (s *Service) plansWhileUp(op func(context.Context, string) error) func(context.Context, string) error {
 	return func(ctx context.Context, planID string) error {
-		if err := s.refuseDegraded(); err != nil {
-			return err
-		}
-		return op(ctx, planID)
+		return s.shared(ctx, func(ctx context.Context) error { return op(ctx, planID) })
 	}
+}
+
+// shared runs op, a command on what other executors may be running, unless this executor
+// cannot reach them (ErrNotReady, ErrDegraded). Where other executors share the store
+// (Degraded is set), op writes with task.MustShare: an outage op meets answers ErrDegraded and
+// is not written on this executor alone, so an acknowledged command is one every executor sees
+// (journaled for a write-back instead, a cancel could come after the run it meant to stop had
+// completed elsewhere). A plan-wide command cut short so may have reached some of its tasks;
+// sent again, it reaches the rest.
+func (s *Service) shared(ctx context.Context, op func(context.Context) error) error {
+	if err := s.refuseDegraded(); err != nil {
+		return err
+	}
+	if s.Degraded == nil {
+		return op(ctx)
+	}
+	err := op(task.MustShare(ctx))
+	if err != nil && s.degraded() {
+		return errors.Join(ErrDegraded, err)
+	}
+	return err
 }

@@ -77,10 +77,11 @@ type Deps struct {
 	// RefuseNewPlans, when set and true, makes Submit answer ErrUnavailable (the executor runs
 	// degraded and --degraded-new-plans=reject).
 	RefuseNewPlans func() bool
-	// Degraded, when set and true, makes commands on what this executor cannot see answer
-	// ErrDegraded: cancels and pauses of tasks it does not run, retries, resumes, gate
-	// decisions and plan-wide commands (the executor runs degraded and other executors share
-	// its Redis: --degraded-new-plans=reject).
+	// Degraded is set where other executors share the store (--degraded-new-plans=reject):
+	// then the commands on what this executor cannot see (cancels and pauses of tasks it does
+	// not run, retries, resumes, gate decisions and plan-wide commands) write with
+	// task.MustShare, and answer ErrDegraded while it reports true (Redis away) or when their
+	// writes find Redis away.
 	Degraded func() bool
 	// NotReady, when set and true, makes new plans and the commands Degraded refuses answer
 	// ErrNotReady, and the queries of plans, tasks, tenants and checkpoints ErrNotReadyToRead

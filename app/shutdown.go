@@ -1,6 +1,9 @@
 package app
 
-import "errors"
+import (
+	"context"
+	"errors"
+)
 
 // ErrShuttingDown: the executor is shutting down and takes no new work: no new plan, retry
 // or resume (HTTP 503). Queries, pauses and cancels are still served.
@@ -15,16 +18,13 @@ func (s *Service) refuseWork() error {
 }
 
 // startingWork runs op, which would start work, unless the executor is shutting down (or
-// degraded: ErrDegraded); an
+// degraded: ErrDegraded), with writes that must reach the shared store (see shared); an
 // error op returns because a shutdown began meanwhile is reported as ErrShuttingDown.
-func (s *Service) startingWork(op func() error) error {
+func (s *Service) startingWork(ctx context.Context, op func(context.Context) error) error {
 	if err := s.refuseWork(); err != nil {
 		return err
 	}
-	if err := s.refuseDegraded(); err != nil {
-		return err
-	}
-	err := op()
+	err := s.shared(ctx, op)
 	if err != nil && s.refuseWork() != nil {
 		return errors.Join(ErrShuttingDown, err)
 	}

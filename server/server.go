@@ -214,11 +214,15 @@ func NewExecutor(cfg Config) (*Executor, error) {
 		orchestrator.Config{Name: cfg.Name, Cluster: e.members, Workers: cfg.Workers, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger, Degraded: e.Degraded,
 			SettleFromRedis: cfg.RejectNewPlansWhileDegraded, ClaimsPaused: e.claimsPaused, Events: e.events, Metrics: e.metrics, Scheduler: e.sched, Signals: sigs, Queue: queue, Fallback: fallback,
 			ExecutorURL: e.self.get})
+	var shared func() bool // other executors share the store: commands must reach it
+	if cfg.RejectNewPlansWhileDegraded {
+		shared = e.Degraded
+	}
 	e.svc = app.New(app.Deps{
 		Creator: st.creator, Plans: st.plans, Tasks: st.tasks, Checkpoints: st.ckpts, Index: st.index,
 		Kinds: e.kinds, Holders: st.locker, Runner: e.orch, Events: source, Members: e.members,
 		RefuseNewPlans: func() bool { return cfg.RejectNewPlansWhileDegraded && e.Degraded() },
-		Degraded:       func() bool { return cfg.RejectNewPlansWhileDegraded && e.Degraded() },
+		Degraded:       shared,
 		NotReady:       e.notReady,
 		ShuttingDown:   e.orch.ShuttingDown,
 		Limits:         cfg.Limits,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,6 +50,8 @@ type Redis struct {
 	stopped bool
 	ps      *redis.PubSub
 	done    chan struct{} // closed when the wake reader has returned
+
+	unsure unsure // plans taken out of executor:dispatching that may have work (prune.go)
 }
 
 // NewRedis returns a Redis dispatch queue on client. Its operations work at once; Start it to
@@ -331,60 +332,6 @@ func (r *Redis) Len(ctx context.Context, planID string) (queued, inflight int, e
 	return int(q.Val()), int(f.Val()), nil
 }
 
-// Plans returns the active plans (those with queued or in-flight work), sorted, and takes
-// the ones that have neither out of executor:dispatching. A plan is taken out with SREM and
-// its keys looked at again after: one whose work appeared meanwhile is added back (a Push
-// writes its queue before adding the plan, so no plan with work stays out).
-func (r *Redis) Plans(ctx context.Context) ([]string, error) {
-	set := r.keys.Dispatching()
-	ids, err := r.client.SMembers(ctx, set).Result()
-	if err != nil {
-		return nil, fmt.Errorf("dispatch: plans: %w", err)
-	}
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	work, err := r.hasWork(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	var active, idle []string
-	for i, id := range ids {
-		if work[i] {
-			active = append(active, id)
-		} else {
-			idle = append(idle, id)
-		}
-	}
-	if len(idle) > 0 {
-		members := make([]any, len(idle))
-		for i, id := range idle {
-			members[i] = id
-		}
-		if err := r.client.SRem(ctx, set, members...).Err(); err != nil {
-			return nil, fmt.Errorf("dispatch: plans: prune: %w", err)
-		}
-		again, err := r.hasWork(ctx, idle)
-		if err != nil {
-			return nil, err
-		}
-		var back []any
-		for i, id := range idle {
-			if again[i] {
-				back = append(back, id)
-				active = append(active, id)
-			}
-		}
-		if len(back) > 0 {
-			if err := r.client.SAdd(ctx, set, back...).Err(); err != nil {
-				return nil, fmt.Errorf("dispatch: plans: re-add: %w", err)
-			}
-		}
-	}
-	slices.Sort(active)
-	return active, nil
-}
-
 // hasWork reports, for each plan, whether it has a queue or an in-flight set (pipelined
 // EXISTS, one per plan: both keys are in its slot).
 func (r *Redis) hasWork(ctx context.Context, planIDs []string) ([]bool, error) {
@@ -403,36 +350,6 @@ func (r *Redis) hasWork(ctx context.Context, planIDs []string) ([]bool, error) {
 		out[i] = c.Val() > 0
 	}
 	return out, nil
-}
-
-// Close deletes the plan's dispatch keys (queue, in-flight set, limits and counters), then
-// its active entry: the plan ended.
-func (r *Redis) Close(ctx context.Context, planID string) error {
-	if err := checkIDs("close", planID); err != nil {
-		return err
-	}
-	closed, err := closeScript.Run(ctx, r.client, r.planKeys(planID)).Int()
-	if err != nil {
-		return fmt.Errorf("dispatch: close %s: %w", planID, err)
-	}
-	if closed == 0 {
-		return nil // work arrived meanwhile: the plan stays
-	}
-	if err := r.client.SRem(ctx, r.keys.Dispatching(), planID).Err(); err != nil {
-		return fmt.Errorf("dispatch: close %s: %w", planID, err)
-	}
-	// A push between the script and the SREM wrote its queue before its SADD, which the SREM
-	// may have undone: seen here, the entry goes back.
-	work, err := r.hasWork(ctx, []string{planID})
-	if err != nil {
-		return fmt.Errorf("dispatch: close %s: %w", planID, err)
-	}
-	if work[0] {
-		if err := r.client.SAdd(ctx, r.keys.Dispatching(), planID).Err(); err != nil {
-			return fmt.Errorf("dispatch: close %s: %w", planID, err)
-		}
-	}
-	return nil
 }
 
 // strs reads a script's array of strings.

@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -362,4 +363,53 @@ func TestRedisPlansNeverPrunesAPlanWhosePushRaced(t *testing.T) {
 	members, err := srv.Client().SMembers(ctx, rediskey.New("prune:").Dispatching()).Result()
 	require.NoError(t, err)
 	assert.ElementsMatch(t, want, members, "every plan with work is active")
+}
+
+// A plan pruned from executor:dispatching while a push raced it is put back by the second
+// look at its keys; when that look fails (here: every EXISTS after the SREM is dropped on the
+// wire, a connection reset), the plan is remembered and put back by the next Plans, so its
+// queued task is claimed: no plan with work stays where no executor looks.
+func TestRedisPlansPutsBackAPlanPrunedInDoubt(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	const prefix = "doubt:"
+	direct := NewRedis(srv.Client(), RedisOptions{Prefix: prefix})
+	require.NoError(t, direct.Push(ctx, "P", Limits{MaxConcurrency: 1}, []string{"A"}))
+	_, err := direct.Drain(ctx, "P") // active, with nothing queued: the next Plans prunes it
+	require.NoError(t, err)
+
+	var pruned, failing atomic.Bool
+	proxy := srv.NewFaultProxy(redistest.Faults{Rule: func(chunk []byte) redistest.Fault {
+		chunk = bytes.ToUpper(chunk) // go-redis sends command names in lower case
+		switch {
+		case bytes.Contains(chunk, []byte("SREM")) && pruned.CompareAndSwap(false, true):
+			// The push lands between the first look (idle) and the SREM.
+			require.NoError(t, direct.Push(ctx, "P", Limits{MaxConcurrency: 1}, []string{"B"}))
+			failing.Store(true)
+		case bytes.Contains(chunk, []byte("EXISTS")) && failing.Load():
+			return redistest.Fault{Kind: redistest.Drop}
+		}
+		return redistest.Fault{Kind: redistest.Pass}
+	}})
+	proxy.Inject(true)
+	client := redis.NewClient(&redis.Options{Addr: proxy.Addr(), MaxRetries: 1})
+	t.Cleanup(func() { _ = client.Close() })
+	pruner := NewRedis(client, RedisOptions{Prefix: prefix})
+
+	_, err = pruner.Plans(ctx)
+	require.Error(t, err, "the second look failed")
+	require.True(t, pruned.Load())
+	members, err := srv.Client().SMembers(ctx, rediskey.New(prefix).Dispatching()).Result()
+	require.NoError(t, err)
+	require.NotContains(t, members, "P", "the SREM landed: P, with work, is out of the set")
+
+	failing.Store(false)
+	active, err := pruner.Plans(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []string{"P"}, active, "the plan pruned in doubt is back")
+	members, err = srv.Client().SMembers(ctx, rediskey.New(prefix).Dispatching()).Result()
+	require.NoError(t, err)
+	require.Contains(t, members, "P")
+	require.Equal(t, "B", claim(t, direct, "P", "exec-a"), "its queued task is claimed")
 }

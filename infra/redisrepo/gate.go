@@ -3,7 +3,9 @@ package redisrepo
 import (
 	"context"
 	"errors"
+	"fmt"
 
+	"github.com/executor-dev/executor/domain/task"
 	"github.com/executor-dev/executor/infra/outage"
 )
 
@@ -33,8 +35,9 @@ func read[T any](s *Store, online, offline func() (T, error)) (T, error) {
 // half-way is harmless: the write-back writes the full latest state, fenced. When Redis is
 // back before the change is journaled, online runs again: a write whose reply was lost may
 // have landed, so online must send the same write (the caller's one token), which Redis then
-// recognises as written, never a conflict with itself.
-func (s *Store) change(online, offline func() error, plans, tasks []string) error {
+// recognises as written, never a conflict with itself. A write whose ctx must be shared
+// (task.MustShare) is never made on the mirror: while Redis is away it fails with the outage.
+func (s *Store) change(ctx context.Context, online, offline func() error, plans, tasks []string) error {
 	for {
 		if !s.degraded() {
 			err := online()
@@ -48,6 +51,14 @@ func (s *Store) change(online, offline func() error, plans, tasks []string) erro
 			if errors.Is(err, outage.ErrDataLost) {
 				s.lostData.Store(true)
 			}
+			if task.MustBeShared(ctx) {
+				return fmt.Errorf("redisrepo: a write other executors must see, refused: %w", err)
+			}
+		} else if task.MustBeShared(ctx) {
+			if cause := s.mon.Cause(); cause != nil {
+				return fmt.Errorf("redisrepo: a write other executors must see, refused while redis is away: %w", cause)
+			}
+			continue // Redis came back since the check: write online
 		}
 		if done, err := s.journaled(offline, plans, tasks); done {
 			return err

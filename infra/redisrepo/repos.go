@@ -19,7 +19,7 @@ var _ plan.Repository = (*PlanRepo)(nil)
 
 // Create writes a new plan: its hash, its entry in the plans ZSET and its idempotency key.
 func (r *PlanRepo) Create(ctx context.Context, p *plan.Plan) error {
-	return r.s.change(func() error { return r.createOnline(ctx, p) },
+	return r.s.change(ctx, func() error { return r.createOnline(ctx, p) },
 		func() error { return r.s.mirror.Plans().Create(ctx, p) }, []string{p.ID()}, nil)
 }
 
@@ -44,14 +44,14 @@ func (r *PlanRepo) List(ctx context.Context, f plan.Filter) ([]*plan.Plan, error
 // Save writes a plan's status fields and refreshes its TTL: a compare-and-set on its version.
 func (r *PlanRepo) Save(ctx context.Context, p *plan.Plan) error {
 	token := r.s.token() // one write, however often it is sent (see change)
-	return r.s.change(func() error { return r.saveOnline(ctx, p, token) },
+	return r.s.change(ctx, func() error { return r.saveOnline(ctx, p, token) },
 		func() error { return r.s.mirror.Plans().Save(ctx, p) }, []string{p.ID()}, nil)
 }
 
 // Update applies fn to the plan as stored and saves it, again after losing to another writer.
 func (r *PlanRepo) Update(ctx context.Context, id string, fn func(p *plan.Plan) error) (*plan.Plan, error) {
 	var out *plan.Plan
-	err := r.s.change(func() (err error) { out, err = r.updateOnline(ctx, id, fn); return err },
+	err := r.s.change(ctx, func() (err error) { out, err = r.updateOnline(ctx, id, fn); return err },
 		func() (err error) { out, err = r.s.mirror.Plans().Update(ctx, id, fn); return err }, []string{id}, nil)
 	return out, err
 }
@@ -74,7 +74,7 @@ var _ task.Repository = (*TaskRepo)(nil)
 // Create claims the tasks' tenants (a *task.BusyError when one is taken), then writes the
 // tasks and points each tenant's index at its task.
 func (r *TaskRepo) Create(ctx context.Context, tasks []*task.Task) error {
-	return r.s.change(func() error { return r.createOnline(ctx, tasks) },
+	return r.s.change(ctx, func() error { return r.createOnline(ctx, tasks) },
 		func() error {
 			if err := r.s.claimsPaused(); err != nil {
 				return err
@@ -86,7 +86,7 @@ func (r *TaskRepo) Create(ctx context.Context, tasks []*task.Task) error {
 // Reactivate makes t its tenant's active task again. While Redis is away only this
 // executor's tasks are checked; the write-back checks the rest.
 func (r *TaskRepo) Reactivate(ctx context.Context, t *task.Task) error {
-	return r.s.change(func() error { return r.reactivateOnline(ctx, t) },
+	return r.s.change(ctx, func() error { return r.reactivateOnline(ctx, t) },
 		func() error {
 			if err := r.s.claimsPaused(); err != nil {
 				return err
@@ -147,14 +147,14 @@ func (r *TaskRepo) ByIDs(ctx context.Context, ids []string) ([]*task.Task, error
 // epoch and version.
 func (r *TaskRepo) Save(ctx context.Context, t *task.Task, cp *checkpoint.Checkpoint) error {
 	token := r.s.token() // one write, however often it is sent (see change)
-	return r.s.change(func() error { return r.saveOnline(ctx, t, cp, token) },
+	return r.s.change(ctx, func() error { return r.saveOnline(ctx, t, cp, token) },
 		func() error { return r.s.mirror.Tasks().Save(ctx, t, cp) }, nil, []string{t.ID()})
 }
 
 // Update applies fn to the task as stored and saves it, again after losing to another writer.
 func (r *TaskRepo) Update(ctx context.Context, id string, fn func(t *task.Task) (*checkpoint.Checkpoint, error)) (*task.Task, error) {
 	var out *task.Task
-	err := r.s.change(func() (err error) { out, err = r.updateOnline(ctx, id, fn); return err },
+	err := r.s.change(ctx, func() (err error) { out, err = r.updateOnline(ctx, id, fn); return err },
 		func() (err error) { out, err = r.s.mirror.Tasks().Update(ctx, id, fn); return err }, nil, []string{id})
 	return out, err
 }
@@ -163,7 +163,7 @@ func (r *TaskRepo) Update(ctx context.Context, id string, fn func(t *task.Task) 
 func (r *TaskRepo) BumpFence(ctx context.Context, id string) (*task.Task, error) {
 	var out *task.Task
 	token := r.s.token() // one bump, however often it is sent (see change)
-	err := r.s.change(func() (err error) { out, err = r.bumpFenceOnline(ctx, id, token); return err },
+	err := r.s.change(ctx, func() (err error) { out, err = r.bumpFenceOnline(ctx, id, token); return err },
 		func() (err error) { out, err = r.s.mirror.Tasks().BumpFence(ctx, id); return err }, nil, []string{id})
 	return out, err
 }
@@ -183,7 +183,7 @@ func (c *CheckpointStore) Checkpoint(ctx context.Context, taskID string) (*check
 // createPlanOnline). While Redis is away, only this executor's tenants are checked; the
 // write-back finds conflicts with other executors.
 func (s *Store) CreatePlan(ctx context.Context, p *plan.Plan, tasks []*task.Task) error {
-	return s.change(func() error { return s.createPlanOnline(ctx, p, tasks) },
+	return s.change(ctx, func() error { return s.createPlanOnline(ctx, p, tasks) },
 		func() error {
 			if err := s.claimsPaused(); err != nil {
 				return err
