@@ -11,12 +11,32 @@ type PlanRequest struct {
 	Name           string            `json:"name"`
 	Labels         map[string]string `json:"labels,omitempty"`
 	MaxConcurrency int               `json:"maxConcurrency,omitempty"`
-	FailureBudget  int               `json:"failureBudget,omitempty"`
-	StartAt        *time.Time        `json:"startAt,omitempty"`
-	StartRate      int               `json:"startRate,omitempty"` // task starts per minute; 0: no pacing
-	Canary         *CanaryRequest    `json:"canary,omitempty"`
-	Stages         []StageRequest    `json:"stages"`
-	Tenants        []TenantRequest   `json:"tenants"`
+	// FailureBudget is a count of failed tasks plan-wide after which nothing new starts (a
+	// number), or, with waves, a percentage of each ring's tenants ("5%") whose crossing
+	// halts the plan.
+	FailureBudget any             `json:"failureBudget,omitempty"`
+	StartAt       *time.Time      `json:"startAt,omitempty"`
+	StartRate     int             `json:"startRate,omitempty"` // task starts per minute; 0: no pacing
+	Canary        *CanaryRequest  `json:"canary,omitempty"`
+	Waves         []WaveRequest   `json:"waves,omitempty"`
+	Order         string          `json:"order,omitempty"` // how unpinned tenants are dealt into the waves: submission (default) or shuffle
+	Seed          uint64          `json:"seed,omitempty"`  // shuffle's seed; 0: one derived from the tenant ids
+	Stages        []StageRequest  `json:"stages"`
+	Tenants       []TenantRequest `json:"tenants"`
+}
+
+// WaveRequest is one ring of a progressive rollout. Size is a count (a number), a percentage
+// of the plan's tenants ("10%") or "rest" (the last wave only); FailureBudget a count or a
+// percentage of the ring's tenants; Bake a Go duration; Then "auto" (default) or "approve";
+// Health an http check made once after the bake (kind defaults to http).
+type WaveRequest struct {
+	Name           string        `json:"name,omitempty"`
+	Size           any           `json:"size"`
+	MaxConcurrency int           `json:"maxConcurrency,omitempty"`
+	Bake           string        `json:"bake,omitempty"`
+	Then           string        `json:"then,omitempty"`
+	FailureBudget  any           `json:"failureBudget,omitempty"`
+	Health         *StageRequest `json:"health,omitempty"`
 }
 
 // CanaryRequest is a submission's canary wave: its first Tenants tenants (in submission
@@ -48,6 +68,7 @@ type RetryRequest struct {
 type TenantRequest struct {
 	ID     string         `json:"id"`
 	Params map[string]any `json:"params,omitempty"`
+	Wave   string         `json:"wave,omitempty"` // pins the tenant to the wave of that name
 }
 
 // Plan is a plan as returned.
@@ -66,6 +87,7 @@ type Plan struct {
 	StartAt        *time.Time        `json:"startAt,omitempty"`
 	StartRate      int               `json:"startRate,omitempty"` // task starts per minute; absent: no pacing
 	Canary         *Canary           `json:"canary,omitempty"`    // absent: no canary wave
+	Rings          *Rings            `json:"rings,omitempty"`     // absent: no rollout in rings (a canary plan's two rings are here too)
 	CreatedAt      time.Time         `json:"createdAt"`
 	StartedAt      *time.Time        `json:"startedAt,omitempty"`
 	FinishedAt     *time.Time        `json:"finishedAt,omitempty"`
@@ -215,8 +237,15 @@ type RetryBody struct {
 // would conflict. Nothing is created.
 type DryRun struct {
 	DryRun    bool            `json:"dryRun"`
-	Tenants   []TenantPreview `json:"tenants"`
+	Tenants   []TenantPreview `json:"tenants"` // in ring order for a plan with waves
 	Conflicts []string        `json:"conflicts"`
+	Rings     []RingPreview   `json:"rings,omitempty"` // which tenants fall in which ring; absent without waves
+}
+
+// RingPreview is one ring of a dry run: its wave and its tenants, in the order they start.
+type RingPreview struct {
+	Wave    string   `json:"wave"`
+	Tenants []string `json:"tenants"`
 }
 
 // TenantPreview is one tenant's rendered stages in a dry run.

@@ -41,7 +41,7 @@ func PlanFrom(v app.PlanView) Plan {
 		PlanID: p.ID(), Name: p.Name(), Labels: p.Labels(), Status: string(p.Status()),
 		MaxConcurrency: p.MaxConcurrency(), FailureBudget: p.FailureBudget(),
 		Stages: stageRefs(p.Stages()), TaskIDs: p.TaskIDs(), Progress: progress, MissingTasks: MissingFrom(v.Progress.Missing),
-		StartAt: timePtr(p.StartAt()), StartRate: p.StartRate(), Canary: canaryFrom(p), Reason: p.Reason(),
+		StartAt: timePtr(p.StartAt()), StartRate: p.StartRate(), Canary: canaryFrom(p), Rings: ringsFrom(p, time.Now()), Reason: p.Reason(),
 		CreatedAt: p.CreatedAt().UTC(), StartedAt: timePtr(p.StartedAt()), FinishedAt: timePtr(p.FinishedAt()),
 	}
 }
@@ -151,6 +151,9 @@ func DryRunFrom(sub *app.Submission) DryRun {
 			stages[j] = RenderedStage{Name: s.Name, Kind: s.Kind, Params: s.Params}
 		}
 		out.Tenants[i] = TenantPreview{TenantID: tp.TenantID, Stages: stages}
+	}
+	for _, r := range sub.Rings {
+		out.Rings = append(out.Rings, RingPreview{Wave: r.Wave, Tenants: append([]string{}, r.Tenants...)})
 	}
 	return out
 }

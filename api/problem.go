@@ -212,9 +212,9 @@ func transitionDetail(err error) string {
 	if errors.As(err, &te) {
 		return te.Error()
 	}
-	var phe *plan.PhaseError
-	if errors.As(err, &phe) {
-		return phe.Error()
+	var re *plan.RingError
+	if errors.As(err, &re) {
+		return re.Error()
 	}
 	return "the operation is not allowed in the current state"
 }

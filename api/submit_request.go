@@ -17,7 +17,7 @@ import (
 func (req PlanRequest) SubmitRequest() (app.SubmitRequest, error) {
 	out := app.SubmitRequest{
 		Name: req.Name, Labels: req.Labels, MaxConcurrency: req.MaxConcurrency,
-		FailureBudget: req.FailureBudget, StartRate: req.StartRate, Stages: make([]stage.Spec, len(req.Stages)),
+		StartRate: req.StartRate, Stages: make([]stage.Spec, len(req.Stages)),
 		Tenants: make([]app.TenantInput, len(req.Tenants)),
 	}
 	if req.StartAt != nil {
@@ -40,22 +40,32 @@ func (req PlanRequest) SubmitRequest() (app.SubmitRequest, error) {
 		return d
 	}
 	for i, s := range req.Stages {
-		field := fmt.Sprintf("stages[%d]", i)
-		spec := stage.Spec{Name: s.Name, Kind: s.Kind, Params: s.Params, Timeout: duration(field+".timeout", s.Timeout)}
-		if r := s.Retry; r != nil {
-			spec.Retry = stage.Policy{
-				MaxAttempts:    r.MaxAttempts,
-				InitialBackoff: duration(field+".retry.initialBackoff", r.InitialBackoff),
-				MaxBackoff:     duration(field+".retry.maxBackoff", r.MaxBackoff),
-				Multiplier:     r.Multiplier,
-				Jitter:         stage.Jitter(r.Jitter),
-			}
-		}
-		out.Stages[i] = spec
+		out.Stages[i] = s.spec(fmt.Sprintf("stages[%d]", i), duration)
 	}
 	for i, t := range req.Tenants {
-		out.Tenants[i] = app.TenantInput{ID: t.ID, Params: t.Params}
+		out.Tenants[i] = app.TenantInput{ID: t.ID, Params: t.Params, Wave: t.Wave}
 	}
+	out.FailureBudget, out.Rollout.FailureBudget = req.budget(func(field, reason string) {
+		bad = append(bad, app.FieldViolation{Field: field, Reason: reason})
+	})
+	out.Rollout = req.rollout(out.Rollout, duration, func(field, reason string) {
+		bad = append(bad, app.FieldViolation{Field: field, Reason: reason})
+	})
 	out.Violations = bad
 	return out, nil
+}
+
+// spec converts a stage (or a wave's health check) named field.
+func (s StageRequest) spec(field string, duration func(field, s string) time.Duration) stage.Spec {
+	spec := stage.Spec{Name: s.Name, Kind: s.Kind, Params: s.Params, Timeout: duration(field+".timeout", s.Timeout)}
+	if r := s.Retry; r != nil {
+		spec.Retry = stage.Policy{
+			MaxAttempts:    r.MaxAttempts,
+			InitialBackoff: duration(field+".retry.initialBackoff", r.InitialBackoff),
+			MaxBackoff:     duration(field+".retry.maxBackoff", r.MaxBackoff),
+			Multiplier:     r.Multiplier,
+			Jitter:         stage.Jitter(r.Jitter),
+		}
+	}
+	return spec
 }

@@ -25,6 +25,7 @@ var labelKeyPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,62}$`)
 type TenantInput struct {
 	ID     string
 	Params map[string]any
+	Wave   string // the wave (by name) the tenant is pinned to; "": dealt by the rollout's order
 }
 
 // SubmitRequest is a plan submission.
@@ -36,6 +37,10 @@ type SubmitRequest struct {
 	StartAt        time.Time
 	StartRate      int // task starts per minute; 0: no pacing
 	Canary         plan.Canary
+	// Rollout rolls the plan out in rings (no waves: none). Bounds are computed; a wave's
+	// empty name, then and health kind default to wave-<n>, auto and http; the order to
+	// submission; a shuffle's seed to one derived from the tenant ids.
+	Rollout        plan.Rollout
 	Stages         []stage.Spec
 	Tenants        []TenantInput
 	IdempotencyKey string
@@ -64,8 +69,9 @@ type TenantPreview struct {
 type Submission struct {
 	Plan      PlanView        // the created (or, for a repeated idempotency key, the first) plan; zero on a dry run
 	Replayed  bool            // the idempotency key was seen before: nothing was created
-	Preview   []TenantPreview // dry run only
+	Preview   []TenantPreview // dry run only, in ring order for a rolling plan
 	Conflicts []string        // dry run only: tenants whose latest task has not ended
+	Rings     []RingPreview   // dry run only: which tenants fall in which ring (none without waves)
 }
 
 // Submit validates a plan, renders every tenant's stages, checks that no tenant has a task
@@ -83,9 +89,13 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Submission, e
 	}
 	planID := ulid.Make().String()
 	now := s.now()
-	stages, tasks, preview, err := s.check(req, planID, now)
+	stages, rollout, tasks, preview, err := s.check(req, planID, now)
 	if err != nil {
 		return nil, err
+	}
+	rollout, tasks, preview, rings, err := deal(rollout, req, tasks, preview)
+	if err != nil {
+		return nil, asValidation(err)
 	}
 	taskIDs := make([]string, len(tasks))
 	for i, t := range tasks {
@@ -95,6 +105,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Submission, e
 		ID: planID, Name: req.Name, Labels: req.Labels, Stages: stages, TaskIDs: taskIDs,
 		MaxConcurrency: req.MaxConcurrency, FailureBudget: req.FailureBudget, StartAt: req.StartAt,
 		IdempotencyKey: req.IdempotencyKey, RequestHash: hash, Canary: req.Canary, StartRate: req.StartRate,
+		Rollout: rollout,
 	}, now)
 	if err != nil {
 		return nil, asValidation(err)
@@ -114,7 +125,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Submission, e
 		if err != nil {
 			return nil, err
 		}
-		return &Submission{Preview: preview, Conflicts: conflicts}, nil
+		return &Submission{Preview: preview, Conflicts: conflicts, Rings: rings}, nil
 	}
 	s.submitMu.Lock() // one idempotency key, one plan
 	defer s.submitMu.Unlock()

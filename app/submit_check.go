@@ -61,11 +61,13 @@ func (c *violations) err() error {
 
 // check runs every check of a submission and reports every violation it finds (see
 // violations) in one *ValidationError: the transport's, the plan's fields, the stages, the
-// tenants, and every template of every stage for every tenant. It returns the stages with
-// their defaults, the tasks (of plan planID) and what each tenant would run.
-func (s *Service) check(req SubmitRequest, planID string, now time.Time) ([]stage.Spec, []*task.Task, []TenantPreview, error) {
+// tenants, the rings, and every template of every stage for every tenant. It returns the
+// stages and the rings with their defaults, the tasks (of plan planID, in submission order)
+// and what each tenant would run.
+func (s *Service) check(req SubmitRequest, planID string, now time.Time) ([]stage.Spec, plan.Rollout, []*task.Task, []TenantPreview, error) {
 	c := newViolations(req.Violations)
 	stages := s.checkSubmission(req, c.add)
+	rollout := s.checkRollout(req, c.add)
 	tasks := make([]*task.Task, len(req.Tenants))
 	var failed []int
 	for i, tn := range req.Tenants {
@@ -86,9 +88,9 @@ func (s *Service) check(req SubmitRequest, planID string, now time.Time) ([]stag
 		}
 	}
 	if err := c.err(); err != nil {
-		return nil, nil, nil, err
+		return nil, plan.Rollout{}, nil, nil, err
 	}
-	return stages, tasks, previews, nil
+	return stages, rollout, tasks, previews, nil
 }
 
 // checkSubmission reports through add what is wrong with anything but templates, and returns

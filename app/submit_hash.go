@@ -20,6 +20,7 @@ type canonicalRequest struct {
 	StartAt        string            `json:"startAt"`
 	StartRate      int               `json:"startRate"`
 	Canary         plan.Canary       `json:"canary"`
+	Rollout        *plan.Rollout     `json:"rollout,omitempty"` // with its defaults; absent without waves (hashes made before waves hold)
 	Stages         []canonicalStage  `json:"stages"`
 	Tenants        []canonicalTenant `json:"tenants"`
 }
@@ -35,6 +36,7 @@ type canonicalStage struct {
 type canonicalTenant struct {
 	ID     string         `json:"id"`
 	Params map[string]any `json:"params"`
+	Wave   string         `json:"wave,omitempty"`
 }
 
 // requestHash identifies a submission's content: the SHA-256 (hex) of the decoded request
@@ -53,6 +55,9 @@ func requestHash(req SubmitRequest) string {
 	if len(c.Labels) == 0 {
 		c.Labels = nil
 	}
+	if r := withRolloutDefaults(req); r.Enabled() {
+		c.Rollout = &r
+	}
 	if c.MaxConcurrency == 0 {
 		c.MaxConcurrency = plan.DefaultMaxConcurrency
 	}
@@ -64,7 +69,7 @@ func requestHash(req SubmitRequest) string {
 		c.Stages[i] = canonicalStage{Name: sp.Name, Kind: sp.Kind, Params: emptyNil(sp.Params), Timeout: sp.Timeout, Retry: checked.Retry}
 	}
 	for i, tn := range req.Tenants {
-		c.Tenants[i] = canonicalTenant{ID: tn.ID, Params: emptyNil(tn.Params)}
+		c.Tenants[i] = canonicalTenant{ID: tn.ID, Params: emptyNil(tn.Params), Wave: tn.Wave}
 	}
 	b, err := json.Marshal(c)
 	if err != nil { // params that JSON cannot encode: the submission is refused anyway (checkLimits)

@@ -90,18 +90,31 @@ func TestCanaryFailureHaltsThePlan(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, 8)
 	ran := h.startLog(t, "logged", "cf-001")
+	ctx := context.Background()
 	p := h.submit(t, app.SubmitRequest{
 		Tenants: tenants("cf", 6), Stages: stages("logged", "one"),
 		Canary: plan.Canary{Tenants: 2, Then: plan.ThenAuto},
 	})
-	v := h.wait(t, p.ID())
-	assert.Equal(t, plan.Failed, v.Plan.Status())
-	assert.Equal(t, plan.PhaseHalted, v.Plan.Phase())
+	var v app.PlanView
+	eventually(t, "the plan halts at its canary", func() bool {
+		var err error
+		v, err = h.svc.Plan(ctx, p.ID())
+		return err == nil && v.Plan.Phase() == plan.PhaseHalted && v.Progress.Counts[task.Failed] == 1 && v.Progress.Counts[task.Completed] == 1
+	})
+	assert.Equal(t, plan.Running, v.Plan.Status(), "halted, it waits for an operator")
+	assert.Equal(t, 4, v.Progress.Counts[task.Pending], "nothing past the wave starts")
+	assert.Contains(t, v.Plan.Ring().Halt, "cf-001", "the reason names the canary that failed")
 	assert.ElementsMatch(t, []string{"cf-000", "cf-001"}, ran(), "no tenant past the wave ran")
+
+	_, err := h.svc.RejectPlan(ctx, p.ID())
+	require.NoError(t, err)
+	v = h.wait(t, p.ID())
+	assert.Equal(t, plan.Failed, v.Plan.Status())
 	assert.Equal(t, 4, v.Progress.Counts[task.Cancelled])
+	assert.ElementsMatch(t, []string{"cf-000", "cf-001"}, ran())
 	rest := h.tenantTask(t, "cf-005")
 	require.NotNil(t, rest.LastError())
-	assert.Contains(t, rest.LastError().Message, "cf-001", "the reason names the canary that failed")
+	assert.Contains(t, rest.LastError().Message, "rejected")
 }
 
 func TestCanaryRejectedByTheOperator(t *testing.T) {

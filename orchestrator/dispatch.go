@@ -27,8 +27,8 @@ const (
 type planHere struct {
 	renderer *stage.Renderer
 	once     sync.Once
-	canary   map[string]bool // the canary wave's task ids (none without a wave)
-	runs     int             // guarded by Orchestrator.mu
+	ring     map[string]int // a rolling plan's task ids by ring (nil without waves)
+	runs     int            // guarded by Orchestrator.mu
 }
 
 // dispatch claims tasks from the Queue while a worker slot is free (as many in one claim as
@@ -161,8 +161,8 @@ func (o *Orchestrator) runClaimed(q Queue, planID, id string) {
 	since := time.Now()
 	for id != "" {
 		end := o.runTask(ph, id)
-		if ph.canary[id] { // before the slot is freed: the plan must not settle before its wave is judged
-			o.advanceCanary(planID)
+		if ring, ok := ph.ring[id]; ok { // before the slot is freed: the plan must not settle before its ring is judged
+			o.advanceRing(planID, ring, end == endFailed)
 		}
 		chain := !o.draining.Load() && !o.contended.Load() && time.Since(since) < chainFor
 		id = o.finish(q, planID, id, end, chain)
@@ -235,12 +235,14 @@ func (o *Orchestrator) enter(planID string) *planHere {
 	o.mu.Unlock()
 	ph.once.Do(func() {
 		p, err := o.plans.Plan(context.WithoutCancel(o.ctx), planID)
-		if err != nil || p.Canary().Tenants == 0 {
+		if err != nil || !p.Rollout().Enabled() {
 			return
 		}
-		ph.canary = make(map[string]bool, p.Canary().Tenants)
-		for _, tid := range p.CanaryTaskIDs() {
-			ph.canary[tid] = true
+		ph.ring = make(map[string]int, len(p.TaskIDs()))
+		for k := range p.Rollout().Waves {
+			for _, tid := range p.RingTaskIDs(k) {
+				ph.ring[tid] = k
+			}
 		}
 	})
 	return ph

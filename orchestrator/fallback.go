@@ -152,6 +152,7 @@ func (o *Orchestrator) unqueue(ctx context.Context, planID string, ids []string)
 func (o *Orchestrator) Restored(lost bool) {
 	if lost {
 		o.requeueDue.Store(true)
+		o.lostAt.Store(o.now().UnixNano())
 	}
 	if o.requeueDue.Load() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(o.ctx), persistTimeout)
@@ -188,13 +189,10 @@ func (o *Orchestrator) requeueAll(ctx context.Context) error {
 	return nil
 }
 
-// requeuePlan queues again the PENDING tasks of p (of its canary wave while it is gated), in
+// requeuePlan queues again the PENDING tasks of p (of its rings that may start, for a rolling plan), in
 // the shared Queue only (pushShared).
 func (o *Orchestrator) requeuePlan(ctx context.Context, p *plan.Plan) error {
-	ids := p.TaskIDs()
-	if p.Gated() {
-		ids = p.CanaryTaskIDs()
-	}
+	ids := p.StartableTaskIDs()
 	statuses, err := o.tasks.Statuses(ctx, ids)
 	pending := ids // one is lost: push them all, a claim skips what is not PENDING
 	switch {

@@ -3,6 +3,8 @@ package orchestrator
 import (
 	"context"
 	"errors"
+	"slices"
+	"time"
 
 	"github.com/executor-dev/executor/domain/task"
 )
@@ -36,4 +38,25 @@ func (o *Orchestrator) statusesOf(ctx context.Context, ids []string) ([]task.Sta
 		}
 	}
 	return out, nil
+}
+
+// missingTooSoon reports whether statuses hold a task the store no longer holds while Redis
+// lost its data a short while ago (while the store pauses claims after the loss, then
+// resettleFor lease TTLs after Restored): the other executors may not have
+// written their copies back yet (one that ran the plan's last tasks writes back its plan and
+// tasks when it sees the loss, maybe after this executor), and a plan settled FAILED now
+// would refuse their write-back and strand the tasks they bring back PENDING. The plan is
+// settled again at the following dispatch rounds (markResettle) and, once the grace is over,
+// ended with its lost tasks counted as failed.
+func (o *Orchestrator) missingTooSoon(planID string, statuses []task.Status) bool {
+	if !slices.Contains(statuses, statusMissing) {
+		return false
+	}
+	lost := o.lostAt.Load()
+	paused := o.cfg.ClaimsPaused() > 0 // the store saw the loss; Restored comes after the pause
+	if !paused && (lost == 0 || o.now().Sub(time.Unix(0, lost)) >= resettleFor*o.cfg.LeaseTTL) {
+		return false
+	}
+	o.markResettle(planID)
+	return true
 }

@@ -39,6 +39,9 @@ type Orchestrator struct {
 	// requeueDue: Redis lost its data (the shared Queue's with it) and the PENDING tasks of
 	// the plans that have not ended are not all queued again yet (requeueAll).
 	requeueDue atomic.Bool
+	// lostAt: when this executor last saw Redis come back without its data (Unix
+	// nanoseconds; 0: never). Tasks missing soon after are not judged lost (missingTooSoon).
+	lostAt atomic.Int64
 
 	planLocks keyedMutex
 	taskLocks keyedMutex
@@ -121,7 +124,7 @@ func (o *Orchestrator) Launch(ctx context.Context, p *plan.Plan) error {
 
 // begin starts a plan by a compare-and-set: release (when it applies, a SCHEDULED plan is
 // made PENDING first; errSkip when the plan needs no start any more), then RUNNING, and its
-// tasks queued (only the canary wave's while the plan is gated). The caller holds the plan
+// tasks queued (of a rolling plan, those of its rings that may start). The caller holds the plan
 // lock.
 func (o *Orchestrator) begin(ctx context.Context, planID string, release func(p *plan.Plan, now time.Time) error) (*plan.Plan, error) {
 	p, err := o.updatePlan(ctx, planID, func(p *plan.Plan) error {
@@ -133,10 +136,7 @@ func (o *Orchestrator) begin(ctx context.Context, planID string, release func(p 
 	if err != nil {
 		return nil, fmt.Errorf("orchestrator: start plan %s: %w", planID, err)
 	}
-	ids := p.TaskIDs()
-	if p.Gated() {
-		ids = p.CanaryTaskIDs()
-	}
+	ids := p.StartableTaskIDs()
 	o.push(ctx, p, ids)
 	return p, nil
 }
@@ -212,6 +212,9 @@ func (o *Orchestrator) settleFromTasks(planID string) error {
 		if err != nil {
 			return fmt.Errorf("orchestrator: settle plan %s: %w", planID, err)
 		}
+		return nil
+	}
+	if o.missingTooSoon(planID, statuses) {
 		return nil
 	}
 	failed, cancelled := false, false

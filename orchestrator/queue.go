@@ -16,7 +16,11 @@ type Limits struct {
 
 // limitsOf returns p's limits.
 func limitsOf(p *plan.Plan) Limits {
-	return Limits{MaxConcurrency: p.MaxConcurrency(), StartRate: p.StartRate(), FailureBudget: p.FailureBudget()}
+	mc := p.MaxConcurrency()
+	if r := p.Rollout(); r.Enabled() && r.Waves[p.Ring().Index].MaxConcurrency > 0 {
+		mc = r.Waves[p.Ring().Index].MaxConcurrency // the current ring's own
+	}
+	return Limits{MaxConcurrency: mc, StartRate: p.StartRate(), FailureBudget: p.FailureBudget()}
 }
 
 // Claimed is a task some executor claimed from its plan's queue and has not declared done.

@@ -45,6 +45,7 @@ type nodeOptions struct {
 	idle      bool // not started: it takes no work (it only submits and commands)
 	// settleFromRedis: one of several executors (serve's --degraded-new-plans=reject)
 	settleFromRedis bool
+	leaseTTL        time.Duration // the store's, the locker's and the orchestrator's; 0: a minute
 }
 
 // redisClient returns a client with the executor's timeouts (1 s, one retry), closed when
@@ -72,15 +73,18 @@ func newNode(t *testing.T, opts nodeOptions) *node {
 	log := nodeLogger().With("executor", opts.name)
 	n := &node{kinds: stagekind.Builtin(stagekind.HTTPOptions{}), mon: outage.NewMonitor(log)}
 	storeClient := redisClient(t, opts.storeAddr)
+	if opts.leaseTTL == 0 {
+		opts.leaseTTL = time.Minute
+	}
 	store := redisrepo.New(storeClient, redisrepo.Options{
-		Monitor: n.mon, Logger: log, LeaseTTL: time.Minute,
+		Monitor: n.mon, Logger: log, LeaseTTL: opts.leaseTTL,
 		OnRestored: func(lost bool) { n.orch.Restored(lost) },
 	})
-	locker := lock.NewFailover(storeClient, lock.RedisOptions{TTL: time.Minute, Logger: log}, n.mon)
+	locker := lock.NewFailover(storeClient, lock.RedisOptions{TTL: opts.leaseTTL, Logger: log}, n.mon)
 	n.queue = dispatch.NewRedis(redisClient(t, opts.queueAddr), dispatch.RedisOptions{Logger: log})
 	n.fallback = dispatch.NewMemory(dispatch.MemoryOptions{})
 	cfg := orchestrator.Config{
-		Name: opts.name, Workers: opts.workers, Logger: log, Rand: func() float64 { return 0.5 },
+		Name: opts.name, Workers: opts.workers, Logger: log, Rand: func() float64 { return 0.5 }, LeaseTTL: opts.leaseTTL,
 		Degraded: func() bool { down, _ := n.mon.Degraded(); return down }, SettleFromRedis: opts.settleFromRedis,
 		ClaimsPaused: store.ClaimsPausedFor,
 		Queue:        dispatch.ForRedis(n.queue), Fallback: dispatch.ForMemory(n.fallback),

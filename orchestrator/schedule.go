@@ -13,7 +13,8 @@ import (
 // configured without a Scheduler.
 var ErrNoScheduler = errors.New("orchestrator: no scheduler to start scheduled plans")
 
-// StartScheduled starts a SCHEDULED plan whose time has come; the Scheduler calls it. It returns
+// StartScheduled starts a SCHEDULED plan whose time has come, or ends the bake of a rolling
+// plan's ring; the Scheduler calls it. It returns
 // nil once the plan needs no start any more: started here, or cancelled or started already
 // (by another executor's claim of the same entry). An error leaves the entry to the scheduler,
 // which tries again: a store error, or a shutdown (another executor, or this one once
@@ -33,6 +34,9 @@ func (o *Orchestrator) StartScheduled(ctx context.Context, planID string) error 
 		return fmt.Errorf("orchestrator: start scheduled plan %s: %w", planID, err)
 	}
 	if p.Status() != plan.Scheduled {
+		if p.Rollout().Enabled() && !p.Status().Terminal() {
+			o.ringDue(ctx, p) // the Scheduler holds a rolling plan's bake end too
+		}
 		return nil
 	}
 	late := o.now().Sub(p.StartAt())

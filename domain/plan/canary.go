@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/executor-dev/executor/domain/stage"
 )
@@ -16,7 +17,8 @@ const (
 )
 
 // Canary is a plan's canary wave: its first Tenants tenants (in submission order) run first;
-// the rest start only when every one of them has completed. Tenants 0: no canary wave.
+// the rest start only when every one of them has completed. Tenants 0: no canary wave. It is
+// shorthand for a Rollout of two rings, "canary" and "rest" (a canary's failure halts).
 type Canary struct {
 	Tenants int
 	Then    Then
@@ -33,79 +35,54 @@ const (
 	PhaseHalted           Phase = "HALTED"            // a canary failed or an operator rejected: the rest never start
 )
 
-// PhaseError describes a refused change of a plan's canary phase. It matches
-// ErrInvalidTransition.
-type PhaseError struct {
-	From   Phase
-	Action string
-}
-
-func (e *PhaseError) Error() string {
-	if e.From == "" {
-		return fmt.Sprintf("plan: cannot %s a plan without a canary wave", e.Action)
-	}
-	return fmt.Sprintf("plan: cannot %s a plan in phase %s", e.Action, e.From)
-}
-
-// Unwrap returns ErrInvalidTransition.
-func (e *PhaseError) Unwrap() error { return ErrInvalidTransition }
-
 // Canary returns the plan's canary wave (Tenants 0: none).
 func (p *Plan) Canary() Canary { return p.canary }
 
-// Phase returns the plan's canary phase ("" without a canary wave).
-func (p *Plan) Phase() Phase { return p.phase }
-
-// Gated reports whether the plan's tasks past the canary wave may not start yet.
-func (p *Plan) Gated() bool {
-	return p.phase == PhaseCanary || p.phase == PhaseAwaitingApproval || p.phase == PhaseHalted
+// Phase returns the canary phase the plan's rings read as ("" without a canary wave): ring 0
+// running, baking or checking is CANARY; AWAITING_APPROVAL; ring 1 is PROMOTED; halted or
+// rejected is HALTED.
+func (p *Plan) Phase() Phase {
+	if p.canary.Tenants == 0 {
+		return ""
+	}
+	switch {
+	case p.ring.Phase == RingHalted || p.ring.Phase == RingRejected:
+		return PhaseHalted
+	case p.ring.Index > 0:
+		return PhasePromoted
+	case p.ring.Phase == RingAwaitingApproval:
+		return PhaseAwaitingApproval
+	}
+	return PhaseCanary
 }
 
-// CanaryTaskIDs returns the tasks of the canary wave (none without one; shared).
-func (p *Plan) CanaryTaskIDs() []string { return p.taskIDs[:p.canary.Tenants] }
-
-// RestTaskIDs returns the tasks after the canary wave (every task without one; shared).
-func (p *Plan) RestTaskIDs() []string { return p.taskIDs[p.canary.Tenants:] }
-
-// PassCanary records that every canary task completed: CANARY → PROMOTED (then auto) or
-// AWAITING_APPROVAL (then approve). It reports whether the rest may start now.
-func (p *Plan) PassCanary() (promoted bool, err error) {
-	if p.phase != PhaseCanary || p.status.Terminal() {
-		return false, p.refusePhase("pass the canary wave of")
+// ring is the Ring a canary phase stored before rings existed stands for (a HALTED canary
+// plan then had its rest cancelled: REJECTED).
+func (ph Phase) ring(since time.Time) (Ring, error) {
+	switch ph {
+	case PhaseCanary:
+		return Ring{Index: 0, Phase: RingRunning, Since: since}, nil
+	case PhaseAwaitingApproval:
+		return Ring{Index: 0, Phase: RingAwaitingApproval, Since: since}, nil
+	case PhasePromoted:
+		return Ring{Index: 1, Phase: RingRunning, Since: since}, nil
+	case PhaseHalted:
+		return Ring{Index: 0, Phase: RingRejected, Since: since}, nil
 	}
-	if p.canary.Then == ThenAuto {
-		p.phase = PhasePromoted
-		return true, nil
-	}
-	p.phase = PhaseAwaitingApproval
-	return false, nil
+	return Ring{}, fmt.Errorf("phase %q is not a canary phase", ph)
 }
 
-// Approve lets the rest of the plan start: CANARY | AWAITING_APPROVAL → PROMOTED. Approving
-// while canaries still run promotes early: that is the operator's call.
-func (p *Plan) Approve() error {
-	if (p.phase != PhaseCanary && p.phase != PhaseAwaitingApproval) || p.status.Terminal() {
-		return p.refusePhase("approve")
+// rollout is the two rings the canary wave stands for: the canary tenants (any failure halts;
+// no bake), then the rest.
+func (c Canary) rollout(tasks int) Rollout {
+	return Rollout{
+		Waves: []Wave{
+			{Name: "canary", Size: Share{Count: c.Tenants}, Then: c.Then, FailureBudget: &Share{}},
+			{Name: "rest", Rest: true, Then: ThenAuto},
+		},
+		Order:  OrderSubmission,
+		Bounds: []int{0, c.Tenants, tasks},
 	}
-	p.phase = PhasePromoted
-	return nil
-}
-
-// Halt stops the plan after its canary wave for good (a canary failed, or an operator
-// rejected): CANARY | AWAITING_APPROVAL → HALTED. The rest never start.
-func (p *Plan) Halt() error {
-	if (p.phase != PhaseCanary && p.phase != PhaseAwaitingApproval) || p.status.Terminal() {
-		return p.refusePhase("halt")
-	}
-	p.phase = PhaseHalted
-	return nil
-}
-
-func (p *Plan) refusePhase(action string) error {
-	if p.status.Terminal() {
-		return p.refuse(action)
-	}
-	return &PhaseError{From: p.phase, Action: action}
 }
 
 // Validate checks the canary wave of a plan of tasks tasks as New does: a *stage.FieldError
@@ -127,15 +104,4 @@ func (c Canary) check(tasks int, bad func(field, format string, args ...any) err
 		return bad("canary.then", "must be %q or %q", ThenAuto, ThenApprove)
 	}
 	return nil
-}
-
-func (ph Phase) valid(c Canary) bool {
-	if c.Tenants == 0 {
-		return ph == ""
-	}
-	switch ph {
-	case PhaseCanary, PhaseAwaitingApproval, PhasePromoted, PhaseHalted:
-		return true
-	}
-	return false
 }

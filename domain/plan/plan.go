@@ -30,8 +30,11 @@ type Draft struct {
 	// RequestHash identifies the submission's content (app: a SHA-256 of the normalised
 	// request), so that a repeated IdempotencyKey with another content can be told apart.
 	RequestHash string
-	Canary      Canary // Tenants 0: no canary wave
+	Canary      Canary // Tenants 0: no canary wave; shorthand for a two-ring Rollout
 	StartRate   int    // task starts per minute; 0: as fast as concurrency allows
+	// Rollout rolls the plan out in rings (no waves: none); TaskIDs must then be in ring
+	// order, as Rollout.Bounds places them (Rollout.Deal).
+	Rollout Rollout
 }
 
 // Plan is one rollout of a stage template to many tenants.
@@ -48,7 +51,8 @@ type Plan struct {
 	requestHash    string
 	canary         Canary
 	startRate      int
-	phase          Phase
+	rollout        Rollout // the canary's two rings, for a canary plan
+	ring           Ring    // where the rollout stands (zero without one)
 	status         Status
 	createdAt      time.Time
 	startedAt      time.Time
@@ -73,8 +77,15 @@ func New(d Draft, now time.Time) (*Plan, error) {
 		idempotencyKey: d.IdempotencyKey, requestHash: d.RequestHash, canary: d.Canary, startRate: d.StartRate,
 		status: status, createdAt: now,
 	}
+	if d.Canary.Tenants > 0 && d.Rollout.Enabled() {
+		return nil, &stage.FieldError{Field: "canary", Reason: "a plan has a canary or waves, not both", Err: ErrInvalid}
+	}
+	p.rollout = d.Rollout
 	if d.Canary.Tenants > 0 {
-		p.phase = PhaseCanary
+		p.rollout = d.Canary.rollout(len(d.TaskIDs))
+	}
+	if p.rollout.Enabled() {
+		p.ring = Ring{Phase: RingRunning, Since: now}
 	}
 	if err := p.check(); err != nil {
 		return nil, err
@@ -114,8 +125,16 @@ func (p *Plan) check() error {
 	if err := p.canary.check(len(p.taskIDs), bad); err != nil {
 		return err
 	}
-	if !p.phase.valid(p.canary) {
-		return bad("phase", "%q does not fit canary %+v", p.phase, p.canary)
+	if err := p.rollout.check(bad); err != nil {
+		return err
+	}
+	if p.rollout.Enabled() {
+		if err := p.rollout.checkBounds(len(p.taskIDs)); err != nil {
+			return bad("waves", "%v", err)
+		}
+	}
+	if err := p.checkRing(); err != nil {
+		return bad("ring", "%v", err)
 	}
 	ids := make(map[string]struct{}, len(p.taskIDs))
 	for _, id := range p.taskIDs {

@@ -9,7 +9,8 @@ import (
 // unchanging part (name, stages, task ids, limits) reads only this again (Restand).
 type Standing struct {
 	Status     Status
-	Phase      Phase
+	Ring       Ring  // zero: from Phase (a canary plan stored before rings existed)
+	Phase      Phase // read only without Ring
 	Reason     string
 	Version    uint64
 	StartedAt  time.Time
@@ -18,12 +19,12 @@ type Standing struct {
 
 // Standing returns the plan's changing part.
 func (p *Plan) Standing() Standing {
-	return Standing{Status: p.status, Phase: p.phase, Reason: p.reason, Version: p.version,
+	return Standing{Status: p.status, Ring: p.ring, Phase: p.Phase(), Reason: p.reason, Version: p.version,
 		StartedAt: p.startedAt, FinishedAt: p.finishedAt}
 }
 
 // Restand returns a copy of p standing as s, re-checking what s can break (the status, a
-// terminal plan's finishedAt, the phase against the canary) and nothing else: p's unchanging
+// terminal plan's finishedAt, the ring against the rollout) and nothing else: p's unchanging
 // part was checked when p was built, and a 100,000-task plan is not re-checked task id by
 // task id at each read of its status.
 func (p *Plan) Restand(s Standing) (*Plan, error) {
@@ -33,11 +34,19 @@ func (p *Plan) Restand(s Standing) (*Plan, error) {
 	if s.Status.Terminal() && s.FinishedAt.IsZero() {
 		return nil, fmt.Errorf("%w: %s: %s without finishedAt", ErrInvalid, p.id, s.Status)
 	}
-	if !s.Phase.valid(p.canary) {
-		return nil, fmt.Errorf("%w: %s: phase %q does not fit canary %+v", ErrInvalid, p.id, s.Phase, p.canary)
-	}
 	out := p.Clone()
-	out.status, out.phase, out.reason, out.version = s.Status, s.Phase, s.Reason, s.Version
+	out.status, out.ring, out.reason, out.version = s.Status, s.Ring, s.Reason, s.Version
 	out.startedAt, out.finishedAt = s.StartedAt, s.FinishedAt
+	if p.canary.Tenants > 0 && s.Ring == (Ring{}) {
+		var err error
+		if out.ring, err = s.Phase.ring(p.createdAt); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, p.id, err)
+		}
+	} else if p.canary.Tenants == 0 && s.Phase != "" {
+		return nil, fmt.Errorf("%w: %s: phase %q without a canary wave", ErrInvalid, p.id, s.Phase)
+	}
+	if err := out.checkRing(); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, p.id, err)
+	}
 	return out, nil
 }

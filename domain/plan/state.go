@@ -21,7 +21,9 @@ type State struct {
 	RequestHash    string // see Plan.RequestHash
 	Canary         Canary
 	StartRate      int
-	Phase          Phase // "" without a canary wave
+	Rollout        Rollout // without Canary; a canary plan's is derived from it
+	Ring           Ring    // zero: from Phase (a canary plan stored before rings existed)
+	Phase          Phase   // the canary phase Ring reads as ("" without a canary wave); Load reads it only without Ring
 	Status         Status
 	CreatedAt      time.Time
 	StartedAt      time.Time
@@ -32,13 +34,17 @@ type State struct {
 
 // State returns the plan's persisted form.
 func (p *Plan) State() State {
-	return State{
+	s := State{
 		ID: p.id, Name: p.name, Labels: p.labels, Stages: p.stages, TaskIDs: p.taskIDs,
 		MaxConcurrency: p.maxConcurrency, FailureBudget: p.failureBudget, StartAt: p.startAt,
-		IdempotencyKey: p.idempotencyKey, RequestHash: p.requestHash, Canary: p.canary, StartRate: p.startRate, Phase: p.phase,
-		Status: p.status, CreatedAt: p.createdAt, StartedAt: p.startedAt, FinishedAt: p.finishedAt,
+		IdempotencyKey: p.idempotencyKey, RequestHash: p.requestHash, Canary: p.canary, StartRate: p.startRate, Phase: p.Phase(),
+		Ring: p.ring, Status: p.status, CreatedAt: p.createdAt, StartedAt: p.startedAt, FinishedAt: p.finishedAt,
 		Version: p.version, Reason: p.reason,
 	}
+	if p.canary.Tenants == 0 {
+		s.Rollout = p.rollout
+	}
+	return s
 }
 
 // Load rebuilds a plan from persisted state, refusing state that breaks an invariant.
@@ -52,9 +58,23 @@ func Load(s State) (*Plan, error) {
 	p := &Plan{
 		id: s.ID, name: s.Name, labels: s.Labels, stages: s.Stages, taskIDs: s.TaskIDs,
 		maxConcurrency: s.MaxConcurrency, failureBudget: s.FailureBudget, startAt: s.StartAt,
-		idempotencyKey: s.IdempotencyKey, requestHash: s.RequestHash, canary: s.Canary, startRate: s.StartRate, phase: s.Phase,
-		status: s.Status, createdAt: s.CreatedAt,
+		idempotencyKey: s.IdempotencyKey, requestHash: s.RequestHash, canary: s.Canary, startRate: s.StartRate,
+		rollout: s.Rollout, ring: s.Ring, status: s.Status, createdAt: s.CreatedAt,
 		startedAt: s.StartedAt, finishedAt: s.FinishedAt, version: s.Version, reason: s.Reason,
+	}
+	if s.Canary.Tenants > 0 {
+		if s.Rollout.Enabled() {
+			return nil, fmt.Errorf("%w: %s: a canary and waves", ErrInvalid, s.ID)
+		}
+		p.rollout = s.Canary.rollout(len(s.TaskIDs))
+		if s.Ring == (Ring{}) {
+			var err error
+			if p.ring, err = s.Phase.ring(s.CreatedAt); err != nil {
+				return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, s.ID, err)
+			}
+		}
+	} else if s.Phase != "" {
+		return nil, fmt.Errorf("%w: %s: phase %q without a canary wave", ErrInvalid, s.ID, s.Phase)
 	}
 	if err := p.check(); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, s.ID, err)

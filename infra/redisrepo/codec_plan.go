@@ -26,6 +26,10 @@ func planFields(p *plan.Plan, updated time.Time) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	waves, err := encRollout(s.Rollout)
+	if err != nil {
+		return nil, err
+	}
 	canary := ""
 	if s.Canary.Tenants > 0 {
 		canary = strconv.Itoa(s.Canary.Tenants) + ":" + string(s.Canary.Then)
@@ -36,20 +40,20 @@ func planFields(p *plan.Plan, updated time.Time) ([]any, error) {
 		"maxConcurrency", s.MaxConcurrency, "failureBudget", s.FailureBudget,
 		"startAt", encTime(s.StartAt), "createdAt", encTime(s.CreatedAt),
 		"idempotencyKey", s.IdempotencyKey, "canary", canary, "startRate", s.StartRate,
-		"requestHash", s.RequestHash,
+		"requestHash", s.RequestHash, "waves", waves,
 	}...), nil
 }
 
 // planStatusPairs is how many field, value pairs of planFields are status fields (they come
 // first): planStatusFields' and the version.
-const planStatusPairs = 7
+const planStatusPairs = 8
 
 // planStatusFields are the fields a plan's transitions change, with when this change was made
 // (updatedAt: a change that reaches Redis late never overwrites a later one).
 func planStatusFields(p *plan.Plan, updated time.Time) []any {
 	return []any{
 		"status", string(p.Status()), "startedAt", encTime(p.StartedAt()), "finishedAt", encTime(p.FinishedAt()),
-		"updatedAt", encTime(updated), "phase", string(p.Phase()), "reason", p.Reason(),
+		"updatedAt", encTime(updated), "phase", string(p.Phase()), "reason", p.Reason(), "ring", encRing(p.Ring()),
 	}
 }
 
@@ -87,6 +91,12 @@ func decodePlan(h map[string]string) (*plan.Plan, error) {
 	}
 	if s.Canary, err = decCanary(h["canary"]); err != nil {
 		return nil, fmt.Errorf("canary: %w", err)
+	}
+	if s.Rollout, err = decRollout(h["waves"]); err != nil {
+		return nil, fmt.Errorf("waves: %w", err)
+	}
+	if s.Ring, err = decRing(h["ring"]); err != nil {
+		return nil, fmt.Errorf("ring: %w", err)
 	}
 	if err := decTimes(h, map[string]*time.Time{
 		"startAt": &s.StartAt, "createdAt": &s.CreatedAt, "startedAt": &s.StartedAt, "finishedAt": &s.FinishedAt,

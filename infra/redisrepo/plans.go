@@ -59,7 +59,7 @@ func (s *Store) queuePlan(ctx context.Context, pipe redis.Pipeliner, p *plan.Pla
 func (r *PlanRepo) planOnline(ctx context.Context, id string) (*plan.Plan, error) {
 	s := r.s
 	if cached, err := s.mirror.Plans().Plan(ctx, id); err == nil {
-		vals, err := s.client.HMGet(ctx, s.keys.Plan(id), "status", "startedAt", "finishedAt", "phase", "version", "reason").Result()
+		vals, err := s.client.HMGet(ctx, s.keys.Plan(id), "status", "startedAt", "finishedAt", "phase", "version", "reason", "ring").Result()
 		if err != nil {
 			return nil, wrap("read plan", err)
 		}
@@ -70,6 +70,9 @@ func (r *PlanRepo) planOnline(ctx context.Context, id string) (*plan.Plan, error
 			return nil, plan.ErrNotFound // expired
 		}
 		st := plan.Standing{Status: plan.Status(vals[0].(string)), Phase: plan.Phase(str(vals[3])), Reason: str(vals[5])}
+		if st.Ring, err = decRing(str(vals[6])); err != nil {
+			return nil, fmt.Errorf("redisrepo: decode plan %s: ring: %w", id, err)
+		}
 		if v := str(vals[4]); v != "" {
 			if st.Version, err = strconv.ParseUint(v, 10, 64); err != nil {
 				return nil, fmt.Errorf("redisrepo: decode plan %s: version: %w", id, err)

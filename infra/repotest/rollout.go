@@ -1,7 +1,9 @@
 package repotest
 
 import (
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/oklog/ulid/v2"
 	"github.com/stretchr/testify/assert"
@@ -30,14 +32,70 @@ func testPlanRolloutControl(t *testing.T, s Store) {
 	assert.Equal(t, plan.PhaseCanary, got.Phase())
 
 	require.NoError(t, p.Start(at(1)))
-	promoted, err := p.PassCanary()
+	started, err := p.RingCompleted(0, at(2))
 	require.NoError(t, err)
-	require.False(t, promoted)
+	require.False(t, started)
 	require.NoError(t, s.Plans.Save(t.Context(), p))
 	got, err = s.Plans.Plan(t.Context(), p.ID())
 	require.NoError(t, err)
 	requireSamePlan(t, p, got)
 	assert.Equal(t, plan.PhaseAwaitingApproval, got.Phase())
+}
+
+// testPlanRings: a plan's rings (sizes, order and seed, bakes, budgets, a health check) and
+// where it stands in them (the ring, its phase and since when, a halt's reason, a waiver)
+// are stored, and the ring is saved like the status.
+func testPlanRings(t *testing.T, s Store) {
+	ids := make([]string, 10)
+	for i := range ids {
+		ids[i] = ulid.Make().String()
+	}
+	tenPct := plan.Share{Percent: 10}
+	r := plan.Rollout{
+		Waves: []plan.Wave{
+			{Name: "one", Size: plan.Share{Count: 1}, Then: plan.ThenApprove, Bake: 2 * time.Second},
+			{Name: "ten", Size: plan.Share{Percent: 12.5}, Then: plan.ThenAuto, MaxConcurrency: 3, FailureBudget: &tenPct,
+				Health: &stage.Spec{Name: "health", Kind: "http", Params: map[string]any{"url": "http://h/{{.Params.wave}}"}, Timeout: 5 * time.Second}},
+			{Name: "rest", Rest: true, Then: plan.ThenAuto},
+		},
+		Order: plan.OrderShuffle, Seed: 42, FailureBudget: &plan.Share{Count: 2},
+	}
+	_, bounds, err := r.Deal(slices.Repeat([]int{-1}, 10))
+	require.NoError(t, err)
+	require.Equal(t, []int{0, 1, 3, 10}, bounds, "1, 12.5 % of 10 rounded up, the rest")
+	r.Bounds = bounds
+	p, err := plan.New(plan.Draft{ID: ulid.Make().String(), Name: "rings", Stages: stages(), TaskIDs: ids, Rollout: r}, at(0))
+	require.NoError(t, err)
+	require.NoError(t, s.Plans.Create(t.Context(), p))
+	got, err := s.Plans.Plan(t.Context(), p.ID())
+	require.NoError(t, err)
+	requireSamePlan(t, p, got)
+
+	require.NoError(t, p.Start(at(1)))
+	_, err = p.RingCompleted(0, at(2))
+	require.NoError(t, err)
+	require.NoError(t, s.Plans.Save(t.Context(), p))
+	got, err = s.Plans.Plan(t.Context(), p.ID())
+	require.NoError(t, err)
+	requireSamePlan(t, p, got)
+	assert.Equal(t, plan.RingBaking, got.Ring().Phase)
+	assert.Equal(t, at(2).Add(2*time.Second), got.BakeEnds())
+
+	_, err = got.ApproveRing(at(3)) // early: ring "ten" starts
+	require.NoError(t, err)
+	require.NoError(t, got.HaltRing(1, "ring 1 (ten): 2 of 2 tenants failed", at(4)))
+	require.NoError(t, s.Plans.Save(t.Context(), got))
+	again, err := s.Plans.Plan(t.Context(), p.ID())
+	require.NoError(t, err)
+	requireSamePlan(t, got, again)
+	assert.Equal(t, plan.Ring{Index: 1, Phase: plan.RingHalted, Since: at(4), HaltedIn: plan.RingRunning, Halt: "ring 1 (ten): 2 of 2 tenants failed"}, again.Ring())
+	_, err = again.ApproveRing(at(5))
+	require.NoError(t, err)
+	require.NoError(t, s.Plans.Save(t.Context(), again))
+	last, err := s.Plans.Plan(t.Context(), p.ID())
+	require.NoError(t, err)
+	assert.True(t, last.Ring().Waived)
+	assert.Equal(t, plan.RingRunning, last.Ring().Phase)
 }
 
 // testTaskWaitsAndIsDecided: a WAITING task's wait, and the decision that ends it, are stored.

@@ -1,0 +1,275 @@
+package plan
+
+import (
+	"fmt"
+	"time"
+)
+
+// RingPhase is where the current ring of a rolling plan stands.
+type RingPhase string
+
+// Ring phases. The rings before the current one have passed; those after it are pending.
+const (
+	RingRunning          RingPhase = "RUNNING"           // its tasks may start
+	RingBaking           RingPhase = "BAKING"            // its tasks completed; it waits its bake
+	RingChecking         RingPhase = "CHECKING"          // its health check runs
+	RingAwaitingApproval RingPhase = "AWAITING_APPROVAL" // baked and checked; the next ring waits for an operator
+	RingHalted           RingPhase = "HALTED"            // failures crossed its budget, or its check failed: nothing new starts
+	RingRejected         RingPhase = "REJECTED"          // an operator rejected the plan: the rest never start
+	RingPassed           RingPhase = "PASSED"            // the last ring completed
+)
+
+// Ring is where a rolling plan stands: its current ring and that ring's phase.
+type Ring struct {
+	Index int
+	Phase RingPhase
+	Since time.Time // when Phase began: a bake ends at Since + the wave's Bake
+	// HaltedIn is the phase a HALTED ring was halted in (RUNNING: its failures crossed the
+	// budget; CHECKING: its check failed); Halt says why, for SREs.
+	HaltedIn RingPhase
+	Halt     string
+	// Waived: an operator approved the ring on past its failure budget; it is not judged
+	// against it again.
+	Waived bool
+}
+
+// Ring returns where the plan's rollout stands (the zero Ring without waves).
+func (p *Plan) Ring() Ring { return p.ring }
+
+// Rollout returns the plan's rings (no waves: none).
+func (p *Plan) Rollout() Rollout { return p.rollout }
+
+// RingTaskIDs returns the tasks of ring k (shared; do not modify).
+func (p *Plan) RingTaskIDs(k int) []string {
+	b := p.rollout.Bounds
+	return p.taskIDs[b[k]:b[k+1]]
+}
+
+// RingOf returns the ring of the task at position i of TaskIDs (0 without waves).
+func (p *Plan) RingOf(i int) int {
+	for k := len(p.rollout.Waves) - 1; k > 0; k-- {
+		if i >= p.rollout.Bounds[k] {
+			return k
+		}
+	}
+	return 0
+}
+
+// StartableTaskIDs returns the tasks that may be queued now: every task without waves;
+// those of the rings up to the current one while it runs; none while it is halted or
+// rejected; those of the passed rings otherwise (shared; do not modify).
+func (p *Plan) StartableTaskIDs() []string {
+	if !p.rollout.Enabled() {
+		return p.taskIDs
+	}
+	switch p.ring.Phase {
+	case RingRunning, RingPassed:
+		return p.taskIDs[:p.rollout.Bounds[p.ring.Index+1]]
+	case RingHalted, RingRejected:
+		return nil
+	}
+	return p.taskIDs[:p.rollout.Bounds[p.ring.Index+1]] // baking and after: retried tasks of its own may run
+}
+
+// Gated reports whether some of the plan's tasks may not start yet.
+func (p *Plan) Gated() bool {
+	return p.rollout.Enabled() && (p.ring.Index < len(p.rollout.Waves)-1 || p.ring.Phase != RingRunning && p.ring.Phase != RingPassed)
+}
+
+// Last reports whether the current ring is the last.
+func (p *Plan) lastRing() bool { return p.ring.Index == len(p.rollout.Waves)-1 }
+
+// RingError describes a refused change of a plan's ring. It matches ErrInvalidTransition.
+type RingError struct {
+	Ring   Ring
+	Action string
+}
+
+func (e *RingError) Error() string {
+	if e.Ring.Phase == "" {
+		return fmt.Sprintf("plan: cannot %s a plan without waves (nor a canary wave)", e.Action)
+	}
+	return fmt.Sprintf("plan: cannot %s a plan whose ring %d is %s", e.Action, e.Ring.Index, e.Ring.Phase)
+}
+
+// Unwrap returns ErrInvalidTransition.
+func (e *RingError) Unwrap() error { return ErrInvalidTransition }
+
+func (p *Plan) refuseRing(action string) error {
+	if p.status.Terminal() {
+		return p.refuse(action)
+	}
+	return &RingError{Ring: p.ring, Action: action}
+}
+
+// inRing reports whether the plan rolls out, has not ended and its current ring is index in
+// one of phases.
+func (p *Plan) inRing(index int, phases ...RingPhase) bool {
+	if !p.rollout.Enabled() || p.status.Terminal() || p.ring.Index != index {
+		return false
+	}
+	for _, ph := range phases {
+		if p.ring.Phase == ph {
+			return true
+		}
+	}
+	return false
+}
+
+// RingCompleted records that ring index's tasks all completed (within its budget): it bakes
+// (BAKING) when it has a bake or a check; else it goes on as its wave's Then says. The last
+// ring PASSES. It reports whether a new ring started (its tasks may be queued).
+func (p *Plan) RingCompleted(index int, now time.Time) (started bool, err error) {
+	if !p.inRing(index, RingRunning) {
+		return false, p.refuseRing("complete ring " + fmt.Sprint(index) + " of")
+	}
+	w := p.rollout.Waves[index]
+	switch {
+	case p.lastRing():
+		p.setRing(index, RingPassed, now)
+		return false, nil
+	case w.Bake > 0 || w.Health != nil:
+		p.setRing(index, RingBaking, now)
+		return false, nil
+	}
+	return p.then(now), nil
+}
+
+// BakeEnds returns when the current ring's bake ends (zero unless it is BAKING).
+func (p *Plan) BakeEnds() time.Time {
+	if !p.rollout.Enabled() || p.ring.Phase != RingBaking {
+		return time.Time{}
+	}
+	return p.ring.Since.Add(p.rollout.Waves[p.ring.Index].Bake)
+}
+
+// BakeOver records that ring index's bake is over (at now, no earlier than BakeEnds): it
+// is CHECKING when its wave has a health check, else it goes on as Then says. It reports
+// whether a new ring started.
+func (p *Plan) BakeOver(index int, now time.Time) (started bool, err error) {
+	if !p.inRing(index, RingBaking) || now.Before(p.BakeEnds()) {
+		return false, p.refuseRing("end the bake of ring " + fmt.Sprint(index) + " of")
+	}
+	if p.rollout.Waves[index].Health != nil {
+		p.setRing(index, RingChecking, now)
+		return false, nil
+	}
+	return p.then(now), nil
+}
+
+// CheckPassed records that ring index's health check passed: it goes on as Then says. It
+// reports whether a new ring started.
+func (p *Plan) CheckPassed(index int, now time.Time) (started bool, err error) {
+	if !p.inRing(index, RingChecking) {
+		return false, p.refuseRing("pass the check of ring " + fmt.Sprint(index) + " of")
+	}
+	return p.then(now), nil
+}
+
+// RecheckRing restarts the check of ring index (CHECKING since now): the executor making it
+// was lost before it recorded the outcome.
+func (p *Plan) RecheckRing(index int, now time.Time) error {
+	if !p.inRing(index, RingChecking) {
+		return p.refuseRing("check again ring " + fmt.Sprint(index) + " of")
+	}
+	p.setRing(index, RingChecking, now)
+	return nil
+}
+
+// HaltRing halts ring index (its failures crossed its budget while RUNNING or BAKING, or its
+// check failed while CHECKING): nothing new starts until an operator approves (the ring goes
+// on) or rejects (the rest is cancelled). why is for SREs: the ring, the failures, the
+// threshold.
+func (p *Plan) HaltRing(index int, why string, now time.Time) error {
+	if !p.inRing(index, RingRunning, RingBaking, RingChecking) {
+		return p.refuseRing("halt ring " + fmt.Sprint(index) + " of")
+	}
+	from := p.ring.Phase
+	p.setRing(index, RingHalted, now)
+	p.ring.HaltedIn, p.ring.Halt = from, why
+	return nil
+}
+
+// then moves past the current ring: to the next RUNNING (auto), or AWAITING_APPROVAL.
+func (p *Plan) then(now time.Time) (started bool) {
+	if p.rollout.Waves[p.ring.Index].Then == ThenApprove {
+		p.setRing(p.ring.Index, RingAwaitingApproval, now)
+		return false
+	}
+	p.setRing(p.ring.Index+1, RingRunning, now)
+	return true
+}
+
+func (p *Plan) setRing(index int, phase RingPhase, now time.Time) {
+	p.ring = Ring{Index: index, Phase: phase, Since: now.UTC()}
+}
+
+// ApproveRing is an operator's approval: a ring AWAITING_APPROVAL, RUNNING, BAKING or
+// CHECKING (early) makes way for the next ring, RUNNING; a ring HALTED while it ran goes on
+// RUNNING, its budget waived; one HALTED by its check makes way for the next ring. The last
+// ring can only be approved on from HALTED. It reports whether a new ring started.
+func (p *Plan) ApproveRing(now time.Time) (started bool, err error) {
+	i := p.ring.Index
+	switch {
+	case p.inRing(i, RingHalted) && p.ring.HaltedIn != RingChecking:
+		p.setRing(i, RingRunning, now)
+		p.ring.Waived = true
+		return false, nil
+	case p.inRing(i, RingHalted, RingAwaitingApproval, RingRunning, RingBaking, RingChecking) && !p.lastRing():
+		p.setRing(i+1, RingRunning, now)
+		return true, nil
+	}
+	return false, p.refuseRing("approve")
+}
+
+// RejectRing is an operator's rejection: the rings after the current one (and its own
+// tasks not started) never start: REJECTED.
+func (p *Plan) RejectRing(now time.Time) error {
+	if !p.inRing(p.ring.Index, RingRunning, RingBaking, RingChecking, RingAwaitingApproval, RingHalted) {
+		return p.refuseRing("reject")
+	}
+	p.setRing(p.ring.Index, RingRejected, now)
+	return nil
+}
+
+// RingPhaseOf returns the phase of ring k as SREs read it: PASSED before the current ring,
+// PENDING after it, the current ring's own phase (PASSED once the plan completed).
+func (p *Plan) RingPhaseOf(k int) RingPhase {
+	switch {
+	case k < p.ring.Index:
+		return RingPassed
+	case k > p.ring.Index:
+		return RingPending
+	case p.status == Completed:
+		return RingPassed
+	}
+	return p.ring.Phase
+}
+
+// RingPending is the phase of a ring after the current one.
+const RingPending RingPhase = "PENDING"
+
+func (ph RingPhase) valid() bool {
+	switch ph {
+	case RingRunning, RingBaking, RingChecking, RingAwaitingApproval, RingHalted, RingRejected, RingPassed:
+		return true
+	}
+	return false
+}
+
+// checkRing checks the ring state against the rollout.
+func (p *Plan) checkRing() error {
+	if !p.rollout.Enabled() {
+		if p.ring != (Ring{}) {
+			return fmt.Errorf("ring %+v without waves", p.ring)
+		}
+		return nil
+	}
+	if p.ring.Index < 0 || p.ring.Index >= len(p.rollout.Waves) || !p.ring.Phase.valid() {
+		return fmt.Errorf("ring %d %q does not fit %d waves", p.ring.Index, p.ring.Phase, len(p.rollout.Waves))
+	}
+	if p.ring.Phase == RingHalted && p.ring.HaltedIn == "" {
+		return fmt.Errorf("ring %d HALTED without the phase it was halted in", p.ring.Index)
+	}
+	return nil
+}

@@ -1,0 +1,303 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/domain/task"
+)
+
+// advanceRing judges the current ring of a rolling plan after one of its tasks ended: when
+// its failed tasks cross the ring's failure budget the plan halts (running tasks finish,
+// nothing new starts); once every task of the ring ended, COMPLETED or FAILED within the
+// budget, the ring completes: it bakes, or the next ring starts, or it waits for approval
+// (plan.RingCompleted). A task cancelled or interrupted leaves the ring undecided until it is
+// retried, or an operator approves or rejects the plan. failed: the task that ended FAILED.
+func (o *Orchestrator) advanceRing(planID string, ring int, failed bool) {
+	ctx := context.WithoutCancel(o.ctx)
+	unlock := o.planLocks.lock(planID)
+	defer unlock()
+	p, err := o.plans.Plan(ctx, planID)
+	if err != nil {
+		o.cfg.Logger.Error("judge ring", "plan_id", planID, "err", err)
+		return
+	}
+	cur := p.Ring()
+	if p.Status().Terminal() || cur.Index != ring || cur.Phase != plan.RingRunning {
+		return // an earlier ring's task retried, or judged meanwhile
+	}
+	ids := p.RingTaskIDs(ring)
+	budget := p.Rollout().Budget(ring)
+	if failed && !cur.Waived {
+		statuses, err := o.tasks.Statuses(ctx, ids)
+		if err != nil {
+			o.cfg.Logger.Error("judge ring", "plan_id", planID, "ring", ring, "err", err)
+			return
+		}
+		if n := count(statuses, task.Failed); budget.Exceeded(n, len(ids)) {
+			o.haltRing(ctx, p, fmt.Sprintf("ring %d (%s): %d of %d tenants failed (%s), over its failure budget of %s",
+				ring, p.Rollout().Waves[ring].Name, n, len(ids), o.failedTenants(ctx, ids, statuses), budget))
+			return
+		}
+	}
+	statuses, open, err := o.planStatuses(ctx, planID+"#ring", ids)
+	if err != nil {
+		o.cfg.Logger.Error("judge ring", "plan_id", planID, "ring", ring, "err", err)
+		return
+	}
+	if open || count(statuses, task.Completed)+count(statuses, task.Failed) < len(ids) {
+		return
+	}
+	o.completeRing(ctx, p, ring)
+}
+
+// completeRing records that ring's tasks all ended within its budget, and acts on what
+// follows: a bake scheduled, or the next ring started. The caller holds the plan lock.
+func (o *Orchestrator) completeRing(ctx context.Context, p *plan.Plan, ring int) {
+	o.logRing(p.ID(), o.ringStep(ctx, p.ID(), "complete ring", func(p *plan.Plan) (bool, error) {
+		if p.Ring().Index != ring || p.Ring().Phase != plan.RingRunning {
+			return false, errSkip
+		}
+		return p.RingCompleted(ring, o.now())
+	}))
+}
+
+// logRing logs a ring transition the executor made on its own that failed.
+func (o *Orchestrator) logRing(planID string, err error) {
+	if err != nil {
+		o.cfg.Logger.Error("rollout", "plan_id", planID, "err", err)
+	}
+}
+
+// ringStep applies a ring transition to the plan as stored (a compare-and-set), then acts on
+// where the plan stands: a BAKING ring's end scheduled; a ring that started has its PENDING
+// tasks queued (an empty ring completes at once). It returns the transition's error (none
+// for errSkip: judged meanwhile). The caller holds the plan lock.
+func (o *Orchestrator) ringStep(ctx context.Context, planID, what string, step func(p *plan.Plan) (bool, error)) error {
+	for {
+		started := false
+		p, err := o.updatePlan(ctx, planID, func(p *plan.Plan) (err error) {
+			started, err = step(p)
+			return err
+		})
+		if errors.Is(err, errSkip) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("orchestrator: %s: %w", what, err)
+		}
+		r := p.Ring()
+		o.cfg.Logger.Info("rollout: "+what, "plan_id", planID, "ring", r.Index, "wave", p.Rollout().Waves[r.Index].Name, "phase", r.Phase)
+		switch r.Phase {
+		case plan.RingBaking:
+			o.scheduleAt(ctx, p, p.BakeEnds())
+			return nil
+		case plan.RingChecking:
+			if !o.check(ctx, p) {
+				return nil
+			}
+			ring := r.Index
+			what, step = "health check passed", func(p *plan.Plan) (bool, error) {
+				if p.Ring().Index != ring || p.Ring().Phase != plan.RingChecking {
+					return false, errSkip
+				}
+				return p.CheckPassed(ring, o.now())
+			}
+			continue
+		}
+		if !started {
+			return nil
+		}
+		if len(p.RingTaskIDs(r.Index)) > 0 {
+			if err := o.queuePending(ctx, p, p.RingTaskIDs(r.Index)); err != nil {
+				return fmt.Errorf("orchestrator: start ring %d of plan %s: %w", r.Index, planID, err)
+			}
+			return nil
+		}
+		ring := r.Index // empty: it completed as it started
+		what, step = "complete empty ring", func(p *plan.Plan) (bool, error) {
+			if p.Ring().Index != ring || p.Ring().Phase != plan.RingRunning {
+				return false, errSkip
+			}
+			return p.RingCompleted(ring, o.now())
+		}
+	}
+}
+
+// scheduleAt hands the plan to the Scheduler for at: the end of its ring's bake, or the time
+// by which its ring's check is over (shared through Redis: any executor acts on it, at its
+// recorded time, after a restart too).
+func (o *Orchestrator) scheduleAt(ctx context.Context, p *plan.Plan, at time.Time) {
+	if o.cfg.Scheduler == nil {
+		o.cfg.Logger.Error("rollout: no scheduler to bake a ring", "plan_id", p.ID())
+		return
+	}
+	if err := o.cfg.Scheduler.Schedule(ctx, p.ID(), at); err != nil {
+		o.cfg.Logger.Error("rollout: schedule a ring's bake end", "plan_id", p.ID(), "err", err)
+	}
+}
+
+// ringDue acts on a rolling plan the Scheduler handed back (StartScheduled): a bake that is
+// over ends (too early, it is scheduled again); a check that should be over and is not (its
+// executor died during it) is made again. The caller holds the plan lock.
+func (o *Orchestrator) ringDue(ctx context.Context, p *plan.Plan) {
+	switch p.Ring().Phase {
+	case plan.RingChecking:
+		o.recheck(ctx, p)
+	case plan.RingBaking:
+		o.endBake(ctx, p)
+	}
+}
+
+// endBake ends the BAKING ring's bake, when it is over. The caller holds the plan lock.
+func (o *Orchestrator) endBake(ctx context.Context, p *plan.Plan) {
+	if o.now().Before(p.BakeEnds()) {
+		o.scheduleAt(ctx, p, p.BakeEnds())
+		return
+	}
+	ring := p.Ring().Index
+	o.logRing(p.ID(), o.ringStep(ctx, p.ID(), "bake over", func(p *plan.Plan) (bool, error) {
+		if p.Ring().Index != ring || p.Ring().Phase != plan.RingBaking {
+			return false, errSkip
+		}
+		return p.BakeOver(ring, o.now())
+	}))
+}
+
+// recheck makes the CHECKING ring's check again once it should have been over. The caller
+// holds the plan lock.
+func (o *Orchestrator) recheck(ctx context.Context, p *plan.Plan) {
+	if by := p.Ring().Since.Add(checkTimeout(p) + checkGrace); o.now().Before(by) {
+		o.scheduleAt(ctx, p, by)
+		return
+	}
+	was := p.Ring()
+	o.logRing(p.ID(), o.ringStep(ctx, p.ID(), "check again", func(p *plan.Plan) (bool, error) {
+		if p.Ring() != was {
+			return false, errSkip
+		}
+		return false, p.RecheckRing(was.Index, o.now())
+	}))
+}
+
+// haltRing halts the plan's current ring: nothing new starts (its queued tasks are taken
+// out of the queue and stay PENDING); running tasks finish. The caller holds the plan lock.
+func (o *Orchestrator) haltRing(ctx context.Context, p *plan.Plan, why string) {
+	id, ring := p.ID(), p.Ring().Index
+	p, err := o.updatePlan(ctx, id, func(p *plan.Plan) error {
+		if p.Ring().Index != ring {
+			return errSkip
+		}
+		return p.HaltRing(ring, why, o.now())
+	})
+	if errors.Is(err, errSkip) {
+		return
+	}
+	if err != nil {
+		o.cfg.Logger.Error("halt ring", "plan_id", id, "err", err)
+		return
+	}
+	o.cfg.Logger.Warn("rollout halted", "plan_id", id, "ring", ring, "reason", why)
+	o.unqueue(ctx, id, p.TaskIDs()[:p.Rollout().Bounds[ring+1]])
+}
+
+// queuePending queues those of ids that are PENDING.
+func (o *Orchestrator) queuePending(ctx context.Context, p *plan.Plan, ids []string) error {
+	if p.Status() == plan.Scheduled {
+		return nil // begin queues them when the plan starts
+	}
+	statuses, err := o.tasks.Statuses(ctx, ids)
+	if err != nil {
+		return err
+	}
+	var pending []string
+	for i, st := range statuses {
+		if st == task.Pending {
+			pending = append(pending, ids[i])
+		}
+	}
+	o.push(ctx, p, pending)
+	return nil
+}
+
+// maxNamedFailures bounds the failed tenants a halt's reason names.
+const maxNamedFailures = 5
+
+// failedTenants names the first FAILED tenants of ids (statuses in the same order).
+func (o *Orchestrator) failedTenants(ctx context.Context, ids []string, statuses []task.Status) string {
+	var failed []string
+	for i, st := range statuses {
+		if st == task.Failed && len(failed) < maxNamedFailures {
+			failed = append(failed, ids[i])
+		}
+	}
+	tasks, err := o.tasks.ByIDs(ctx, failed)
+	if err != nil {
+		return "task " + strings.Join(failed, ", ")
+	}
+	names := make([]string, len(tasks))
+	for i, t := range tasks {
+		names[i] = t.TenantID()
+	}
+	if n := count(statuses, task.Failed); n > len(names) {
+		names = append(names, fmt.Sprintf("and %d more", n-len(names)))
+	}
+	return strings.Join(names, ", ")
+}
+
+// count returns how many of statuses are st.
+func count(statuses []task.Status, st task.Status) int {
+	n := 0
+	for _, s := range statuses {
+		if s == st {
+			n++
+		}
+	}
+	return n
+}
+
+// ApprovePlan is an operator's approval of a rolling plan's current ring
+// (plan.ApproveRing): the next ring starts, or a halted ring goes on.
+func (o *Orchestrator) ApprovePlan(ctx context.Context, planID string) error {
+	if o.draining.Load() {
+		return ErrShuttingDown
+	}
+	unlock := o.planLocks.lock(planID)
+	defer unlock()
+	if err := o.ringStep(ctx, planID, "approve", func(p *plan.Plan) (bool, error) { return p.ApproveRing(o.now()) }); err != nil {
+		return err
+	}
+	p, err := o.plans.Plan(ctx, planID)
+	if err != nil {
+		return fmt.Errorf("orchestrator: approve plan %s: %w", planID, err)
+	}
+	if p.Ring().Phase == plan.RingRunning && p.Ring().Waived { // a halted ring goes on
+		if err := o.queuePending(ctx, p, p.RingTaskIDs(p.Ring().Index)); err != nil {
+			return fmt.Errorf("orchestrator: approve plan %s: %w", planID, err)
+		}
+	}
+	return nil
+}
+
+// rejectedAtGate is the last error of the tasks a rejection cancelled.
+var rejectedAtGate = "rejected at the rollout's gate: plan halted"
+
+// RejectPlan is an operator's rejection of a rolling plan: the tasks that have not started
+// (the current ring's and every later ring's) are cancelled; running tasks finish.
+func (o *Orchestrator) RejectPlan(ctx context.Context, planID string) error {
+	unlock := o.planLocks.lock(planID)
+	p, err := o.updatePlan(ctx, planID, func(p *plan.Plan) error { return p.RejectRing(o.now()) })
+	if err != nil {
+		unlock()
+		return err
+	}
+	o.unqueue(ctx, planID, p.TaskIDs()[p.Rollout().Bounds[p.Ring().Index]:])
+	o.cancelQueued(p.TaskIDs()[p.Rollout().Bounds[p.Ring().Index]:], rejectedAtGate)
+	unlock()
+	o.settle(planID)
+	return nil
+}
