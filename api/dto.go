@@ -310,6 +310,17 @@ type Event struct {
 	StageName   string        `json:"stageName,omitempty"`
 	Run         int           `json:"run,omitempty"`
 	LastAttempt *EventAttempt `json:"lastAttempt,omitempty"`
+	Ring        *EventRing    `json:"ring,omitempty"` // a plan event of a plan rolled out in rings: where it stands
+}
+
+// EventRing is a rolling plan's current ring in an Event: its index, wave, state, when its
+// bake ends and why it halted.
+type EventRing struct {
+	Index      int        `json:"index"`
+	Wave       string     `json:"wave"`
+	State      string     `json:"state"`
+	BakeEndsAt *time.Time `json:"bakeEndsAt,omitempty"`
+	Halt       string     `json:"halt,omitempty"`
 }
 
 // EventAttempt is a task's latest stage attempt in an Event.

@@ -168,5 +168,8 @@ func EventFrom(id string, e event.Event) Event {
 	if a := e.Last; a != nil {
 		out.LastAttempt = &EventAttempt{StageIndex: a.StageIndex, Stage: a.Stage, Attempt: a.Attempt, Outcome: a.Outcome, Class: a.Class}
 	}
+	if r := e.Ring; r != nil {
+		out.Ring = &EventRing{Index: r.Index, Wave: r.Wave, State: r.State, BakeEndsAt: r.BakeEndsAt, Halt: r.Halt}
+	}
 	return out
 }

@@ -12,10 +12,11 @@ import (
 	"github.com/executor-dev/executor/domain/task"
 )
 
-// Canary phases of api.Canary.Phase that hold the tasks past the wave back.
+// States of a rolling plan's current ring (api.RingView.State) that need an operator.
 const (
-	phaseCanary           = string(plan.PhaseCanary)
-	phaseAwaitingApproval = string(plan.PhaseAwaitingApproval)
+	ringAwaitingApproval = "awaiting_approval"
+	ringHalted           = "halted"
+	ringRunning          = "running"
 )
 
 // tenantsShown bounds the tenants a hint names.
@@ -24,37 +25,50 @@ const tenantsShown = 3
 // rest says why a plan that has not ended cannot progress without an operator. Its tasks at
 // rest (WAITING, PAUSED, INTERRUPTED) are counted in the plan's progress.
 type rest struct {
-	paused   bool // the plan is PAUSED
-	approval bool // its canary wave completed and awaits an operator's approval
-	canary   bool // its canary wave cannot complete: every canary task left is at rest
+	paused   bool   // the plan is PAUSED
+	approval bool   // its current ring completed and awaits an operator's approval
+	halted   string // its current ring halted (why): approve goes on, reject cancels the rest
+	ring     bool   // its current ring cannot complete: every task of it left is at rest
 }
 
 // atRest returns why nothing of p can progress without an operator, or nil when something
-// can (or p ended): no task runs, and none can start, because the plan is PAUSED, its canary
-// wave awaits approval, the canary tasks left are at rest, or no task is PENDING (those left
-// are WAITING at a gate, PAUSED or INTERRUPTED). A SCHEDULED or PENDING plan starts by itself.
+// can (or p ended): no task runs, and none can start, because the plan is PAUSED, its current
+// ring awaits approval or halted, the ring's tasks left are at rest, or no task is PENDING
+// (those left are WAITING at a gate, PAUSED or INTERRUPTED). A SCHEDULED or PENDING plan
+// starts by itself; a ring baking or being checked goes on by itself.
 func atRest(ctx context.Context, c *client.Client, p api.Plan) (*rest, error) {
 	st := plan.Status(p.Status)
 	if st.Terminal() || p.Progress[string(task.Running)] > 0 {
 		return nil, nil
-	}
-	phase := ""
-	if p.Canary != nil {
-		phase = p.Canary.Phase
 	}
 	switch {
 	case st == plan.Paused:
 		return &rest{paused: true}, nil
 	case st != plan.Running:
 		return nil, nil
-	case phase == phaseAwaitingApproval:
-		return &rest{approval: true}, nil
-	case phase == phaseCanary:
-		can, err := canaryCanProgress(ctx, c, p)
-		if err != nil || can {
-			return nil, err
+	case p.Rings != nil:
+		switch r := p.Rings; r.Waves[r.Current].State {
+		case ringAwaitingApproval:
+			return &rest{approval: true}, nil
+		case ringHalted:
+			why := "halted"
+			if r.Halted != nil {
+				why = r.Halted.Reason
+			}
+			return &rest{halted: why}, nil
+		case ringRunning:
+			if r.Current == len(r.Waves)-1 {
+				break // the last ring: the plan's own counts say
+			}
+			from, to := ringBounds(r)
+			can, err := ringCanProgress(ctx, c, p, from, to)
+			if err != nil || can {
+				return nil, err
+			}
+			return &rest{ring: true}, nil
+		default:
+			return nil, nil
 		}
-		return &rest{canary: true}, nil
 	}
 	pr := p.Progress
 	if pr[string(task.Pending)] > 0 || pr[string(task.Waiting)]+pr[string(task.Paused)]+pr[string(task.Interrupted)] == 0 {
@@ -63,17 +77,26 @@ func atRest(ctx context.Context, c *client.Client, p api.Plan) (*rest, error) {
 	return &rest{}, nil
 }
 
-// canaryCanProgress reports whether a task of p's canary wave (its first tenants) is PENDING
-// or RUNNING.
-func canaryCanProgress(ctx context.Context, c *client.Client, p api.Plan) (bool, error) {
-	q := client.TaskQuery{Limit: min(p.Canary.Tenants, client.TaskPageSize)}
-	for seen := 0; seen < p.Canary.Tenants; {
+// ringBounds returns the positions, in the plan's task order (ring order), of the current
+// ring's tasks.
+func ringBounds(r *api.Rings) (from, to int) {
+	for k := range r.Current {
+		from += r.Waves[k].Tenants
+	}
+	return from, from + r.Waves[r.Current].Tenants
+}
+
+// ringCanProgress reports whether a task at positions from … to-1 of p's tasks (the current
+// ring) is PENDING or RUNNING.
+func ringCanProgress(ctx context.Context, c *client.Client, p api.Plan, from, to int) (bool, error) {
+	q := client.TaskQuery{Limit: min(to, client.TaskPageSize)}
+	for seen := 0; seen < to; {
 		page, err := c.PlanTasksPage(ctx, p.PlanID, q)
 		if err != nil {
 			return false, err
 		}
-		for _, t := range page.Tasks[:min(len(page.Tasks), p.Canary.Tenants-seen)] {
-			if s := task.Status(t.Status); s == task.Pending || s == task.Running {
+		for i, t := range page.Tasks[:min(len(page.Tasks), to-seen)] {
+			if s := task.Status(t.Status); seen+i >= from && (s == task.Pending || s == task.Running) {
 				return true, nil
 			}
 		}
@@ -99,7 +122,14 @@ func needsOperator(ctx context.Context, c *client.Client, p api.Plan, r *rest) e
 		hints = append(hints, fmt.Sprintf("the plan is PAUSED%s: executor plan resume %s", why, id))
 	}
 	if r.approval {
-		hints = append(hints, fmt.Sprintf("the canary wave completed and awaits approval: executor plan approve %s (or executor plan reject %s)", id, id))
+		what := "the current ring"
+		if p.Canary != nil {
+			what = "the canary wave"
+		}
+		hints = append(hints, fmt.Sprintf("%s completed and awaits approval: executor plan approve %s (or executor plan reject %s)", what, id, id))
+	}
+	if r.halted != "" {
+		hints = append(hints, fmt.Sprintf("the rollout halted (%s): executor plan approve %s goes on, executor plan reject %s cancels the rest", r.halted, id, id))
 	}
 	if n := p.Progress[string(task.Interrupted)]; n > 0 {
 		hints = append(hints, fmt.Sprintf("%s INTERRUPTED%s: executor plan retry %s --status INTERRUPTED --from-checkpoint (or executor retry --tenant T --from-checkpoint for one)",
@@ -111,8 +141,11 @@ func needsOperator(ctx context.Context, c *client.Client, p api.Plan, r *rest) e
 	if n := p.Progress[string(task.Paused)]; n > 0 && !r.paused {
 		hints = append(hints, fmt.Sprintf("%s PAUSED%s: executor resume --tenant T, for each", tasksN(n), tenantsOf(ctx, c, id, task.Paused)))
 	}
-	if r.canary {
+	switch {
+	case r.ring && p.Canary != nil:
 		hints = append(hints, "the tasks past the canary wave start only once every canary task completed")
+	case r.ring:
+		hints = append(hints, "the next ring starts only once every task of the current ring completed (or failed within its budget)")
 	}
 	return &exitError{
 		code:  ExitNeedsOperator,

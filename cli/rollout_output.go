@@ -18,6 +18,8 @@ func planRolloutLines(w io.Writer, p api.Plan) {
 			fmt.Fprintf(w, "the canaries completed: 'executor plan approve %s' starts the rest, 'executor plan reject %s' halts the plan\n",
 				p.PlanID, p.PlanID)
 		}
+	} else if p.Rings != nil {
+		ringLines(w, p)
 	}
 	if p.StartRate > 0 {
 		fmt.Fprintf(w, "start rate: at most %d task starts per minute\n", p.StartRate)
@@ -98,5 +100,42 @@ func unlockTable(u api.TenantUnlock) func(io.Writer) {
 		if u.Interrupted {
 			fmt.Fprintf(w, "the running task is INTERRUPTED: 'executor retry --tenant %s --from-checkpoint' runs it on\n", u.TenantID)
 		}
+	}
+}
+
+// ringLines prints a rolling plan's rings, one line each (the current one marked, a bake's
+// time left), then why it halted or that it awaits approval, with the commands.
+func ringLines(w io.Writer, p api.Plan) {
+	r := p.Rings
+	fmt.Fprintf(w, "rings (order %s", r.Order)
+	if r.Order == "shuffle" {
+		fmt.Fprintf(w, ", seed %d", r.Seed)
+	}
+	fmt.Fprintln(w, "):")
+	for k, v := range r.Waves {
+		mark := " "
+		if k == r.Current {
+			mark = ">"
+		}
+		line := fmt.Sprintf("%s %d %-12s %-7s %5d tenant(s)  %-17s then %-7s budget %s", mark, k, cell(v.Name), cell(v.Size), v.Tenants,
+			v.State, v.Then, v.FailureBudget)
+		if v.Bake != "" {
+			line += "  bake " + v.Bake
+		}
+		if v.BakeLeftMs > 0 {
+			line += fmt.Sprintf(" (%s left)", (time.Duration(v.BakeLeftMs) * time.Millisecond).Round(100*time.Millisecond))
+		}
+		if v.Health != nil {
+			line += "  check " + cell(v.Health.Name)
+		}
+		fmt.Fprintln(w, line)
+	}
+	switch {
+	case r.Halted != nil && r.Waves[r.Current].State == "halted":
+		fmt.Fprintf(w, "halted: %s\n'executor plan approve %s' goes on, 'executor plan reject %s' cancels the tenants not started\n",
+			cell(r.Halted.Reason), p.PlanID, p.PlanID)
+	case r.Waves[r.Current].State == "awaiting_approval":
+		fmt.Fprintf(w, "ring %d completed: 'executor plan approve %s' starts the next ring, 'executor plan reject %s' cancels the rest\n",
+			r.Current, p.PlanID, p.PlanID)
 	}
 }

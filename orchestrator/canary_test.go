@@ -137,3 +137,25 @@ func TestCanaryRejectedByTheOperator(t *testing.T) {
 	assert.Equal(t, 1, v.Progress.Counts[task.Completed])
 	assert.Equal(t, 2, v.Progress.Counts[task.Cancelled])
 }
+
+// A canary wave of one tenant that failed halts the plan with no task of the wave left to
+// end: approve goes on all the same (the wave completes, its budget waived), the rest run.
+func TestApprovingAHaltedWaveWhoseTasksAllEndedGoesOn(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, 8)
+	h.startLog(t, "logged", "ch-000")
+	ctx := context.Background()
+	p := h.submit(t, app.SubmitRequest{
+		Tenants: tenants("ch", 3), Stages: stages("logged", "one"),
+		Canary: plan.Canary{Tenants: 1, Then: plan.ThenAuto},
+	})
+	eventually(t, "the plan halts at its canary", func() bool {
+		v, err := h.svc.Plan(ctx, p.ID())
+		return err == nil && v.Plan.Phase() == plan.PhaseHalted && v.Progress.Counts[task.Failed] == 1
+	})
+	_, err := h.svc.ApprovePlan(ctx, p.ID())
+	require.NoError(t, err)
+	v := h.wait(t, p.ID())
+	assert.Equal(t, plan.Failed, v.Plan.Status(), "the canary failed")
+	assert.Equal(t, 2, v.Progress.Counts[task.Completed], "the rest ran")
+}

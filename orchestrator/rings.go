@@ -31,28 +31,52 @@ func (o *Orchestrator) advanceRing(planID string, ring int, failed bool) {
 		return // an earlier ring's task retried, or judged meanwhile
 	}
 	ids := p.RingTaskIDs(ring)
-	budget := p.Rollout().Budget(ring)
 	if failed && !cur.Waived {
 		statuses, err := o.tasks.Statuses(ctx, ids)
 		if err != nil {
 			o.cfg.Logger.Error("judge ring", "plan_id", planID, "ring", ring, "err", err)
 			return
 		}
-		if n := count(statuses, task.Failed); budget.Exceeded(n, len(ids)) {
-			o.haltRing(ctx, p, fmt.Sprintf("ring %d (%s): %d of %d tenants failed (%s), over its failure budget of %s",
-				ring, p.Rollout().Waves[ring].Name, n, len(ids), o.failedTenants(ctx, ids, statuses), budget))
+		if o.overBudget(ctx, p, ids, statuses) {
 			return
 		}
 	}
-	statuses, open, err := o.planStatuses(ctx, planID+"#ring", ids)
+	o.judgeRing(ctx, p)
+}
+
+// judgeRing completes the plan's current RUNNING ring when every task of it ended, COMPLETED
+// or FAILED within its budget (over it, the plan halts). The caller holds the plan lock.
+func (o *Orchestrator) judgeRing(ctx context.Context, p *plan.Plan) {
+	cur := p.Ring()
+	ids := p.RingTaskIDs(cur.Index)
+	statuses, open, err := o.planStatuses(ctx, p.ID()+"#ring", ids)
 	if err != nil {
-		o.cfg.Logger.Error("judge ring", "plan_id", planID, "ring", ring, "err", err)
+		o.cfg.Logger.Error("judge ring", "plan_id", p.ID(), "ring", cur.Index, "err", err)
 		return
 	}
 	if open || count(statuses, task.Completed)+count(statuses, task.Failed) < len(ids) {
 		return
 	}
-	o.completeRing(ctx, p, ring)
+	// Judged again on every status: a failure whose own judgement comes after this one (its
+	// run ended first, then this task's) is counted here.
+	if !cur.Waived && o.overBudget(ctx, p, ids, statuses) {
+		return
+	}
+	o.completeRing(ctx, p, cur.Index)
+}
+
+// overBudget halts the plan when the failed tasks of its current ring (ids, with statuses)
+// cross the ring's failure budget, and reports whether it did. The caller holds the plan lock.
+func (o *Orchestrator) overBudget(ctx context.Context, p *plan.Plan, ids []string, statuses []task.Status) bool {
+	ring := p.Ring().Index
+	budget := p.Rollout().Budget(ring)
+	n := count(statuses, task.Failed)
+	if !budget.Exceeded(n, len(ids)) {
+		return false
+	}
+	o.haltRing(ctx, p, fmt.Sprintf("ring %d (%s): %d of %d tenants failed (%s), over its failure budget of %s",
+		ring, p.Rollout().Waves[ring].Name, n, len(ids), o.failedTenants(ctx, ids, statuses), budget))
+	return true
 }
 
 // completeRing records that ring's tasks all ended within its budget, and acts on what
@@ -116,6 +140,7 @@ func (o *Orchestrator) ringStep(ctx context.Context, planID, what string, step f
 			if err := o.queuePending(ctx, p, p.RingTaskIDs(r.Index)); err != nil {
 				return fmt.Errorf("orchestrator: start ring %d of plan %s: %w", r.Index, planID, err)
 			}
+			o.judgeRing(ctx, p) // a ring whose tasks all ended already (retried early) has no end to come
 			return nil
 		}
 		ring := r.Index // empty: it completed as it started
@@ -279,6 +304,7 @@ func (o *Orchestrator) ApprovePlan(ctx context.Context, planID string) error {
 		if err := o.queuePending(ctx, p, p.RingTaskIDs(p.Ring().Index)); err != nil {
 			return fmt.Errorf("orchestrator: approve plan %s: %w", planID, err)
 		}
+		o.judgeRing(ctx, p) // its tasks may all have ended: no end to come would judge it
 	}
 	return nil
 }

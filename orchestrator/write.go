@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/event"
@@ -44,9 +45,22 @@ func (o *Orchestrator) updatePlan(ctx context.Context, id string, fn func(p *pla
 	if err != nil {
 		return nil, err
 	}
-	o.cfg.Events.Publish(event.Event{Kind: event.Plan, PlanID: p.ID(), Status: string(p.Status())})
+	o.cfg.Events.Publish(event.Event{Kind: event.Plan, PlanID: p.ID(), Status: string(p.Status()), Ring: ringEvent(p)})
 	o.notify(id)
 	return p, nil
+}
+
+// ringEvent is where a rolling plan stands, for its events (nil without waves).
+func ringEvent(p *plan.Plan) *event.Ring {
+	if !p.Rollout().Enabled() {
+		return nil
+	}
+	r := p.Ring()
+	out := &event.Ring{Index: r.Index, Wave: p.Rollout().Waves[r.Index].Name, State: strings.ToLower(string(r.Phase)), Halt: r.Halt}
+	if ends := p.BakeEnds(); !ends.IsZero() {
+		out.BakeEndsAt = &ends
+	}
+	return out
 }
 
 // commit applies fn to the running task and saves it with cp, even after the run's context

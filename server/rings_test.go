@@ -178,16 +178,29 @@ func TestRingOverItsFailureBudgetHaltsThePlan(t *testing.T) {
 }
 
 // A failing health gate halts the plan after the ring's bake, and reject cancels the rest: the
-// check is made once, no later tenant is called.
+// check is made once, no later tenant is called; the plan's events follow the ring (running,
+// baking, checking, halted).
 func TestRingFailingHealthGateHaltsThePlan(t *testing.T) {
 	t.Parallel()
 	tg := newTarget(t)
 	srv := servertest.Start(t)
 	health := fmt.Sprintf(`{"params":{"method":"GET","url":"%s/health-{{.Params.wave}}/check?failRun=1"},"timeout":"5s"}`, tg.srv.URL)
 	waves := fmt.Sprintf(`[{"name":"first","size":2,"bake":"500ms","health":%s},{"name":"rest","size":"rest"}]`, health)
+	events := openEvents(t, srv.URL()+"/v1/events", "")
 	var p api.Plan
 	require.Equal(t, http.StatusCreated, cfHTTP(t, http.MethodPost, srv.URL()+"/v1/plans", ringsBody(tg, 10, nil, waves, ""), &p))
 
+	var states []string
+	events.until(t, func(ev sse) bool {
+		if ev.name != "plan" || ev.data.PlanID != p.PlanID || ev.data.Ring == nil {
+			return false
+		}
+		if len(states) == 0 || states[len(states)-1] != ev.data.Ring.State {
+			states = append(states, ev.data.Ring.State)
+		}
+		return ev.data.Ring.State == "halted"
+	})
+	assert.Equal(t, []string{"running", "baking", "checking", "halted"}, states, "the events follow the ring")
 	halted := eventuallyRing(t, srv, p.PlanID, 0, "halted")
 	require.NotNil(t, halted.Rings.Halted)
 	assert.Contains(t, halted.Rings.Halted.Reason, "health check failed")

@@ -45,6 +45,19 @@ type Event struct {
 	// Run is the task's attempt number (1 on its first run, +1 per retry).
 	Run  int      `json:"run,omitempty"`
 	Last *Attempt `json:"lastAttempt,omitempty"`
+	// Ring is, for a plan rolled out in rings, where it stands after the transition.
+	Ring *Ring `json:"ring,omitempty"`
+}
+
+// Ring is where a rolling plan stands: its current ring, that ring's wave and state
+// (running, baking, checking, awaiting_approval, halted, rejected, passed), when a bake ends,
+// and why it halted.
+type Ring struct {
+	Index      int        `json:"index"`
+	Wave       string     `json:"wave"`
+	State      string     `json:"state"`
+	BakeEndsAt *time.Time `json:"bakeEndsAt,omitempty"`
+	Halt       string     `json:"halt,omitempty"`
 }
 
 // Publisher takes events. Publish must not block: it runs on the path of every transition.
