@@ -207,6 +207,11 @@ func (o *Orchestrator) settleFromTasks(planID string) error {
 	if p.Status() == plan.Scheduled || pausedForLoss(p) {
 		return nil
 	}
+	if p.Status() == plan.Running && p.Rollout().Enabled() && p.Ring().Phase == plan.RingRunning {
+		// A ring whose last end was never judged (the executor that ran it died between the
+		// end and the judgement: the reconciler freed its slot and settles) is judged here.
+		o.judgeRing(ctx, p)
+	}
 	statuses, open, err := o.planStatuses(ctx, planID, p.TaskIDs())
 	if err != nil || open {
 		if err != nil {

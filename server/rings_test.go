@@ -41,7 +41,7 @@ func acceptanceWaves(tenPctBudget string) string {
 		budget = fmt.Sprintf(`,"failureBudget":%q`, tenPctBudget)
 	}
 	return fmt.Sprintf(`[{"name":"first","size":1,"bake":"2s","then":"approve"},`+
-		`{"name":"ten","size":"10%%","bake":"2s"%s},{"name":"half","size":"50%%","bake":"2s"},{"name":"rest","size":"rest"}]`, budget)
+		`{"name":"ten","size":"10%%","bake":"2s"%s},{"name":"half","size":"50%%","bake":"2s","maxConcurrency":5},{"name":"rest","size":"rest"}]`, budget)
 }
 
 // planOf reads a plan through srv.
@@ -80,9 +80,11 @@ func ringCalls(tg *target, rings []api.RingPreview) [][]call {
 // target sees ring k+1's first call only after ring k's last call ended and its bake passed;
 // approval is asked once; the plan completes.
 func TestRingsStartAfterTheRingBeforeCompletedAndBaked(t *testing.T) {
-	t.Parallel()
+	onBothBackends(t, testRingsStartAfterTheRingBeforeCompletedAndBaked)
+}
+
+func testRingsStartAfterTheRingBeforeCompletedAndBaked(t *testing.T, srv, other *server.Server) {
 	tg := newTarget(t)
-	srv := servertest.Start(t)
 	body := ringsBody(tg, 200, nil, acceptanceWaves(""), "")
 
 	var dry api.DryRun
@@ -97,6 +99,7 @@ func TestRingsStartAfterTheRingBeforeCompletedAndBaked(t *testing.T) {
 
 	var p api.Plan
 	require.Equal(t, http.StatusCreated, cfHTTP(t, http.MethodPost, srv.URL()+"/v1/plans", body, &p))
+	srv = other // watched and commanded through the other executor, when there are two
 	require.NotNil(t, p.Rings)
 	assert.Equal(t, 0, p.Rings.Current)
 	for k, w := range p.Rings.Waves {
@@ -134,6 +137,22 @@ func TestRingsStartAfterTheRingBeforeCompletedAndBaked(t *testing.T) {
 		assert.GreaterOrEqual(t, first.Sub(prevEnd), ringBake,
 			"ring %d's first call (%s) comes after ring %d completed (%s) and baked %s", k, first, k-1, prevEnd, ringBake)
 	}
+	assert.LessOrEqual(t, maxOverlap(calls[2]), 5, "ring 2 runs at most its own maxConcurrency at once")
+}
+
+// maxOverlap is how many of calls were in flight at once, at most.
+func maxOverlap(calls []call) int {
+	peak := 0
+	for _, c := range calls {
+		n := 0
+		for _, d := range calls {
+			if !d.start.After(c.start) && d.end.After(c.start) {
+				n++
+			}
+		}
+		peak = max(peak, n)
+	}
+	return peak
 }
 
 // A ring's failure budget: 3 of the 10 % ring's 20 tenants fail, over its 10 % budget. The
@@ -141,15 +160,18 @@ func TestRingsStartAfterTheRingBeforeCompletedAndBaked(t *testing.T) {
 // called. Approve goes on: the halted ring completes (its budget waived) and the later rings
 // run; the plan ends FAILED, 3 tenants failed.
 func TestRingOverItsFailureBudgetHaltsThePlan(t *testing.T) {
-	t.Parallel()
+	onBothBackends(t, testRingOverItsFailureBudgetHaltsThePlan)
+}
+
+func testRingOverItsFailureBudgetHaltsThePlan(t *testing.T, srv, other *server.Server) {
 	tg := newTarget(t)
-	srv := servertest.Start(t)
 	waves := `[{"name":"first","size":1},{"name":"ten","size":"10%","failureBudget":"10%"},{"name":"half","size":"50%"},{"name":"rest","size":"rest"}]`
 	failing := map[int]bool{1: true, 2: true, 3: true} // ring 1 is tenants 1..20
 	body := ringsBody(tg, 200, failing, waves, `,"maxConcurrency":4`)
 	body = strings.Replace(body, `"maxConcurrency":20,`, "", 1)
 	var p api.Plan
 	require.Equal(t, http.StatusCreated, cfHTTP(t, http.MethodPost, srv.URL()+"/v1/plans", body, &p))
+	srv = other // watched and commanded through the other executor, when there are two
 
 	halted := eventuallyRing(t, srv, p.PlanID, 1, "halted")
 	require.NotNil(t, halted.Rings.Halted)
@@ -181,14 +203,17 @@ func TestRingOverItsFailureBudgetHaltsThePlan(t *testing.T) {
 // check is made once, no later tenant is called; the plan's events follow the ring (running,
 // baking, checking, halted).
 func TestRingFailingHealthGateHaltsThePlan(t *testing.T) {
-	t.Parallel()
+	onBothBackends(t, testRingFailingHealthGateHaltsThePlan)
+}
+
+func testRingFailingHealthGateHaltsThePlan(t *testing.T, srv, other *server.Server) {
 	tg := newTarget(t)
-	srv := servertest.Start(t)
 	health := fmt.Sprintf(`{"params":{"method":"GET","url":"%s/health-{{.Params.wave}}/check?failRun=1"},"timeout":"5s"}`, tg.srv.URL)
 	waves := fmt.Sprintf(`[{"name":"first","size":2,"bake":"500ms","health":%s},{"name":"rest","size":"rest"}]`, health)
 	events := openEvents(t, srv.URL()+"/v1/events", "")
 	var p api.Plan
 	require.Equal(t, http.StatusCreated, cfHTTP(t, http.MethodPost, srv.URL()+"/v1/plans", ringsBody(tg, 10, nil, waves, ""), &p))
+	srv = other // watched and commanded through the other executor, when there are two
 
 	var states []string
 	events.until(t, func(ev sse) bool {
@@ -253,6 +278,22 @@ func TestRingsBadInputNamesTheField(t *testing.T) {
 	var list api.PlanList
 	require.Equal(t, http.StatusOK, cfHTTP(t, http.MethodGet, srv.URL()+"/v1/plans", "", &list))
 	assert.Empty(t, list.Plans, "nothing was created")
+}
+
+// onBothBackends runs test on one executor on the memory store, and on two executors sharing
+// a Redis (the plan submitted to the first, watched and commanded through the second).
+func onBothBackends(t *testing.T, test func(t *testing.T, srv, other *server.Server)) {
+	t.Parallel()
+	t.Run("memory", func(t *testing.T) {
+		t.Parallel()
+		srv := servertest.Start(t)
+		test(t, srv, srv)
+	})
+	t.Run("two executors on Redis", func(t *testing.T) {
+		t.Parallel()
+		a, b := twoExecutors(t)
+		test(t, a, b)
+	})
 }
 
 func firstStart(calls []call) time.Time {

@@ -1,6 +1,7 @@
 package eventstream
 
 import (
+	"encoding/json"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -67,6 +68,12 @@ func appendEvent(dst []byte, e *event.Event) []byte {
 			dst = appendString(dst, a.Class)
 		}
 		dst = append(dst, '}')
+	}
+	if e.Ring != nil { // a rolling plan's ring changes: rare, encoded by encoding/json itself
+		if b, err := json.Marshal(e.Ring); err == nil {
+			dst = append(dst, `,"ring":`...)
+			dst = append(dst, b...)
+		}
 	}
 	return append(dst, '}')
 }

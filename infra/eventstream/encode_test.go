@@ -32,6 +32,8 @@ func TestAppendEventsEncodesAsEncodingJSON(t *testing.T) {
 		{"strings to escape", []event.Event{{ID: 5, Kind: event.Task, At: at.In(time.FixedZone("x", 3600)),
 			PlanID: "p\"<&>\\", TenantID: "t\n\r\t\b\f\x01\x1f", Status: "é – 😀 \u2028\u2029",
 			StageName: "bad \xff\xfe utf8"}}},
+		{"a plan event with its ring", []event.Event{{ID: 8, Kind: event.Plan, At: at, PlanID: "p", Status: "RUNNING",
+			Ring: &event.Ring{Index: 1, Wave: "ten<%>", State: "baking", BakeEndsAt: &at, Halt: "3 of 20 failed"}}}},
 		{"several events", []event.Event{{ID: 6, Kind: event.Plan, PlanID: "a"}, {ID: 7, Kind: event.Task,
 			PlanID: "b", Stage: -1, Run: 1}}},
 	}
