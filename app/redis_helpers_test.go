@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/executor-dev/executor/app/apptest"
 	"github.com/executor-dev/executor/infra/dispatch"
 	"github.com/executor-dev/executor/infra/lock"
@@ -26,7 +28,22 @@ func redisStores(t *testing.T) apptest.Stores {
 // dispatch queue, shared by every executor on that Redis (started, stopped when t ends).
 func redisWired(t *testing.T) (apptest.Stores, orchestrator.Config) {
 	t.Helper()
-	client := redistest.Start(t).Client()
+	w := wireRedis(t, redistest.Start(t).Client())
+	return w.stores, w.cfg
+}
+
+// redisWiring is the executor's Redis backend wired on one client, with its outage monitor.
+type redisWiring struct {
+	stores apptest.Stores
+	cfg    orchestrator.Config
+	store  *redisrepo.Store
+	mon    *outage.Monitor
+}
+
+// wireRedis wires the executor's Redis backend (store, failover locker, dispatch queue) on
+// client, started, stopped when t ends.
+func wireRedis(t *testing.T, client *redis.Client) redisWiring {
+	t.Helper()
 	logger := slog.New(slog.DiscardHandler)
 	queue := dispatch.NewRedis(client, dispatch.RedisOptions{Logger: logger})
 	queue.Start(context.Background())
@@ -35,8 +52,11 @@ func redisWired(t *testing.T) (apptest.Stores, orchestrator.Config) {
 	st := redisrepo.New(client, redisrepo.Options{Monitor: mon, Logger: logger})
 	st.Start(context.Background())
 	t.Cleanup(st.Stop)
-	return apptest.Stores{
-		Creator: st, Plans: st.Plans(), Tasks: st.Tasks(), Checkpoints: st.Checkpoints(),
-		Locker: lock.NewFailover(client, lock.RedisOptions{Logger: logger}, mon),
-	}, orchestrator.Config{Queue: dispatch.ForRedis(queue)}
+	return redisWiring{
+		stores: apptest.Stores{
+			Creator: st, Plans: st.Plans(), Tasks: st.Tasks(), Checkpoints: st.Checkpoints(),
+			Locker: lock.NewFailover(client, lock.RedisOptions{Logger: logger}, mon),
+		},
+		cfg: orchestrator.Config{Queue: dispatch.ForRedis(queue)}, store: st, mon: mon,
+	}
 }

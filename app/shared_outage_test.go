@@ -12,12 +12,8 @@ import (
 	"github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/app/apptest"
 	"github.com/executor-dev/executor/domain/task"
-	"github.com/executor-dev/executor/infra/dispatch"
-	"github.com/executor-dev/executor/infra/lock"
-	"github.com/executor-dev/executor/infra/outage"
 	"github.com/executor-dev/executor/infra/redisrepo"
 	"github.com/executor-dev/executor/infra/redistest"
-	"github.com/executor-dev/executor/orchestrator"
 	"github.com/executor-dev/executor/stagekind"
 )
 
@@ -30,18 +26,12 @@ func TestSharedCommandMeetingAnOutageIsRefusedNotJournaled(t *testing.T) {
 	t.Parallel()
 	rs := redistest.Start(t)
 	client := rs.Client()
-	logger := slog.New(slog.DiscardHandler)
-	queue := dispatch.NewRedis(client, dispatch.RedisOptions{Logger: logger})
-	queue.Start(context.Background())
-	t.Cleanup(queue.Stop)
-	mon := outage.NewMonitor(logger)
-	store := redisrepo.New(client, redisrepo.Options{Monitor: mon, Logger: logger})
-	store.Start(context.Background())
-	t.Cleanup(store.Stop)
-	st := apptest.Stores{Creator: store, Plans: store.Plans(), Tasks: store.Tasks(), Checkpoints: store.Checkpoints(),
-		Locker: lock.NewFailover(client, lock.RedisOptions{Logger: logger}, mon)}
+	w := wireRedis(t, client)
+	store, mon, st := w.store, w.mon, w.stores
 	kinds := stagekind.Builtin(stagekind.HTTPOptions{})
-	_, orch := apptest.New(t, st, kinds, orchestrator.Config{Queue: dispatch.ForRedis(queue), LeaseTTL: time.Minute})
+	cfg := w.cfg
+	cfg.LeaseTTL = time.Minute
+	_, orch := apptest.New(t, st, kinds, cfg)
 	var here atomic.Bool // the run is elsewhere, as far as the service can tell
 	degraded := func() bool { d, _ := mon.Degraded(); return d }
 	svc := app.New(app.Deps{
@@ -76,7 +66,7 @@ func TestSharedCommandMeetingAnOutageIsRefusedNotJournaled(t *testing.T) {
 			"%s: the store sees Redis take writes again", tc.name)
 	}
 	require.Equal(t, 0, store.JournalLen(), "nothing journaled for a write-back")
-	fresh := redisrepo.New(client, redisrepo.Options{Logger: logger}) // Redis as every executor reads it
+	fresh := redisrepo.New(client, redisrepo.Options{Logger: slog.New(slog.DiscardHandler)}) // Redis as every executor reads it
 	tk, err := fresh.Tasks().Latest(ctx, "so-1")
 	require.NoError(t, err)
 	require.Equal(t, task.Running, tk.Status(), "no refused command was written")
