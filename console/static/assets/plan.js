@@ -13,7 +13,7 @@
 (() => {
   const {
     $, h, enc, api, showError, clearError, confirmed, onLeave, watch, debounce, throttle,
-    fmtTime, fmtCount, ageEl, statusBadge, statusCounts, labelChips, progressBar,
+    fmtTime, fmtSpan, fmtCount, ageEl, statusBadge, statusCounts, labelChips, progressBar,
     phaseBadge, waitingItem, decisionText, rowFromTask, stageCells, paintCells, stageName,
     STATUSES, TERMINAL_PLAN, GATED_PHASES,
   } = window.executorConsole;
@@ -30,6 +30,14 @@
     retry: { can: ['FAILED', 'INTERRUPTED', 'CANCELLED', 'PAUSED'], defaults: ['FAILED', 'INTERRUPTED'], verb: 'Retry', done: 'Retried' },
     cancel: { can: ['PENDING', 'RUNNING', 'WAITING', 'PAUSED', 'INTERRUPTED'], verb: 'Cancel', done: 'Cancelled' },
   };
+
+  // RING_LOOK gives each ring state the colour of a status badge (the state itself is the
+  // badge's data-state): moving, waiting for an operator, stopped, settled.
+  const RING_LOOK = {
+    pending: 'PENDING', running: 'RUNNING', baking: 'RUNNING', checking: 'RUNNING',
+    awaiting_approval: 'WAITING', halted: 'FAILED', rejected: 'CANCELLED', passed: 'COMPLETED',
+  };
+  const RING_SETTLED = new Set(['passed', 'rejected']); // a ring that moves no more
 
   const SORTS = [['order', 'plan order'], ['-order', 'plan order, reversed'], ['tenant', 'tenant id A→Z'], ['-tenant', 'tenant id Z→A']];
 
@@ -78,6 +86,9 @@
     const retryNote = h('div', { id: 'plan-retry-result', 'data-testid': 'plan-retry-result', class: 'note', hidden: true });
     let retryButton = null;
     let headSig = '';
+
+    // The rollout's rings (a plan with waves, or a canary): drawn by renderRings.
+    const ringsBox = h('section', { id: 'rings', 'data-testid': 'rings', class: 'panel', hidden: true });
 
     const summaryCounts = h('div', { id: 'summary-counts-box' });
     const stageMatrix = h('table', { id: 'stage-matrix', 'data-testid': 'stage-matrix', class: 'grid counts-matrix' });
@@ -150,7 +161,7 @@
     const pageInfo = h('span', { class: 'muted small', id: 'page-info', 'data-testid': 'page-info' });
     const pager = h('div', { class: 'actions pager', id: 'pager', 'data-testid': 'pager' }, prev, pageInfo, next);
 
-    main.append(head, summaryBox, waitingBox, failuresBox, slowBox,
+    main.append(head, ringsBox, summaryBox, waitingBox, failuresBox, slowBox,
       h('section', { id: 'tenants', 'data-testid': 'tenants', class: 'panel' },
         h('h2', {}, 'Tenants ', tasksTotal),
         filters, bulkBar, bulkNote,
@@ -161,10 +172,12 @@
 
     // ------------------------------------------------------------ the head
 
-    function planButton(op, label, { cls = op === 'cancel' ? 'danger' : '', msg = `${label} plan ${plan.name || planId}?` } = {}) {
+    // planButton is a button that POSTs /v1/plans/{id}/<op> once the operator confirmed msg
+    // (a function: asked at the click, with the counts of that moment).
+    function planButton(op, label, { cls = op === 'cancel' ? 'danger' : '', msg = `${label} plan ${plan.name || planId}?`, id = `plan-${op}` } = {}) {
       return h('button', {
-        type: 'button', id: `plan-${op}`, 'data-testid': `plan-${op}`, class: cls, text: label,
-        onclick: () => confirmed(msg, async () => {
+        type: 'button', id, 'data-testid': id, class: cls, text: label,
+        onclick: () => confirmed(typeof msg === 'function' ? msg() : msg, async () => {
           const seq = planSeq;
           const p = (await api('POST', `/v1/plans/${enc(planId)}/${op}`)).data;
           // A plan event that came meanwhile may be newer than this answer: ask again then.
@@ -213,9 +226,10 @@
       return { total: summary.total, ...summary.statuses };
     }
 
-    // planSig is what the head shows of a plan but its progress (which follows the summary).
+    // planSig is what the head shows of a plan but its progress (which follows the summary)
+    // and its rings (which renderRings draws, with its own signature).
     function planSig(p) {
-      const { progress: _, taskIds, ...rest } = p;
+      const { progress: _, taskIds, rings, ...rest } = p;
       return JSON.stringify(rest);
     }
 
@@ -279,7 +293,147 @@
         retryNote);
       head.dataset.status = p.status;
       head.dataset.phase = phase;
+      renderRings();
     }
+
+    // ------------------------------------------------------------ the rings
+
+    // renderRings shows a rolling plan's rings: one row per ring (at most 20, whatever the
+    // plan's size), the current one marked; when it halted, why, prominently; when it halted
+    // or awaits approval, Approve and Reject. A canary plan keeps its head's "Approve
+    // rollout" / "Reject rollout": no second pair here while those show. Drawn again only
+    // when what it shows changed (not for bakeLeftMs: the countdown ticks on its own), so
+    // that no button is swapped under a click.
+    let ringsSig = '';
+    let bakeLeft = null; // the baking ring's countdown, ticked by the timer below
+
+    function renderRings() {
+      const r = plan && plan.rings;
+      const waves = (r && r.waves) || [];
+      if (!waves.length) {
+        ringsBox.hidden = true;
+        ringsBox.replaceChildren();
+        ringsSig = '';
+        bakeLeft = null;
+        return;
+      }
+      const k = Math.min(Math.max(r.current || 0, 0), waves.length - 1);
+      const cw = waves[k];
+      const ended = TERMINAL_PLAN.has(plan.status);
+      const canary = !!(plan.canary && plan.canary.tenants);
+      const canaryGated = canary && GATED_PHASES.has(plan.canary.phase || '');
+      const sig = JSON.stringify([{ ...r, waves: waves.map(({ bakeLeftMs, ...w }) => w) }, plan.status, plan.name, canary, canaryGated]);
+      if (sig === ringsSig) return;
+      ringsSig = sig;
+
+      const name = plan.name || planId;
+      const ringName = (i) => `ring ${i} (${waves[i].name})`;
+      const gated = !ended && !canaryGated && (cw.state === 'halted' || cw.state === 'awaiting_approval');
+      const next = waves[k + 1];
+      // The tenants not started: every PENDING task (a halted ring's queued ones went back to
+      // PENDING), as the summary counts them at the click.
+      const notStarted = () => {
+        const st = (summary && summary.statuses) || plan.progress || {};
+        return st.PENDING || 0;
+      };
+      const reject = () => planButton('reject', 'Reject: cancel the tenants not started', {
+        id: 'rings-reject', cls: 'danger',
+        msg: () => `Reject plan ${name}: cancel the ${fmtCount(notStarted())} tenant(s) not started ` +
+          `(${cw.state === 'halted' ? `${ringName(k)}'s and every later ring's` : 'every later ring\'s'})? ` +
+          'Running tasks finish; the plan then ends.',
+      });
+
+      let gate = null;
+      if (r.halted) {
+        const rejected = cw.state === 'rejected';
+        gate = h('div', {
+          class: rejected ? 'note' : 'problem', role: rejected ? null : 'alert', id: 'rings-halted', 'data-testid': 'rings-halted',
+          'data-ring': r.halted.ring, 'data-wave': r.halted.wave, 'data-state': cw.state,
+        },
+        h('div', { class: rejected ? null : 'problem-title', 'data-testid': 'rings-halted-title',
+          text: `${rejected ? 'Rejected' : 'Halted'} at ring ${r.halted.ring} (${r.halted.wave})` }),
+        h('div', { class: 'problem-detail', id: 'rings-halted-reason', 'data-testid': 'rings-halted-reason', text: r.halted.reason || '' }),
+        !rejected && !ended ? h('p', { class: 'small muted', text: 'Running tasks finish; nothing new starts. ' +
+          'Approve goes on (a ring halted by its failure budget runs on with its budget waived; one halted by its health check makes way for the next ring); ' +
+          'Reject cancels every tenant not started.' }) : null,
+        gated ? h('div', { class: 'actions' },
+          planButton('approve', 'Approve: go on', {
+            id: 'rings-approve', cls: 'primary',
+            msg: `Approve plan ${name}: go on past the halt of ${ringName(k)}?\n\n${r.halted.reason || ''}`,
+          }),
+          reject()) : null);
+      } else if (cw.state === 'awaiting_approval' && !ended) {
+        gate = h('div', { class: 'note', id: 'rings-awaiting', 'data-testid': 'rings-awaiting', 'data-ring': k },
+          h('div', {
+            'data-testid': 'rings-awaiting-text',
+            text: `${ringName(k)} passed; ` + (next ? `${ringName(k + 1)}, ${fmtCount(next.tenants)} tenant(s), waits for an operator's approval.` : 'it waits for an operator\'s approval.') +
+              (canaryGated ? ' Use "Approve rollout" or "Reject rollout" above.' : ''),
+          }),
+          gated ? h('div', { class: 'actions' },
+            planButton('approve', next ? `Approve: start ${ringName(k + 1)}` : 'Approve', {
+              id: 'rings-approve', cls: 'primary',
+              msg: `Approve plan ${name}: ` + (next ? `start ${ringName(k + 1)}, ${fmtCount(next.tenants)} tenant(s)?` : `go on past ${ringName(k)}?`),
+            }),
+            reject()) : null);
+      }
+
+      bakeLeft = null;
+      const rows = waves.map((w, i) => {
+        const current = i === k;
+        let bake = w.bake || '—';
+        if (current && w.state === 'baking' && w.bakeEndsAt) {
+          bakeLeft = h('span', {
+            class: 'small', 'data-testid': 'ring-bake-left', 'data-ends-at': w.bakeEndsAt,
+            title: `the bake ends at ${fmtTime(w.bakeEndsAt)}`, text: bakeText(w.bakeEndsAt),
+          });
+          bake = [bake, ' · ', bakeLeft];
+        }
+        const tr = h('tr', {
+          'data-testid': 'ring-row', 'data-index': i, 'data-name': w.name, 'data-state': w.state,
+          'data-current': current ? 'true' : null, 'aria-current': current ? 'step' : null,
+        },
+        h('td', { class: 'num', 'data-testid': 'ring-index', title: current ? 'the current ring' : null, text: current ? `▶ ${i}` : String(i) }),
+        h('td', { class: 'mono', 'data-testid': 'ring-name', text: w.name }),
+        h('td', { 'data-testid': 'ring-size', text: w.size }),
+        h('td', {
+          class: 'num', 'data-testid': 'ring-tenants', text: fmtCount(w.tenants),
+          title: w.maxConcurrency ? `at most ${w.maxConcurrency} at once` : null,
+        }),
+        h('td', {},
+          h('span', { class: 'badge', 'data-testid': 'ring-state', 'data-status': RING_LOOK[w.state] || 'PENDING', 'data-state': w.state, text: w.state.replace(/_/g, ' ') }),
+          current && w.since && !RING_SETTLED.has(w.state) ? h('span', { class: 'small muted' }, ' for ', ageEl(w.since, { 'data-testid': 'ring-since' })) : null),
+        h('td', { 'data-testid': 'ring-then', text: w.then || 'auto' }),
+        h('td', { 'data-testid': 'ring-budget', title: 'the FAILED tasks this ring tolerates: crossing it halts the plan', text: w.failureBudget || '0' }),
+        h('td', { 'data-testid': 'ring-bake' }, bake),
+        h('td', { 'data-testid': 'ring-health', title: w.health ? `${w.health.kind} check after the bake` : null, text: w.health ? w.health.name : '—' }));
+        if (current) tr.style.fontWeight = '600'; // CSSOM: allowed by the CSP
+        return tr;
+      });
+
+      const order = r.order === 'shuffle' ? `shuffled (seed ${r.seed || 0})` : 'submission order';
+      Object.assign(ringsBox.dataset, { current: k, state: cw.state, halted: r.halted ? 'true' : 'false' });
+      ringsBox.replaceChildren(
+        h('h2', {}, 'Rings ', h('span', {
+          class: 'muted small', id: 'rings-where', 'data-testid': 'rings-where',
+          text: `${ringName(k)} of ${waves.length}: ${cw.state.replace(/_/g, ' ')} · ${order}` +
+            (r.failureBudget ? ` · default failure budget ${r.failureBudget}` : ''),
+        })),
+        gate || '',
+        h('div', { class: 'matrix-wrap' }, h('table', { class: 'grid', id: 'rings-table', 'data-testid': 'rings-table' },
+          h('thead', {}, h('tr', {}, ['#', 'Ring', 'Size', 'Tenants', 'State', 'Then', 'Failure budget', 'Bake', 'Health check'].map((t) => h('th', { text: t })))),
+          h('tbody', {}, rows))));
+      ringsBox.hidden = false;
+    }
+
+    // bakeText is the time left of a bake ending at endsAt, by this browser's clock.
+    function bakeText(endsAt) {
+      const ms = Date.parse(endsAt) - Date.now();
+      if (!Number.isFinite(ms)) return '';
+      return ms > 0 ? `${fmtSpan(Math.ceil(ms / 1000) * 1000)} left` : 'ending…';
+    }
+
+    const bakeTimer = setInterval(() => { if (bakeLeft) bakeLeft.textContent = bakeText(bakeLeft.dataset.endsAt); }, 500);
+    onLeave(() => clearInterval(bakeTimer));
 
     // renderProgress follows the summary without re-rendering the head (no button is swapped
     // under a click).
@@ -784,13 +938,25 @@
         const changed = planSig(p) !== headSig;
         plan = p;
         if (changed) renderHead(); // else the head stays as it is: no button is swapped under a click
-        else renderProgress();
+        else {
+          renderProgress();
+          renderRings(); // the rings follow their own signature
+        }
       } catch (e) { if (alive()) showError(e); }
     }, 200);
 
     // A canary wave's phase moves on without a plan event: while it is open, look again.
     const phaseOpen = () => plan && plan.canary && GATED_PHASES.has(plan.canary.phase) && !TERMINAL_PLAN.has(plan.status);
-    const poll = setInterval(() => { if (phaseOpen()) refreshPlan(); }, 2000);
+    // A rolling plan's ring changes come as plan events; the poll makes sure of them (a bake
+    // ends, a check answers) while the plan has not ended and its current ring is not settled.
+    // (Only the poll: task events do not re-read the plan for it, so a plan of 100,000 tenants
+    // is read at most every 2 s, not at every refresh.)
+    const ringOpen = () => {
+      const r = plan && plan.rings;
+      const w = r && r.waves && r.waves[r.current];
+      return !!w && !RING_SETTLED.has(w.state) && !TERMINAL_PLAN.has(plan.status);
+    };
+    const poll = setInterval(() => { if (phaseOpen() || ringOpen()) refreshPlan(); }, 2000);
     onLeave(() => clearInterval(poll));
 
     function onPlanEvent(ev) {
