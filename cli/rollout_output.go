@@ -117,7 +117,7 @@ func ringLines(w io.Writer, p api.Plan) {
 		if k == r.Current {
 			mark = ">"
 		}
-		line := fmt.Sprintf("%s %d %-12s %-7s %5d tenant(s)  %-17s then %-7s budget %s", mark, k, cell(v.Name), cell(v.Size), v.Tenants,
+		line := fmt.Sprintf("%s %d %-12s %-7s %5d tenant(s)  %-18s then %-7s budget %s", mark, k, cell(v.Name), cell(v.Size), v.Tenants,
 			v.State, v.Then, v.FailureBudget)
 		if v.Bake != "" {
 			line += "  bake " + v.Bake

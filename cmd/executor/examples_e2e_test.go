@@ -25,6 +25,7 @@ func TestExamplesRunOnANonDefaultPort(t *testing.T) {
 		{file: "hello.json", want: "COMPLETED", wait: true},
 		{file: "canary-approval.yaml", want: "RUNNING"},
 		{file: "scheduled.yaml", want: "SCHEDULED"},
+		{file: "rings.yaml", want: "RUNNING"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
