@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/executor-dev/executor/api"
+	"github.com/executor-dev/executor/infra/rediskey"
 	"github.com/executor-dev/executor/infra/redistest"
 )
 
@@ -177,4 +179,53 @@ func tenantNames(from, to int) []string {
 		out = append(out, fmt.Sprintf("rg-%03d", i))
 	}
 	return out
+}
+
+// One executor on Redis killed (kill -9) mid-bake and started again: the bake's end, recorded
+// in Redis, is kept. The restarted executor ends the bake (not before its recorded end), asks
+// for approval, and the plan completes.
+func TestRingsBakeSurvivesARestart(t *testing.T) {
+	t.Parallel()
+	rt := newRingTarget(t)
+	rs := redistest.Start(t)
+	a := startExecutor(t, "A", rs.URL(), "--name", "exec-a")
+	req := api.PlanRequest{
+		Name: "rings-restart", MaxConcurrency: 5,
+		Stages: []api.StageRequest{{Name: "deploy", Kind: "http", Retry: &api.RetryRequest{MaxAttempts: 1},
+			Params: map[string]any{"method": "GET", "url": rt.srv.URL + "/{{.TenantID}}"}}},
+		Tenants: tenantsN("rg", 10),
+		Waves:   []api.WaveRequest{{Name: "first", Size: 2, Bake: "3s", Then: "approve"}, {Name: "rest", Size: "rest"}},
+	}
+	body, err := json.Marshal(req)
+	require.NoError(t, err)
+	resp, err := http.Post(a.URL()+"/v1/plans", "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	var p api.Plan
+	require.Equal(t, http.StatusCreated, resp.StatusCode)
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&p))
+	resp.Body.Close()
+
+	var baking api.Plan
+	require.Eventually(t, func() bool {
+		got, ok := getPlan(t, a, p.PlanID)
+		baking = got
+		return ok && got.Rings.Waves[0].State == "baking"
+	}, pollTimeout, 10*time.Millisecond, "the first ring bakes")
+	a.kill(t)
+	require.Eventually(t, func() bool { // its liveness key expires: the name is free again
+		return rs.Client().Exists(context.Background(), rediskey.New("").Executor("exec-a")).Val() == 0
+	}, pollTimeout, 50*time.Millisecond)
+	a = startExecutor(t, "A again", rs.URL(), "--name", "exec-a")
+	require.Eventually(t, func() bool {
+		got, ok := getPlan(t, a, p.PlanID)
+		return ok && got.Rings.Waves[0].State == "awaiting_approval"
+	}, pollTimeout, 20*time.Millisecond, "the restarted executor ends the bake")
+	assert.False(t, time.Now().Before(*baking.Rings.Waves[0].BakeEndsAt), "not before the recorded bake end")
+	_, _, n := rt.span(tenantNames(2, 10))
+	require.Zero(t, n, "the rest wait for the approval")
+	requireExit(t, 0, a.cli(t, "plan", "approve", p.PlanID))
+	done := watchPlan(t, a, p.PlanID)
+	require.Equal(t, "COMPLETED", done.Status)
+	_, _, n = rt.span(tenantNames(0, 10))
+	assert.Equal(t, 10, n, "each tenant called once")
 }
