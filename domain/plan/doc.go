@@ -12,9 +12,14 @@
 //   - the ID is a ULID; 1 ≤ MaxConcurrency ≤ 1000; FailureBudget ≥ 0 (0: no budget);
 //   - at least one stage; stage names are unique; at least one task, task ids unique;
 //   - the stage template never changes after New;
-//   - a canary wave covers 1 … len(tasks)-1 tenants, the first in submission order; its phase
-//     goes CANARY → PROMOTED | AWAITING_APPROVAL → PROMOTED, or → HALTED, never back; a plan
-//     without one has no phase; tasks past the wave start only once PROMOTED;
+//   - a rollout in rings (Rollout: 2 … MaxWaves waves; a canary wave is two rings, its first
+//     1 … len(tasks)-1 tenants then the rest) places every task in exactly one ring, the task
+//     ids in ring order (Bounds); its current ring (Ring) moves only forward:
+//     RUNNING → BAKING → CHECKING → AWAITING_APPROVAL → the next ring RUNNING (each step
+//     skipped when the wave has no bake, check or approval), the last ring → PASSED; RUNNING,
+//     BAKING or CHECKING → HALTED (approve: RUNNING again with its budget waived, or the next
+//     ring), any open phase → REJECTED (for good); a task of a later ring starts only once its
+//     ring is current; a plan without rings has no ring state;
 //   - 0 ≤ StartRate ≤ MaxStartRate task starts per minute (0: no pacing);
 //   - progress is never stored: it is counted from the tasks;
 //   - every write is a compare-and-set on the version (ErrConflict): nothing is

@@ -45,38 +45,21 @@ func (p *Plan) RingTaskIDs(k int) []string {
 	return p.taskIDs[b[k]:b[k+1]]
 }
 
-// RingOf returns the ring of the task at position i of TaskIDs (0 without waves).
-func (p *Plan) RingOf(i int) int {
-	for k := len(p.rollout.Waves) - 1; k > 0; k-- {
-		if i >= p.rollout.Bounds[k] {
-			return k
-		}
-	}
-	return 0
-}
-
-// StartableTaskIDs returns the tasks that may be queued now: every task without waves;
-// those of the rings up to the current one while it runs; none while it is halted or
-// rejected; those of the passed rings otherwise (shared; do not modify).
+// StartableTaskIDs returns the tasks that may be queued now: every task without waves; none
+// while the current ring is halted or rejected; otherwise those of the rings up to the
+// current one (baking or awaiting approval too: a task of its own retried meanwhile may run)
+// (shared; do not modify).
 func (p *Plan) StartableTaskIDs() []string {
-	if !p.rollout.Enabled() {
+	switch {
+	case !p.rollout.Enabled():
 		return p.taskIDs
-	}
-	switch p.ring.Phase {
-	case RingRunning, RingPassed:
-		return p.taskIDs[:p.rollout.Bounds[p.ring.Index+1]]
-	case RingHalted, RingRejected:
+	case p.ring.Phase == RingHalted || p.ring.Phase == RingRejected:
 		return nil
 	}
-	return p.taskIDs[:p.rollout.Bounds[p.ring.Index+1]] // baking and after: retried tasks of its own may run
+	return p.taskIDs[:p.rollout.Bounds[p.ring.Index+1]]
 }
 
-// Gated reports whether some of the plan's tasks may not start yet.
-func (p *Plan) Gated() bool {
-	return p.rollout.Enabled() && (p.ring.Index < len(p.rollout.Waves)-1 || p.ring.Phase != RingRunning && p.ring.Phase != RingPassed)
-}
-
-// Last reports whether the current ring is the last.
+// lastRing reports whether the current ring is the last.
 func (p *Plan) lastRing() bool { return p.ring.Index == len(p.rollout.Waves)-1 }
 
 // RingError describes a refused change of a plan's ring. It matches ErrInvalidTransition.
