@@ -161,8 +161,11 @@ func (o *Orchestrator) runClaimed(q Queue, planID, id string) {
 	since := time.Now()
 	for id != "" {
 		end := o.runTask(ph, id)
-		if ring, ok := ph.ring[id]; ok { // before the slot is freed: the plan must not settle before its ring is judged
-			o.advanceRing(planID, ring, end == endFailed)
+		if ring, ok := ph.ring[id]; ok && end == endFailed {
+			// A failure is judged against its ring's budget at once, before the slot is freed
+			// (nothing more of the ring may start past it). A ring's completion is judged when
+			// the plan's queue has nothing left (ended: the settle judges the ring first).
+			o.advanceRing(planID, ring)
 		}
 		chain := !o.draining.Load() && !o.contended.Load() && time.Since(since) < chainFor
 		id = o.finish(q, planID, id, end, chain)

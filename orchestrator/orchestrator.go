@@ -207,9 +207,10 @@ func (o *Orchestrator) settleFromTasks(planID string) error {
 	if p.Status() == plan.Scheduled || pausedForLoss(p) {
 		return nil
 	}
-	if p.Status() == plan.Running && p.Rollout().Enabled() && p.Ring().Phase == plan.RingRunning {
-		// A ring whose last end was never judged (the executor that ran it died between the
-		// end and the judgement: the reconciler freed its slot and settles) is judged here.
+	if p.Rollout().Enabled() && p.Ring().Phase == plan.RingRunning {
+		// The ring's completion is judged here, once the plan's queue is empty (its last end,
+		// on any executor; or the reconciler freeing the slot of an executor that died after
+		// the end): the next ring starts, or the last one passes before the plan settles.
 		o.judgeRing(ctx, p)
 	}
 	statuses, open, err := o.planStatuses(ctx, planID, p.TaskIDs())

@@ -11,13 +11,14 @@ import (
 	"github.com/executor-dev/executor/domain/task"
 )
 
-// advanceRing judges the current ring of a rolling plan after one of its tasks ended: when
-// its failed tasks cross the ring's failure budget the plan halts (running tasks finish,
-// nothing new starts); once every task of the ring ended, COMPLETED or FAILED within the
-// budget, the ring completes: it bakes, or the next ring starts, or it waits for approval
-// (plan.RingCompleted). A task cancelled or interrupted leaves the ring undecided until it is
-// retried, or an operator approves or rejects the plan. failed: the task that ended FAILED.
-func (o *Orchestrator) advanceRing(planID string, ring int, failed bool) {
+// advanceRing judges the current ring of a rolling plan after one of its tasks ended FAILED:
+// when its failed tasks cross the ring's failure budget the plan halts (running tasks finish,
+// nothing new starts); else the ring completes if that was its last task (judgeRing). A
+// ring's other ends are judged when the plan's queue is empty, by the settle that follows
+// (settleFromTasks judges the ring first): while the ring's tasks are queued or claimed it
+// cannot be complete, and each end would otherwise read the plan and a status under the plan
+// lock (4 times slower at 10,000 tenants).
+func (o *Orchestrator) advanceRing(planID string, ring int) {
 	ctx := context.WithoutCancel(o.ctx)
 	unlock := o.planLocks.lock(planID)
 	defer unlock()
@@ -31,7 +32,7 @@ func (o *Orchestrator) advanceRing(planID string, ring int, failed bool) {
 		return // an earlier ring's task retried, or judged meanwhile
 	}
 	ids := p.RingTaskIDs(ring)
-	if failed && !cur.Waived {
+	if !cur.Waived {
 		statuses, err := o.tasks.Statuses(ctx, ids)
 		if err != nil {
 			o.cfg.Logger.Error("judge ring", "plan_id", planID, "ring", ring, "err", err)
