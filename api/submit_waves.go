@@ -74,9 +74,6 @@ func (req PlanRequest) rollout(r plan.Rollout, duration func(field, s string) ti
 		}
 		if w.Health != nil {
 			h := w.Health.spec(field+".health", duration)
-			if h.Name == "" {
-				h.Name = "health"
-			}
 			wave.Health = &h
 		}
 		r.Waves = append(r.Waves, wave)

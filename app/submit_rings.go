@@ -17,8 +17,8 @@ type RingPreview struct {
 }
 
 // withRolloutDefaults fills what a submission's rings leave out: waves named wave-1, wave-2,
-// ... then auto; submission order; a shuffle's seed from the tenant ids (the same plan, the
-// same rings).
+// ... then auto; a health check of kind http named health; submission order; a shuffle's
+// seed from the tenant ids (the same plan, the same rings).
 func withRolloutDefaults(req SubmitRequest) plan.Rollout {
 	r := req.Rollout
 	if !r.Enabled() {
@@ -32,9 +32,14 @@ func withRolloutDefaults(req SubmitRequest) plan.Rollout {
 		if r.Waves[i].Then == "" {
 			r.Waves[i].Then = plan.ThenAuto
 		}
-		if h := r.Waves[i].Health; h != nil && h.Kind == "" {
+		if h := r.Waves[i].Health; h != nil && (h.Kind == "" || h.Name == "") {
 			hc := *h
-			hc.Kind = "http"
+			if hc.Kind == "" {
+				hc.Kind = "http"
+			}
+			if hc.Name == "" {
+				hc.Name = "health"
+			}
 			r.Waves[i].Health = &hc
 		}
 	}
