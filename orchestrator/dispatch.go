@@ -27,8 +27,8 @@ const (
 type planHere struct {
 	renderer *stage.Renderer
 	once     sync.Once
-	ring     map[string]int // a rolling plan's task ids by ring (nil without waves)
-	runs     int            // guarded by Orchestrator.mu
+	rolling  bool // the plan rolls out in rings
+	runs     int  // guarded by Orchestrator.mu
 }
 
 // dispatch claims tasks from the Queue while a worker slot is free (as many in one claim as
@@ -161,11 +161,11 @@ func (o *Orchestrator) runClaimed(q Queue, planID, id string) {
 	since := time.Now()
 	for id != "" {
 		end := o.runTask(ph, id)
-		if ring, ok := ph.ring[id]; ok && end == endFailed {
+		if ph.rolling && end == endFailed {
 			// A failure is judged against its ring's budget at once, before the slot is freed
 			// (nothing more of the ring may start past it). A ring's completion is judged when
 			// the plan's queue has nothing left (ended: the settle judges the ring first).
-			o.advanceRing(planID, ring)
+			o.judgeFailures(planID)
 		}
 		chain := !o.draining.Load() && !o.contended.Load() && time.Since(since) < chainFor
 		id = o.finish(q, planID, id, end, chain)
@@ -238,15 +238,7 @@ func (o *Orchestrator) enter(planID string) *planHere {
 	o.mu.Unlock()
 	ph.once.Do(func() {
 		p, err := o.plans.Plan(context.WithoutCancel(o.ctx), planID)
-		if err != nil || !p.Rollout().Enabled() {
-			return
-		}
-		ph.ring = make(map[string]int, len(p.TaskIDs()))
-		for k := range p.Rollout().Waves {
-			for _, tid := range p.RingTaskIDs(k) {
-				ph.ring[tid] = k
-			}
-		}
+		ph.rolling = err == nil && p.Rollout().Enabled()
 	})
 	return ph
 }
