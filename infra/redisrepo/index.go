@@ -17,11 +17,16 @@ import (
 // task in calls of this many).
 const indexBatch = 500
 
-// pendingRows are rows whose index write failed (Redis away, a lost reply): written with the
-// next index write, or by the write-back. At most one per task, the newest.
+// pendingRows are rows not written to their plans' indexes yet: deferred ones (a RUNNING task
+// that moved to its next stage, written within delay: the rows of every run in that time go
+// in one index_tasks.lua call per plan, and a task's rows in that time as one) and ones whose write failed (Redis
+// away, a lost reply: written with the next index write, or by the write-back). At most one
+// per task, the newest.
 type pendingRows struct {
-	mu   sync.Mutex
-	rows map[string]indexedRow // by task id
+	mu    sync.Mutex
+	rows  map[string]indexedRow // by task id
+	timer *time.Timer           // armed while deferred rows wait; nil when none
+	delay time.Duration         // Options.IndexDelay
 }
 
 type indexedRow struct {
@@ -40,6 +45,33 @@ func (p *pendingRows) add(planID string, rows []task.Row) {
 			p.rows[r.ID] = indexedRow{planID: planID, row: r}
 		}
 	}
+}
+
+// deferRow adds r and, when no flush is due yet, arms one in delay.
+func (p *pendingRows) deferRow(planID string, r task.Row, flush func()) {
+	p.add(planID, []task.Row{r})
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.timer == nil {
+		p.timer = time.AfterFunc(p.delay, flush)
+	}
+}
+
+// disarm stops the armed flush, if any: the caller writes what is pending.
+func (p *pendingRows) disarm() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.timer != nil {
+		p.timer.Stop()
+		p.timer = nil
+	}
+}
+
+// waiting reports whether rows wait to be written.
+func (p *pendingRows) waiting() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.rows) > 0
 }
 
 func (p *pendingRows) take() map[string][]task.Row {
@@ -63,14 +95,35 @@ func (s *Store) indexCreated(ctx context.Context, tasks []*task.Task) {
 }
 
 // indexTasks records the rows of tasks in their plans' indexes (index_tasks.lua), with the
-// rows whose index write failed earlier. A failure keeps them for the next index write: the
-// tasks are saved, their index catches up.
+// rows that wait (deferred, or whose index write failed earlier). A failure keeps them for the
+// next index write: the tasks are saved, their index catches up.
 func (s *Store) indexTasks(ctx context.Context, tasks ...*task.Task) {
+	s.pending.disarm()
 	byPlan := s.pending.take()
 	if byPlan == nil {
 		byPlan = map[string][]task.Row{}
 	}
 	s.writeRows(ctx, byPlan, tasks, s.indexRows)
+}
+
+// deferIndex records t's row within Options.IndexDelay, with the rows of the other writes meanwhile
+// (or at the next index write, or before the next read of an index): for a RUNNING task
+// that moved on to its next stage, whose row only its stage and time change. A reader of the
+// index of another executor sees such a row up to IndexDelay late; a reader also reads the
+// tasks the index holds RUNNING, so what it reports of them is never older than Redis.
+func (s *Store) deferIndex(t *task.Task) {
+	s.pending.deferRow(t.PlanID(), task.RowOf(t), s.flushIndex)
+}
+
+// flushIndex writes the rows that wait (deferred ones, failed ones), if any.
+func (s *Store) flushIndex() {
+	s.pending.disarm()
+	if !s.pending.waiting() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	s.indexTasks(ctx)
 }
 
 // writeRows adds the rows of tasks to byPlan and writes each plan's rows with write; the
@@ -123,6 +176,7 @@ func (r *TaskRepo) Summary(ctx context.Context, planID string) (task.Summary, er
 
 func (r *TaskRepo) summaryOnline(ctx context.Context, planID string) (task.Summary, error) {
 	s := r.s
+	s.flushIndex() // this executor's deferred rows first: it reads what it wrote
 	var counts *redis.MapStringStringCmd
 	var slowest *redis.ZSliceCmd
 	if _, err := s.exec(ctx, func(pipe redis.Pipeliner) {
@@ -196,6 +250,7 @@ func (r *TaskRepo) Rows(ctx context.Context, planID string) (map[string]task.Row
 }
 
 func (r *TaskRepo) rowsOnline(ctx context.Context, planID string) (map[string]task.Row, error) {
+	r.s.flushIndex() // this executor's deferred rows first: it reads what it wrote
 	h, err := r.s.client.HGetAll(ctx, r.s.keys.PlanRows(planID)).Result()
 	if err != nil {
 		return nil, wrap("read plan index", err)
@@ -265,6 +320,7 @@ func parseRow(id, v string) (task.Row, error) {
 // while Redis is away).
 func (r *TaskRepo) Running(ctx context.Context, planID string) ([]string, error) {
 	return read(r.s, func() ([]string, error) {
+		r.s.flushIndex()
 		ids, err := r.s.client.ZRange(ctx, r.s.keys.PlanRunning(planID), 0, -1).Result()
 		if err != nil {
 			return nil, wrap("read plan index", err)

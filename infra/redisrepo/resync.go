@@ -41,14 +41,14 @@ func (s *Store) Start(ctx context.Context) {
 	go s.probe()
 }
 
-// Stop ends the probe and waits for it.
+// Stop ends the probe and waits for it, then writes the index rows still deferred.
 func (s *Store) Stop() {
-	if s.stop == nil {
-		return
+	if s.stop != nil {
+		close(s.stop)
+		<-s.done
+		s.stop = nil
 	}
-	close(s.stop)
-	<-s.done
-	s.stop = nil
+	s.flushIndex() // the rows deferred by the last writes
 }
 
 func (s *Store) probe() {

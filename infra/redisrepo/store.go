@@ -77,7 +77,14 @@ type Options struct {
 	// lists add up to as many ids; the least recently used go first, and a read that misses
 	// the mirror reads Redis. Default DefaultCacheTasks; negative: no cache.
 	CacheTasks int
+	// IndexDelay is how long the index row of a RUNNING task that moved on to its next stage
+	// may wait before it is written, with the rows written meanwhile (index.go, deferIndex).
+	// Default DefaultIndexDelay.
+	IndexDelay time.Duration
 }
+
+// DefaultIndexDelay is Options.IndexDelay's default.
+const DefaultIndexDelay = 20 * time.Millisecond
 
 // DefaultLeaseTTL is Options.LeaseTTL's default, the orchestrator's default lease TTL.
 const DefaultLeaseTTL = time.Minute
@@ -107,7 +114,7 @@ type Store struct {
 	lostData    atomic.Bool   // a write found Redis without data it held: write everything back
 	doubts      sync.Map      // aggregate id → token of its last write that failed without a reply
 	writer      string        // the prefix of this process's write tokens (token)
-	pending     pendingRows   // index rows whose write failed (index.go)
+	pending     pendingRows   // index rows not written yet (index.go)
 	afterFail   func()        // tests only: runs when a change found Redis away, before it journals
 
 	stop chan struct{}
@@ -141,11 +148,15 @@ func New(client redis.UniversalClient, opts Options) *Store {
 	if opts.LeaseTTL <= 0 {
 		opts.LeaseTTL = DefaultLeaseTTL
 	}
+	if opts.IndexDelay <= 0 {
+		opts.IndexDelay = DefaultIndexDelay
+	}
 	id := ulid.Make().String()
 	return &Store{
 		client: client, batched: opts.Batched, keys: opts.Keys, ttl: opts.TTL, mirror: newMirror(opts), mon: opts.Monitor,
 		journal: newJournal(), log: opts.Logger, onConflict: opts.OnConflict, onRestored: opts.OnRestored,
 		instance: opts.Keys.Instance(id), ready: opts.Keys.Ready(id), leaseTTL: opts.LeaseTTL,
+		pending: pendingRows{delay: opts.IndexDelay},
 		writer: strconv.FormatUint(rand.Uint64()|1<<63, 36)[:6] + ".", // the top bit: always 13 digits
 	}
 }

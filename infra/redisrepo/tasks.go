@@ -234,7 +234,11 @@ func (r *TaskRepo) saveOnline(ctx context.Context, t *task.Task, cp *checkpoint.
 	}
 	t.Stored(t.Version() + 1)
 	s.mirror.Tasks().Put(t, cp)
-	s.indexTasks(ctx, t)
+	if t.Status() == task.Running && sent&(1<<fStatus) == 0 {
+		s.deferIndex(t) // still RUNNING, at its next stage: see deferIndex
+	} else {
+		s.indexTasks(ctx, t)
+	}
 	if t.Status().Terminal() { // the tenant is free for its next task
 		if err := releaseTenantScript.Run(ctx, s.batched, s.tenantKeys(t), t.ID()).Err(); err != nil {
 			return wrap("release tenant", err)

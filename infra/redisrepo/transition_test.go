@@ -35,23 +35,31 @@ func newCounted(t *testing.T, srv *redistest.Server, register func(*stagekind.Re
 	client, trips := srv.CountingClient()
 	kinds := stagekind.Builtin(stagekind.HTTPOptions{})
 	register(kinds)
-	svc, _ := apptest.New(t, onRedis(client, lock.DefaultRedisTTL), kinds, orchestrator.Config{})
+	// A deferred index row waits longer than the test: the round trips counted are the runs'.
+	svc, _ := apptest.New(t, onRedisWith(client, lock.DefaultRedisTTL, redisrepo.Options{IndexDelay: time.Hour}), kinds, orchestrator.Config{})
 	return counted{svc: svc, trips: trips}
 }
 
 // onRedis is the Redis backend on client, under the default prefix, with leases of leaseTTL.
 func onRedis(client redis.UniversalClient, leaseTTL time.Duration) apptest.Stores {
+	return onRedisWith(client, leaseTTL, redisrepo.Options{})
+}
+
+// onRedisWith is onRedis with the store's options opts (their Keys are the default prefix's).
+func onRedisWith(client redis.UniversalClient, leaseTTL time.Duration, opts redisrepo.Options) apptest.Stores {
 	keys := rediskey.New("")
-	store := redisrepo.New(client, redisrepo.Options{Keys: keys})
+	opts.Keys = keys
+	store := redisrepo.New(client, opts)
 	return apptest.Stores{
 		Creator: store, Plans: store.Plans(), Tasks: store.Tasks(), Checkpoints: store.Checkpoints(),
 		Locker: lock.NewRedis(client, lock.RedisOptions{Keys: keys, TTL: leaseTTL}),
 	}
 }
 
-// Between the end of one stage and the start of the next, a run makes exactly two Redis round
-// trips: the fenced write of the task, its ledger entry and its checkpoint; then its row in
-// its plan's index (in the plan's slot, so a step of its own on a Redis Cluster). (Nothing else may use
+// Between the end of one stage and the start of the next, a run makes exactly one Redis round
+// trip: the fenced write of the task, its ledger entry and its checkpoint. Its row in its
+// plan's index (in the plan's slot, so a step of its own on a Redis Cluster) is deferred: the
+// rows of every run go in one call per plan within 20 ms. (Nothing else may use
 // the counted client meanwhile: stage 0 waits until Submit has returned, and the test waits for
 // the last stage before it reads the plan.)
 func TestOneRoundTripPerStageTransition(t *testing.T) {
@@ -97,6 +105,6 @@ func TestOneRoundTripPerStageTransition(t *testing.T) {
 	defer mu.Unlock()
 	require.Len(t, at, n)
 	for i := 1; i < n; i++ {
-		assert.EqualValues(t, 2, at[i]-at[i-1], "round trips between stage %d and stage %d", i-1, i)
+		assert.EqualValues(t, 1, at[i]-at[i-1], "round trips between stage %d and stage %d", i-1, i)
 	}
 }

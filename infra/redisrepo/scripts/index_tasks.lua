@@ -28,12 +28,22 @@ local function parse(v)
   return {fence = tonumber(parts[1]), version = tonumber(parts[2]), status = parts[3], stage = parts[4],
     class = parts[5], since = parts[6], tenant = parts[7], message = parts[8]}
 end
+-- The counters' changes are summed over the rows and applied once each at the end: a task
+-- that moved from one stage to the next changes total and s:RUNNING by nothing.
+local delta, changed = {}, {}
+local function add(field, n)
+  if delta[field] == nil then
+    changed[#changed + 1] = field
+    delta[field] = 0
+  end
+  delta[field] = delta[field] + n
+end
 local function count(r, n)
-  redis.call('HINCRBY', KEYS[2], 'total', n)
-  redis.call('HINCRBY', KEYS[2], 's:' .. r.status, n)
-  redis.call('HINCRBY', KEYS[2], 'm:' .. r.stage .. ':' .. r.status, n)
+  add('total', n)
+  add('s:' .. r.status, n)
+  add('m:' .. r.stage .. ':' .. r.status, n)
   if r.class ~= '' then
-    redis.call('HINCRBY', KEYS[2], 'c:' .. r.class, n)
+    add('c:' .. r.class, n)
     if n > 0 then
       redis.call('HSET', KEYS[2], 'x:' .. r.class, r.tenant .. '|' .. r.message)
     end
@@ -66,6 +76,11 @@ for i = 1, #ARGV, 9 do
       redis.call('ZREM', KEYS[3], id)
     end
     written = written + 1
+  end
+end
+for _, field in ipairs(changed) do
+  if delta[field] ~= 0 then
+    redis.call('HINCRBY', KEYS[2], field, delta[field])
   end
 end
 if written > 0 and ttl > 0 then
