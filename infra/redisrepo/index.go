@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -17,127 +16,62 @@ import (
 // task in calls of this many).
 const indexBatch = 500
 
-// pendingRows are rows not written to their plans' indexes yet: deferred ones (a RUNNING task
-// that moved to its next stage, written within delay: the rows of every run in that time go
-// in one index_tasks.lua call per plan, and a task's rows in that time as one) and ones whose write failed (Redis
-// away, a lost reply: written with the next index write, or by the write-back). At most one
-// per task, the newest.
-type pendingRows struct {
-	mu    sync.Mutex
-	rows  map[string]indexedRow // by task id
-	timer *time.Timer           // armed while deferred rows wait; nil when none
-	delay time.Duration         // Options.IndexDelay
-}
-
-type indexedRow struct {
-	planID string
-	row    task.Row
-}
-
-func (p *pendingRows) add(planID string, rows []task.Row) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.rows == nil {
-		p.rows = map[string]indexedRow{}
-	}
-	for _, r := range rows {
-		if old, ok := p.rows[r.ID]; !ok || r.Newer(old.row) {
-			p.rows[r.ID] = indexedRow{planID: planID, row: r}
-		}
-	}
-}
-
-// deferRow adds r and, when no flush is due yet, arms one in delay.
-func (p *pendingRows) deferRow(planID string, r task.Row, flush func()) {
-	p.add(planID, []task.Row{r})
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.timer == nil {
-		p.timer = time.AfterFunc(p.delay, flush)
-	}
-}
-
-// disarm stops the armed flush, if any: the caller writes what is pending.
-func (p *pendingRows) disarm() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.timer != nil {
-		p.timer.Stop()
-		p.timer = nil
-	}
-}
-
-// waiting reports whether rows wait to be written.
-func (p *pendingRows) waiting() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.rows) > 0
-}
-
-func (p *pendingRows) take() map[string][]task.Row {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.rows) == 0 {
-		return nil
-	}
-	out := map[string][]task.Row{}
-	for _, r := range p.rows {
-		out[r.planID] = append(out[r.planID], r.row)
-	}
-	p.rows = nil
-	return out
-}
-
 // indexCreated records the rows of tasks just created in their plans' indexes (indexNew); a
-// failure keeps them for the next index write, as indexTasks does.
+// failure keeps them for a later index write, as indexTasks does.
 func (s *Store) indexCreated(ctx context.Context, tasks []*task.Task) {
-	s.writeRows(ctx, map[string][]task.Row{}, tasks, s.indexNew)
-}
-
-// indexTasks records the rows of tasks in their plans' indexes (index_tasks.lua), with the
-// rows that wait (deferred, or whose index write failed earlier). A failure keeps them for the
-// next index write: the tasks are saved, their index catches up.
-func (s *Store) indexTasks(ctx context.Context, tasks ...*task.Task) {
-	s.pending.disarm()
-	byPlan := s.pending.take()
-	if byPlan == nil {
-		byPlan = map[string][]task.Row{}
+	byPlan := map[string][]task.Row{}
+	for _, t := range tasks {
+		byPlan[t.PlanID()] = append(byPlan[t.PlanID()], task.RowOf(t))
 	}
-	s.writeRows(ctx, byPlan, tasks, s.indexRows)
+	s.writeRows(ctx, byPlan, s.indexNew)
 }
 
-// deferIndex records t's row within Options.IndexDelay, with the rows of the other writes meanwhile
-// (or at the next index write, or before the next read of an index): for a RUNNING task
-// that moved on to its next stage, whose row only its stage and time change. A reader of the
-// index of another executor sees such a row up to IndexDelay late; a reader also reads the
-// tasks the index holds RUNNING, so what it reports of them is never older than Redis.
+// indexTasks records the rows of tasks in their plans' indexes (index_tasks.lua) now; a row of
+// theirs that waits (deferred) is superseded. A failure keeps the rows for a later index
+// write (indexRetry): the tasks are saved, their index catches up.
+func (s *Store) indexTasks(ctx context.Context, tasks ...*task.Task) {
+	byPlan := make(map[string][]task.Row, 1)
+	for _, t := range tasks {
+		byPlan[t.PlanID()] = append(byPlan[t.PlanID()], task.RowOf(t))
+	}
+	for _, rows := range byPlan {
+		s.pending.drop(rows)
+	}
+	s.writeRows(ctx, byPlan, s.indexRows)
+}
+
+// deferIndex records t's row within Options.IndexDelay, with the rows of the other writes
+// meanwhile, as one index_tasks.lua call per plan (a task's rows meanwhile as one), or before
+// the next read of an index by this executor: for a task that was RUNNING, whose row a reader
+// of the index does not trust (it reads the tasks the index holds RUNNING and re-indexes
+// those that moved on, see app's summaryOf), so that what it reports of them is never older
+// than Redis. A reader of another executor sees the stage a task is at up to IndexDelay late.
 func (s *Store) deferIndex(t *task.Task) {
-	s.pending.deferRow(t.PlanID(), task.RowOf(t), s.flushIndex)
+	s.pending.add(t.PlanID(), []task.Row{task.RowOf(t)})
+	s.pending.arm(s.pending.delay, s.flushIndex)
 }
 
 // flushIndex writes the rows that wait (deferred ones, failed ones), if any.
 func (s *Store) flushIndex() {
-	s.pending.disarm()
-	if !s.pending.waiting() {
+	byPlan := s.pending.take()
+	if byPlan == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()
-	s.indexTasks(ctx)
+	s.writeRows(ctx, byPlan, s.indexRows)
 }
 
-// writeRows adds the rows of tasks to byPlan and writes each plan's rows with write; the
-// rows of a plan whose write fails are kept for the next index write.
-func (s *Store) writeRows(ctx context.Context, byPlan map[string][]task.Row, tasks []*task.Task,
+// writeRows writes each plan's rows with write; the rows of a plan whose write fails wait
+// for the next flush, in indexRetry.
+func (s *Store) writeRows(ctx context.Context, byPlan map[string][]task.Row,
 	write func(ctx context.Context, planID string, rows []task.Row) error,
 ) {
-	for _, t := range tasks {
-		byPlan[t.PlanID()] = append(byPlan[t.PlanID()], task.RowOf(t))
-	}
 	for planID, rows := range byPlan {
 		if err := write(ctx, planID, rows); err != nil {
 			s.pending.add(planID, rows)
-			s.log.Debug("plan index: write failed; written with the next", "plan_id", planID, "rows", len(rows), "err", err)
+			s.pending.arm(indexRetry, s.flushIndex)
+			s.log.Debug("plan index: write failed; written again later", "plan_id", planID, "rows", len(rows), "err", err)
 		}
 	}
 }

@@ -212,9 +212,13 @@ func (r *PlanRepo) listOnline(ctx context.Context, f plan.Filter) ([]*plan.Plan,
 // Save writes a plan's status fields (save_plan.lua, one round trip): a compare-and-set on p's
 // version (plan.ErrConflict when another writer changed the plan since p was read). On
 // success p carries the new version. A plan that ends gives its keys the retention; an ended
-// plan that is active again takes it back (retention.go).
+// plan that is active again takes it back (retention.go). Before a plan's end is written, the
+// index rows this executor deferred are.
 func (r *PlanRepo) saveOnline(ctx context.Context, p *plan.Plan, token string) error {
 	s := r.s
+	if p.Status().Terminal() {
+		s.flushIndex() // the rows of its tasks' ends that this executor deferred: before it reads ended
+	}
 	ttl := s.retentionOf(p)
 	args := append([]any{ttl, p.Version(), token}, planStatusFields(p, time.Now())...)
 	n, err := savePlanScript.Run(ctx, s.client, []string{s.keys.Plan(p.ID())}, args...).Int()

@@ -204,6 +204,7 @@ func (r *TaskRepo) saveOnline(ctx context.Context, t *task.Task, cp *checkpoint.
 	keys := []string{s.keys.Task(t.ID()), s.keys.Checkpoint(t.ID())}
 	args := make([]any, 4, 4+2*(nRunFields+len(fields.ledger)))
 	args[0], args[1], args[2], args[3] = t.Fence(), cpJSON, t.Version(), token
+	wasRunning := s.written.running(t.ID(), t.Fence(), t.Version())
 	args, sent := s.written.diff(t.ID(), t.Fence(), t.Version(), &fields, args)
 	res := saveTaskScript.Run(ctx, s.batched, keys, args...)
 	n, err := res.Int()
@@ -234,8 +235,8 @@ func (r *TaskRepo) saveOnline(ctx context.Context, t *task.Task, cp *checkpoint.
 	}
 	t.Stored(t.Version() + 1)
 	s.mirror.Tasks().Put(t, cp)
-	if t.Status() == task.Running && sent&(1<<fStatus) == 0 {
-		s.deferIndex(t) // still RUNNING, at its next stage: see deferIndex
+	if wasRunning {
+		s.deferIndex(t) // a RUNNING task's next row: see deferIndex
 	} else {
 		s.indexTasks(ctx, t)
 	}

@@ -3,6 +3,8 @@ package redisrepo
 import (
 	"strconv"
 	"sync"
+
+	"github.com/executor-dev/executor/domain/task"
 )
 
 // writtenFields remembers, for each task a run of this executor is running, the task hash's
@@ -48,6 +50,16 @@ func (w *writtenFields) diff(id string, fence, version uint64, v *runValues, dst
 	}
 	w.mu.Unlock()
 	return v.ledgerPairs(dst), sent
+}
+
+// running reports whether id is known to be RUNNING in Redis at fence and version (a run's
+// write of it, or the fence bump, said so).
+func (w *writtenFields) running(id string, fence, version uint64) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	cur := w.tasks[id]
+	return cur != nil && cur.fence == fence && cur.version == version && cur.known&(1<<fStatus) != 0 &&
+		cur.vals[fStatus] == string(task.Running)
 }
 
 // ledgerLen returns how many ledger attempts are known to be written for id at fence and
