@@ -33,6 +33,7 @@ func run(t *testing.T, cfg bench.Config) bench.Result {
 func requireCommon(t *testing.T, res bench.Result, tenants, stages int) {
 	t.Helper()
 	assert.Equal(t, tenants*stages, res.Transitions)
+	assert.Len(t, res.RunID, 6)
 	assert.Positive(t, res.PlanMs)
 	assert.Positive(t, res.TransitionsPerSec)
 	assert.Positive(t, res.TasksPerSec)
@@ -51,9 +52,17 @@ func TestRunMemory(t *testing.T) {
 	res := run(t, smallConfig())
 	requireCommon(t, res, 50, 3)
 	assert.Equal(t, "memory", res.Store)
+	assert.Equal(t, bench.ThroughUseCases, res.Through)
+	// getrusage has a microsecond resolution: a run of 150 transitions costs far more.
+	assert.Positive(t, res.ExecutorCPUUsPerTransition)
 	assert.False(t, res.RedisMetrics)
+	assert.False(t, res.RoundTripsCounted)
 	assert.Zero(t, res.RoundTripsPerTransition)
 	assert.Zero(t, res.RedisBytesPerTask)
+	assert.Zero(t, res.RedisCPUUsPerTransition)
+	assert.Zero(t, res.RedisCommandsPerTransition)
+	assert.Zero(t, res.RedisScriptCallsPerTransition)
+	assert.Empty(t, res.RedisCommands)
 }
 
 func TestRunRedis(t *testing.T) {
@@ -73,10 +82,14 @@ func TestRunRedis(t *testing.T) {
 	res := run(t, cfg)
 	requireCommon(t, res, 20, 20)
 	assert.Equal(t, "redis", res.Store)
+	assert.Equal(t, bench.ThroughUseCases, res.Through)
 	assert.True(t, res.RedisMetrics)
+	assert.True(t, res.RoundTripsCounted)
 	assert.Positive(t, res.RoundTripsPerTransition)
 	assert.LessOrEqual(t, res.RoundTripsPerTransition, 1.0)
 	assert.Positive(t, res.RedisBytesPerTask)
+	assert.Positive(t, res.ExecutorCPUUsPerTransition)
+	requireRedisUsage(t, res)
 
 	// The run deleted its own keys and nothing else.
 	keys, err := other.Keys(context.Background(), "*").Result()
@@ -84,11 +97,49 @@ func TestRunRedis(t *testing.T) {
 	assert.Equal(t, []string{"someone-else:key"}, keys)
 }
 
-func TestRunRejectsNegative(t *testing.T) {
+// requireRedisUsage checks Redis's CPU and commands per transition and their breakdown.
+func requireRedisUsage(t *testing.T, res bench.Result) {
+	t.Helper()
+	assert.Positive(t, res.RedisCPUUsPerTransition)
+	// Every transition writes its task: at least one command, run by a script at times.
+	assert.GreaterOrEqual(t, res.RedisCommandsPerTransition, 1.0)
+	assert.Positive(t, res.RedisScriptCallsPerTransition)
+	assert.LessOrEqual(t, res.RedisScriptCallsPerTransition, res.RedisCommandsPerTransition)
+	require.NotEmpty(t, res.RedisCommands)
+	var sum float64
+	names := map[string]bool{}
+	for i, c := range res.RedisCommands {
+		assert.NotEmpty(t, c.Name)
+		assert.False(t, names[c.Name], "%s listed twice", c.Name)
+		names[c.Name] = true
+		assert.Positive(t, c.CallsPerTransition, c.Name)
+		assert.GreaterOrEqual(t, c.UsecPerCall, 0.0, c.Name)
+		if i > 0 {
+			assert.LessOrEqual(t, c.CallsPerTransition, res.RedisCommands[i-1].CallsPerTransition, "sorted by calls descending")
+		}
+		sum += c.CallsPerTransition
+	}
+	assert.True(t, names["evalsha"], "evalsha in %v", names)
+	assert.InDelta(t, res.RedisCommandsPerTransition, sum, 1e-9)
+}
+
+func TestRunRejectsBadConfig(t *testing.T) {
 	t.Parallel()
-	for _, cfg := range []bench.Config{{Tenants: -1}, {Stages: -1}, {QueryRate: -5}, {QueryDuration: -time.Second}, {Concurrency: 1001}} {
-		_, err := bench.Run(context.Background(), cfg)
-		require.Error(t, err)
-		assert.True(t, strings.HasPrefix(err.Error(), "bench: "), err.Error())
+	for _, tc := range []struct {
+		cfg   bench.Config
+		field string
+	}{
+		{bench.Config{Tenants: -1}, "tenants"},
+		{bench.Config{Stages: -1}, "stages"},
+		{bench.Config{QueryRate: -5}, "queryRate"},
+		{bench.Config{QueryDuration: -time.Second}, "queryDuration"},
+		{bench.Config{Concurrency: 1001}, "concurrency"},
+		{bench.Config{URL: "127.0.0.1:8080"}, "url"},
+		{bench.Config{URL: "ftp://127.0.0.1"}, "url"},
+		{bench.Config{URL: "http://"}, "url"},
+	} {
+		_, err := bench.Run(context.Background(), tc.cfg)
+		require.Error(t, err, tc.field)
+		assert.True(t, strings.HasPrefix(err.Error(), "bench: "+tc.field+" must be"), err.Error())
 	}
 }

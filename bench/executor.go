@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -26,6 +24,27 @@ type executor struct {
 	rt     *roundTrips           // nil on the in-memory store
 	prefix string                // this run's key prefix; "" on the in-memory store
 	conn   redisconn.Config      // the Redis, for the clean-up after the executor stopped
+}
+
+// openInProcess wires and starts an executor in-process (keys under Prefix plus the run id)
+// and the runner that drives it through its use cases.
+func openInProcess(ctx context.Context, cfg Config, runID string, res *Result) (*runner, error) {
+	res.Store, res.Through = "memory", ThroughUseCases
+	e, err := newExecutor(ctx, cfg.RedisURL, cfg.RedisCluster, cfg.Prefix+runID+":", cfg.Workers, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{cfg: cfg, target: useCases{e.svc}, close: e.close, healthy: func(context.Context) error {
+		if e.Degraded() {
+			return errors.New("bench: Redis went away during the run: the measurements are not valid")
+		}
+		return nil
+	}}
+	if e.redis != nil {
+		res.Store, res.RedisMetrics, res.RoundTripsCounted = "redis", true, true
+		r.redis, r.rt = e.redis, e.rt
+	}
+	return r, nil
 }
 
 // newExecutor wires and starts an executor on Redis when redisURL is set, else on memory.
@@ -128,61 +147,6 @@ func forEachMaster(ctx context.Context, c redis.UniversalClient, fn func(context
 		return fmt.Errorf("bench: unexpected Redis client %T", c)
 	}
 	return fn(ctx, node)
-}
-
-// usedMemory returns INFO memory used_memory less the memory of client connections
-// (mem_clients_normal: query and reply buffers, which follow the number of connections and
-// batches in flight, not the data). It first waits (up to lazyFreeWait) until Redis has no
-// objects left to free in the background (lazyfree_pending_objects: another client's UNLINK
-// or FLUSHALL ASYNC), whose memory would otherwise count before and be gone after.
-func (e *executor) usedMemory(ctx context.Context) (int64, error) {
-	deadline := time.Now().Add(lazyFreeWait)
-	for {
-		fields, err := e.memoryInfo(ctx)
-		if err != nil {
-			return 0, err
-		}
-		used, ok := fields["used_memory"]
-		if !ok {
-			return 0, errors.New("bench: INFO memory has no used_memory")
-		}
-		if fields["lazyfree_pending_objects"] == 0 || time.Now().After(deadline) {
-			return used - fields["mem_clients_normal"], nil
-		}
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-// lazyFreeWait bounds how long usedMemory waits for Redis's background frees.
-const lazyFreeWait = 10 * time.Second
-
-// memoryInfo returns the numeric fields of INFO memory, summed over a cluster's masters.
-func (e *executor) memoryInfo(ctx context.Context) (map[string]int64, error) {
-	fields := map[string]int64{}
-	err := forEachMaster(uncounted(ctx), e.redis, func(ctx context.Context, node *redis.Client) error {
-		info, err := node.Info(ctx, "memory").Result()
-		if err != nil {
-			return fmt.Errorf("bench: INFO memory: %w", err)
-		}
-		for line := range strings.Lines(info) {
-			name, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-			if !ok {
-				continue
-			}
-			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-				fields[name] += n
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return fields, nil
 }
 
 // globEscape escapes the glob metacharacters of a SCAN MATCH pattern.

@@ -20,9 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/infra/redistest"
-	"github.com/executor-dev/executor/stagekind"
 )
 
 // Soak shape: the issue-14 report's load (5 tenants a plan, the bench's 10 noop stages), every
@@ -74,7 +72,7 @@ func vmRSS(t *testing.T) int64 {
 
 // runSoakPlans runs plans [from, to) (each soakTenantsPerPlan tasks of new tenants),
 // soakPlansAtOnce at a time, each to completion.
-func runSoakPlans(t *testing.T, e *executor, stages []stage.Spec, from, to int) {
+func runSoakPlans(t *testing.T, e *executor, from, to int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
@@ -89,7 +87,8 @@ func runSoakPlans(t *testing.T, e *executor, stages []stage.Spec, from, to int) 
 				if n >= to {
 					return
 				}
-				if _, err := runPlan(ctx, e, "soak", stages, tenantIDs(fmt.Sprintf("p%06d-", n), soakTenantsPerPlan), soakTenantsPerPlan); err != nil {
+				sub := submission{name: "soak", stages: soakStages, tenants: tenantIDs(fmt.Sprintf("p%06d-", n), soakTenantsPerPlan), concurrency: soakTenantsPerPlan}
+				if _, err := runPlan(ctx, useCases{e.svc}, sub); err != nil {
 					errs <- err
 					cancel()
 					return
@@ -113,25 +112,20 @@ func runSoakPlans(t *testing.T, e *executor, stages []stage.Spec, from, to int) 
 func TestSoakMemoryStaysFlat(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	e, err := newExecutor(ctx, srv.URL(), "soak:", DefaultWorkers, slog.New(slog.DiscardHandler))
+	e, err := newExecutor(ctx, srv.URL(), false, "soak:", DefaultWorkers, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		assert.NoError(t, e.Stop(cctx)) // the keys go with the private redis-server
 	})
-	stages := make([]stage.Spec, soakStages)
-	for i := range stages {
-		stages[i] = stage.Spec{Name: fmt.Sprintf("s%d", i+1), Kind: stagekind.KindNoop}
-	}
-
 	start := sampleMemory(t, 0)
 	t.Logf("tasks %7d: heap in use %6.1f MB, RSS %6.1f MB", 0, mb(start.heapInuse), mb(start.rss))
 	var samples []memSample
 	done := 0
 	for _, upTo := range []int{soakFirst, 50_000, 100_000, 150_000, soakTotal} {
 		t0 := time.Now()
-		runSoakPlans(t, e, stages, done/soakTenantsPerPlan, upTo/soakTenantsPerPlan)
+		runSoakPlans(t, e, done/soakTenantsPerPlan, upTo/soakTenantsPerPlan)
 		rate := float64(upTo-done) / time.Since(t0).Seconds()
 		done = upTo
 		s := sampleMemory(t, done)

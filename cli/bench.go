@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"runtime/pprof"
 	"strconv"
@@ -22,15 +23,24 @@ func (a *app) benchCmd() *cobra.Command {
 	var cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Measure an in-process executor's throughput and latency",
+		Short: "Measure throughput, latency and cost, in-process or over HTTP",
 		Long: `Measure an executor wired in-process (no HTTP, only the built-in stage kinds), on the
 in-memory store or on the Redis given with --redis (keys under --prefix plus a 6-character run id,
-deleted when the run ends). It reports stage transitions/s and tasks/s of a plan of --tenants ×
---stages noop stages at --concurrency, Redis round trips per transition and Redis bytes per task,
-the time to accept a plan of --accept-tenants tenants, and tenant query latency p50/p99 at
---query-rate requests/s for --query-duration. A table with the targets of issue 5, or -o json.`,
+deleted when the run ends); or, with --url, a running 'executor serve' through its HTTP API
+(--token or ` + EnvToken + `), with the same plans and queries: --redis then names the serve's
+Redis, read only for INFO (nothing is deleted), and tenant ids begin with the run id.
+
+It reports stage transitions/s and tasks/s of a plan of --tenants × --stages noop stages at
+--concurrency; over that plan, per transition: the executor's CPU (in-process getrusage, the
+bench driver included; through the API the serve's process_cpu_seconds_total), Redis's CPU
+(INFO cpu), Redis commands and script calls (INFO commandstats, which counts the commands
+scripts call) with the top commands, and Redis round trips (in-process only); Redis bytes
+per task; the time to accept a plan of --accept-tenants tenants; and tenant query latency
+p50/p99 at --query-rate requests/s for --query-duration. A table with the targets of issues
+5 and 19, or -o json.`,
 		Example: `  executor bench
   executor bench --redis redis://127.0.0.1:6379/0 --tenants 100000
+  executor bench --url http://127.0.0.1:8080 --redis redis://127.0.0.1:6379/0
   executor bench --tenants 100 --stages 5 -o json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -48,6 +58,17 @@ the time to accept a plan of --accept-tenants tenants, and tenant query latency 
 			if cfg.QueryDuration <= 0 {
 				return usagef("invalid --query-duration %s: want a positive duration", cfg.QueryDuration)
 			}
+			if cfg.URL != "" {
+				if u, err := url.Parse(cfg.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+					return usagef("invalid --url %q: want an http:// or https:// URL such as %s", cfg.URL, DefaultServer)
+				}
+				for _, name := range []string{"workers", "prefix"} {
+					if cmd.Flags().Changed(name) {
+						return usagef("--%s does not apply with --url: the serve's own applies", name)
+					}
+				}
+				cfg.Token = a.token
+			}
 			stop, err := startCPUProfile(cpuProfile)
 			if err != nil {
 				return err
@@ -63,13 +84,14 @@ the time to accept a plan of --accept-tenants tenants, and tenant query latency 
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&cfg.RedisURL, "redis", "", "Redis URL in any form serve --redis takes (one node, Cluster, Sentinel); empty: the in-memory store")
+	f.StringVar(&cfg.URL, "url", "", "base URL of a running serve to measure through its HTTP API; empty: an executor in-process")
+	f.StringVar(&cfg.RedisURL, "redis", "", "Redis URL in any form serve --redis takes (one node, Cluster, Sentinel); empty: the in-memory store (with --url: the serve's Redis, for INFO only; empty: no Redis measurements)")
 	f.BoolVar(&cfg.RedisCluster, "redis-cluster", false, "--redis names one node of a Redis Cluster")
-	f.StringVar(&cfg.Prefix, "prefix", cfg.Prefix, "Redis key prefix; a 6-character run id is appended")
+	f.StringVar(&cfg.Prefix, "prefix", cfg.Prefix, "Redis key prefix; a 6-character run id is appended (not with --url)")
 	f.IntVar(&cfg.Tenants, "tenants", cfg.Tenants, "tenants of the measured plan")
 	f.IntVar(&cfg.Stages, "stages", cfg.Stages, "noop stages per tenant")
 	f.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "the plan's maxConcurrency (at most 1000)")
-	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "tasks running at once across all plans")
+	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "tasks running at once across all plans (not with --url)")
 	f.IntVar(&cfg.AcceptTenants, "accept-tenants", cfg.AcceptTenants, "tenants of the plan whose acceptance is timed")
 	f.IntVar(&cfg.QueryRate, "query-rate", cfg.QueryRate, "tenant queries per second")
 	f.DurationVar(&cfg.QueryDuration, "query-duration", cfg.QueryDuration, "how long the tenant queries run")
@@ -77,30 +99,56 @@ the time to accept a plan of --accept-tenants tenants, and tenant query latency 
 	return cmd
 }
 
-// benchTable renders a result as metric, value and the target of issue 5.
+// benchTopCommands is how many Redis commands the table lists one by one.
+const benchTopCommands = 8
+
+// benchTable renders a result as metric, value and the target of issues 5 and 19.
 func benchTable(r bench.Result) func(io.Writer) {
 	return func(w io.Writer) {
 		c := r.Config
-		na := func(v string) string {
-			if !r.RedisMetrics {
+		// redis is v where the Redis measurements apply, else why not.
+		redis := func(v string) string {
+			switch {
+			case r.Store == "memory":
 				return "n/a (memory)"
+			case !r.RedisMetrics:
+				return "n/a (no --redis)"
 			}
 			return v
 		}
+		roundTrips := redis(strconv.FormatFloat(r.RoundTripsPerTransition, 'f', 2, 64))
+		if !r.RoundTripsCounted && r.Store != "memory" {
+			roundTrips = "n/a (HTTP API)"
+		}
+		through, workers := r.Through, fmt.Sprintf("%d workers", c.Workers)
+		if r.Through == bench.ThroughAPI {
+			through, workers = r.Through+" "+c.URL, "the serve's workers"
+		}
 		fmt.Fprintln(w, "METRIC\tVALUE\tTARGET")
 		fmt.Fprintf(w, "store\t%s\t-\n", r.Store)
-		fmt.Fprintf(w, "plan\t%d tenants × %d noop stages, concurrency %d, %d workers\t-\n", c.Tenants, c.Stages, c.Concurrency, c.Workers)
+		fmt.Fprintf(w, "through\t%s\t-\n", through)
+		fmt.Fprintf(w, "plan\t%d tenants × %d noop stages, concurrency %d, %s\t-\n", c.Tenants, c.Stages, c.Concurrency, workers)
 		fmt.Fprintf(w, "plan wall time\t%s\t-\n", fmtMs(r.PlanMs))
 		fmt.Fprintf(w, "stage transitions/s\t%.0f\t≥ 30000\n", r.TransitionsPerSec)
 		fmt.Fprintf(w, "tasks/s\t%.0f\t-\n", r.TasksPerSec)
-		fmt.Fprintf(w, "Redis round trips/transition\t%s\t≤ 1\n", na(strconv.FormatFloat(r.RoundTripsPerTransition, 'f', 2, 64)))
-		fmt.Fprintf(w, "Redis bytes/task\t%s\t≤ 1536 (10-stage task)\n", na(fmt.Sprintf("%.0f", r.RedisBytesPerTask)))
+		fmt.Fprintf(w, "executor CPU/transition\t%s\t≤ 25µs (10000 × 10)\n", fmtUs(r.ExecutorCPUUsPerTransition))
+		fmt.Fprintf(w, "Redis CPU/transition\t%s\t≤ 12µs (10000 × 10)\n", redis(fmtUs(r.RedisCPUUsPerTransition)))
+		fmt.Fprintf(w, "Redis round trips/transition\t%s\t≤ 1\n", roundTrips)
+		fmt.Fprintf(w, "Redis commands/transition\t%s\t-\n", redis(strconv.FormatFloat(r.RedisCommandsPerTransition, 'f', 2, 64)))
+		fmt.Fprintf(w, "Redis script calls/transition\t%s\t-\n", redis(strconv.FormatFloat(r.RedisScriptCallsPerTransition, 'f', 2, 64)))
+		for _, cs := range r.RedisCommands[:min(benchTopCommands, len(r.RedisCommands))] {
+			fmt.Fprintf(w, "  %s\t%.2f/transition, %s/call\t-\n", cs.Name, cs.CallsPerTransition, fmtUs(cs.UsecPerCall))
+		}
+		fmt.Fprintf(w, "Redis bytes/task\t%s\t≤ 1536 (10-stage task)\n", redis(fmt.Sprintf("%.0f", r.RedisBytesPerTask)))
 		fmt.Fprintf(w, "accept %d-tenant plan\t%s\t< 300ms (10000 tenants)\n", c.AcceptTenants, fmtMs(r.AcceptMs))
 		fmt.Fprintf(w, "tenant queries\t%d in %s (%.0f/s, %d errors)\t-\n", r.Queries, c.QueryDuration, r.QueryRateGot, r.QueryErrors)
 		fmt.Fprintf(w, "tenant query p50\t%s\t-\n", fmtMs(r.QueryP50Ms))
 		fmt.Fprintf(w, "tenant query p99\t%s\t< 2ms at 2000 req/s\n", fmtMs(r.QueryP99Ms))
 	}
 }
+
+// fmtUs prints microseconds with one decimal: "12.3µs".
+func fmtUs(us float64) string { return strconv.FormatFloat(us, 'f', 1, 64) + "µs" }
 
 func fmtMs(ms float64) string {
 	return time.Duration(ms * float64(time.Millisecond)).Round(time.Microsecond).String()
