@@ -2,6 +2,7 @@ package redisrepo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -70,7 +71,9 @@ func (s *Store) writeRows(ctx context.Context, byPlan map[string][]task.Row,
 	for planID, rows := range byPlan {
 		if err := write(ctx, planID, rows); err != nil {
 			s.pending.add(planID, rows)
-			s.pending.arm(indexRetry, s.flushIndex)
+			if !errors.Is(err, redis.ErrClosed) { // a closed client: the store is done
+				s.pending.arm(indexRetry, s.flushIndex)
+			}
 			s.log.Debug("plan index: write failed; written again later", "plan_id", planID, "rows", len(rows), "err", err)
 		}
 	}

@@ -15,10 +15,11 @@ const indexRetry = time.Second
 // pendingRows are rows not written to their plans' indexes yet: deferred ones (deferIndex) and
 // ones whose write failed. At most one per task, the newest; a flush is armed while any wait.
 type pendingRows struct {
-	mu    sync.Mutex
-	rows  map[string]indexedRow // by task id
-	timer *time.Timer           // the armed flush; nil when none is
-	delay time.Duration         // Options.IndexDelay
+	mu      sync.Mutex
+	rows    map[string]indexedRow // by task id
+	timer   *time.Timer           // the armed flush; nil when none is
+	delay   time.Duration         // Options.IndexDelay
+	stopped bool                  // the store stopped: no flush is armed any more
 }
 
 type indexedRow struct {
@@ -51,11 +52,11 @@ func (p *pendingRows) drop(rows []task.Row) {
 	}
 }
 
-// arm makes flush run in after, unless a flush is armed already.
+// arm makes flush run in after, unless a flush is armed already or the store stopped.
 func (p *pendingRows) arm(after time.Duration, flush func()) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.timer == nil {
+	if p.timer == nil && !p.stopped {
 		p.timer = time.AfterFunc(after, flush)
 	}
 }
@@ -78,4 +79,16 @@ func (p *pendingRows) take() map[string][]task.Row {
 	}
 	p.rows = nil
 	return out
+}
+
+// stop disarms the flush for good: what still waits stays in memory (the write-back of a
+// later start, or a reader's re-indexing, brings the index up to date).
+func (p *pendingRows) stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopped = true
+	if p.timer != nil {
+		p.timer.Stop()
+		p.timer = nil
+	}
 }

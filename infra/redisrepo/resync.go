@@ -41,7 +41,8 @@ func (s *Store) Start(ctx context.Context) {
 	go s.probe()
 }
 
-// Stop ends the probe and waits for it, then writes the index rows still deferred.
+// Stop ends the probe and waits for it, then writes the index rows still deferred; none is
+// written later.
 func (s *Store) Stop() {
 	if s.stop != nil {
 		close(s.stop)
@@ -49,6 +50,7 @@ func (s *Store) Stop() {
 		s.stop = nil
 	}
 	s.flushIndex() // the rows deferred by the last writes
+	s.pending.stop()
 }
 
 func (s *Store) probe() {
