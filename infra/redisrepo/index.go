@@ -20,21 +20,23 @@ const indexBatch = 500
 // indexCreated records the rows of tasks just created in their plans' indexes (indexNew); a
 // failure keeps them for a later index write, as indexTasks does.
 func (s *Store) indexCreated(ctx context.Context, tasks []*task.Task) {
-	byPlan := map[string][]task.Row{}
+	s.writeRows(ctx, rowsByPlan(tasks), s.indexNew)
+}
+
+// rowsByPlan returns the rows of tasks by plan id.
+func rowsByPlan(tasks []*task.Task) map[string][]task.Row {
+	byPlan := make(map[string][]task.Row, 1)
 	for _, t := range tasks {
 		byPlan[t.PlanID()] = append(byPlan[t.PlanID()], task.RowOf(t))
 	}
-	s.writeRows(ctx, byPlan, s.indexNew)
+	return byPlan
 }
 
 // indexTasks records the rows of tasks in their plans' indexes (index_tasks.lua) now; a row of
 // theirs that waits (deferred) is superseded. A failure keeps the rows for a later index
 // write (indexRetry): the tasks are saved, their index catches up.
 func (s *Store) indexTasks(ctx context.Context, tasks ...*task.Task) {
-	byPlan := make(map[string][]task.Row, 1)
-	for _, t := range tasks {
-		byPlan[t.PlanID()] = append(byPlan[t.PlanID()], task.RowOf(t))
-	}
+	byPlan := rowsByPlan(tasks)
 	for _, rows := range byPlan {
 		s.pending.drop(rows)
 	}
@@ -206,11 +208,7 @@ func (r *TaskRepo) rowsOnline(ctx context.Context, planID string) (map[string]ta
 // Reindex records the rows of tasks, read from the store, in their plans' indexes (a later
 // write a row holds stands): the index of a plan created before there was one, or behind.
 func (r *TaskRepo) Reindex(ctx context.Context, tasks []*task.Task) error {
-	byPlan := map[string][]task.Row{}
-	for _, t := range tasks {
-		byPlan[t.PlanID()] = append(byPlan[t.PlanID()], task.RowOf(t))
-	}
-	for planID, rows := range byPlan {
+	for planID, rows := range rowsByPlan(tasks) {
 		if err := r.s.indexRows(ctx, planID, rows); err != nil {
 			return wrap("reindex", err)
 		}

@@ -77,9 +77,9 @@ type Options struct {
 	// lists add up to as many ids; the least recently used go first, and a read that misses
 	// the mirror reads Redis. Default DefaultCacheTasks; negative: no cache.
 	CacheTasks int
-	// IndexDelay is how long the index row of a RUNNING task that moved on to its next stage
-	// may wait before it is written, with the rows written meanwhile (index.go, deferIndex).
-	// Default DefaultIndexDelay.
+	// IndexDelay is how long the index row of a task that was RUNNING (its next stage, its
+	// end) may wait before it is written, with the rows deferred meanwhile (index.go,
+	// deferIndex). Default DefaultIndexDelay.
 	IndexDelay time.Duration
 }
 
