@@ -26,7 +26,7 @@ func ringRow(i int) string {
 }
 
 // The rings panel in a real headless Chromium: a plan of 4 tenants in rings "first" (1
-// tenant, baked 1 s, then approve) and "rest". The panel shows ring 0 baking with its
+// tenant, baked 5 s, then approve) and "rest". The panel shows ring 0 baking with its
 // countdown, then awaiting approval with Approve and Reject; Approve, confirmed, starts the
 // rest, and the plan completes with every ring passed.
 func TestConsoleRingsBrowserBakeThenApprove(t *testing.T) {
@@ -37,7 +37,7 @@ func TestConsoleRingsBrowserBakeThenApprove(t *testing.T) {
 	// ring 0 bake from its start.
 	startAt := time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339Nano)
 	planID := submitYAML(t, c, "name: ringed\nmaxConcurrency: 4\nstartAt: "+startAt+"\n"+
-		`waves: [{"name":"first","size":1,"bake":"1s","then":"approve"},{"name":"rest","size":"rest"}]`+"\n"+
+		`waves: [{"name":"first","size":1,"bake":"5s","then":"approve"},{"name":"rest","size":"rest"}]`+"\n"+
 		"stages:\n  - {name: push, kind: noop}\n  - {name: check, kind: noop}\n"+
 		"tenants:\n  - id: ring-a\n  - id: ring-b\n  - id: ring-c\n  - id: ring-d\n")
 	ctx := browser(t)
@@ -46,12 +46,13 @@ func TestConsoleRingsBrowserBakeThenApprove(t *testing.T) {
 	do(t, ctx, "record dialogs", chromedp.Evaluate[bool](recordConfirms))
 	waitJS(t, ctx, "the rings panel", `!document.querySelector('[data-testid=rings]').hidden && `+
 		`document.querySelectorAll('[data-testid=rings] [data-testid=ring-row]').length === 2`)
-	// (The bake's cell of the baking ring adds the time left after the bake: "1s · 1s left".)
-	assert.Equal(t, []string{"0|first|1|1|approve|0|1s|—", "1|rest|rest|3|auto|0|—|—"}, do(t, ctx, "the rows", chromedp.Evaluate[[]string](
+	// (The bake's cell of the baking ring adds the time left after the bake: "5s · 4s left".)
+	assert.Equal(t, []string{"0|first|1|1|approve|0|5s|—", "1|rest|rest|3|auto|0|—|—"}, do(t, ctx, "the rows", chromedp.Evaluate[[]string](
 		`[...document.querySelectorAll('[data-testid=ring-row]')].map(r => [r.dataset.index, r.dataset.name, `+
 			`...['ring-size', 'ring-tenants', 'ring-then', 'ring-budget', 'ring-bake', 'ring-health'].map(id => r.querySelector('[data-testid=' + id + ']').textContent.split(' ')[0])].join('|'))`)))
 
-	// Ring 0 bakes: the current ring, its countdown shown; then it awaits approval.
+	// Ring 0 bakes: the current ring, its countdown shown; then it awaits approval. (5 s of
+	// bake: a 1 s bake could end before a page on a loaded machine showed it.)
 	waitJS(t, ctx, "ring 0 baking", ringRow(0)+`?.dataset.state === 'baking' && `+ringRow(0)+`.dataset.current === 'true' && `+
 		`/left|ending/.test(`+ringRow(0)+`.querySelector('[data-testid=ring-bake-left]')?.textContent || '')`)
 	waitJS(t, ctx, "ring 0 awaiting approval", ringRow(0)+`?.dataset.state === 'awaiting_approval' && `+
