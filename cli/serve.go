@@ -264,8 +264,12 @@ func (a *app) serve(ctx context.Context, cfg server.Config, level slog.Level) er
 		return err
 	}
 	var serveErr error
+	// A signal that ended ctx (main's signal.NotifyContext) reaches sigs too: that copy is not
+	// a second signal.
+	echo := false
 	select {
 	case <-ctx.Done():
+		echo = endedBySignal(ctx)
 		logger.Info("executor shutting down", "reason", context.Cause(ctx).Error(), "timeout", cfg.ShutdownTimeout.String())
 	case sig := <-sigs:
 		logger.Info("executor shutting down", "reason", sig.String()+" signal received", "timeout", cfg.ShutdownTimeout.String())
@@ -276,15 +280,22 @@ func (a *app) serve(ctx context.Context, cfg server.Config, level slog.Level) er
 	defer cancel()
 	shut := make(chan error, 1)
 	go func() { shut <- srv.Shutdown(sctx) }()
-	select {
-	case err = <-shut:
-	case sig := <-sigs:
-		logger.Warn("executor shutdown cut short by a second signal: running stages are cancelled now; their tasks end INTERRUPTED, checkpoints intact",
-			"signal", sig.String())
-		if cerr := srv.CutShort(sctx); cerr != nil {
-			logger.Error("executor shutdown cut short", "err", cerr)
+	for waiting := true; waiting; {
+		select {
+		case err = <-shut:
+			waiting = false
+		case sig := <-sigs:
+			if echo {
+				echo = false
+				continue
+			}
+			logger.Warn("executor shutdown cut short by a second signal: running stages are cancelled now; their tasks end INTERRUPTED, checkpoints intact",
+				"signal", sig.String())
+			if cerr := srv.CutShort(sctx); cerr != nil {
+				logger.Error("executor shutdown cut short", "err", cerr)
+			}
+			err, waiting = <-shut, false
 		}
-		err = <-shut
 	}
 	if err != nil {
 		logger.Error("executor shutdown", "err", err)
@@ -305,4 +316,11 @@ func newLogger(w io.Writer, level slog.Level) *slog.Logger {
 		return slog.New(slog.NewTextHandler(w, opts))
 	}
 	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// endedBySignal reports whether ctx was ended by a signal (signal.NotifyContext's cause, whose
+// type os/signal does not export: "<signal> signal received").
+func endedBySignal(ctx context.Context) bool {
+	cause := context.Cause(ctx)
+	return cause != nil && strings.HasSuffix(cause.Error(), " signal received")
 }
