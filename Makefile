@@ -2,7 +2,7 @@
 # chaos suite's short run.
 GO ?= go
 
-.PHONY: test build vet deps bench screenshots
+.PHONY: test build deps bench screenshots
 
 # Tests start their own redis-server on free ports and drive the console in headless
 # Chromium; install what is missing (as root), without recommended packages, quietly: apt's
@@ -22,18 +22,26 @@ deps:
 # After the tests, each fuzz target runs briefly (one per invocation: go test -fuzz takes one
 # target of one package), minimizing new inputs for 100 runs at most so that the few seconds go
 # to fuzzing; longer runs, the corpus and crashers: docs/testing.md.
-test: deps
-	$(GO) vet ./...
+test: deps lint
 	$(GO) test -race -count=1 ./...
 	$(GO) test -run='^$$' -fuzz='^FuzzSubmitBody$$' -fuzztime=15s -fuzzminimizetime=100x ./api
 	$(GO) test -run='^$$' -fuzz='^FuzzIDs$$' -fuzztime=10s -fuzzminimizetime=100x ./app
 	$(GO) test -tags chaos -race -count=1 -timeout 20m -run TestChaos -v ./chaos/
 
+# go vet, staticcheck and deadcode (both pinned in go.mod's tool block: go tool …), the chaos
+# suite's build tag included; deadcode -test lists functions no program or test reaches, and any
+# makes the target fail.
+.PHONY: lint
+lint:
+	$(GO) vet ./...
+	$(GO) vet -tags chaos ./chaos/
+	$(GO) tool staticcheck ./...
+	$(GO) tool staticcheck -tags chaos ./chaos/
+	@out="$$($(GO) tool deadcode -test ./...)" || exit 1; \
+	  if [ -n "$$out" ]; then echo "$$out"; echo "deadcode: the functions above are unreachable: remove them" >&2; exit 1; fi
+
 build:
 	$(GO) build -o bin/executor ./cmd/executor
-
-vet:
-	$(GO) vet ./...
 
 # The Go benchmarks of the hot paths (docs/performance.md); `executor bench` measures a whole
 # executor. Not part of `make test`: speed is measured, never asserted.

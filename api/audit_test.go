@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/server/servertest"
+	"github.com/executor-dev/executor/wire"
 )
 
 // auditRecords returns the "operator action" records of logs.
@@ -54,21 +54,21 @@ func TestRolloutControlsAreAudited(t *testing.T) {
 	base := srv.URL
 	const comment = "approved-by-the-change-board"
 
-	p := submit(t, base, api.PlanRequest{
-		Name: "audited", Canary: &api.CanaryRequest{Tenants: 1, Then: "approve"},
-		Stages: []api.StageRequest{approval("gate", "go?")}, Tenants: tenants("au-1", "au-2"),
+	p := submit(t, base, wire.PlanRequest{
+		Name: "audited", Canary: &wire.CanaryRequest{Tenants: 1, Then: "approve"},
+		Stages: []wire.StageRequest{approval("gate", "go?")}, Tenants: tenants("au-1", "au-2"),
 	})
 	eventuallyTenant(t, base, "au-1", waiting)
-	decode[api.Task](t, postJSON(t, base+"/v1/tenants/au-1/approve", api.DecisionBody{Comment: comment}), http.StatusOK)
+	decode[wire.Task](t, postJSON(t, base+"/v1/tenants/au-1/approve", wire.DecisionBody{Comment: comment}), http.StatusOK)
 	eventuallyPlan(t, base, p.PlanID, inPhase("AWAITING_APPROVAL"))
-	decode[api.Plan](t, postJSON(t, base+"/v1/plans/"+p.PlanID+"/approve", nil), http.StatusOK)
+	decode[wire.Plan](t, postJSON(t, base+"/v1/plans/"+p.PlanID+"/approve", nil), http.StatusOK)
 	eventuallyTenant(t, base, "au-2", waiting)
-	decode[api.Task](t, postJSON(t, base+"/v1/tenants/au-2/reject", nil), http.StatusOK)
+	decode[wire.Task](t, postJSON(t, base+"/v1/tenants/au-2/reject", nil), http.StatusOK)
 	require.Equal(t, "FAILED", waitPlan(t, base, p.PlanID).Status)
-	retry := decode[api.PlanRetry](t, postJSON(t, base+"/v1/plans/"+p.PlanID+"/retry", nil), http.StatusOK)
+	retry := decode[wire.PlanRetry](t, postJSON(t, base+"/v1/plans/"+p.PlanID+"/retry", nil), http.StatusOK)
 	require.Len(t, retry.Retried, 1)
 	eventuallyTenant(t, base, "au-2", waiting) // the retried run waits at the gate again
-	u := decode[api.TenantUnlock](t, postJSON(t, base+"/v1/tenants/au-2/unlock", nil), http.StatusOK)
+	u := decode[wire.TenantUnlock](t, postJSON(t, base+"/v1/tenants/au-2/unlock", nil), http.StatusOK)
 
 	records := auditRecords(t, logs)
 	tests := []struct {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/executor-dev/executor/auth"
 	"github.com/executor-dev/executor/console"
+	"github.com/executor-dev/executor/wire"
 )
 
 // Auth on the wire (docs/api.md, Auth).
@@ -148,14 +149,14 @@ func (h *handlers) unauthenticated(w http.ResponseWriter, r *http.Request, cred 
 		console.LoginPage(w, http.StatusUnauthorized, msg)
 		return
 	}
-	h.writeError(w, r, &requestError{status: http.StatusUnauthorized, typ: ProblemUnauthorized, detail: detail})
+	h.writeError(w, r, &requestError{status: http.StatusUnauthorized, typ: wire.ProblemUnauthorized, detail: detail})
 }
 
 // forbidden answers a valid token that may not do what r asks: 403, detail naming why.
 func (h *handlers) forbidden(w http.ResponseWriter, r *http.Request, role auth.Role, detail string) {
 	h.opts.Logger.Warn("http request forbidden",
 		"request_id", requestIDOf(r), "method", r.Method, "path", r.URL.Path, "role", string(role), "reason", detail)
-	h.writeError(w, r, &requestError{status: http.StatusForbidden, typ: ProblemForbidden, detail: detail})
+	h.writeError(w, r, &requestError{status: http.StatusForbidden, typ: wire.ProblemForbidden, detail: detail})
 }
 
 // consolePage reports whether r is a browser opening the console (GET / or an asset), which

@@ -23,6 +23,7 @@ import (
 	"github.com/executor-dev/executor/console"
 	"github.com/executor-dev/executor/server"
 	"github.com/executor-dev/executor/server/servertest"
+	"github.com/executor-dev/executor/wire"
 )
 
 // The tokens of the auth tests: long enough for auth.ParseToken, and recognisable in logs.
@@ -59,7 +60,7 @@ func fullRouter(t *testing.T, keys *auth.Keys) (http.Handler, *servertest.Buffer
 	t.Helper()
 	exe, err := server.NewExecutor(server.Config{Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
-	exe.Start()
+	require.NoError(t, exe.Start(context.Background()))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -130,13 +131,13 @@ func requireUnauthorized(t *testing.T, res response, page bool) {
 		return
 	}
 	p := requireProblem(t, res, http.StatusUnauthorized, "")
-	assert.Equal(t, api.ProblemUnauthorized, p.Type)
+	assert.Equal(t, wire.ProblemUnauthorized, p.Type)
 }
 
 func requireForbidden(t *testing.T, res response) {
 	t.Helper()
 	p := requireProblem(t, res, http.StatusForbidden, "")
-	assert.Equal(t, api.ProblemForbidden, p.Type)
+	assert.Equal(t, wire.ProblemForbidden, p.Type)
 }
 
 // Every route the router registers, enumerated from the router itself: without a token or
@@ -411,17 +412,17 @@ func TestAuthDisabled(t *testing.T) {
 			t.Parallel()
 			h, _ := fullRouter(t, tc.keys)
 			res := serve(t, h, http.MethodGet, "/v1/plans")
-			var list api.PlanList
+			var list wire.PlanList
 			require.Equal(t, http.StatusOK, res.status, "body: %s", res.body)
 			require.NoError(t, json.Unmarshal(res.body, &list))
 			assert.Empty(t, res.header.Get(api.RoleHeader))
 			assert.Equal(t, http.StatusOK, serve(t, h, http.MethodGet, "/").status)
 			assert.Equal(t, "role=", string(serve(t, h, http.MethodGet, "/metrics").body), "no role in the context")
 			p := requireProblem(t, serve(t, h, http.MethodPost, "/v1/plans/"+ulid.Make().String()+"/pause"), http.StatusNotFound, "")
-			assert.Equal(t, api.ProblemNotFound, p.Type)
+			assert.Equal(t, wire.ProblemNotFound, p.Type)
 			for _, path := range []string{"/login", "/logout"} {
 				p := requireProblem(t, serve(t, h, http.MethodPost, path), http.StatusNotFound, "")
-				assert.Equal(t, api.ProblemNotFound, p.Type, path)
+				assert.Equal(t, wire.ProblemNotFound, p.Type, path)
 			}
 		})
 	}

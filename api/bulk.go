@@ -6,6 +6,7 @@ import (
 
 	"github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/domain/task"
+	"github.com/executor-dev/executor/wire"
 )
 
 // bulkTasks serves POST /v1/plans/{planId}/tasks/approve|reject|retry|cancel with an optional
@@ -18,12 +19,12 @@ func (h *handlers) bulkTasks(action app.BulkAction) http.HandlerFunc {
 			h.writeError(w, r, err)
 			return
 		}
-		var body BulkTasksBody
+		var body wire.BulkTasksBody
 		if err := h.decodeBody(w, r, &body, true); err != nil {
 			h.writeError(w, r, err)
 			return
 		}
-		req := body.request(action)
+		req := bulkRequest(body, action)
 		out, err := h.svc.BulkTasks(r.Context(), id, req)
 		if err != nil {
 			h.writeError(w, r, err)
@@ -36,9 +37,9 @@ func (h *handlers) bulkTasks(action app.BulkAction) http.HandlerFunc {
 	}
 }
 
-// request is the use case's request: statuses upper-cased (validated by
+// bulkRequest is the use case's request for b: statuses upper-cased (validated by
 // app.Service.BulkTasks, each named "status[i]"), fromCheckpoint true unless false.
-func (b BulkTasksBody) request(action app.BulkAction) app.BulkRequest {
+func bulkRequest(b wire.BulkTasksBody, action app.BulkAction) app.BulkRequest {
 	req := app.BulkRequest{
 		Action: action, Comment: b.Comment, FromCheckpoint: b.FromCheckpoint == nil || *b.FromCheckpoint,
 		Filter: app.TaskFilter{Stage: b.Stage, Class: b.Class, Tenant: b.Tenant},
@@ -50,7 +51,7 @@ func (b BulkTasksBody) request(action app.BulkAction) app.BulkRequest {
 }
 
 // BulkResultFrom maps what an action on a filter did to its wire form (skipped always a list).
-func BulkResultFrom(planID string, action app.BulkAction, out app.BulkResult) BulkResult {
-	return BulkResult{PlanID: planID, Action: string(action), Matched: out.Matched, Applied: out.Applied,
+func BulkResultFrom(planID string, action app.BulkAction, out app.BulkResult) wire.BulkResult {
+	return wire.BulkResult{PlanID: planID, Action: string(action), Matched: out.Matched, Applied: out.Applied,
 		SkippedCount: out.SkippedCount, Skipped: taskRefs(out.Skipped)}
 }

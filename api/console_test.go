@@ -13,6 +13,7 @@ import (
 
 	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/console"
+	"github.com/executor-dev/executor/wire"
 )
 
 func TestConsoleMount(t *testing.T) {
@@ -53,7 +54,7 @@ func TestConsoleMount(t *testing.T) {
 		h := api.NewRouter(nil, api.Options{Logger: quiet})
 		for _, path := range []string{"/", "/assets/app.js"} {
 			p := requireProblem(t, serve(h, http.MethodGet, path), http.StatusNotFound, "")
-			assert.Equal(t, api.ProblemNotFound, p.Type)
+			assert.Equal(t, wire.ProblemNotFound, p.Type)
 		}
 	})
 
@@ -68,12 +69,12 @@ func TestConsoleMount(t *testing.T) {
 		res = get(t, base+"/assets/app.js")
 		require.Equal(t, http.StatusOK, res.status)
 		assert.True(t, strings.HasPrefix(res.header.Get("Content-Type"), "text/javascript"))
-		decode[api.PlanList](t, get(t, base+"/v1/plans"), http.StatusOK)
+		decode[wire.PlanList](t, get(t, base+"/v1/plans"), http.StatusOK)
 
 		// An unknown asset is the API's 404 problem, like any unknown path.
 		res = get(t, base+"/assets/nope.js")
 		assert.Equal(t, http.StatusNotFound, res.status)
-		assert.Equal(t, api.ProblemContentType, res.header.Get("Content-Type"))
+		assert.Equal(t, wire.ProblemContentType, res.header.Get("Content-Type"))
 		_ = console.Handler // the wiring is server.New's: console.Handler()
 	})
 }

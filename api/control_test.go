@@ -13,46 +13,46 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/stagekind"
+	"github.com/executor-dev/executor/wire"
 )
 
 func TestTenantConflictThenCancelPlan(t *testing.T) {
 	t.Parallel()
 	base := startServer(t)
-	first := submit(t, base, api.PlanRequest{
-		Name: "long", Stages: []api.StageRequest{sleep("bake", "10s"), noop("after")}, Tenants: tenants("busy"),
+	first := submit(t, base, wire.PlanRequest{
+		Name: "long", Stages: []wire.StageRequest{sleep("bake", "10s"), noop("after")}, Tenants: tenants("busy"),
 	})
 
-	running := eventuallyTenant(t, base, "busy", func(tk api.Task) bool { return tk.Status == "RUNNING" })
+	running := eventuallyTenant(t, base, "busy", func(tk wire.Task) bool { return tk.Status == "RUNNING" })
 	require.NotNil(t, running.Lease)
 	assert.True(t, running.Lease.Held)
 	assert.Regexp(t, `^`+regexp.QuoteMeta(first.PlanID+":"+first.TaskIDs[0])+`@.+$`, running.Lease.Owner, "the lease names the task and the executor running it")
 	assert.Nil(t, running.Checkpoint, "no stage completed yet")
 	requireProblem(t, get(t, base+"/v1/tenants/busy/checkpoint"), http.StatusNotFound, "")
 
-	second := api.PlanRequest{Name: "second", Stages: []api.StageRequest{noop("a")}, Tenants: tenants("free", "busy")}
+	second := wire.PlanRequest{Name: "second", Stages: []wire.StageRequest{noop("a")}, Tenants: tenants("free", "busy")}
 	p := requireProblem(t, postJSON(t, base+"/v1/plans", second), http.StatusConflict, "")
-	assert.Equal(t, api.ProblemTenantConflict, p.Type)
+	assert.Equal(t, wire.ProblemTenantConflict, p.Type)
 	assert.Equal(t, []string{"busy"}, p.Tenants)
 
-	preview := decode[api.DryRun](t, postJSON(t, base+"/v1/plans?dryRun=true", second), http.StatusOK)
+	preview := decode[wire.DryRun](t, postJSON(t, base+"/v1/plans?dryRun=true", second), http.StatusOK)
 	assert.Equal(t, []string{"busy"}, preview.Conflicts)
 
 	assert.Equal(t, []string{first.PlanID}, planIDs(listPlans(t, base, "").Plans), "the refused plan was not created")
 	requireProblem(t, get(t, base+"/v1/tenants/free/task"), http.StatusNotFound, "")
 
-	cancelled := decode[api.Plan](t, postJSON(t, base+"/v1/plans/"+first.PlanID+"/cancel", nil), http.StatusOK)
+	cancelled := decode[wire.Plan](t, postJSON(t, base+"/v1/plans/"+first.PlanID+"/cancel", nil), http.StatusOK)
 	assert.Equal(t, "CANCELLED", cancelled.Status)
 	assert.NotNil(t, cancelled.FinishedAt)
-	tk := eventuallyTenant(t, base, "busy", func(tk api.Task) bool { return tk.Status == "CANCELLED" })
+	tk := eventuallyTenant(t, base, "busy", func(tk wire.Task) bool { return tk.Status == "CANCELLED" })
 	require.NotNil(t, tk.LastError)
 	assert.Equal(t, "cancelled", tk.LastError.Class)
 	assert.Equal(t, "CANCELLED", waitPlan(t, base, first.PlanID).Status)
 
 	again := requireProblem(t, postJSON(t, base+"/v1/plans/"+first.PlanID+"/cancel", nil), http.StatusConflict, "")
-	assert.Equal(t, api.ProblemInvalidTransition, again.Type)
+	assert.Equal(t, wire.ProblemInvalidTransition, again.Type)
 
 	created := submit(t, base, second)
 	assert.Equal(t, "COMPLETED", waitPlan(t, base, created.PlanID).Status)
@@ -61,34 +61,34 @@ func TestTenantConflictThenCancelPlan(t *testing.T) {
 func TestPauseResumePlan(t *testing.T) {
 	t.Parallel()
 	base := startServer(t)
-	p := submit(t, base, api.PlanRequest{
+	p := submit(t, base, wire.PlanRequest{
 		Name: "pausable", MaxConcurrency: 1,
-		Stages:  []api.StageRequest{sleep("bake", "1s"), noop("after")},
+		Stages:  []wire.StageRequest{sleep("bake", "1s"), noop("after")},
 		Tenants: tenants("pp-1", "pp-2", "pp-3"),
 	})
 	require.Equal(t, "RUNNING", p.Status)
 	// Pause while pp-1 runs its first stage (a task not started yet would simply stay queued).
 	// RUNNING shows just before the run passes the boundary ahead of stage 0, where a pause
 	// would be honoured at once: give it a moment to be inside the 1 s bake.
-	eventuallyTenant(t, base, "pp-1", func(tk api.Task) bool { return tk.Status == "RUNNING" })
+	eventuallyTenant(t, base, "pp-1", func(tk wire.Task) bool { return tk.Status == "RUNNING" })
 	time.Sleep(200 * time.Millisecond)
 
-	paused := decode[api.Plan](t, postJSON(t, base+"/v1/plans/"+p.PlanID+"/pause", nil), http.StatusOK)
+	paused := decode[wire.Plan](t, postJSON(t, base+"/v1/plans/"+p.PlanID+"/pause", nil), http.StatusOK)
 	assert.Equal(t, "PAUSED", paused.Status)
 	// The running task stops at its next stage boundary; queued tasks do not start.
-	first := eventuallyTenant(t, base, "pp-1", func(tk api.Task) bool { return tk.Status == "PAUSED" })
+	first := eventuallyTenant(t, base, "pp-1", func(tk wire.Task) bool { return tk.Status == "PAUSED" })
 	assert.Equal(t, 1, first.CurrentStage)
 	assert.Equal(t, "after", first.CurrentStageName)
 	for _, tk := range planTasks(t, base, p.PlanID, "")[1:] {
 		assert.Equal(t, "PENDING", tk.Status, tk.TenantID)
 	}
-	still := decode[api.Plan](t, get(t, base+"/v1/plans/"+p.PlanID+"?wait=100ms"), http.StatusOK)
+	still := decode[wire.Plan](t, get(t, base+"/v1/plans/"+p.PlanID+"?wait=100ms"), http.StatusOK)
 	assert.Equal(t, "PAUSED", still.Status, "a paused plan does not end")
 	assert.Equal(t, 1, still.Progress["PAUSED"])
 
 	requireProblem(t, postJSON(t, base+"/v1/plans/"+p.PlanID+"/pause", nil), http.StatusConflict, "")
 
-	resumed := decode[api.Plan](t, postJSON(t, base+"/v1/plans/"+p.PlanID+"/resume", nil), http.StatusOK)
+	resumed := decode[wire.Plan](t, postJSON(t, base+"/v1/plans/"+p.PlanID+"/resume", nil), http.StatusOK)
 	assert.Equal(t, "RUNNING", resumed.Status)
 	done := waitPlan(t, base, p.PlanID)
 	assert.Equal(t, "COMPLETED", done.Status)
@@ -103,23 +103,23 @@ func TestPauseResumeCancelTenant(t *testing.T) {
 
 	t.Run("pause and resume", func(t *testing.T) {
 		t.Parallel()
-		p := submit(t, base, api.PlanRequest{
-			Stages: []api.StageRequest{sleep("bake", "1s"), noop("push"), noop("check")}, Tenants: tenants("solo"),
+		p := submit(t, base, wire.PlanRequest{
+			Stages: []wire.StageRequest{sleep("bake", "1s"), noop("push"), noop("check")}, Tenants: tenants("solo"),
 		})
-		eventuallyTenant(t, base, "solo", func(tk api.Task) bool { return tk.Status == "RUNNING" })
+		eventuallyTenant(t, base, "solo", func(tk wire.Task) bool { return tk.Status == "RUNNING" })
 		time.Sleep(200 * time.Millisecond) // inside the bake, past the boundary ahead of stage 0
-		asked := decode[api.Task](t, postJSON(t, base+"/v1/tenants/solo/pause", nil), http.StatusOK)
+		asked := decode[wire.Task](t, postJSON(t, base+"/v1/tenants/solo/pause", nil), http.StatusOK)
 		assert.True(t, asked.PauseRequested)
 		assert.NotNil(t, asked.Lease)
 
-		paused := eventuallyTenant(t, base, "solo", func(tk api.Task) bool { return tk.Status == "PAUSED" })
+		paused := eventuallyTenant(t, base, "solo", func(tk wire.Task) bool { return tk.Status == "PAUSED" })
 		assert.Equal(t, 1, paused.CurrentStage)
 		assert.False(t, paused.PauseRequested)
 		require.NotNil(t, paused.Checkpoint)
 		assert.Equal(t, 0, paused.Checkpoint.LastCompletedStageIndex)
-		assert.Equal(t, "RUNNING", decode[api.Plan](t, get(t, base+"/v1/plans/"+p.PlanID+"?wait=100ms"), http.StatusOK).Status)
+		assert.Equal(t, "RUNNING", decode[wire.Plan](t, get(t, base+"/v1/plans/"+p.PlanID+"?wait=100ms"), http.StatusOK).Status)
 
-		resumed := decode[api.Task](t, postJSON(t, base+"/v1/tenants/solo/resume", nil), http.StatusOK)
+		resumed := decode[wire.Task](t, postJSON(t, base+"/v1/tenants/solo/resume", nil), http.StatusOK)
 		assert.Contains(t, []string{"PENDING", "RUNNING", "COMPLETED"}, resumed.Status)
 		assert.False(t, resumed.PauseRequested)
 		assert.Equal(t, "COMPLETED", waitPlan(t, base, p.PlanID).Status)
@@ -132,9 +132,9 @@ func TestPauseResumeCancelTenant(t *testing.T) {
 
 	t.Run("cancel", func(t *testing.T) {
 		t.Parallel()
-		p := submit(t, base, api.PlanRequest{Stages: []api.StageRequest{sleep("bake", "10s")}, Tenants: tenants("doomed")})
-		eventuallyTenant(t, base, "doomed", func(tk api.Task) bool { return tk.Status == "RUNNING" })
-		tk := decode[api.Task](t, postJSON(t, base+"/v1/tenants/doomed/cancel", nil), http.StatusOK)
+		p := submit(t, base, wire.PlanRequest{Stages: []wire.StageRequest{sleep("bake", "10s")}, Tenants: tenants("doomed")})
+		eventuallyTenant(t, base, "doomed", func(tk wire.Task) bool { return tk.Status == "RUNNING" })
+		tk := decode[wire.Task](t, postJSON(t, base+"/v1/tenants/doomed/cancel", nil), http.StatusOK)
 		assert.Equal(t, "CANCELLED", tk.Status)
 		require.NotNil(t, tk.LastError)
 		assert.Equal(t, "cancelled", tk.LastError.Class)
@@ -180,7 +180,7 @@ func TestRetryTenant(t *testing.T) {
 	base := startServer(t, func(r *stagekind.Registry) {
 		require.NoError(t, r.Register("flaky", stage.HandlerFunc(kind.Run)))
 	})
-	stages := []api.StageRequest{
+	stages := []wire.StageRequest{
 		{Name: "prep", Kind: "flaky"},
 		{Name: "deploy", Kind: "flaky", Params: map[string]any{"fail": "yes"}},
 		noop("verify"),
@@ -201,7 +201,7 @@ func TestRetryTenant(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			kind.setBroken(tc.tenant, true)
-			p := submit(t, base, api.PlanRequest{Stages: stages, Tenants: tenants(tc.tenant)})
+			p := submit(t, base, wire.PlanRequest{Stages: stages, Tenants: tenants(tc.tenant)})
 			require.Equal(t, "FAILED", waitPlan(t, base, p.PlanID).Status)
 			failed := tenantTask(t, base, tc.tenant)
 			require.Equal(t, "FAILED", failed.Status)
@@ -213,7 +213,7 @@ func TestRetryTenant(t *testing.T) {
 			assert.Equal(t, 0, failed.Checkpoint.LastCompletedStageIndex)
 
 			kind.setBroken(tc.tenant, false)
-			retried := decode[api.Task](t, postJSON(t, base+"/v1/tenants/"+tc.tenant+"/retry", tc.body), http.StatusOK)
+			retried := decode[wire.Task](t, postJSON(t, base+"/v1/tenants/"+tc.tenant+"/retry", tc.body), http.StatusOK)
 			assert.Equal(t, failed.TaskID, retried.TaskID)
 			assert.Equal(t, 2, retried.Attempt)
 			assert.Nil(t, retried.LastError)
@@ -242,7 +242,7 @@ func TestRetryTenant(t *testing.T) {
 
 	t.Run("bad bodies", func(t *testing.T) {
 		t.Parallel()
-		submit(t, base, api.PlanRequest{Stages: []api.StageRequest{noop("a")}, Tenants: tenants("r-bad")})
+		submit(t, base, wire.PlanRequest{Stages: []wire.StageRequest{noop("a")}, Tenants: tenants("r-bad")})
 		cases := []struct {
 			name  string
 			body  string

@@ -14,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/wire"
 )
 
 // mediaJSON is the media type of JSON; a request body without a Content-Type is JSON too.
@@ -111,7 +112,7 @@ func bodyIsYAML(r *http.Request) (bool, error) {
 		return true, nil
 	}
 	return false, &requestError{
-		status: http.StatusUnsupportedMediaType, typ: ProblemUnsupportedMediaType, field: "Content-Type",
+		status: http.StatusUnsupportedMediaType, typ: wire.ProblemUnsupportedMediaType, field: "Content-Type",
 		detail: fmt.Sprintf("unsupported Content-Type %q: send application/json or application/yaml", ct),
 	}
 }

@@ -3,9 +3,9 @@
 // and the console's routes.
 //
 // The package is a thin transport over the use cases of package app: handlers decode and check
-// the request (strict JSON or YAML, size-limited), call one app.Service method, and write a wire
-// DTO (dto.go, rollout_dto.go) mapped from the result (mapping.go, rollout_mapping.go).
-// Aggregates never reach the wire. Every error
+// the request (strict JSON or YAML, size-limited) into a body of package wire, call one
+// app.Service method, and write a wire body mapped from the result (mapping.go,
+// rings_mapping.go, rollout_mapping.go). Aggregates never reach the wire. Every error
 // goes through one writer (problem.go) that maps domain and app errors to status codes.
 //
 // Files:
@@ -18,7 +18,7 @@
 //   - problem.go: the error writer; respond.go: JSON responses;
 //   - decode.go, shape.go: strict JSON/YAML body decoding with field paths;
 //   - query.go: query and path parameters;
-//   - submit_request.go: PlanRequest → app.SubmitRequest;
+//   - submit_request.go, submit_waves.go: wire.PlanRequest → app.SubmitRequest;
 //   - plans.go, tenants.go, tasks.go, health.go: the handlers;
 //   - retry_plan.go (bulk retry), gates.go (approval gate decisions; a canary wave's are plan
 //     controls in plans.go), lock.go (the tenant lock tools): rollout control.

@@ -42,7 +42,7 @@ func (h *handlers) streamEvents(w http.ResponseWriter, r *http.Request) {
 	if _, err := fmt.Fprintf(w, "retry: %d\n\n", eventRetryMs); err != nil {
 		return
 	}
-	if watch.Gap {
+	if watch.Gap() {
 		// Events after the client's last one were dropped from the ring: it should reload.
 		if _, err := fmt.Fprint(w, "event: gap\ndata: {}\n\n"); err != nil {
 			return
@@ -91,9 +91,9 @@ func (h *handlers) streamEvents(w http.ResponseWriter, r *http.Request) {
 }
 
 // writeEvent writes e as one server-sent event: its entry ID, its kind as the event name,
-// and the Event DTO as data (whose id is the entry ID too).
+// and its wire.Event as data (whose id is the entry ID too).
 func writeEvent(w http.ResponseWriter, e events.Entry) error {
-	b, err := json.Marshal(EventFrom(e.ID, e.Event))
+	b, err := json.Marshal(events.ToWire(e.ID, e.Event))
 	if err != nil {
 		return err
 	}

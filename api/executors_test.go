@@ -15,6 +15,7 @@ import (
 
 	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/wire"
 )
 
 // fakeMembers is a member registry answering list or err.
@@ -66,9 +67,9 @@ func TestExecutorsRoute(t *testing.T) {
 			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/executors", nil))
 			require.Equal(t, tc.status, rec.Code, rec.Body.String())
 			if tc.status != http.StatusOK {
-				var p api.Problem
+				var p wire.Problem
 				require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &p))
-				assert.Equal(t, api.ProblemUnavailable, p.Type)
+				assert.Equal(t, wire.ProblemUnavailable, p.Type)
 				assert.NotContains(t, p.Detail, "connection refused", "Redis's error stays in the log")
 				return
 			}

@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/stagekind"
+	"github.com/executor-dev/executor/wire"
 )
 
 // listedIDs follows every page of a listing and returns the tenants in the order listed,
@@ -41,17 +41,17 @@ func TestPlanTasksFilters(t *testing.T) {
 	for i := range ids {
 		ids[i] = fmt.Sprintf("flt-%02d", (i*37)%n) // submission order is not tenant order
 	}
-	p := submit(t, base, api.PlanRequest{Name: "filters", Tenants: tenants(ids...), MaxConcurrency: 8,
-		Stages: []api.StageRequest{noop("prep"),
-			{Name: "deploy", Kind: "somefail", Retry: &api.RetryRequest{MaxAttempts: 1}},
+	p := submit(t, base, wire.PlanRequest{Name: "filters", Tenants: tenants(ids...), MaxConcurrency: 8,
+		Stages: []wire.StageRequest{noop("prep"),
+			{Name: "deploy", Kind: "somefail", Retry: &wire.RetryRequest{MaxAttempts: 1}},
 			approval("gate", "ship?"), noop("after")}})
-	eventuallySummary(t, base, p.PlanID, func(s api.PlanSummary) bool { return s.Statuses["WAITING"]+s.Statuses["FAILED"] == n })
+	eventuallySummary(t, base, p.PlanID, func(s wire.PlanSummary) bool { return s.Statuses["WAITING"]+s.Statuses["FAILED"] == n })
 
 	all := planTaskPage(t, base, p.PlanID, "").Tasks
 	require.Len(t, all, n)
 	byTenant := slices.Clone(all)
-	slices.SortFunc(byTenant, func(a, b api.Task) int { return strings.Compare(a.TenantID, b.TenantID) })
-	pick := func(tasks []api.Task, keep func(api.Task) bool) []string {
+	slices.SortFunc(byTenant, func(a, b wire.Task) int { return strings.Compare(a.TenantID, b.TenantID) })
+	pick := func(tasks []wire.Task, keep func(wire.Task) bool) []string {
 		var out []string
 		for _, tk := range tasks {
 			if keep(tk) {
@@ -60,14 +60,14 @@ func TestPlanTasksFilters(t *testing.T) {
 		}
 		return out
 	}
-	class := func(tk api.Task) string {
+	class := func(tk wire.Task) string {
 		if tk.LastError == nil {
 			return ""
 		}
 		return tk.LastError.Class
 	}
 	reversed := func(s []string) []string { s = slices.Clone(s); slices.Reverse(s); return s }
-	everyTask := func(api.Task) bool { return true }
+	everyTask := func(wire.Task) bool { return true }
 	tests := []struct {
 		name  string
 		query string
@@ -75,13 +75,13 @@ func TestPlanTasksFilters(t *testing.T) {
 	}{
 		{"every task", "", pick(all, everyTask)},
 		{"a status list", "status=failed,Waiting", pick(all, everyTask)},
-		{"one status", "status=FAILED", pick(all, func(tk api.Task) bool { return tk.Status == "FAILED" })},
-		{"a stage by name", "stage=gate", pick(all, func(tk api.Task) bool { return tk.CurrentStage == 2 })},
-		{"a stage by index", "stage=1", pick(all, func(tk api.Task) bool { return tk.CurrentStage == 1 })},
+		{"one status", "status=FAILED", pick(all, func(tk wire.Task) bool { return tk.Status == "FAILED" })},
+		{"a stage by name", "stage=gate", pick(all, func(tk wire.Task) bool { return tk.CurrentStage == 2 })},
+		{"a stage by index", "stage=1", pick(all, func(tk wire.Task) bool { return tk.CurrentStage == 1 })},
 		{"past the last stage", "stage=4", nil},
-		{"a failure class", "class=permanent", pick(all, func(tk api.Task) bool { return class(tk) == "permanent" })},
-		{"a tenant prefix", "tenant=flt-1", pick(all, func(tk api.Task) bool { return strings.HasPrefix(tk.TenantID, "flt-1") })},
-		{"filters together", "status=FAILED&stage=deploy&tenant=flt-", pick(all, func(tk api.Task) bool {
+		{"a failure class", "class=permanent", pick(all, func(tk wire.Task) bool { return class(tk) == "permanent" })},
+		{"a tenant prefix", "tenant=flt-1", pick(all, func(tk wire.Task) bool { return strings.HasPrefix(tk.TenantID, "flt-1") })},
+		{"filters together", "status=FAILED&stage=deploy&tenant=flt-", pick(all, func(tk wire.Task) bool {
 			return tk.Status == "FAILED" && tk.CurrentStage == 1
 		})},
 		{"last first", "sort=-order", reversed(pick(all, everyTask))},
@@ -98,7 +98,7 @@ func TestPlanTasksFilters(t *testing.T) {
 			assert.Equal(t, tc.want, listedIDs(t, base, p.PlanID, q+"limit=7", len(tc.want)))
 		})
 	}
-	require.NotEmpty(t, pick(all, func(tk api.Task) bool { return class(tk) == "permanent" }), "the test has failures")
+	require.NotEmpty(t, pick(all, func(tk wire.Task) bool { return class(tk) == "permanent" }), "the test has failures")
 
 	bad := []struct{ name, query, field string }{
 		{"unknown stage", "stage=nope", "stage"},
@@ -135,8 +135,8 @@ func TestPlanTasksCursorWhileStatusesChange(t *testing.T) {
 			for i := range ids {
 				ids[i] = fmt.Sprintf("chg-%s-%03d", sort, (i*389)%n)
 			}
-			p := submit(t, base, api.PlanRequest{Tenants: tenants(ids...), MaxConcurrency: 50,
-				Stages: []api.StageRequest{noop("a"), approval("gate", "go?"), sleep("b", "1ms")}})
+			p := submit(t, base, wire.PlanRequest{Tenants: tenants(ids...), MaxConcurrency: 50,
+				Stages: []wire.StageRequest{noop("a"), approval("gate", "go?"), sleep("b", "1ms")}})
 			eventuallySummary(t, base, p.PlanID, statusCount("WAITING", n))
 			var got []string
 			statuses := map[string]bool{}
@@ -150,8 +150,8 @@ func TestPlanTasksCursorWhileStatusesChange(t *testing.T) {
 					break
 				}
 				require.Less(t, i, 20, "paging does not end")
-				res := decode[api.BulkResult](t, postJSON(t, base+"/v1/plans/"+p.PlanID+"/tasks/approve",
-					api.BulkTasksBody{Tenant: fmt.Sprintf("chg-%s-%d", sort, (i*7+5)%10)}), http.StatusOK) // ahead and behind
+				res := decode[wire.BulkResult](t, postJSON(t, base+"/v1/plans/"+p.PlanID+"/tasks/approve",
+					wire.BulkTasksBody{Tenant: fmt.Sprintf("chg-%s-%d", sort, (i*7+5)%10)}), http.StatusOK) // ahead and behind
 				require.Equal(t, 100, res.Applied, "a tenth of the plan moves on")
 				page = planTaskPage(t, base, p.PlanID, "?limit=100&sort="+sort+"&cursor="+url.QueryEscape(page.NextCursor))
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/executor-dev/executor/infra/lock"
 	"github.com/executor-dev/executor/infra/memrepo"
 	"github.com/executor-dev/executor/orchestrator"
+	"github.com/executor-dev/executor/wire"
 )
 
 // fuzzMaxBody is the body limit of FuzzSubmitBody's router: small, so 413s happen too.
@@ -103,15 +104,15 @@ func FuzzSubmitBody(f *testing.F) {
 			return
 		default:
 			require.Equal(t, http.StatusBadRequest, res.StatusCode, "body: %s", rec.Body)
-			var p api.Problem
-			require.Equal(t, api.ProblemContentType, res.Header.Get("Content-Type"))
+			var p wire.Problem
+			require.Equal(t, wire.ProblemContentType, res.Header.Get("Content-Type"))
 			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &p))
-			require.Equal(t, api.ProblemInvalidInput, p.Type)
+			require.Equal(t, wire.ProblemInvalidInput, p.Type)
 			require.NotEmpty(t, p.Field, "a 400 names a field: %s", rec.Body)
 			require.NotEmpty(t, p.Errors)
 			return
 		}
-		require.Equal(t, api.ProblemContentType, res.Header.Get("Content-Type"))
+		require.Equal(t, wire.ProblemContentType, res.Header.Get("Content-Type"))
 	})
 }
 
@@ -127,7 +128,7 @@ func requirePreviewMatches(t *testing.T, body []byte, isYAML bool, answer []byte
 	}
 	tenantsDoc, _ := member(doc, "tenants").([]any)
 	stagesDoc, _ := member(doc, "stages").([]any)
-	var dry api.DryRun
+	var dry wire.DryRun
 	require.NoError(t, json.Unmarshal(answer, &dry))
 	require.True(t, dry.DryRun)
 	require.NotNil(t, dry.Conflicts)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/wire"
 )
 
 // decideTenant serves POST /v1/tenants/{tenantId}/approve|reject, with an optional
@@ -18,7 +19,7 @@ func (h *handlers) decideTenant(decide func(*app.Service, context.Context, strin
 			h.writeError(w, r, err)
 			return
 		}
-		var body DecisionBody
+		var body wire.DecisionBody
 		if err := h.decodeBody(w, r, &body, true); err != nil {
 			h.writeError(w, r, err)
 			return

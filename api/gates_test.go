@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/wire"
 )
 
 // A plan's startRate and canary go in as submitted and come back with the canary's phase;
@@ -21,20 +21,20 @@ func TestSubmitStartRateAndCanary(t *testing.T) {
 
 	t.Run("as JSON", func(t *testing.T) {
 		t.Parallel()
-		p := submit(t, base, api.PlanRequest{
-			Name: "paced", StartRate: 600, Canary: &api.CanaryRequest{Tenants: 1, Then: "approve"},
-			Stages: []api.StageRequest{noop("a")}, Tenants: tenants("sr-1", "sr-2"),
+		p := submit(t, base, wire.PlanRequest{
+			Name: "paced", StartRate: 600, Canary: &wire.CanaryRequest{Tenants: 1, Then: "approve"},
+			Stages: []wire.StageRequest{noop("a")}, Tenants: tenants("sr-1", "sr-2"),
 		})
 		assert.Equal(t, 600, p.StartRate)
 		require.NotNil(t, p.Canary)
-		assert.Equal(t, api.Canary{Tenants: 1, Then: "approve", Phase: "CANARY"}, *p.Canary)
+		assert.Equal(t, wire.Canary{Tenants: 1, Then: "approve", Phase: "CANARY"}, *p.Canary)
 	})
 
 	t.Run("as YAML", func(t *testing.T) {
 		t.Parallel()
 		body := "name: paced-yaml\nstartRate: 30\ncanary: {tenants: 1, then: auto}\n" +
 			"stages: [{name: a, kind: noop}]\ntenants: [{id: sy-1}, {id: sy-2}]\n"
-		p := decode[api.Plan](t, do(t, http.MethodPost, base+"/v1/plans", []byte(body), "Content-Type", "application/yaml"), http.StatusCreated)
+		p := decode[wire.Plan](t, do(t, http.MethodPost, base+"/v1/plans", []byte(body), "Content-Type", "application/yaml"), http.StatusCreated)
 		assert.Equal(t, 30, p.StartRate)
 		require.NotNil(t, p.Canary)
 		assert.Equal(t, 1, p.Canary.Tenants)
@@ -43,8 +43,8 @@ func TestSubmitStartRateAndCanary(t *testing.T) {
 
 	t.Run("absent when not set", func(t *testing.T) {
 		t.Parallel()
-		res := postJSON(t, base+"/v1/plans", api.PlanRequest{Stages: []api.StageRequest{noop("a")}, Tenants: tenants("sn-1")})
-		p := decode[api.Plan](t, res, http.StatusCreated)
+		res := postJSON(t, base+"/v1/plans", wire.PlanRequest{Stages: []wire.StageRequest{noop("a")}, Tenants: tenants("sn-1")})
+		p := decode[wire.Plan](t, res, http.StatusCreated)
 		assert.Zero(t, p.StartRate)
 		assert.Nil(t, p.Canary)
 		assert.NotContains(t, string(res.body), `"canary"`)
@@ -86,11 +86,11 @@ func TestSubmitStartRateAndCanary(t *testing.T) {
 func TestApproveRejectTenant(t *testing.T) {
 	t.Parallel()
 	base := startServer(t)
-	stages := []api.StageRequest{noop("prep"), approval("gate", "ship {{.TenantID}}?"), noop("after")}
+	stages := []wire.StageRequest{noop("prep"), approval("gate", "ship {{.TenantID}}?"), noop("after")}
 
 	t.Run("approve", func(t *testing.T) {
 		t.Parallel()
-		p := submit(t, base, api.PlanRequest{Stages: stages, Tenants: tenants("g-ok")})
+		p := submit(t, base, wire.PlanRequest{Stages: stages, Tenants: tenants("g-ok")})
 		w := eventuallyTenant(t, base, "g-ok", waiting)
 		require.NotNil(t, w.Wait)
 		assert.Equal(t, "gate", w.Wait.Stage)
@@ -100,10 +100,10 @@ func TestApproveRejectTenant(t *testing.T) {
 		assert.False(t, w.Wait.Since.IsZero())
 		assert.Nil(t, w.Decision)
 		// The run gives the lease up just after it recorded the wait.
-		eventuallyTenant(t, base, "g-ok", func(tk api.Task) bool { return waiting(tk) && tk.Lease != nil && !tk.Lease.Held })
-		assert.Equal(t, 1, decode[api.Plan](t, get(t, base+"/v1/plans/"+p.PlanID), http.StatusOK).Progress["WAITING"])
+		eventuallyTenant(t, base, "g-ok", func(tk wire.Task) bool { return waiting(tk) && tk.Lease != nil && !tk.Lease.Held })
+		assert.Equal(t, 1, decode[wire.Plan](t, get(t, base+"/v1/plans/"+p.PlanID), http.StatusOK).Progress["WAITING"])
 
-		tk := decode[api.Task](t, postJSON(t, base+"/v1/tenants/g-ok/approve", api.DecisionBody{Comment: "CHG-42 ok"}), http.StatusOK)
+		tk := decode[wire.Task](t, postJSON(t, base+"/v1/tenants/g-ok/approve", wire.DecisionBody{Comment: "CHG-42 ok"}), http.StatusOK)
 		assert.Nil(t, tk.Wait)
 		require.NotNil(t, tk.Decision)
 		assert.Equal(t, "gate", tk.Decision.Stage)
@@ -119,16 +119,16 @@ func TestApproveRejectTenant(t *testing.T) {
 		assert.True(t, done.Decision.Approved)
 
 		again := requireProblem(t, postJSON(t, base+"/v1/tenants/g-ok/approve", nil), http.StatusConflict, "")
-		assert.Equal(t, api.ProblemInvalidTransition, again.Type)
+		assert.Equal(t, wire.ProblemInvalidTransition, again.Type)
 	})
 
 	t.Run("reject", func(t *testing.T) {
 		t.Parallel()
-		p := submit(t, base, api.PlanRequest{Stages: stages, Tenants: tenants("g-no")})
+		p := submit(t, base, wire.PlanRequest{Stages: stages, Tenants: tenants("g-no")})
 		eventuallyTenant(t, base, "g-no", waiting)
 
 		res := do(t, http.MethodPost, base+"/v1/tenants/g-no/reject", []byte("comment: not today\n"), "Content-Type", "application/yaml")
-		tk := decode[api.Task](t, res, http.StatusOK)
+		tk := decode[wire.Task](t, res, http.StatusOK)
 		require.NotNil(t, tk.Decision)
 		assert.False(t, tk.Decision.Approved)
 		assert.Equal(t, "not today", tk.Decision.Comment)
@@ -145,9 +145,9 @@ func TestApproveRejectTenant(t *testing.T) {
 
 	t.Run("approve without a body", func(t *testing.T) {
 		t.Parallel()
-		p := submit(t, base, api.PlanRequest{Stages: stages, Tenants: tenants("g-bare")})
+		p := submit(t, base, wire.PlanRequest{Stages: stages, Tenants: tenants("g-bare")})
 		eventuallyTenant(t, base, "g-bare", waiting)
-		tk := decode[api.Task](t, do(t, http.MethodPost, base+"/v1/tenants/g-bare/approve", nil), http.StatusOK)
+		tk := decode[wire.Task](t, do(t, http.MethodPost, base+"/v1/tenants/g-bare/approve", nil), http.StatusOK)
 		require.NotNil(t, tk.Decision)
 		assert.Empty(t, tk.Decision.Comment)
 		assert.Equal(t, "COMPLETED", waitPlan(t, base, p.PlanID).Status)
@@ -155,17 +155,17 @@ func TestApproveRejectTenant(t *testing.T) {
 
 	t.Run("a task that does not wait", func(t *testing.T) {
 		t.Parallel()
-		p := submit(t, base, api.PlanRequest{Stages: []api.StageRequest{noop("a")}, Tenants: tenants("g-plain")})
+		p := submit(t, base, wire.PlanRequest{Stages: []wire.StageRequest{noop("a")}, Tenants: tenants("g-plain")})
 		require.Equal(t, "COMPLETED", waitPlan(t, base, p.PlanID).Status)
 		for _, op := range []string{"approve", "reject"} {
 			pr := requireProblem(t, postJSON(t, base+"/v1/tenants/g-plain/"+op, nil), http.StatusConflict, "")
-			assert.Equal(t, api.ProblemInvalidTransition, pr.Type, op)
+			assert.Equal(t, wire.ProblemInvalidTransition, pr.Type, op)
 		}
 	})
 
 	t.Run("bad bodies name the field", func(t *testing.T) {
 		t.Parallel()
-		submit(t, base, api.PlanRequest{Stages: stages, Tenants: tenants("g-bad")})
+		submit(t, base, wire.PlanRequest{Stages: stages, Tenants: tenants("g-bad")})
 		eventuallyTenant(t, base, "g-bad", waiting)
 		tests := []struct {
 			name  string
@@ -194,9 +194,9 @@ func TestApproveRejectTenant(t *testing.T) {
 func TestApproveRejectPlan(t *testing.T) {
 	t.Parallel()
 	base := startServer(t)
-	canaryPlan := func(then string, ids ...string) api.PlanRequest {
-		return api.PlanRequest{
-			Canary: &api.CanaryRequest{Tenants: 1, Then: then}, Stages: []api.StageRequest{noop("a")}, Tenants: tenants(ids...),
+	canaryPlan := func(then string, ids ...string) wire.PlanRequest {
+		return wire.PlanRequest{
+			Canary: &wire.CanaryRequest{Tenants: 1, Then: then}, Stages: []wire.StageRequest{noop("a")}, Tenants: tenants(ids...),
 		}
 	}
 
@@ -208,7 +208,7 @@ func TestApproveRejectPlan(t *testing.T) {
 		assert.Equal(t, 1, gated.Progress["COMPLETED"])
 		assert.Equal(t, 2, gated.Progress["PENDING"], "the rest wait for the approval")
 
-		approved := decode[api.Plan](t, postJSON(t, base+"/v1/plans/"+p.PlanID+"/approve", nil), http.StatusOK)
+		approved := decode[wire.Plan](t, postJSON(t, base+"/v1/plans/"+p.PlanID+"/approve", nil), http.StatusOK)
 		require.NotNil(t, approved.Canary)
 		assert.Equal(t, "PROMOTED", approved.Canary.Phase)
 		done := waitPlan(t, base, p.PlanID)
@@ -217,7 +217,7 @@ func TestApproveRejectPlan(t *testing.T) {
 
 		for _, op := range []string{"approve", "reject"} {
 			pr := requireProblem(t, postJSON(t, base+"/v1/plans/"+p.PlanID+"/"+op, nil), http.StatusConflict, "")
-			assert.Equal(t, api.ProblemInvalidTransition, pr.Type, op)
+			assert.Equal(t, wire.ProblemInvalidTransition, pr.Type, op)
 		}
 	})
 
@@ -226,7 +226,7 @@ func TestApproveRejectPlan(t *testing.T) {
 		p := submit(t, base, canaryPlan("approve", "cr-1", "cr-2"))
 		eventuallyPlan(t, base, p.PlanID, inPhase("AWAITING_APPROVAL"))
 
-		rejected := decode[api.Plan](t, postJSON(t, base+"/v1/plans/"+p.PlanID+"/reject", nil), http.StatusOK)
+		rejected := decode[wire.Plan](t, postJSON(t, base+"/v1/plans/"+p.PlanID+"/reject", nil), http.StatusOK)
 		require.NotNil(t, rejected.Canary)
 		assert.Equal(t, "HALTED", rejected.Canary.Phase)
 		ended := waitPlan(t, base, p.PlanID)
@@ -248,13 +248,13 @@ func TestApproveRejectPlan(t *testing.T) {
 
 	t.Run("a plan without a canary wave", func(t *testing.T) {
 		t.Parallel()
-		p := submit(t, base, api.PlanRequest{Stages: []api.StageRequest{sleep("bake", "10s")}, Tenants: tenants("cn-1")})
+		p := submit(t, base, wire.PlanRequest{Stages: []wire.StageRequest{sleep("bake", "10s")}, Tenants: tenants("cn-1")})
 		for _, op := range []string{"approve", "reject"} {
 			pr := requireProblem(t, postJSON(t, base+"/v1/plans/"+p.PlanID+"/"+op, nil), http.StatusConflict, "")
-			assert.Equal(t, api.ProblemInvalidTransition, pr.Type, op)
+			assert.Equal(t, wire.ProblemInvalidTransition, pr.Type, op)
 			assert.Contains(t, pr.Detail, "canary", "the detail is the domain's own")
 		}
-		decode[api.Plan](t, postJSON(t, base+"/v1/plans/"+p.PlanID+"/cancel", nil), http.StatusOK)
+		decode[wire.Plan](t, postJSON(t, base+"/v1/plans/"+p.PlanID+"/cancel", nil), http.StatusOK)
 	})
 
 	t.Run("unknown and malformed plans", func(t *testing.T) {

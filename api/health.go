@@ -4,11 +4,13 @@ import (
 	"context"
 	"net/http"
 	"time"
+
+	"github.com/executor-dev/executor/wire"
 )
 
 // healthz is GET /healthz: the process serves requests, and which executor it is.
 func (h *handlers) healthz(w http.ResponseWriter, r *http.Request) {
-	h.respond(w, r, http.StatusOK, Health{Status: "ok", Executor: h.opts.Name})
+	h.respond(w, r, http.StatusOK, wire.Health{Status: "ok", Executor: h.opts.Name})
 }
 
 // probeTimeout bounds GET /readyz's probe (Options.Probe).
@@ -23,7 +25,7 @@ func (h *handlers) readyz(w http.ResponseWriter, r *http.Request) {
 		err := h.opts.Probe(ctx)
 		cancel()
 		if err != nil {
-			health = Health{Status: "unavailable", Redis: "unavailable", Reason: err.Error()}
+			health = wire.Health{Status: "unavailable", Redis: "unavailable", Reason: err.Error()}
 		}
 	}
 	if health.Executor == "" {

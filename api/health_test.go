@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/executor-dev/executor/api"
+	"github.com/executor-dev/executor/wire"
 )
 
 // Load balancers and kubelets may probe with HEAD: /healthz and /readyz answer it as they
@@ -16,8 +17,8 @@ import (
 func TestProbesAnswerHEADLikeGET(t *testing.T) {
 	t.Parallel()
 	ready := api.NewRouter(nil, api.Options{Name: "probe-ok"})
-	notReady := api.NewRouter(nil, api.Options{Name: "probe-down", Readiness: func() api.Health {
-		return api.Health{Status: "unavailable", Redis: "unavailable", Reason: "redis not reached yet since start"}
+	notReady := api.NewRouter(nil, api.Options{Name: "probe-down", Readiness: func() wire.Health {
+		return wire.Health{Status: "unavailable", Redis: "unavailable", Reason: "redis not reached yet since start"}
 	}})
 	tests := []struct {
 		name   string

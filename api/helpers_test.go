@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/server/servertest"
 	"github.com/executor-dev/executor/stagekind"
+	"github.com/executor-dev/executor/wire"
 )
 
 // startServer starts the real wiring on a free port, with kinds registered by register before
@@ -80,11 +80,11 @@ func decode[T any](t *testing.T, res response, status int) T {
 
 // requireProblem requires a problem+json answer with status naming field ("" for none) and
 // returns it.
-func requireProblem(t *testing.T, res response, status int, field string) api.Problem {
+func requireProblem(t *testing.T, res response, status int, field string) wire.Problem {
 	t.Helper()
 	require.Equal(t, status, res.status, "body: %s", res.body)
-	require.Equal(t, api.ProblemContentType, res.header.Get("Content-Type"))
-	var p api.Problem
+	require.Equal(t, wire.ProblemContentType, res.header.Get("Content-Type"))
+	var p wire.Problem
 	require.NoError(t, json.Unmarshal(res.body, &p), "body: %s", res.body)
 	assert.Equal(t, status, p.Status)
 	assert.NotEmpty(t, p.Type)
@@ -98,26 +98,26 @@ func requireProblem(t *testing.T, res response, status int, field string) api.Pr
 }
 
 // submit posts a plan and requires 201.
-func submit(t *testing.T, base string, req api.PlanRequest) api.Plan {
+func submit(t *testing.T, base string, req wire.PlanRequest) wire.Plan {
 	t.Helper()
-	return decode[api.Plan](t, postJSON(t, base+"/v1/plans", req), http.StatusCreated)
+	return decode[wire.Plan](t, postJSON(t, base+"/v1/plans", req), http.StatusCreated)
 }
 
 // waitPlan long-polls the plan until it ends (or 10s) and returns it.
-func waitPlan(t *testing.T, base, planID string) api.Plan {
+func waitPlan(t *testing.T, base, planID string) wire.Plan {
 	t.Helper()
-	return decode[api.Plan](t, get(t, base+"/v1/plans/"+planID+"?wait=10s"), http.StatusOK)
+	return decode[wire.Plan](t, get(t, base+"/v1/plans/"+planID+"?wait=10s"), http.StatusOK)
 }
 
-func tenantTask(t *testing.T, base, tenantID string) api.Task {
+func tenantTask(t *testing.T, base, tenantID string) wire.Task {
 	t.Helper()
-	return decode[api.Task](t, get(t, base+"/v1/tenants/"+url.PathEscape(tenantID)+"/task"), http.StatusOK)
+	return decode[wire.Task](t, get(t, base+"/v1/tenants/"+url.PathEscape(tenantID)+"/task"), http.StatusOK)
 }
 
 // eventuallyTenant waits until the tenant's latest task satisfies cond and returns it.
-func eventuallyTenant(t *testing.T, base, tenantID string, cond func(api.Task) bool) api.Task {
+func eventuallyTenant(t *testing.T, base, tenantID string, cond func(wire.Task) bool) wire.Task {
 	t.Helper()
-	var last api.Task
+	var last wire.Task
 	require.Eventually(t, func() bool {
 		last = tenantTask(t, base, tenantID)
 		return cond(last)
@@ -126,70 +126,70 @@ func eventuallyTenant(t *testing.T, base, tenantID string, cond func(api.Task) b
 }
 
 // eventuallyPlan waits until the plan satisfies cond and returns it.
-func eventuallyPlan(t *testing.T, base, planID string, cond func(api.Plan) bool) api.Plan {
+func eventuallyPlan(t *testing.T, base, planID string, cond func(wire.Plan) bool) wire.Plan {
 	t.Helper()
-	var last api.Plan
+	var last wire.Plan
 	require.Eventually(t, func() bool {
-		last = decode[api.Plan](t, get(t, base+"/v1/plans/"+planID), http.StatusOK)
+		last = decode[wire.Plan](t, get(t, base+"/v1/plans/"+planID), http.StatusOK)
 		return cond(last)
 	}, 10*time.Second, 10*time.Millisecond, "plan %s never got there; last: %+v", planID, last)
 	return last
 }
 
 // eventuallySummary waits until the plan's summary meets cond and returns it.
-func eventuallySummary(t *testing.T, base, planID string, cond func(api.PlanSummary) bool, msg ...any) api.PlanSummary {
+func eventuallySummary(t *testing.T, base, planID string, cond func(wire.PlanSummary) bool, msg ...any) wire.PlanSummary {
 	t.Helper()
-	var last api.PlanSummary
+	var last wire.PlanSummary
 	require.Eventually(t, func() bool {
-		last = decode[api.PlanSummary](t, get(t, base+"/v1/plans/"+planID+"/summary"), http.StatusOK)
+		last = decode[wire.PlanSummary](t, get(t, base+"/v1/plans/"+planID+"/summary"), http.StatusOK)
 		return cond(last)
 	}, 20*time.Second, 10*time.Millisecond, msg...)
 	return last
 }
 
 // statusCount is a summary condition: count tasks in status st.
-func statusCount(st string, count int) func(api.PlanSummary) bool {
-	return func(s api.PlanSummary) bool { return s.Statuses[st] == count }
+func statusCount(st string, count int) func(wire.PlanSummary) bool {
+	return func(s wire.PlanSummary) bool { return s.Statuses[st] == count }
 }
 
 // waiting reports whether a task is WAITING at a gate.
-func waiting(tk api.Task) bool { return tk.Status == "WAITING" }
+func waiting(tk wire.Task) bool { return tk.Status == "WAITING" }
 
 // inPhase returns a condition on a plan's canary phase.
-func inPhase(phase string) func(api.Plan) bool {
-	return func(p api.Plan) bool { return p.Canary != nil && p.Canary.Phase == phase }
+func inPhase(phase string) func(wire.Plan) bool {
+	return func(p wire.Plan) bool { return p.Canary != nil && p.Canary.Phase == phase }
 }
 
-func listPlans(t *testing.T, base, query string) api.PlanList {
+func listPlans(t *testing.T, base, query string) wire.PlanList {
 	t.Helper()
-	return decode[api.PlanList](t, get(t, base+"/v1/plans"+query), http.StatusOK)
+	return decode[wire.PlanList](t, get(t, base+"/v1/plans"+query), http.StatusOK)
 }
 
-func planTasks(t *testing.T, base, planID, query string) []api.Task {
+func planTasks(t *testing.T, base, planID, query string) []wire.Task {
 	t.Helper()
-	return decode[api.TaskList](t, get(t, base+"/v1/plans/"+planID+"/tasks"+query), http.StatusOK).Tasks
+	return decode[wire.TaskList](t, get(t, base+"/v1/plans/"+planID+"/tasks"+query), http.StatusOK).Tasks
 }
 
-func tenants(ids ...string) []api.TenantRequest {
-	out := make([]api.TenantRequest, len(ids))
+func tenants(ids ...string) []wire.TenantRequest {
+	out := make([]wire.TenantRequest, len(ids))
 	for i, id := range ids {
-		out[i] = api.TenantRequest{ID: id}
+		out[i] = wire.TenantRequest{ID: id}
 	}
 	return out
 }
 
-func noop(name string) api.StageRequest { return api.StageRequest{Name: name, Kind: "noop"} }
+func noop(name string) wire.StageRequest { return wire.StageRequest{Name: name, Kind: "noop"} }
 
-func sleep(name, d string) api.StageRequest {
-	return api.StageRequest{Name: name, Kind: "sleep", Params: map[string]any{"duration": d}}
+func sleep(name, d string) wire.StageRequest {
+	return wire.StageRequest{Name: name, Kind: "sleep", Params: map[string]any{"duration": d}}
 }
 
 // approval is a gate stage asking message (a template) of the operator.
-func approval(name, message string) api.StageRequest {
-	return api.StageRequest{Name: name, Kind: "approval", Params: map[string]any{"message": message}}
+func approval(name, message string) wire.StageRequest {
+	return wire.StageRequest{Name: name, Kind: "approval", Params: map[string]any{"message": message}}
 }
 
-func tenantIDs(tasks []api.Task) []string {
+func tenantIDs(tasks []wire.Task) []string {
 	out := make([]string, len(tasks))
 	for i, tk := range tasks {
 		out[i] = tk.TenantID
@@ -197,7 +197,7 @@ func tenantIDs(tasks []api.Task) []string {
 	return out
 }
 
-func planIDs(plans []api.Plan) []string {
+func planIDs(plans []wire.Plan) []string {
 	out := make([]string, len(plans))
 	for i, p := range plans {
 		out[i] = p.PlanID

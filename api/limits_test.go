@@ -13,23 +13,24 @@ import (
 	"github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/server"
 	"github.com/executor-dev/executor/server/servertest"
+	"github.com/executor-dev/executor/wire"
 )
 
 // A full queue answers 429 busy with Retry-After, and creates nothing.
 func TestSubmitToAFullQueueIs429WithRetryAfter(t *testing.T) {
 	t.Parallel()
 	base := servertest.With(t, server.Config{Limits: app.Limits{MaxQueued: 3}}).URL()
-	first := submit(t, base, api.PlanRequest{
-		MaxConcurrency: 1, Stages: []api.StageRequest{sleep("bake", "1m")}, Tenants: tenants("full-1", "full-2"),
+	first := submit(t, base, wire.PlanRequest{
+		MaxConcurrency: 1, Stages: []wire.StageRequest{sleep("bake", "1m")}, Tenants: tenants("full-1", "full-2"),
 	})
 	t.Cleanup(func() { postJSON(t, base+"/v1/plans/"+first.PlanID+"/cancel", nil) })
 
 	// One task runs and one waits: one more waiting task fits, three do not.
-	res := postJSON(t, base+"/v1/plans", api.PlanRequest{
-		Stages: []api.StageRequest{noop("one")}, Tenants: tenants("late-1", "late-2", "late-3"),
+	res := postJSON(t, base+"/v1/plans", wire.PlanRequest{
+		Stages: []wire.StageRequest{noop("one")}, Tenants: tenants("late-1", "late-2", "late-3"),
 	})
 	p := requireProblem(t, res, http.StatusTooManyRequests, "")
-	assert.Equal(t, api.ProblemBusy, p.Type)
+	assert.Equal(t, wire.ProblemBusy, p.Type)
 	secs, err := strconv.Atoi(res.header.Get(api.RetryAfterHeader))
 	require.NoError(t, err, "Retry-After is whole seconds: %q", res.header.Get(api.RetryAfterHeader))
 	assert.Equal(t, 1, secs, "1 or 2 tasks over with 64 workers: one nominal round")
@@ -37,8 +38,8 @@ func TestSubmitToAFullQueueIs429WithRetryAfter(t *testing.T) {
 	assert.Equal(t, []string{first.PlanID}, planIDs(listPlans(t, base, "").Plans), "nothing was created")
 	requireProblem(t, get(t, base+"/v1/tenants/late-1/task"), http.StatusNotFound, "")
 
-	dry := postJSON(t, base+"/v1/plans?dryRun=true", api.PlanRequest{
-		Stages: []api.StageRequest{noop("one")}, Tenants: tenants("late-1", "late-2", "late-3"),
+	dry := postJSON(t, base+"/v1/plans?dryRun=true", wire.PlanRequest{
+		Stages: []wire.StageRequest{noop("one")}, Tenants: tenants("late-1", "late-2", "late-3"),
 	})
 	require.Equal(t, http.StatusOK, dry.status, "a dry run is not refused: %s", dry.body)
 }
@@ -52,19 +53,19 @@ func TestSubmissionLimitsNameTheField(t *testing.T) {
 	big := map[string]any{"p": strings.Repeat("x", 64)}
 	tests := []struct {
 		name   string
-		req    api.PlanRequest
+		req    wire.PlanRequest
 		field  string
 		status int
 	}{
-		{"tenants", api.PlanRequest{Stages: []api.StageRequest{noop("a")}, Tenants: tenants("l1", "l2", "l3")}, "tenants", http.StatusBadRequest},
-		{"stages", api.PlanRequest{Stages: []api.StageRequest{noop("a"), noop("b"), noop("c")}, Tenants: tenants("l1")}, "stages", http.StatusBadRequest},
-		{"stage params", api.PlanRequest{
-			Stages: []api.StageRequest{{Name: "a", Kind: "noop", Params: big}}, Tenants: tenants("l1"),
+		{"tenants", wire.PlanRequest{Stages: []wire.StageRequest{noop("a")}, Tenants: tenants("l1", "l2", "l3")}, "tenants", http.StatusBadRequest},
+		{"stages", wire.PlanRequest{Stages: []wire.StageRequest{noop("a"), noop("b"), noop("c")}, Tenants: tenants("l1")}, "stages", http.StatusBadRequest},
+		{"stage params", wire.PlanRequest{
+			Stages: []wire.StageRequest{{Name: "a", Kind: "noop", Params: big}}, Tenants: tenants("l1"),
 		}, "stages", http.StatusBadRequest},
-		{"tenant params", api.PlanRequest{
-			Stages: []api.StageRequest{noop("a")}, Tenants: []api.TenantRequest{{ID: "l1"}, {ID: "l2", Params: big}},
+		{"tenant params", wire.PlanRequest{
+			Stages: []wire.StageRequest{noop("a")}, Tenants: []wire.TenantRequest{{ID: "l1"}, {ID: "l2", Params: big}},
 		}, "tenants[1].params", http.StatusBadRequest},
-		{"body", api.PlanRequest{Name: strings.Repeat("n", 1024), Stages: []api.StageRequest{noop("a")}, Tenants: tenants("l1")}, "", http.StatusRequestEntityTooLarge},
+		{"body", wire.PlanRequest{Name: strings.Repeat("n", 1024), Stages: []wire.StageRequest{noop("a")}, Tenants: tenants("l1")}, "", http.StatusRequestEntityTooLarge},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
+	"github.com/executor-dev/executor/wire"
 )
 
 // The lock tools: GET .../lock shows the holder of a running tenant; POST .../unlock removes
@@ -19,10 +19,10 @@ func TestTenantLockAndUnlock(t *testing.T) {
 
 	t.Run("a running tenant", func(t *testing.T) {
 		t.Parallel()
-		p := submit(t, base, api.PlanRequest{Stages: []api.StageRequest{sleep("bake", "10s")}, Tenants: tenants("lk-run")})
-		eventuallyTenant(t, base, "lk-run", func(tk api.Task) bool { return tk.Status == "RUNNING" })
+		p := submit(t, base, wire.PlanRequest{Stages: []wire.StageRequest{sleep("bake", "10s")}, Tenants: tenants("lk-run")})
+		eventuallyTenant(t, base, "lk-run", func(tk wire.Task) bool { return tk.Status == "RUNNING" })
 
-		held := decode[api.TenantLock](t, get(t, base+"/v1/tenants/lk-run/lock"), http.StatusOK)
+		held := decode[wire.TenantLock](t, get(t, base+"/v1/tenants/lk-run/lock"), http.StatusOK)
 		assert.Equal(t, "lk-run", held.TenantID)
 		assert.True(t, held.Held)
 		assert.Regexp(t, `^`+regexp.QuoteMeta(p.PlanID+":"+p.TaskIDs[0])+`@.+$`, held.Owner, "the lease names the task and the executor running it")
@@ -30,24 +30,24 @@ func TestTenantLockAndUnlock(t *testing.T) {
 		assert.Equal(t, p.PlanID, held.PlanID)
 
 		res := postJSON(t, base+"/v1/tenants/lk-run/unlock", nil)
-		u := decode[api.TenantUnlock](t, res, http.StatusOK)
-		assert.Equal(t, api.TenantUnlock{
+		u := decode[wire.TenantUnlock](t, res, http.StatusOK)
+		assert.Equal(t, wire.TenantUnlock{
 			TenantID: "lk-run", Released: true, PreviousOwner: held.Owner, TaskID: p.TaskIDs[0],
 			Epoch: u.Epoch, Interrupted: true,
 		}, u)
 		assert.Greater(t, u.Epoch, held.Epoch, "the old holder is fenced")
 
-		tk := eventuallyTenant(t, base, "lk-run", func(tk api.Task) bool { return tk.Status == "INTERRUPTED" })
+		tk := eventuallyTenant(t, base, "lk-run", func(tk wire.Task) bool { return tk.Status == "INTERRUPTED" })
 		require.NotNil(t, tk.LastError)
 		assert.Equal(t, "lease_lost", tk.LastError.Class)
 
-		free := decode[api.TenantLock](t, get(t, base+"/v1/tenants/lk-run/lock"), http.StatusOK)
+		free := decode[wire.TenantLock](t, get(t, base+"/v1/tenants/lk-run/lock"), http.StatusOK)
 		assert.False(t, free.Held)
 		assert.Empty(t, free.Owner)
 		assert.Zero(t, free.TTLMs)
 		assert.Equal(t, u.Epoch, free.Epoch)
 
-		again := decode[api.TenantUnlock](t, postJSON(t, base+"/v1/tenants/lk-run/unlock", nil), http.StatusOK)
+		again := decode[wire.TenantUnlock](t, postJSON(t, base+"/v1/tenants/lk-run/unlock", nil), http.StatusOK)
 		assert.False(t, again.Released)
 		assert.Empty(t, again.PreviousOwner)
 		assert.False(t, again.Interrupted, "nothing was running")
@@ -58,10 +58,10 @@ func TestTenantLockAndUnlock(t *testing.T) {
 
 	t.Run("a finished tenant holds nothing", func(t *testing.T) {
 		t.Parallel()
-		p := submit(t, base, api.PlanRequest{Stages: []api.StageRequest{noop("a")}, Tenants: tenants("lk-done")})
+		p := submit(t, base, wire.PlanRequest{Stages: []wire.StageRequest{noop("a")}, Tenants: tenants("lk-done")})
 		require.Equal(t, "COMPLETED", waitPlan(t, base, p.PlanID).Status)
 		res := get(t, base+"/v1/tenants/lk-done/lock")
-		l := decode[api.TenantLock](t, res, http.StatusOK)
+		l := decode[wire.TenantLock](t, res, http.StatusOK)
 		assert.False(t, l.Held)
 		assert.Equal(t, p.TaskIDs[0], l.TaskID)
 		assert.NotContains(t, string(res.body), `"owner"`)

@@ -9,18 +9,11 @@ import (
 
 	"github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/wire"
 )
 
-// Headers of plan submission.
-const (
-	// IdempotencyKeyHeader names a submission; repeating the key with the same plan returns
-	// the first plan, with another plan is a 422 (ProblemIdempotencyMismatch).
-	IdempotencyKeyHeader = "Idempotency-Key"
-	// IdempotentReplayedHeader is "true" on the answer to a repeated Idempotency-Key.
-	IdempotentReplayedHeader = "Idempotent-Replayed"
-	// MaxIdempotencyKeyLength bounds an Idempotency-Key.
-	MaxIdempotencyKeyLength = 200
-)
+// MaxIdempotencyKeyLength bounds an Idempotency-Key (wire.IdempotencyKeyHeader).
+const MaxIdempotencyKeyLength = 200
 
 // DefaultPlanPageSize is the page size of GET /v1/plans without ?limit=.
 const DefaultPlanPageSize = 50
@@ -38,13 +31,13 @@ func (h *handlers) submitPlan(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	var body PlanRequest
+	var body wire.PlanRequest
 	shape, err := h.decodeLenient(w, r, &body) // unknown fields, wrong types: reported with the rest
 	if err != nil {
 		h.writeError(w, r, err)
 		return
 	}
-	req, err := body.SubmitRequest()
+	req, err := submitRequest(body)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -65,7 +58,7 @@ func (h *handlers) submitPlan(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Location", "/v1/plans/"+sub.Plan.Plan.ID())
 	status := http.StatusCreated
 	if sub.Replayed {
-		w.Header().Set(IdempotentReplayedHeader, "true")
+		w.Header().Set(wire.IdempotentReplayedHeader, "true")
 		status = http.StatusOK
 	}
 	h.respond(w, r, status, PlanFrom(sub.Plan))
@@ -74,13 +67,13 @@ func (h *handlers) submitPlan(w http.ResponseWriter, r *http.Request) {
 // idempotencyKey returns the request's Idempotency-Key: absent, or 1 to 200 visible ASCII
 // characters sent once.
 func idempotencyKey(r *http.Request) (string, error) {
-	values := r.Header.Values(IdempotencyKeyHeader)
+	values := r.Header.Values(wire.IdempotencyKeyHeader)
 	switch len(values) {
 	case 0:
 		return "", nil
 	case 1:
 	default:
-		return "", invalid(IdempotencyKeyHeader, "must be sent once")
+		return "", invalid(wire.IdempotencyKeyHeader, "must be sent once")
 	}
 	key := values[0]
 	ok := len(key) >= 1 && len(key) <= MaxIdempotencyKeyLength
@@ -88,7 +81,7 @@ func idempotencyKey(r *http.Request) (string, error) {
 		ok = key[i] > ' ' && key[i] < 0x7f
 	}
 	if !ok {
-		return "", invalid(IdempotencyKeyHeader,
+		return "", invalid(wire.IdempotencyKeyHeader,
 			fmt.Sprintf("must be 1 to %d visible ASCII characters", MaxIdempotencyKeyLength))
 	}
 	return key, nil
@@ -115,7 +108,7 @@ func (h *handlers) listPlans(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	out := PlanList{Plans: make([]Plan, len(views))}
+	out := wire.PlanList{Plans: make([]wire.Plan, len(views))}
 	for i, v := range views {
 		out.Plans[i] = PlanFrom(v)
 		if !withIDs {

@@ -10,30 +10,31 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/executor-dev/executor/api"
+	"github.com/executor-dev/executor/wire"
 )
 
 func TestSubmitAndQuery(t *testing.T) {
 	t.Parallel()
 	base := startServer(t)
-	stages := []api.StageRequest{noop("validate"), sleep("bake", "20ms"), noop("push")}
-	req := api.PlanRequest{
+	stages := []wire.StageRequest{noop("validate"), sleep("bake", "20ms"), noop("push")}
+	req := wire.PlanRequest{
 		Name: "cfg-rollout-1", Labels: map[string]string{"team": "sre"}, MaxConcurrency: 2,
 		Stages: stages, Tenants: tenants("t-1", "t-2", "t-3"),
 	}
 
 	res := postJSON(t, base+"/v1/plans", req)
-	created := decode[api.Plan](t, res, http.StatusCreated)
+	created := decode[wire.Plan](t, res, http.StatusCreated)
 	require.NotEmpty(t, created.PlanID)
 	assert.Equal(t, "/v1/plans/"+created.PlanID, res.header.Get("Location"))
-	assert.Empty(t, res.header.Get(api.IdempotentReplayedHeader))
+	assert.Empty(t, res.header.Get(wire.IdempotentReplayedHeader))
 	assert.Equal(t, "cfg-rollout-1", created.Name)
 	assert.Equal(t, map[string]string{"team": "sre"}, created.Labels)
 	assert.Equal(t, 2, created.MaxConcurrency)
 	assert.Len(t, created.TaskIDs, 3)
 	assert.Equal(t, 3, created.Progress["total"])
-	assert.Equal(t, []api.StageRef{{"validate", "noop"}, {"bake", "sleep"}, {"push", "noop"}}, created.Stages)
+	assert.Equal(t, []wire.StageRef{{Name: "validate", Kind: "noop"}, {Name: "bake", Kind: "sleep"}, {Name: "push", Kind: "noop"}}, created.Stages)
 
-	got := decode[api.Plan](t, get(t, base+"/v1/plans/"+created.PlanID+"?include=taskIds"), http.StatusOK)
+	got := decode[wire.Plan](t, get(t, base+"/v1/plans/"+created.PlanID+"?include=taskIds"), http.StatusOK)
 	assert.Equal(t, created.PlanID, got.PlanID)
 	assert.Equal(t, created.TaskIDs, got.TaskIDs)
 
@@ -77,7 +78,7 @@ func TestSubmitAndQuery(t *testing.T) {
 
 	t.Run("tenant checkpoint", func(t *testing.T) {
 		t.Parallel()
-		cp := decode[api.Checkpoint](t, get(t, base+"/v1/tenants/t-3/checkpoint"), http.StatusOK)
+		cp := decode[wire.Checkpoint](t, get(t, base+"/v1/tenants/t-3/checkpoint"), http.StatusOK)
 		assert.Equal(t, created.TaskIDs[2], cp.TaskID)
 		assert.Equal(t, "t-3", cp.TenantID)
 		assert.Equal(t, 2, cp.LastCompletedStageIndex)
@@ -88,7 +89,7 @@ func TestSubmitAndQuery(t *testing.T) {
 
 	t.Run("task by id", func(t *testing.T) {
 		t.Parallel()
-		tk := decode[api.Task](t, get(t, base+"/v1/tasks/"+created.TaskIDs[0]), http.StatusOK)
+		tk := decode[wire.Task](t, get(t, base+"/v1/tasks/"+created.TaskIDs[0]), http.StatusOK)
 		assert.Equal(t, "t-1", tk.TenantID)
 		assert.Equal(t, "COMPLETED", tk.Status)
 		require.NotNil(t, tk.Checkpoint)
@@ -100,15 +101,15 @@ func TestSubmitAndQuery(t *testing.T) {
 func TestListPlans(t *testing.T) {
 	t.Parallel()
 	base := startServer(t)
-	assert.Equal(t, api.PlanList{Plans: []api.Plan{}}, listPlans(t, base, ""), "no plans: an empty list")
+	assert.Equal(t, wire.PlanList{Plans: []wire.Plan{}}, listPlans(t, base, ""), "no plans: an empty list")
 	assert.JSONEq(t, `{"plans":[]}`, string(get(t, base+"/v1/plans").body))
 
-	p1 := submit(t, base, api.PlanRequest{Name: "one", Stages: []api.StageRequest{noop("a")}, Tenants: tenants("l-1")})
-	p2 := submit(t, base, api.PlanRequest{Name: "two", Stages: []api.StageRequest{noop("a")}, Tenants: tenants("l-2")})
-	p3 := submit(t, base, api.PlanRequest{Name: "three", Stages: []api.StageRequest{sleep("a", "10s")}, Tenants: tenants("l-3")})
+	p1 := submit(t, base, wire.PlanRequest{Name: "one", Stages: []wire.StageRequest{noop("a")}, Tenants: tenants("l-1")})
+	p2 := submit(t, base, wire.PlanRequest{Name: "two", Stages: []wire.StageRequest{noop("a")}, Tenants: tenants("l-2")})
+	p3 := submit(t, base, wire.PlanRequest{Name: "three", Stages: []wire.StageRequest{sleep("a", "10s")}, Tenants: tenants("l-3")})
 	require.Equal(t, "COMPLETED", waitPlan(t, base, p1.PlanID).Status)
 	require.Equal(t, "COMPLETED", waitPlan(t, base, p2.PlanID).Status)
-	cancelled := decode[api.Plan](t, postJSON(t, base+"/v1/plans/"+p3.PlanID+"/cancel", nil), http.StatusOK)
+	cancelled := decode[wire.Plan](t, postJSON(t, base+"/v1/plans/"+p3.PlanID+"/cancel", nil), http.StatusOK)
 	require.Equal(t, "CANCELLED", cancelled.Status)
 
 	tests := []struct {
@@ -201,7 +202,7 @@ const planJSON = `{
 func TestYAMLSubmissionEqualsJSON(t *testing.T) {
 	t.Parallel()
 	base := startServer(t)
-	jsonPreview := decode[api.DryRun](t,
+	jsonPreview := decode[wire.DryRun](t,
 		do(t, http.MethodPost, base+"/v1/plans?dryRun=true", []byte(planJSON)), http.StatusOK)
 	require.Len(t, jsonPreview.Tenants, 2)
 	assert.Equal(t, `{"replicas":2,"version":"1.2.3"}`, jsonPreview.Tenants[0].Stages[0].Params["body"])
@@ -210,7 +211,7 @@ func TestYAMLSubmissionEqualsJSON(t *testing.T) {
 	for _, ct := range []string{"application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml; charset=utf-8"} {
 		t.Run("dry run "+ct, func(t *testing.T) {
 			t.Parallel()
-			yamlPreview := decode[api.DryRun](t,
+			yamlPreview := decode[wire.DryRun](t,
 				do(t, http.MethodPost, base+"/v1/plans?dryRun=true", []byte(planYAML), "Content-Type", ct), http.StatusOK)
 			assert.Equal(t, jsonPreview, yamlPreview)
 		})
@@ -220,9 +221,9 @@ func TestYAMLSubmissionEqualsJSON(t *testing.T) {
 func TestYAMLSubmissionCreatesTheJSONPlan(t *testing.T) {
 	t.Parallel()
 	base := startServer(t)
-	fromJSON := decode[api.Plan](t, do(t, http.MethodPost, base+"/v1/plans", []byte(planJSON)), http.StatusCreated)
+	fromJSON := decode[wire.Plan](t, do(t, http.MethodPost, base+"/v1/plans", []byte(planJSON)), http.StatusCreated)
 	require.Equal(t, "COMPLETED", waitPlan(t, base, fromJSON.PlanID).Status)
-	fromYAML := decode[api.Plan](t, do(t, http.MethodPost, base+"/v1/plans", []byte(planYAML),
+	fromYAML := decode[wire.Plan](t, do(t, http.MethodPost, base+"/v1/plans", []byte(planYAML),
 		"Content-Type", "application/yaml"), http.StatusCreated)
 	require.Equal(t, "COMPLETED", waitPlan(t, base, fromYAML.PlanID).Status)
 
@@ -240,15 +241,15 @@ func TestYAMLSubmissionCreatesTheJSONPlan(t *testing.T) {
 func TestIdempotencyKey(t *testing.T) {
 	t.Parallel()
 	base := startServer(t)
-	req := api.PlanRequest{Name: "idem", Stages: []api.StageRequest{noop("a")}, Tenants: tenants("i-1")}
+	req := wire.PlanRequest{Name: "idem", Stages: []wire.StageRequest{noop("a")}, Tenants: tenants("i-1")}
 
-	first := postJSON(t, base+"/v1/plans", req, api.IdempotencyKeyHeader, "release-42/attempt-1")
-	created := decode[api.Plan](t, first, http.StatusCreated)
-	assert.Empty(t, first.header.Get(api.IdempotentReplayedHeader))
+	first := postJSON(t, base+"/v1/plans", req, wire.IdempotencyKeyHeader, "release-42/attempt-1")
+	created := decode[wire.Plan](t, first, http.StatusCreated)
+	assert.Empty(t, first.header.Get(wire.IdempotentReplayedHeader))
 
-	again := postJSON(t, base+"/v1/plans", req, api.IdempotencyKeyHeader, "release-42/attempt-1")
-	replayed := decode[api.Plan](t, again, http.StatusOK)
-	assert.Equal(t, "true", again.header.Get(api.IdempotentReplayedHeader))
+	again := postJSON(t, base+"/v1/plans", req, wire.IdempotencyKeyHeader, "release-42/attempt-1")
+	replayed := decode[wire.Plan](t, again, http.StatusOK)
+	assert.Equal(t, "true", again.header.Get(wire.IdempotentReplayedHeader))
 	assert.Equal(t, created.PlanID, replayed.PlanID)
 	assert.Equal(t, created.TaskIDs, replayed.TaskIDs)
 	assert.Equal(t, "/v1/plans/"+created.PlanID, again.header.Get("Location"))
@@ -269,38 +270,38 @@ func TestIdempotencyKey(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			res := postJSON(t, base+"/v1/plans", req, api.IdempotencyKeyHeader, tc.key)
-			requireProblem(t, res, http.StatusBadRequest, api.IdempotencyKeyHeader)
+			res := postJSON(t, base+"/v1/plans", req, wire.IdempotencyKeyHeader, tc.key)
+			requireProblem(t, res, http.StatusBadRequest, wire.IdempotencyKeyHeader)
 		})
 	}
 	t.Run("longest key", func(t *testing.T) {
 		t.Parallel()
-		other := api.PlanRequest{Name: "long", Stages: []api.StageRequest{noop("a")}, Tenants: tenants("i-2")}
+		other := wire.PlanRequest{Name: "long", Stages: []wire.StageRequest{noop("a")}, Tenants: tenants("i-2")}
 		key := strings.Repeat("k", api.MaxIdempotencyKeyLength)
-		p := decode[api.Plan](t, postJSON(t, base+"/v1/plans", other, api.IdempotencyKeyHeader, key), http.StatusCreated)
-		assert.Equal(t, p.PlanID, decode[api.Plan](t,
-			postJSON(t, base+"/v1/plans", other, api.IdempotencyKeyHeader, key), http.StatusOK).PlanID)
+		p := decode[wire.Plan](t, postJSON(t, base+"/v1/plans", other, wire.IdempotencyKeyHeader, key), http.StatusCreated)
+		assert.Equal(t, p.PlanID, decode[wire.Plan](t,
+			postJSON(t, base+"/v1/plans", other, wire.IdempotencyKeyHeader, key), http.StatusOK).PlanID)
 	})
 }
 
 func TestDryRun(t *testing.T) {
 	t.Parallel()
 	base := startServer(t)
-	req := api.PlanRequest{
+	req := wire.PlanRequest{
 		Name: "preview",
-		Stages: []api.StageRequest{
+		Stages: []wire.StageRequest{
 			sleep("bake", "{{.Params.d}}"),
 			{Name: "report", Kind: "noop", Params: map[string]any{
 				"msg": `{{.TenantID}} baked {{index .Outputs "bake" "slept"}}`,
 			}},
 		},
-		Tenants: []api.TenantRequest{
+		Tenants: []wire.TenantRequest{
 			{ID: "d-1", Params: map[string]any{"d": "10ms"}},
 			{ID: "d-2", Params: map[string]any{"d": "20ms"}},
 		},
 	}
-	res := postJSON(t, base+"/v1/plans?dryRun=true", req, api.IdempotencyKeyHeader, "dry")
-	preview := decode[api.DryRun](t, res, http.StatusOK)
+	res := postJSON(t, base+"/v1/plans?dryRun=true", req, wire.IdempotencyKeyHeader, "dry")
+	preview := decode[wire.DryRun](t, res, http.StatusOK)
 	assert.Empty(t, res.header.Get("Location"))
 	assert.True(t, preview.DryRun)
 	assert.Contains(t, string(res.body), `"conflicts":[]`, "conflicts is never null")
@@ -309,7 +310,7 @@ func TestDryRun(t *testing.T) {
 		tp := preview.Tenants[i]
 		assert.Equal(t, req.Tenants[i].ID, tp.TenantID)
 		require.Len(t, tp.Stages, 2)
-		assert.Equal(t, api.RenderedStage{Name: "bake", Kind: "sleep", Params: map[string]any{"duration": want}}, tp.Stages[0])
+		assert.Equal(t, wire.RenderedStage{Name: "bake", Kind: "sleep", Params: map[string]any{"duration": want}}, tp.Stages[0])
 		assert.Equal(t, tp.TenantID+" baked <output bake.slept>", tp.Stages[1].Params["msg"], "outputs are unknown before a run: a placeholder")
 	}
 
@@ -317,17 +318,17 @@ func TestDryRun(t *testing.T) {
 	requireProblem(t, get(t, base+"/v1/tenants/d-1/task"), http.StatusNotFound, "")
 
 	// The dry run did not consume the idempotency key.
-	created := decode[api.Plan](t, postJSON(t, base+"/v1/plans", req, api.IdempotencyKeyHeader, "dry"), http.StatusCreated)
+	created := decode[wire.Plan](t, postJSON(t, base+"/v1/plans", req, wire.IdempotencyKeyHeader, "dry"), http.StatusCreated)
 	require.Equal(t, "COMPLETED", waitPlan(t, base, created.PlanID).Status)
-	cp := decode[api.Checkpoint](t, get(t, base+"/v1/tenants/d-2/checkpoint"), http.StatusOK)
+	cp := decode[wire.Checkpoint](t, get(t, base+"/v1/tenants/d-2/checkpoint"), http.StatusOK)
 	assert.JSONEq(t, `{"slept":"20ms"}`, string(cp.ContextData["bake"]))
 }
 
 func TestSubmitAcceptsMissingContentType(t *testing.T) {
 	t.Parallel()
 	base := startServer(t)
-	body, err := json.Marshal(api.PlanRequest{Stages: []api.StageRequest{noop("a")}, Tenants: tenants("n-1")})
+	body, err := json.Marshal(wire.PlanRequest{Stages: []wire.StageRequest{noop("a")}, Tenants: tenants("n-1")})
 	require.NoError(t, err)
-	p := decode[api.Plan](t, do(t, http.MethodPost, base+"/v1/plans", body), http.StatusCreated)
+	p := decode[wire.Plan](t, do(t, http.MethodPost, base+"/v1/plans", body), http.StatusCreated)
 	assert.Equal(t, 5, p.MaxConcurrency, "default maxConcurrency")
 }

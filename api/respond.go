@@ -3,6 +3,8 @@ package api
 import (
 	"encoding/json"
 	"net/http"
+
+	"github.com/executor-dev/executor/wire"
 )
 
 // respond writes v as a JSON response with status.
@@ -15,8 +17,8 @@ func (h *handlers) writeBody(w http.ResponseWriter, r *http.Request, contentType
 	body, err := json.Marshal(v)
 	if err != nil { // every value on the wire came from JSON: should not happen
 		h.opts.Logger.Error("http response not marshalled", "request_id", requestIDOf(r), "err", err)
-		contentType, status = ProblemContentType, http.StatusInternalServerError
-		body = []byte(`{"type":"` + ProblemInternal + `","title":"Internal Server Error","status":500}`)
+		contentType, status = wire.ProblemContentType, http.StatusInternalServerError
+		body = []byte(`{"type":"` + wire.ProblemInternal + `","title":"Internal Server Error","status":500}`)
 	}
 	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("X-Content-Type-Options", "nosniff")

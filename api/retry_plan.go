@@ -6,6 +6,7 @@ import (
 
 	"github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/domain/task"
+	"github.com/executor-dev/executor/wire"
 )
 
 // retryPlan is POST /v1/plans/{planId}/retry with an optional PlanRetryBody: retry every task
@@ -17,12 +18,12 @@ func (h *handlers) retryPlan(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	var body PlanRetryBody
+	var body wire.PlanRetryBody
 	if err := h.decodeBody(w, r, &body, true); err != nil {
 		h.writeError(w, r, err)
 		return
 	}
-	req := body.request()
+	req := retryPlanRequest(body)
 	out, err := h.svc.RetryPlan(r.Context(), id, req)
 	if err != nil {
 		h.writeError(w, r, err)
@@ -37,9 +38,9 @@ func (h *handlers) retryPlan(w http.ResponseWriter, r *http.Request) {
 	h.respond(w, r, http.StatusOK, PlanRetryFrom(out))
 }
 
-// request is the use case's request: statuses upper-cased (they are validated by
+// retryPlanRequest is the use case's request for b: statuses upper-cased (they are validated by
 // app.Service.RetryPlan, each named "status[i]"), fromCheckpoint true unless false.
-func (b PlanRetryBody) request() app.RetryPlanRequest {
+func retryPlanRequest(b wire.PlanRetryBody) app.RetryPlanRequest {
 	req := app.RetryPlanRequest{FromCheckpoint: b.FromCheckpoint == nil || *b.FromCheckpoint}
 	for _, s := range b.Status {
 		req.Statuses = append(req.Statuses, task.Status(strings.ToUpper(s)))

@@ -8,13 +8,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/stagekind"
+	"github.com/executor-dev/executor/wire"
 )
 
 // refTenants returns the tenants of a bulk operation's task references.
-func refTenants(refs []api.TaskRef) []string {
+func refTenants(refs []wire.TaskRef) []string {
 	out := make([]string, len(refs))
 	for i, r := range refs {
 		out[i] = r.TenantID
@@ -28,17 +28,17 @@ func TestRetryPlan(t *testing.T) {
 	base := startServer(t, func(r *stagekind.Registry) {
 		require.NoError(t, r.Register("flaky", stage.HandlerFunc(kind.Run)))
 	})
-	stages := []api.StageRequest{
+	stages := []wire.StageRequest{
 		{Name: "prep", Kind: "flaky"},
 		{Name: "deploy", Kind: "flaky", Params: map[string]any{"fail": "yes"}},
 	}
 	// failedPlan submits a plan whose broken tenants fail at deploy, and waits for it to end.
-	failedPlan := func(t *testing.T, broken []string, fine ...string) api.Plan {
+	failedPlan := func(t *testing.T, broken []string, fine ...string) wire.Plan {
 		t.Helper()
 		for _, id := range broken {
 			kind.setBroken(id, true)
 		}
-		p := submit(t, base, api.PlanRequest{Stages: stages, Tenants: tenants(append(broken, fine...)...)})
+		p := submit(t, base, wire.PlanRequest{Stages: stages, Tenants: tenants(append(broken, fine...)...)})
 		require.Equal(t, "FAILED", waitPlan(t, base, p.PlanID).Status)
 		for _, id := range broken {
 			kind.setBroken(id, false)
@@ -63,7 +63,7 @@ func TestRetryPlan(t *testing.T) {
 			p := failedPlan(t, []string{a, b}, ok)
 
 			res := postJSON(t, base+"/v1/plans/"+p.PlanID+"/retry", tc.body)
-			out := decode[api.PlanRetry](t, res, http.StatusOK)
+			out := decode[wire.PlanRetry](t, res, http.StatusOK)
 			assert.Equal(t, p.PlanID, out.Plan.PlanID)
 			assert.ElementsMatch(t, []string{a, b}, refTenants(out.Retried), "only the failed tasks")
 			for _, r := range out.Retried {
@@ -86,10 +86,10 @@ func TestRetryPlan(t *testing.T) {
 
 	t.Run("nothing to retry", func(t *testing.T) {
 		t.Parallel()
-		p := submit(t, base, api.PlanRequest{Stages: []api.StageRequest{noop("a")}, Tenants: tenants("rp-none")})
+		p := submit(t, base, wire.PlanRequest{Stages: []wire.StageRequest{noop("a")}, Tenants: tenants("rp-none")})
 		require.Equal(t, "COMPLETED", waitPlan(t, base, p.PlanID).Status)
 		res := postJSON(t, base+"/v1/plans/"+p.PlanID+"/retry", nil)
-		out := decode[api.PlanRetry](t, res, http.StatusOK)
+		out := decode[wire.PlanRetry](t, res, http.StatusOK)
 		assert.Empty(t, out.Retried)
 		assert.Contains(t, string(res.body), `"retried":[]`)
 		assert.Equal(t, "COMPLETED", out.Plan.Status)
@@ -98,10 +98,10 @@ func TestRetryPlan(t *testing.T) {
 	t.Run("a tenant that moved on is skipped with the reason", func(t *testing.T) {
 		t.Parallel()
 		first := failedPlan(t, []string{"rp-moved", "rp-stay"})
-		later := submit(t, base, api.PlanRequest{Stages: []api.StageRequest{noop("a")}, Tenants: tenants("rp-moved")})
+		later := submit(t, base, wire.PlanRequest{Stages: []wire.StageRequest{noop("a")}, Tenants: tenants("rp-moved")})
 		require.Equal(t, "COMPLETED", waitPlan(t, base, later.PlanID).Status)
 
-		out := decode[api.PlanRetry](t, postJSON(t, base+"/v1/plans/"+first.PlanID+"/retry", nil), http.StatusOK)
+		out := decode[wire.PlanRetry](t, postJSON(t, base+"/v1/plans/"+first.PlanID+"/retry", nil), http.StatusOK)
 		assert.Equal(t, []string{"rp-stay"}, refTenants(out.Retried))
 		require.Len(t, out.Skipped, 1)
 		assert.Equal(t, "rp-moved", out.Skipped[0].TenantID)
@@ -111,7 +111,7 @@ func TestRetryPlan(t *testing.T) {
 
 	t.Run("bad requests", func(t *testing.T) {
 		t.Parallel()
-		p := submit(t, base, api.PlanRequest{Stages: []api.StageRequest{noop("a")}, Tenants: tenants("rp-bad")})
+		p := submit(t, base, wire.PlanRequest{Stages: []wire.StageRequest{noop("a")}, Tenants: tenants("rp-bad")})
 		target := base + "/v1/plans/" + p.PlanID + "/retry"
 		tests := []struct {
 			name   string

@@ -13,6 +13,7 @@ import (
 
 	"github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/auth"
+	"github.com/executor-dev/executor/wire"
 )
 
 // DefaultMaxBodyBytes bounds a request body: a 100,000-tenant submission (DefaultMaxTenants)
@@ -30,7 +31,7 @@ type Options struct {
 	EventHeartbeat time.Duration
 	// Readiness reports the body of GET /readyz; a Status other than "ok" answers 503.
 	// Default: {"status":"ok","redis":"disabled"} (the in-memory store).
-	Readiness func() Health
+	Readiness func() wire.Health
 	// Probe, when set, is asked by GET /readyz after Readiness said ok: a write and a read
 	// through the store's client (Redis), whose error makes /readyz answer 503 with it as
 	// the reason. Readiness alone (cheap: it also labels 503 problems) reports what the
@@ -66,7 +67,7 @@ func (o Options) withDefaults() Options {
 		o.EventHeartbeat = DefaultEventHeartbeat
 	}
 	if o.Readiness == nil {
-		o.Readiness = func() Health { return Health{Status: "ok", Redis: "disabled"} }
+		o.Readiness = func() wire.Health { return wire.Health{Status: "ok", Redis: "disabled"} }
 	}
 	return o
 }
@@ -140,13 +141,14 @@ func NewRouter(svc *app.Service, opts Options) http.Handler {
 	r.Route("/v1/tasks", func(r chi.Router) {
 		r.Get("/{taskId}", h.getTask)
 	})
+	r.Get("/v1/task-statuses", h.taskStatuses)
 	return r
 }
 
 // notFound answers routes that do not exist.
 func (h *handlers) notFound(w http.ResponseWriter, r *http.Request) {
 	h.writeError(w, r, &requestError{
-		status: http.StatusNotFound, typ: ProblemNotFound,
+		status: http.StatusNotFound, typ: wire.ProblemNotFound,
 		detail: fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path),
 	})
 }
@@ -170,7 +172,7 @@ func (h *handlers) methodNotAllowed(routes chi.Routes) http.HandlerFunc {
 		}
 		w.Header().Set("Allow", strings.Join(allow, ", "))
 		h.writeError(w, r, &requestError{
-			status: http.StatusMethodNotAllowed, typ: ProblemMethodNotAllowed,
+			status: http.StatusMethodNotAllowed, typ: wire.ProblemMethodNotAllowed,
 			detail: fmt.Sprintf("%s is not allowed on %s", r.Method, r.URL.Path),
 		})
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/server"
 	"github.com/executor-dev/executor/server/servertest"
+	"github.com/executor-dev/executor/wire"
 )
 
 func TestPathAndQueryValidation(t *testing.T) {
@@ -120,7 +121,7 @@ func TestMethodNotAllowed(t *testing.T) {
 			t.Parallel()
 			res := do(t, tc.method, base+tc.path, nil)
 			p := requireProblem(t, res, http.StatusMethodNotAllowed, "")
-			assert.Equal(t, api.ProblemMethodNotAllowed, p.Type)
+			assert.Equal(t, wire.ProblemMethodNotAllowed, p.Type)
 			assert.Equal(t, tc.allow, res.header.Get("Allow"))
 		})
 	}
@@ -130,8 +131,8 @@ func TestHealthAndRequestID(t *testing.T) {
 	t.Parallel()
 	base := servertest.With(t, server.Config{Name: "health-1"}).URL()
 
-	health := decode[api.Health](t, get(t, base+"/healthz"), http.StatusOK)
-	assert.Equal(t, api.Health{Status: "ok", Executor: "health-1"}, health)
+	health := decode[wire.Health](t, get(t, base+"/healthz"), http.StatusOK)
+	assert.Equal(t, wire.Health{Status: "ok", Executor: "health-1"}, health)
 	assert.JSONEq(t, `{"status":"ok","executor":"health-1"}`, string(get(t, base+"/healthz").body))
 	assert.JSONEq(t, `{"status":"ok","executor":"health-1","redis":"disabled"}`, string(get(t, base+"/readyz").body))
 
@@ -175,22 +176,22 @@ func TestRouterWithoutServer(t *testing.T) {
 		t.Parallel()
 		tests := []struct {
 			name   string
-			health api.Health
+			health wire.Health
 			status int
 		}{
-			{"ok", api.Health{Status: "ok", Redis: "ok"}, http.StatusOK},
-			{"degraded: not ready, with the reason", api.Health{Status: "degraded", Redis: "degraded",
+			{"ok", wire.Health{Status: "ok", Redis: "ok"}, http.StatusOK},
+			{"degraded: not ready, with the reason", wire.Health{Status: "degraded", Redis: "degraded",
 				Reason: "redisrepo: save task: OOM command not allowed when used memory > 'maxmemory'."}, http.StatusServiceUnavailable},
-			{"not ready", api.Health{Status: "unavailable", Redis: "degraded"}, http.StatusServiceUnavailable},
+			{"not ready", wire.Health{Status: "unavailable", Redis: "degraded"}, http.StatusServiceUnavailable},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()
-				h := api.NewRouter(nil, api.Options{Logger: quiet, Readiness: func() api.Health { return tc.health }})
+				h := api.NewRouter(nil, api.Options{Logger: quiet, Readiness: func() wire.Health { return tc.health }})
 				rec := httptest.NewRecorder()
 				h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
 				require.Equal(t, tc.status, rec.Code)
-				var got api.Health
+				var got wire.Health
 				require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
 				assert.Equal(t, tc.health, got)
 			})
@@ -205,10 +206,10 @@ func TestRouterWithoutServer(t *testing.T) {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/plans", nil))
 		require.Equal(t, http.StatusInternalServerError, rec.Code)
-		assert.Equal(t, api.ProblemContentType, rec.Header().Get("Content-Type"))
-		var p api.Problem
+		assert.Equal(t, wire.ProblemContentType, rec.Header().Get("Content-Type"))
+		var p wire.Problem
 		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &p))
-		assert.Equal(t, api.ProblemInternal, p.Type)
+		assert.Equal(t, wire.ProblemInternal, p.Type)
 		assert.Equal(t, http.StatusInternalServerError, p.Status)
 		assert.NotContains(t, p.Detail, "nil pointer")
 	})
@@ -220,6 +221,6 @@ func TestRouterWithoutServer(t *testing.T) {
 		req := httptest.NewRequest(http.MethodPost, "/v1/plans", strings.NewReader(`{"name":"longer than sixteen bytes"}`))
 		h.ServeHTTP(rec, req)
 		require.Equal(t, http.StatusRequestEntityTooLarge, rec.Code)
-		assert.Equal(t, api.ProblemContentType, rec.Header().Get("Content-Type"))
+		assert.Equal(t, wire.ProblemContentType, rec.Header().Get("Content-Type"))
 	})
 }

@@ -44,88 +44,118 @@ func walkShape(v any, t reflect.Type, path string, add func(field, reason string
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t == timeType {
-		s, ok := v.(string)
-		if !ok {
-			add(path, "must be an RFC 3339 time string, such as \"2026-11-21T10:00:00Z\"")
-			return true
-		} else if _, err := time.Parse(time.RFC3339, s); err != nil {
-			add(path, fmt.Sprintf("%q is not an RFC 3339 time, such as \"2026-11-21T10:00:00Z\"", s))
-			return true
-		}
+	var reason string
+	switch {
+	case t == timeType:
+		reason = timeShape(v)
+	case t.Kind() == reflect.Struct:
+		reason = walkStruct(v, t, path, add)
+	case t.Kind() == reflect.Map:
+		reason = walkMap(v, t, path, add)
+	case t.Kind() == reflect.Slice:
+		reason = walkSlice(v, t, path, add)
+	default:
+		reason = scalarShape(v, t)
+	}
+	if reason == "" {
 		return false
 	}
-	bad := func(reason string) bool {
-		add(path, reason)
-		return true
+	add(path, reason)
+	return true
+}
+
+// timeShape is what is wrong with v as a time.Time, "" if nothing.
+func timeShape(v any) string {
+	s, ok := v.(string)
+	if !ok {
+		return "must be an RFC 3339 time string, such as \"2026-11-21T10:00:00Z\""
 	}
+	if _, err := time.Parse(time.RFC3339, s); err != nil {
+		return fmt.Sprintf("%q is not an RFC 3339 time, such as \"2026-11-21T10:00:00Z\"", s)
+	}
+	return ""
+}
+
+// walkStruct checks v against struct type t: unknown fields and fields of the wrong shape
+// are reported and dropped from v. It returns what is wrong with v itself, "" if nothing.
+func walkStruct(v any, t reflect.Type, path string, add func(field, reason string)) string {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return "must be an object"
+	}
+	fields := jsonFields(t)
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		f, known := fields[k]
+		if !known {
+			add(joinPath(path, k), "unknown field")
+			delete(obj, k)
+			continue
+		}
+		if walkShape(obj[k], f.Type, joinPath(path, k), add) {
+			delete(obj, k)
+		}
+	}
+	return ""
+}
+
+// walkMap checks v against map type t, dropping the entries of the wrong shape.
+func walkMap(v any, t reflect.Type, path string, add func(field, reason string)) string {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return "must be an object"
+	}
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		if walkShape(obj[k], t.Elem(), joinPath(path, k), add) {
+			delete(obj, k)
+		}
+	}
+	return ""
+}
+
+// walkSlice checks v against slice type t, nulling the elements of the wrong shape.
+func walkSlice(v any, t reflect.Type, path string, add func(field, reason string)) string {
+	arr, ok := v.([]any)
+	if !ok {
+		return "must be an array"
+	}
+	for i, e := range arr {
+		if walkShape(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i), add) {
+			arr[i] = nil
+		}
+	}
+	return ""
+}
+
+// scalarShape is what is wrong with v as a value of scalar type t, "" if nothing (an
+// interface takes anything).
+func scalarShape(v any, t reflect.Type) string {
 	switch t.Kind() {
-	case reflect.Interface:
-		return false
-	case reflect.Struct:
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return bad("must be an object")
-		}
-		fields := jsonFields(t)
-		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			f, known := fields[k]
-			if !known {
-				add(joinPath(path, k), "unknown field")
-				delete(obj, k)
-				continue
-			}
-			if walkShape(obj[k], f.Type, joinPath(path, k), add) {
-				delete(obj, k)
-			}
-		}
-	case reflect.Map:
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return bad("must be an object")
-		}
-		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			if walkShape(obj[k], t.Elem(), joinPath(path, k), add) {
-				delete(obj, k)
-			}
-		}
-	case reflect.Slice:
-		arr, ok := v.([]any)
-		if !ok {
-			return bad("must be an array")
-		}
-		for i, e := range arr {
-			if walkShape(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i), add) {
-				arr[i] = nil
-			}
-		}
 	case reflect.String:
 		if _, ok := v.(string); !ok {
-			return bad("must be a string")
+			return "must be a string"
 		}
 	case reflect.Bool:
 		if _, ok := v.(bool); !ok {
-			return bad("must be true or false")
+			return "must be true or false"
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		n, ok := v.(json.Number)
 		if !ok {
-			return bad("must be an integer")
+			return "must be an integer"
 		}
-		i, err := n.Int64()
-		if err != nil || reflect.Zero(t).OverflowInt(i) {
-			return bad("must be an integer in range")
+		if i, err := n.Int64(); err != nil || reflect.Zero(t).OverflowInt(i) {
+			return "must be an integer in range"
 		}
 	case reflect.Float32, reflect.Float64:
 		n, ok := v.(json.Number)
 		if !ok {
-			return bad("must be a number")
+			return "must be a number"
 		}
 		if f, err := n.Float64(); err != nil || math.IsInf(f, 0) {
-			return bad("must be a number in range")
+			return "must be a number in range"
 		}
 	}
-	return false
+	return ""
 }
 
 // jsonFields maps the JSON names of t's exported fields to the fields.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/executor-dev/executor/api"
+	"github.com/executor-dev/executor/wire"
 )
 
 func TestIdempotencyKeyWithAnotherBodyIs422(t *testing.T) {
@@ -16,25 +16,25 @@ func TestIdempotencyKeyWithAnotherBodyIs422(t *testing.T) {
 	base := startServer(t)
 	post := func(body, contentType string) response {
 		return do(t, http.MethodPost, base+"/v1/plans", []byte(body),
-			"Content-Type", contentType, api.IdempotencyKeyHeader, "release-44")
+			"Content-Type", contentType, wire.IdempotencyKeyHeader, "release-44")
 	}
-	first := decode[api.Plan](t, post(`{"name":"r44","stages":[{"name":"bake","kind":"sleep","params":{"duration":"10ms"}}],"tenants":[{"id":"idk-1"}]}`,
+	first := decode[wire.Plan](t, post(`{"name":"r44","stages":[{"name":"bake","kind":"sleep","params":{"duration":"10ms"}}],"tenants":[{"id":"idk-1"}]}`,
 		"application/json"), http.StatusCreated)
 
 	// The same plan in YAML, keys in another order, a default spelled out: a replay.
 	res := post("tenants:\n  - id: idk-1\nmaxConcurrency: 5\nstages:\n  - params: {duration: 10ms}\n    kind: sleep\n    name: bake\nname: r44\n",
 		"application/yaml")
-	replayed := decode[api.Plan](t, res, http.StatusOK)
-	assert.Equal(t, "true", res.header.Get(api.IdempotentReplayedHeader))
+	replayed := decode[wire.Plan](t, res, http.StatusOK)
+	assert.Equal(t, "true", res.header.Get(wire.IdempotentReplayedHeader))
 	assert.Equal(t, first.PlanID, replayed.PlanID)
 
 	// Another plan under the same key: refused, naming the key; nothing created.
 	res = post(`{"name":"r44","stages":[{"name":"bake","kind":"sleep","params":{"duration":"20ms"}}],"tenants":[{"id":"idk-1"}]}`,
 		"application/json")
-	p := requireProblem(t, res, http.StatusUnprocessableEntity, api.IdempotencyKeyHeader)
-	assert.Equal(t, api.ProblemIdempotencyMismatch, p.Type)
+	p := requireProblem(t, res, http.StatusUnprocessableEntity, wire.IdempotencyKeyHeader)
+	assert.Equal(t, wire.ProblemIdempotencyMismatch, p.Type)
 	assert.Contains(t, p.Detail, first.PlanID, "the detail names the first plan")
-	assert.Empty(t, res.header.Get(api.IdempotentReplayedHeader))
+	assert.Empty(t, res.header.Get(wire.IdempotentReplayedHeader))
 	assert.Len(t, listPlans(t, base, "").Plans, 1)
 }
 

@@ -7,14 +7,15 @@ import (
 	"github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
+	"github.com/executor-dev/executor/wire"
 )
 
-// SubmitRequest converts a decoded submission to the use case's request. Durations are Go
+// submitRequest converts a decoded submission to the use case's request. Durations are Go
 // duration strings; every one that does not parse is added to the request's Violations, named
 // by its path ("stages[1].retry.maxBackoff"), for app.Service.Submit to report with every
 // other violation (it validates everything else). It returns no error today; the error is
 // kept for conversions that cannot go on.
-func (req PlanRequest) SubmitRequest() (app.SubmitRequest, error) {
+func submitRequest(req wire.PlanRequest) (app.SubmitRequest, error) {
 	out := app.SubmitRequest{
 		Name: req.Name, Labels: req.Labels, MaxConcurrency: req.MaxConcurrency,
 		StartRate: req.StartRate, Stages: make([]stage.Spec, len(req.Stages)),
@@ -40,23 +41,23 @@ func (req PlanRequest) SubmitRequest() (app.SubmitRequest, error) {
 		return d
 	}
 	for i, s := range req.Stages {
-		out.Stages[i] = s.spec(fmt.Sprintf("stages[%d]", i), duration)
+		out.Stages[i] = stageSpec(s, fmt.Sprintf("stages[%d]", i), duration)
 	}
 	for i, t := range req.Tenants {
 		out.Tenants[i] = app.TenantInput{ID: t.ID, Params: t.Params, Wave: t.Wave}
 	}
-	out.FailureBudget, out.Rollout.FailureBudget = req.budget(func(field, reason string) {
+	out.FailureBudget, out.Rollout.FailureBudget = budgetOf(req, func(field, reason string) {
 		bad = append(bad, app.FieldViolation{Field: field, Reason: reason})
 	})
-	out.Rollout = req.rollout(out.Rollout, duration, func(field, reason string) {
+	out.Rollout = rolloutOf(req, out.Rollout, duration, func(field, reason string) {
 		bad = append(bad, app.FieldViolation{Field: field, Reason: reason})
 	})
 	out.Violations = bad
 	return out, nil
 }
 
-// spec converts a stage (or a wave's health check) named field.
-func (s StageRequest) spec(field string, duration func(field, s string) time.Duration) stage.Spec {
+// stageSpec converts a stage (or a wave's health check) named field.
+func stageSpec(s wire.StageRequest, field string, duration func(field, s string) time.Duration) stage.Spec {
 	spec := stage.Spec{Name: s.Name, Kind: s.Kind, Params: s.Params, Timeout: duration(field+".timeout", s.Timeout)}
 	if r := s.Retry; r != nil {
 		spec.Retry = stage.Policy{

@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/wire"
 )
 
-// budget reads the plan's failureBudget: a number is the plan-wide count; a string is a share
+// budgetOf reads the plan's failureBudget: a number is the plan-wide count; a string is a share
 // ("5%", or a count) of each ring's tenants. What does not read is reported through bad.
-func (req PlanRequest) budget(bad func(field, reason string)) (count int, ring *plan.Share) {
+func budgetOf(req wire.PlanRequest, bad func(field, reason string)) (count int, ring *plan.Share) {
 	switch v := req.FailureBudget.(type) {
 	case nil:
 		return 0, nil
@@ -30,8 +31,8 @@ func (req PlanRequest) budget(bad func(field, reason string)) (count int, ring *
 	return n, nil
 }
 
-// rollout reads the plan's waves, order and seed into r (whose FailureBudget is set).
-func (req PlanRequest) rollout(r plan.Rollout, duration func(field, s string) time.Duration, bad func(field, reason string)) plan.Rollout {
+// rolloutOf reads the plan's waves, order and seed into r (whose FailureBudget is set).
+func rolloutOf(req wire.PlanRequest, r plan.Rollout, duration func(field, s string) time.Duration, bad func(field, reason string)) plan.Rollout {
 	r.Order, r.Seed = plan.Order(req.Order), req.Seed
 	for i, w := range req.Waves {
 		field := fmt.Sprintf("waves[%d]", i)
@@ -73,7 +74,7 @@ func (req PlanRequest) rollout(r plan.Rollout, duration func(field, s string) ti
 			}
 		}
 		if w.Health != nil {
-			h := w.Health.spec(field+".health", duration)
+			h := stageSpec(*w.Health, field+".health", duration)
 			wave.Health = &h
 		}
 		r.Waves = append(r.Waves, wave)

@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/stagekind"
+	"github.com/executor-dev/executor/wire"
 )
 
 // someFail fails some tenants' deploy: those whose number ends in 3 permanently, in 7 with a
@@ -39,7 +39,7 @@ func summaryOfListing(t *testing.T, base, planID string) (statuses map[string]in
 	statuses, stages, classes = map[string]int{}, map[int]map[string]int{}, map[string]int{}
 	cursor := ""
 	for {
-		page := decode[api.TaskList](t, get(t, base+"/v1/plans/"+planID+"/tasks?limit=7&cursor="+cursor), http.StatusOK)
+		page := decode[wire.TaskList](t, get(t, base+"/v1/plans/"+planID+"/tasks?limit=7&cursor="+cursor), http.StatusOK)
 		for _, tk := range page.Tasks {
 			statuses[tk.Status]++
 			if stages[tk.CurrentStage] == nil {
@@ -57,9 +57,9 @@ func summaryOfListing(t *testing.T, base, planID string) (statuses map[string]in
 	}
 }
 
-func requireSummaryEqualsListing(t *testing.T, base, planID string, n int) api.PlanSummary {
+func requireSummaryEqualsListing(t *testing.T, base, planID string, n int) wire.PlanSummary {
 	t.Helper()
-	sum := decode[api.PlanSummary](t, get(t, base+"/v1/plans/"+planID+"/summary"), http.StatusOK)
+	sum := decode[wire.PlanSummary](t, get(t, base+"/v1/plans/"+planID+"/summary"), http.StatusOK)
 	statuses, stages, classes := summaryOfListing(t, base, planID)
 	require.Equal(t, n, sum.Total)
 	for st, c := range sum.Statuses {
@@ -95,9 +95,9 @@ func TestPlanSummaryEqualsTheListing(t *testing.T) {
 	for i := range ids {
 		ids[i] = fmt.Sprintf("sum-%02d", i)
 	}
-	p := submit(t, base, api.PlanRequest{Name: "summary", Tenants: tenants(ids...), MaxConcurrency: 8,
-		Stages: []api.StageRequest{noop("prep"), sleep("bake", "10ms"),
-			{Name: "deploy", Kind: "somefail", Retry: &api.RetryRequest{MaxAttempts: 1}},
+	p := submit(t, base, wire.PlanRequest{Name: "summary", Tenants: tenants(ids...), MaxConcurrency: 8,
+		Stages: []wire.StageRequest{noop("prep"), sleep("bake", "10ms"),
+			{Name: "deploy", Kind: "somefail", Retry: &wire.RetryRequest{MaxAttempts: 1}},
 			approval("gate", "ship?"), noop("after")}})
 
 	var polls atomic.Int32
@@ -116,7 +116,7 @@ func TestPlanSummaryEqualsTheListing(t *testing.T) {
 			if !assert.Equal(t, http.StatusOK, res.status) {
 				return
 			}
-			var sum api.PlanSummary
+			var sum wire.PlanSummary
 			if !assert.NoError(t, json.Unmarshal(res.body, &sum)) {
 				return
 			}
@@ -134,11 +134,11 @@ func TestPlanSummaryEqualsTheListing(t *testing.T) {
 			polls.Add(1)
 		}
 	}()
-	atRest := func(s api.PlanSummary) bool {
+	atRest := func(s wire.PlanSummary) bool {
 		return s.Statuses["WAITING"]+s.Statuses["FAILED"]+s.Statuses["COMPLETED"] == n
 	}
 	require.Eventually(t, func() bool {
-		return atRest(decode[api.PlanSummary](t, get(t, base+"/v1/plans/"+p.PlanID+"/summary"), http.StatusOK))
+		return atRest(decode[wire.PlanSummary](t, get(t, base+"/v1/plans/"+p.PlanID+"/summary"), http.StatusOK))
 	}, 20*time.Second, 20*time.Millisecond)
 	close(stop)
 	wg.Wait()
@@ -148,7 +148,7 @@ func TestPlanSummaryEqualsTheListing(t *testing.T) {
 	assert.Equal(t, 12, sum.Statuses["FAILED"], "tenants ending in 3 or 7 fail their deploy")
 	assert.Equal(t, n-12, sum.Statuses["WAITING"])
 	require.Len(t, sum.Gates, 1)
-	assert.Equal(t, api.GateCount{StageIndex: 3, Stage: "gate", Waiting: n - 12}, sum.Gates[0])
+	assert.Equal(t, wire.GateCount{StageIndex: 3, Stage: "gate", Waiting: n - 12}, sum.Gates[0])
 	assert.Len(t, sum.FailureClasses, 2, "a permanent and a transient class")
 
 	for _, id := range ids[:5] {
@@ -157,7 +157,7 @@ func TestPlanSummaryEqualsTheListing(t *testing.T) {
 		}
 	}
 	require.Eventually(t, func() bool {
-		return decode[api.PlanSummary](t, get(t, base+"/v1/plans/"+p.PlanID+"/summary"), http.StatusOK).Statuses["COMPLETED"] == 4
+		return decode[wire.PlanSummary](t, get(t, base+"/v1/plans/"+p.PlanID+"/summary"), http.StatusOK).Statuses["COMPLETED"] == 4
 	}, 10*time.Second, 20*time.Millisecond)
 	sum = requireSummaryEqualsListing(t, base, p.PlanID, n)
 	assert.Equal(t, 4, sum.Stages[5].Counts["COMPLETED"], "past the last stage")
@@ -168,7 +168,7 @@ func TestPlanSummaryEqualsTheListing(t *testing.T) {
 func TestPlanJSONCarriesTaskIDsOnlyWhenAsked(t *testing.T) {
 	t.Parallel()
 	base := startServer(t)
-	p := submit(t, base, api.PlanRequest{Name: "ids", Tenants: tenants("ids-1", "ids-2"), Stages: []api.StageRequest{noop("a")}})
+	p := submit(t, base, wire.PlanRequest{Name: "ids", Tenants: tenants("ids-1", "ids-2"), Stages: []wire.StageRequest{noop("a")}})
 	require.Len(t, p.TaskIDs, 2, "the submission's answer names the tasks it created")
 	tests := []struct {
 		name, path string

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/wire"
 )
 
 // getTask is GET /v1/tasks/{taskId}: a task with its lease and checkpoint summary; ?wait=30s
@@ -46,9 +47,9 @@ func (h *handlers) readTask(w http.ResponseWriter, r *http.Request, param string
 
 // TaskListFrom maps a page of a plan's tasks to its wire form (tasks without lease and
 // checkpoint).
-func TaskListFrom(page app.TaskPage) TaskList {
-	out := TaskList{
-		Tasks: make([]Task, len(page.Tasks)), MissingTasks: MissingFrom(page.Missing),
+func TaskListFrom(page app.TaskPage) wire.TaskList {
+	out := wire.TaskList{
+		Tasks: make([]wire.Task, len(page.Tasks)), MissingTasks: MissingFrom(page.Missing),
 		Total: page.Total, NextCursor: page.NextCursor,
 	}
 	for i, v := range page.Tasks {

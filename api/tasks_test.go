@@ -13,12 +13,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/infra/redistest"
 	"github.com/executor-dev/executor/server"
 	"github.com/executor-dev/executor/server/servertest"
 	"github.com/executor-dev/executor/stagekind"
+	"github.com/executor-dev/executor/wire"
 )
 
 // eventPrompt bounds how long a long poll may take to notice a change its events announce:
@@ -44,10 +44,10 @@ func (h *hold) register(r *stagekind.Registry) { _ = r.Register("hold", stage.Ha
 // taskRoutes are the two reads of one task, by id and as its tenant's latest.
 var taskRoutes = []struct {
 	name string
-	path func(tk api.Task) string
+	path func(tk wire.Task) string
 }{
-	{"task by id", func(tk api.Task) string { return "/v1/tasks/" + tk.TaskID }},
-	{"tenant task", func(tk api.Task) string { return "/v1/tenants/" + url.PathEscape(tk.TenantID) + "/task" }},
+	{"task by id", func(tk wire.Task) string { return "/v1/tasks/" + tk.TaskID }},
+	{"tenant task", func(tk wire.Task) string { return "/v1/tenants/" + url.PathEscape(tk.TenantID) + "/task" }},
 }
 
 // longPoll GETs target in the background; the answer comes on the channel with the time it
@@ -62,7 +62,7 @@ func longPoll(t *testing.T, target string) <-chan polled {
 			return
 		}
 		defer res.Body.Close()
-		var tk api.Task
+		var tk wire.Task
 		err = json.NewDecoder(res.Body).Decode(&tk)
 		out <- polled{task: tk, status: res.StatusCode, err: err, at: time.Now()}
 	}()
@@ -70,7 +70,7 @@ func longPoll(t *testing.T, target string) <-chan polled {
 }
 
 type polled struct {
-	task   api.Task
+	task   wire.Task
 	status int
 	err    error
 	at     time.Time
@@ -78,7 +78,7 @@ type polled struct {
 
 // requireAnsweredAfter requires the long poll's answer: a 200 with a COMPLETED task, within
 // eventPrompt of released (not before: the task ran until then).
-func requireAnsweredAfter(t *testing.T, answer <-chan polled, released time.Time) api.Task {
+func requireAnsweredAfter(t *testing.T, answer <-chan polled, released time.Time) wire.Task {
 	t.Helper()
 	select {
 	case got := <-answer:
@@ -89,7 +89,7 @@ func requireAnsweredAfter(t *testing.T, answer <-chan polled, released time.Time
 		return got.task
 	case <-time.After(30 * time.Second):
 		require.FailNow(t, "the long poll did not answer")
-		return api.Task{}
+		return wire.Task{}
 	}
 }
 
@@ -102,16 +102,16 @@ func TestTaskLongPoll(t *testing.T) {
 			h := newHold()
 			base := startServer(t, h.register)
 			tenant := func(what string) string { return fmt.Sprintf("lp-%d-%s", i, what) }
-			first := func(tenant string, stages ...api.StageRequest) api.Task {
+			first := func(tenant string, stages ...wire.StageRequest) wire.Task {
 				t.Helper()
-				p := submit(t, base, api.PlanRequest{Stages: stages, Tenants: tenants(tenant)})
-				return api.Task{TaskID: p.TaskIDs[0], TenantID: tenant}
+				p := submit(t, base, wire.PlanRequest{Stages: stages, Tenants: tenants(tenant)})
+				return wire.Task{TaskID: p.TaskIDs[0], TenantID: tenant}
 			}
 
 			t.Run("completes during the wait", func(t *testing.T) {
 				t.Parallel()
-				tk := first(tenant("done"), api.StageRequest{Name: "held", Kind: "hold"}, noop("after"))
-				eventuallyTenant(t, base, tk.TenantID, func(tk api.Task) bool { return tk.Status == "RUNNING" })
+				tk := first(tenant("done"), wire.StageRequest{Name: "held", Kind: "hold"}, noop("after"))
+				eventuallyTenant(t, base, tk.TenantID, func(tk wire.Task) bool { return tk.Status == "RUNNING" })
 				answer := longPoll(t, base+rt.path(tk)+"?wait=30s")
 				time.Sleep(300 * time.Millisecond) // the long poll waits
 				select {
@@ -128,7 +128,7 @@ func TestTaskLongPoll(t *testing.T) {
 			t.Run("stops at a gate", func(t *testing.T) {
 				t.Parallel()
 				tk := first(tenant("gate"), sleep("bake", "200ms"), approval("change", "go?"))
-				got := decode[api.Task](t, get(t, base+rt.path(tk)+"?wait=30s"), http.StatusOK)
+				got := decode[wire.Task](t, get(t, base+rt.path(tk)+"?wait=30s"), http.StatusOK)
 				assert.Equal(t, "WAITING", got.Status)
 				require.NotNil(t, got.Wait)
 				assert.Equal(t, "change", got.Wait.Stage)
@@ -137,15 +137,15 @@ func TestTaskLongPoll(t *testing.T) {
 				t.Parallel()
 				tk := first(tenant("long"), sleep("bake", "1m"))
 				start := time.Now()
-				got := decode[api.Task](t, get(t, base+rt.path(tk)+"?wait=300ms"), http.StatusOK)
+				got := decode[wire.Task](t, get(t, base+rt.path(tk)+"?wait=300ms"), http.StatusOK)
 				assert.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond)
 				assert.Contains(t, []string{"PENDING", "RUNNING"}, got.Status)
-				decode[api.Task](t, postJSON(t, base+"/v1/tenants/"+tk.TenantID+"/cancel", nil), http.StatusOK)
+				decode[wire.Task](t, postJSON(t, base+"/v1/tenants/"+tk.TenantID+"/cancel", nil), http.StatusOK)
 			})
 			for _, bad := range []string{"soon", "-1s", "6m", "1"} {
 				t.Run("bad wait "+bad, func(t *testing.T) {
 					t.Parallel()
-					tk := api.Task{TaskID: "01JD0000000000000000000000", TenantID: "nobody"}
+					tk := wire.Task{TaskID: "01JD0000000000000000000000", TenantID: "nobody"}
 					requireProblem(t, get(t, base+rt.path(tk)+"?wait="+url.QueryEscape(bad)), http.StatusBadRequest, "wait")
 				})
 			}
@@ -164,9 +164,9 @@ func TestTaskLongPollAcrossExecutors(t *testing.T) {
 			h := newHold()
 			a := servertest.With(t, server.Config{RedisURL: rs.URL()}, h.register)
 			b := servertest.With(t, server.Config{RedisURL: rs.URL()}, h.register)
-			p := submit(t, a.URL(), api.PlanRequest{Stages: []api.StageRequest{{Name: "held", Kind: "hold"}}, Tenants: tenants("lp-cluster")})
-			eventuallyTenant(t, b.URL(), "lp-cluster", func(tk api.Task) bool { return tk.Status == "RUNNING" })
-			answer := longPoll(t, b.URL()+rt.path(api.Task{TaskID: p.TaskIDs[0], TenantID: "lp-cluster"})+"?wait=30s")
+			p := submit(t, a.URL(), wire.PlanRequest{Stages: []wire.StageRequest{{Name: "held", Kind: "hold"}}, Tenants: tenants("lp-cluster")})
+			eventuallyTenant(t, b.URL(), "lp-cluster", func(tk wire.Task) bool { return tk.Status == "RUNNING" })
+			answer := longPoll(t, b.URL()+rt.path(wire.Task{TaskID: p.TaskIDs[0], TenantID: "lp-cluster"})+"?wait=30s")
 			time.Sleep(300 * time.Millisecond) // the long poll waits
 			released := time.Now()
 			close(h.release)
@@ -176,15 +176,15 @@ func TestTaskLongPollAcrossExecutors(t *testing.T) {
 }
 
 // planTaskPage reads one page of a plan's tasks.
-func planTaskPage(t *testing.T, base, planID, query string) api.TaskList {
+func planTaskPage(t *testing.T, base, planID, query string) wire.TaskList {
 	t.Helper()
-	return decode[api.TaskList](t, get(t, base+"/v1/plans/"+planID+"/tasks"+query), http.StatusOK)
+	return decode[wire.TaskList](t, get(t, base+"/v1/plans/"+planID+"/tasks"+query), http.StatusOK)
 }
 
 // pageAll follows nextCursor from the first page of query and returns every page.
-func pageAll(t *testing.T, base, planID, query string) []api.TaskList {
+func pageAll(t *testing.T, base, planID, query string) []wire.TaskList {
 	t.Helper()
-	var pages []api.TaskList
+	var pages []wire.TaskList
 	page := planTaskPage(t, base, planID, "?"+query)
 	for {
 		pages = append(pages, page)
@@ -206,9 +206,9 @@ func TestPlanTasksPaging(t *testing.T) {
 	for i := range ids {
 		ids[i] = fmt.Sprintf("pg-%04d", i)
 	}
-	p := submit(t, base, api.PlanRequest{Stages: []api.StageRequest{noop("a")}, Tenants: tenants(ids...), MaxConcurrency: 50})
+	p := submit(t, base, wire.PlanRequest{Stages: []wire.StageRequest{noop("a")}, Tenants: tenants(ids...), MaxConcurrency: 50})
 
-	seen := func(pages []api.TaskList) []string {
+	seen := func(pages []wire.TaskList) []string {
 		var out []string
 		for _, pg := range pages {
 			for _, tk := range pg.Tasks {
@@ -257,8 +257,8 @@ func TestPlanTasksPaging(t *testing.T) {
 func TestPlanTasksBadCursor(t *testing.T) {
 	t.Parallel()
 	base := startServer(t)
-	p := submit(t, base, api.PlanRequest{Stages: []api.StageRequest{noop("a")}, Tenants: tenants("bc-1", "bc-2", "bc-3")})
-	other := submit(t, base, api.PlanRequest{Stages: []api.StageRequest{noop("a")}, Tenants: tenants("bc-4", "bc-5", "bc-6")})
+	p := submit(t, base, wire.PlanRequest{Stages: []wire.StageRequest{noop("a")}, Tenants: tenants("bc-1", "bc-2", "bc-3")})
+	other := submit(t, base, wire.PlanRequest{Stages: []wire.StageRequest{noop("a")}, Tenants: tenants("bc-4", "bc-5", "bc-6")})
 	first := planTaskPage(t, base, p.PlanID, "?limit=1")
 	require.NotEmpty(t, first.NextCursor)
 	enc := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }

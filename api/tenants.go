@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/wire"
 )
 
 // tenantTask is GET /v1/tenants/{tenantId}/task: the tenant's latest task with its lease and
@@ -38,7 +39,7 @@ func (h *handlers) retryTenant(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	var body RetryBody
+	var body wire.RetryBody
 	if err := h.decodeBody(w, r, &body, true); err != nil {
 		h.writeError(w, r, err)
 		return

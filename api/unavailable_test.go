@@ -24,6 +24,7 @@ import (
 	"github.com/executor-dev/executor/infra/memrepo"
 	"github.com/executor-dev/executor/orchestrator"
 	"github.com/executor-dev/executor/stagekind"
+	"github.com/executor-dev/executor/wire"
 )
 
 // oomReply is what Redis answers a write while it is out of memory (maxmemory, noeviction).
@@ -51,19 +52,19 @@ func failingService(t *testing.T, err error, refuse bool) *app.Service {
 	}, kinds, orchestrator.Config{})
 	return app.New(app.Deps{
 		Creator: db, Plans: plans, Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Index: db.Tasks(), Holders: locker, Kinds: kinds,
-		Runner: orch, RefuseNewPlans: func() bool { return refuse },
+		Launcher: orch, PlanControl: orch, TaskControl: orch, Reaper: orch, Watcher: orch, Unlocker: orch, RefuseNewPlans: func() bool { return refuse },
 	})
 }
 
-func degradedBy(reason string) func() api.Health {
+func degradedBy(reason string) func() wire.Health {
 	since := time.Date(2026, 11, 21, 16, 20, 5, 0, time.UTC)
 	journal := 3
-	return func() api.Health {
-		return api.Health{Status: "degraded", Redis: "degraded", Since: &since, Journal: &journal, Reason: reason}
+	return func() wire.Health {
+		return wire.Health{Status: "degraded", Redis: "degraded", Since: &since, Journal: &journal, Reason: reason}
 	}
 }
 
-func healthy() api.Health { return api.Health{Status: "ok", Redis: "ok"} }
+func healthy() wire.Health { return wire.Health{Status: "ok", Redis: "ok"} }
 
 // While Redis is away an error the API does not know is the outage's: a 503 naming its reason,
 // never a 500; a panic stays a 500 (a bug), and so does an unknown error while Redis answers.
@@ -74,7 +75,7 @@ func TestErrorsWhileRedisIsAwayAreUnavailable(t *testing.T) {
 	isOOM := func(err error) bool { return errors.Is(err, oom) }
 	tests := []struct {
 		name        string
-		readiness   func() api.Health
+		readiness   func() wire.Health
 		unavailable func(error) bool // Options.Unavailable
 		refuse      bool
 		method      string
@@ -85,17 +86,17 @@ func TestErrorsWhileRedisIsAwayAreUnavailable(t *testing.T) {
 		detail      []string // substrings of the detail
 	}{
 		{"a store error while degraded", degradedBy("redisrepo: save task: " + oomReply), nil, false,
-			http.MethodGet, "/v1/plans", "", http.StatusServiceUnavailable, api.ProblemUnavailable,
+			http.MethodGet, "/v1/plans", "", http.StatusServiceUnavailable, wire.ProblemUnavailable,
 			[]string{"Redis is unavailable", "reason: redisrepo: save task: OOM command not allowed"}},
 		{"a store error while Redis answers", healthy, nil, false,
-			http.MethodGet, "/v1/plans", "", http.StatusInternalServerError, api.ProblemInternal,
+			http.MethodGet, "/v1/plans", "", http.StatusInternalServerError, wire.ProblemInternal,
 			[]string{"internal error"}},
 		{"an outage error before the executor switched to degraded", healthy, isOOM, false,
-			http.MethodGet, "/v1/plans", "", http.StatusServiceUnavailable, api.ProblemUnavailable,
+			http.MethodGet, "/v1/plans", "", http.StatusServiceUnavailable, wire.ProblemUnavailable,
 			[]string{"Redis is unavailable"}},
 		{"new plans refused while degraded", degradedBy("redisrepo: save task: " + oomReply), nil, true,
 			http.MethodPost, "/v1/plans", `{"name":"p","stages":[{"name":"s","kind":"noop"}],"tenants":[{"id":"t1"}]}`,
-			http.StatusServiceUnavailable, api.ProblemUnavailable,
+			http.StatusServiceUnavailable, wire.ProblemUnavailable,
 			[]string{"refuses new plans", "reason: redisrepo: save task: OOM command not allowed"}},
 	}
 	for _, tc := range tests {
@@ -107,8 +108,8 @@ func TestErrorsWhileRedisIsAwayAreUnavailable(t *testing.T) {
 			})
 			rec := httptestDo(t, h, tc.method, tc.target, tc.body)
 			require.Equal(t, tc.status, rec.status, "body: %s", rec.body)
-			assert.Equal(t, api.ProblemContentType, rec.header.Get("Content-Type"))
-			var p api.Problem
+			assert.Equal(t, wire.ProblemContentType, rec.header.Get("Content-Type"))
+			var p wire.Problem
 			require.NoError(t, json.Unmarshal(rec.body, &p))
 			assert.Equal(t, tc.typ, p.Type)
 			assert.Equal(t, tc.status, p.Status)
@@ -128,9 +129,9 @@ func TestErrorsWhileRedisIsAwayAreUnavailable(t *testing.T) {
 		h := api.NewRouter(nil, api.Options{Logger: slog.New(slog.DiscardHandler), Readiness: degradedBy(oomReply)})
 		rec := httptestDo(t, h, http.MethodGet, "/v1/plans", "")
 		require.Equal(t, http.StatusInternalServerError, rec.status)
-		var p api.Problem
+		var p wire.Problem
 		require.NoError(t, json.Unmarshal(rec.body, &p))
-		assert.Equal(t, api.ProblemInternal, p.Type)
+		assert.Equal(t, wire.ProblemInternal, p.Type)
 	})
 }
 

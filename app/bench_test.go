@@ -31,10 +31,10 @@ func memExecutor(b *testing.B) (*app.Service, func()) {
 	kinds := stagekind.Builtin(stagekind.HTTPOptions{})
 	orch := orchestrator.New(db.Plans(), db.Tasks(), db.Checkpoints(), locker, kinds,
 		orchestrator.Config{Logger: slog.New(slog.DiscardHandler), Queue: dispatch.ForMemory(dispatch.NewMemory(dispatch.MemoryOptions{}))})
-	orch.Start()
+	require.NoError(b, orch.Start(context.Background()))
 	svc := app.New(app.Deps{
 		Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Index: db.Tasks(),
-		Kinds: kinds, Holders: locker, Runner: orch,
+		Kinds: kinds, Holders: locker, Launcher: orch, PlanControl: orch, TaskControl: orch, Reaper: orch, Watcher: orch, Unlocker: orch,
 	})
 	return svc, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

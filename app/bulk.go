@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/executor-dev/executor/domain/errcode"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/domain/task"
@@ -30,12 +31,9 @@ const (
 var bulkStatuses = map[BulkAction]struct{ allowed, defaults []task.Status }{
 	BulkApprove: {[]task.Status{task.Waiting}, []task.Status{task.Waiting}},
 	BulkReject:  {[]task.Status{task.Waiting}, []task.Status{task.Waiting}},
-	BulkRetry:   {RetryableStatuses, DefaultRetryStatuses},
-	BulkCancel:  {cancellable, cancellable},
+	BulkRetry:   {task.RetryableStatuses(), DefaultRetryStatuses},
+	BulkCancel:  {task.CancellableStatuses(), task.CancellableStatuses()},
 }
-
-// cancellable are the statuses of a task that has not ended.
-var cancellable = []task.Status{task.Pending, task.Running, task.Waiting, task.Paused, task.Interrupted}
 
 // MaxBulkSkippedListed bounds the skipped tasks a BulkResult lists (SkippedCount counts
 // them all).
@@ -70,8 +68,8 @@ type BulkResult struct {
 // does for one (every write a compare-and-set, wherever the task runs). A task that matched
 // when the index was read but cannot take the action when it is reached (it moved on, its
 // tenant has a newer task) is skipped with the reason; the others take it regardless. It
-// answers ErrShuttingDown, ErrNotReady or ErrDegraded before acting on any, and stops at
-// ErrShuttingDown or when ctx ends.
+// answers errcode.ErrShuttingDown, ErrNotReady or ErrDegraded before acting on any, and stops at
+// errcode.ErrShuttingDown or when ctx ends.
 func (s *Service) BulkTasks(ctx context.Context, planID string, req BulkRequest) (BulkResult, error) {
 	rule, ok := bulkStatuses[req.Action]
 	if !ok {
@@ -92,7 +90,7 @@ func (s *Service) BulkTasks(ctx context.Context, planID string, req BulkRequest)
 	if err := errors.Join(s.refuseWork(), s.refuseDegraded()); err != nil {
 		return BulkResult{}, err
 	}
-	p, err := s.Plans.Plan(ctx, planID)
+	p, err := s.plans.Plan(ctx, planID)
 	if err != nil {
 		return BulkResult{}, err
 	}
@@ -118,11 +116,13 @@ func (s *Service) bulkOp(req BulkRequest) func(context.Context, string) error {
 	switch req.Action {
 	case BulkApprove, BulkReject:
 		d := stage.Decision{Approved: req.Action == BulkApprove, Comment: req.Comment, DecidedAt: s.now()}
-		return func(ctx context.Context, id string) error { return s.Runner.DecideTask(ctx, id, d) }
+		return func(ctx context.Context, id string) error { return s.taskControl.DecideTask(ctx, id, d) }
 	case BulkRetry:
-		return func(ctx context.Context, id string) error { return s.Runner.RetryTask(ctx, id, req.FromCheckpoint) }
+		return func(ctx context.Context, id string) error {
+			return s.taskControl.RetryTask(ctx, id, req.FromCheckpoint)
+		}
 	default:
-		return s.Runner.CancelTask
+		return s.taskControl.CancelTask
 	}
 }
 
@@ -144,7 +144,7 @@ func (s *Service) matching(ctx context.Context, p *plan.Plan, rf rowFilter) ([]T
 
 // actOn runs op on each task of refs, bulkWorkers at a time, and returns those it succeeded
 // on and those it did not (with the error as the reason), both in refs' order. It stops, with
-// the error, at ErrShuttingDown or when ctx ends.
+// the error, at errcode.ErrShuttingDown or when ctx ends.
 func (s *Service) actOn(ctx context.Context, refs []TaskRef, op func(context.Context, string) error) ([]TaskRef, []TaskRef, error) {
 	reasons := make([]string, len(refs))
 	g, gctx := errgroup.WithContext(ctx)
@@ -156,7 +156,7 @@ func (s *Service) actOn(ctx context.Context, refs []TaskRef, op func(context.Con
 			switch {
 			case err == nil:
 				return nil
-			case errors.Is(err, ErrShuttingDown) || gctx.Err() != nil:
+			case errors.Is(err, errcode.ErrShuttingDown) || gctx.Err() != nil:
 				return err
 			}
 			mu.Lock()

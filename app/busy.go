@@ -1,14 +1,15 @@
 package app
 
 import (
-	"errors"
 	"fmt"
 	"time"
+
+	"github.com/executor-dev/executor/domain/errcode"
 )
 
 // ErrBusy: the executor's queue of tasks waiting to start is full; submit again later
 // (HTTP 429 with Retry-After). Match it with errors.Is; the error is a *BusyError.
-var ErrBusy = errors.New("app: the executor's queue is full")
+var ErrBusy = errcode.New(errcode.Busy, "app: the executor's queue is full")
 
 // Bounds and basis of BusyError.RetryAfter.
 const (
@@ -42,12 +43,12 @@ func (e *BusyError) Unwrap() error { return ErrBusy }
 // are refused: a retry or resume of a tenant or plan is never, so an operator fixing a rollout
 // is not locked out by a busy executor.
 func (s *Service) checkQueue(n int) error {
-	limit := s.Limits.withDefaults().MaxQueued
-	queued := s.Runner.Queued()
+	limit := s.limits.withDefaults().MaxQueued
+	queued := s.launcher.Queued()
 	if queued+n <= limit {
 		return nil
 	}
-	return &BusyError{Queued: queued, Tenants: n, Limit: limit, RetryAfter: retryAfter(queued+n-limit, s.Runner.Workers())}
+	return &BusyError{Queued: queued, Tenants: n, Limit: limit, RetryAfter: retryAfter(queued+n-limit, s.launcher.Workers())}
 }
 
 // retryAfter estimates how long excess queued tasks take to start with workers slots.

@@ -20,7 +20,7 @@ import (
 
 // busyRunner is the real orchestrator reporting a queue and worker cap of the test's choosing.
 type busyRunner struct {
-	app.Runner
+	app.Launcher
 	queued  *atomic.Int64
 	workers int
 }
@@ -41,7 +41,7 @@ func busyService(t *testing.T, queued, workers int, limits app.Limits) (*app.Ser
 	n.Store(int64(queued))
 	return app.New(app.Deps{
 		Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Index: db.Tasks(),
-		Kinds: kinds, Holders: locker, Runner: busyRunner{Runner: orch, queued: n, workers: workers},
+		Kinds: kinds, Holders: locker, Launcher: busyRunner{Launcher: orch, queued: n, workers: workers}, PlanControl: orch, TaskControl: orch, Reaper: orch, Watcher: orch, Unlocker: orch,
 		Limits: limits,
 	}), n
 }

@@ -6,19 +6,19 @@ import (
 
 // PausePlan pauses a running plan.
 func (s *Service) PausePlan(ctx context.Context, planID string) (PlanView, error) {
-	return s.planOp(ctx, planID, s.plansWhileUp(s.Runner.PausePlan))
+	return s.planOp(ctx, planID, s.plansWhileUp(s.planControl.PausePlan))
 }
 
 // ResumePlan resumes a paused plan.
 func (s *Service) ResumePlan(ctx context.Context, planID string) (PlanView, error) {
 	return s.planOp(ctx, planID, func(ctx context.Context, planID string) error {
-		return s.startingWork(ctx, func(ctx context.Context) error { return s.Runner.ResumePlan(ctx, planID) })
+		return s.startingWork(ctx, func(ctx context.Context) error { return s.planControl.ResumePlan(ctx, planID) })
 	})
 }
 
 // CancelPlan cancels a plan that has not ended.
 func (s *Service) CancelPlan(ctx context.Context, planID string) (PlanView, error) {
-	return s.planOp(ctx, planID, s.plansWhileUp(s.Runner.CancelPlan))
+	return s.planOp(ctx, planID, s.plansWhileUp(s.planControl.CancelPlan))
 }
 
 func (s *Service) planOp(ctx context.Context, planID string, op func(context.Context, string) error) (PlanView, error) {
@@ -33,26 +33,26 @@ func (s *Service) planOp(ctx context.Context, planID string, op func(context.Con
 
 // PauseTenant asks the tenant's latest task to pause at its next stage boundary.
 func (s *Service) PauseTenant(ctx context.Context, tenantID string) (TaskView, error) {
-	return s.tenantOp(ctx, tenantID, s.runningHere(s.Runner.PauseTask))
+	return s.tenantOp(ctx, tenantID, s.runningHere(s.taskControl.PauseTask))
 }
 
 // ResumeTenant resumes the tenant's paused latest task.
 func (s *Service) ResumeTenant(ctx context.Context, tenantID string) (TaskView, error) {
 	return s.tenantOp(ctx, tenantID, func(ctx context.Context, taskID string) error {
-		return s.startingWork(ctx, func(ctx context.Context) error { return s.Runner.ResumeTask(ctx, taskID) })
+		return s.startingWork(ctx, func(ctx context.Context) error { return s.taskControl.ResumeTask(ctx, taskID) })
 	})
 }
 
 // CancelTenant cancels the tenant's latest task.
 func (s *Service) CancelTenant(ctx context.Context, tenantID string) (TaskView, error) {
-	return s.tenantOp(ctx, tenantID, s.runningHere(s.Runner.CancelTask))
+	return s.tenantOp(ctx, tenantID, s.runningHere(s.taskControl.CancelTask))
 }
 
 // RetryTenant runs the tenant's latest task again: from the stage after its checkpoint, or
 // from the first stage.
 func (s *Service) RetryTenant(ctx context.Context, tenantID string, fromCheckpoint bool) (TaskView, error) {
 	return s.tenantOp(ctx, tenantID, func(ctx context.Context, taskID string) error {
-		return s.startingWork(ctx, func(ctx context.Context) error { return s.Runner.RetryTask(ctx, taskID, fromCheckpoint) })
+		return s.startingWork(ctx, func(ctx context.Context) error { return s.taskControl.RetryTask(ctx, taskID, fromCheckpoint) })
 	})
 }
 

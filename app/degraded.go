@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/executor-dev/executor/domain/errcode"
+
 	"github.com/executor-dev/executor/domain/task"
 )
 
@@ -14,14 +16,14 @@ import (
 // here: its run would go on), or work started from a copy that may be stale (a retry, a
 // resume, a gate's decision, a plan-wide command). HTTP 503: the command takes effect through
 // an executor that reaches Redis, or through this one once it does.
-var ErrDegraded = errors.New("app: redis is unreachable from this executor, which cannot change what another executor may be running; " +
+var ErrDegraded = errcode.New(errcode.Unavailable, "app: redis is unreachable from this executor, which cannot change what another executor may be running; "+
 	"send the command to an executor that reaches Redis, or again once this one does")
 
 // ErrNotReady: the executor has not reached Redis once since it started (serve without
 // --start-degraded): it cannot tell which tenants other executors run, so it takes no new
 // plan, and no command ErrDegraded refuses, until it has; nor does it answer queries
 // (ErrNotReadyToRead). HTTP 503 with Retry-After (NotReadyRetryAfter).
-var ErrNotReady = errors.New("app: this executor has not reached Redis since it started and takes no new work until it has; " +
+var ErrNotReady = errcode.New(errcode.NotReady, "app: this executor has not reached Redis since it started and takes no new work until it has; "+
 	"try again shortly, or send it to an executor that reaches Redis")
 
 // ErrNotReadyToRead: a read of plans, tasks, tenants or checkpoints on an executor that has
@@ -40,12 +42,15 @@ func (notReadyToRead) Error() string {
 // Is makes ErrNotReadyToRead match ErrNotReady.
 func (notReadyToRead) Is(target error) bool { return target == ErrNotReady }
 
+// Code is ErrNotReady's.
+func (notReadyToRead) Code() errcode.Code { return errcode.NotReady }
+
 // NotReadyRetryAfter is the Retry-After of ErrNotReady: about how often the executor tries
 // Redis again.
 const NotReadyRetryAfter = 2 * time.Second
 
 // notReady reports whether the executor has not reached Redis since it started.
-func (s *Service) notReady() bool { return s.NotReady != nil && s.NotReady() }
+func (s *Service) notReady() bool { return s.isNotReady != nil && s.isNotReady() }
 
 // refuseRead returns ErrNotReadyToRead before Redis was reached: every query of plans, tasks,
 // tenants and checkpoints starts with it.
@@ -57,7 +62,7 @@ func (s *Service) refuseRead() error {
 }
 
 // degraded reports whether the executor runs degraded where it must act only on what it runs.
-func (s *Service) degraded() bool { return s.Degraded != nil && s.Degraded() }
+func (s *Service) degraded() bool { return s.isDegraded != nil && s.isDegraded() }
 
 // refuseDegraded returns ErrNotReady before Redis was reached, then ErrDegraded while
 // degraded.
@@ -76,7 +81,7 @@ func (s *Service) refuseDegraded() error {
 // applies it to Redis's copy), else it answers ErrDegraded.
 func (s *Service) runningHere(op func(context.Context, string) error) func(context.Context, string) error {
 	return func(ctx context.Context, taskID string) error {
-		if s.Runner.Runs(taskID) {
+		if s.taskControl.Runs(taskID) {
 			return op(ctx, taskID) // the run stops here at once; the write-back tells Redis
 		}
 		return s.shared(ctx, func(ctx context.Context) error { return op(ctx, taskID) })
@@ -102,7 +107,7 @@ func (s *Service) shared(ctx context.Context, op func(context.Context) error) er
 	if err := s.refuseDegraded(); err != nil {
 		return err
 	}
-	if s.Degraded == nil {
+	if s.isDegraded == nil {
 		return op(ctx)
 	}
 	err := op(task.MustShare(ctx))

@@ -20,11 +20,11 @@ import (
 
 // elsewhereRunner is the real orchestrator, but for whether it runs a task: the test says.
 type elsewhereRunner struct {
-	app.Runner
+	app.TaskControl
 	here *atomic.Bool
 }
 
-func (r elsewhereRunner) Runs(taskID string) bool { return r.here.Load() && r.Runner.Runs(taskID) }
+func (r elsewhereRunner) Runs(taskID string) bool { return r.here.Load() && r.TaskControl.Runs(taskID) }
 
 // While degraded where other executors share its Redis, an executor refuses (ErrDegraded)
 // the commands it cannot make take effect: a cancel or pause of a task it does not run (the
@@ -40,7 +40,7 @@ func TestDegradedExecutorActsOnlyOnWhatItRuns(t *testing.T) {
 	var degraded, here atomic.Bool
 	svc := app.New(app.Deps{
 		Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Index: db.Tasks(),
-		Kinds: kinds, Holders: locker, Runner: elsewhereRunner{Runner: orch, here: &here},
+		Kinds: kinds, Holders: locker, Launcher: orch, PlanControl: orch, TaskControl: elsewhereRunner{TaskControl: orch, here: &here}, Reaper: orch, Watcher: orch, Unlocker: orch,
 		Degraded: degraded.Load,
 	})
 	ctx := context.Background()

@@ -4,18 +4,21 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/executor-dev/executor/domain/errcode"
 )
 
 // Sentinel errors; match them with errors.Is.
 var (
-	ErrInvalidInput = errors.New("app: invalid input")
-	ErrConflict     = errors.New("app: tenant conflict")
+	ErrInvalidInput = errcode.New(errcode.Invalid, "app: invalid input")
+	ErrConflict     = errcode.WithDetail(errcode.TaskNotEnded, "app: tenant conflict", "a tenant has a task that has not ended")
 	// ErrUnavailable: the executor runs degraded (Redis away) and was told to refuse new plans.
-	ErrUnavailable = errors.New("app: redis is unreachable and this executor refuses new plans until it is back")
+	ErrUnavailable = errcode.New(errcode.Unavailable, "app: redis is unreachable and this executor refuses new plans until it is back")
 	// ErrMembersUnavailable: the registry of executors could not be read (Redis away).
-	ErrMembersUnavailable = errors.New("app: the registry of executors is unreachable")
+	ErrMembersUnavailable = errcode.WithDetail(errcode.RegistryUnavailable, "app: the registry of executors is unreachable",
+		"the registry of executors is unreachable (Redis away?); try again")
 	// ErrNoEvents: the executor was wired without an event source.
-	ErrNoEvents = errors.New("app: this executor publishes no events")
+	ErrNoEvents = errcode.New(errcode.NotFound, "app: this executor publishes no events")
 	// ErrIdempotencyMismatch: an Idempotency-Key was submitted before with another plan
 	// (IdempotencyMismatchError).
 	ErrIdempotencyMismatch = errors.New("app: the Idempotency-Key was used for another plan")
@@ -36,6 +39,12 @@ func (e *IdempotencyMismatchError) Error() string {
 
 // Unwrap returns ErrIdempotencyMismatch.
 func (e *IdempotencyMismatchError) Unwrap() error { return ErrIdempotencyMismatch }
+
+// Code is errcode.IdempotencyMismatch.
+func (e *IdempotencyMismatchError) Code() errcode.Code { return errcode.IdempotencyMismatch }
+
+// Detail is the error's own text, without the context that wraps it.
+func (e *IdempotencyMismatchError) Detail() string { return e.Error() }
 
 // MaxViolations bounds the violations one ValidationError lists; the others are only counted
 // (Omitted). A plan of 10,000 tenants with a template that fails for each would otherwise
@@ -84,3 +93,9 @@ func (e *ConflictError) Error() string {
 
 // Unwrap returns ErrConflict.
 func (e *ConflictError) Unwrap() error { return ErrConflict }
+
+// Code is errcode.TenantConflict.
+func (e *ConflictError) Code() errcode.Code { return errcode.TenantConflict }
+
+// Detail is the error's own text, without the context that wraps it.
+func (e *ConflictError) Detail() string { return e.Error() }

@@ -38,14 +38,14 @@ type ExecutorView struct {
 // registry (Deps.Members nil) the list is empty. A registry that cannot answer (Redis away)
 // is ErrMembersUnavailable.
 func (s *Service) Executors(ctx context.Context) ([]ExecutorView, error) {
-	if s.Members == nil {
+	if s.members == nil {
 		return []ExecutorView{}, nil
 	}
-	list, err := s.Members.Members(ctx)
+	list, err := s.members.Members(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrMembersUnavailable, err)
 	}
-	self := s.Members.Name()
+	self := s.members.Name()
 	out := make([]ExecutorView, len(list))
 	for i, m := range list {
 		out[i] = ExecutorView{Member: m, Self: m.Name == self}

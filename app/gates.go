@@ -28,20 +28,20 @@ func (s *Service) decideTenant(ctx context.Context, tenantID string, approved bo
 	}
 	d := stage.Decision{Approved: approved, Comment: comment, DecidedAt: s.now()}
 	return s.tenantOp(ctx, tenantID, func(ctx context.Context, taskID string) error {
-		return s.startingWork(ctx, func(ctx context.Context) error { return s.Runner.DecideTask(ctx, taskID, d) })
+		return s.startingWork(ctx, func(ctx context.Context) error { return s.taskControl.DecideTask(ctx, taskID, d) })
 	})
 }
 
 // ApprovePlan lets the tasks past a plan's canary wave start.
 func (s *Service) ApprovePlan(ctx context.Context, planID string) (PlanView, error) {
 	return s.planOp(ctx, planID, func(ctx context.Context, planID string) error {
-		return s.startingWork(ctx, func(ctx context.Context) error { return s.Runner.ApprovePlan(ctx, planID) })
+		return s.startingWork(ctx, func(ctx context.Context) error { return s.planControl.ApprovePlan(ctx, planID) })
 	})
 }
 
 // RejectPlan halts a plan at its canary gate: the tasks past the wave never start.
 func (s *Service) RejectPlan(ctx context.Context, planID string) (PlanView, error) {
-	return s.planOp(ctx, planID, s.plansWhileUp(s.Runner.RejectPlan))
+	return s.planOp(ctx, planID, s.plansWhileUp(s.planControl.RejectPlan))
 }
 
 func checkComment(c string) error {

@@ -26,11 +26,11 @@ func (s *Service) TenantLock(ctx context.Context, tenantID string) (LockView, er
 	if err := s.refuseRead(); err != nil {
 		return LockView{}, err
 	}
-	t, err := s.Tasks.Latest(ctx, tenantID)
+	t, err := s.tasks.Latest(ctx, tenantID)
 	if err != nil {
 		return LockView{}, err
 	}
-	h, held, err := s.Holders.Holder(ctx, tenantID)
+	h, held, err := s.holders.Holder(ctx, tenantID)
 	if err != nil {
 		return LockView{}, err
 	}
@@ -43,5 +43,5 @@ func (s *Service) UnlockTenant(ctx context.Context, tenantID string) (lease.Unlo
 	if err := checkTenantID("tenantId", tenantID); err != nil {
 		return lease.Unlocked{}, err
 	}
-	return s.Runner.Unlock(ctx, tenantID)
+	return s.unlocker.Unlock(ctx, tenantID)
 }

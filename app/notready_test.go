@@ -31,7 +31,7 @@ func TestQueriesRefusedUntilRedisReached(t *testing.T) {
 	var notReady atomic.Bool
 	svc := app.New(app.Deps{
 		Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Index: db.Tasks(),
-		Kinds: kinds, Holders: locker, Runner: orch, NotReady: notReady.Load,
+		Kinds: kinds, Holders: locker, Launcher: orch, PlanControl: orch, TaskControl: orch, Reaper: orch, Watcher: orch, Unlocker: orch, NotReady: notReady.Load,
 	})
 	ctx := context.Background()
 	sub, err := svc.Submit(ctx, sleepPlan("nr-1"))

@@ -15,7 +15,7 @@ import (
 // their owner is gone, as every query does) and their rows brought up to date. It returns p
 // read again when reaping may have settled it.
 func (s *Service) rowsOf(ctx context.Context, p *plan.Plan) (map[string]task.Row, []MissingTask, *plan.Plan, error) {
-	rows, err := s.Index.Rows(ctx, p.ID())
+	rows, err := s.index.Rows(ctx, p.ID())
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("app: index of plan %s: %w", p.ID(), err)
 	}
@@ -29,7 +29,7 @@ func (s *Service) rowsOf(ctx context.Context, p *plan.Plan) (map[string]task.Row
 	}
 	var missing []MissingTask
 	if len(absent) > 0 {
-		tasks, gone, err := readPresent(ctx, absent, s.Tasks.ByIDs)
+		tasks, gone, err := readPresent(ctx, absent, s.tasks.ByIDs)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("app: tasks of plan %s: %w", p.ID(), err)
 		}
@@ -42,7 +42,7 @@ func (s *Service) rowsOf(ctx context.Context, p *plan.Plan) (map[string]task.Row
 				present, rows[t.ID()] = append(present, t), task.RowOf(t)
 			}
 		}
-		if err := s.Index.Reindex(ctx, present); err != nil {
+		if err := s.index.Reindex(ctx, present); err != nil {
 			return nil, nil, nil, fmt.Errorf("app: index of plan %s: %w", p.ID(), err)
 		}
 	}
@@ -96,13 +96,13 @@ func (s *Service) refreshRunning(ctx context.Context, p *plan.Plan, running []st
 		behind = behind || t.Status() != task.Running
 	}
 	if behind {
-		if err := s.Index.Reindex(ctx, tasks); err != nil {
+		if err := s.index.Reindex(ctx, tasks); err != nil {
 			return runningRead{}, fmt.Errorf("app: index of plan %s: %w", p.ID(), err)
 		}
 		rr.reindexed = true
 	}
 	if reaped > 0 {
-		if rr.plan, err = s.Plans.Plan(ctx, p.ID()); err != nil { // reaping may have settled it
+		if rr.plan, err = s.plans.Plan(ctx, p.ID()); err != nil { // reaping may have settled it
 			return runningRead{}, err
 		}
 	}

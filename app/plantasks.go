@@ -83,7 +83,7 @@ func (s *Service) PlanTasks(ctx context.Context, planID string, q TaskQuery) (Ta
 	if err := s.refuseRead(); err != nil {
 		return TaskPage{}, err
 	}
-	p, err := s.Plans.Plan(ctx, planID)
+	p, err := s.plans.Plan(ctx, planID)
 	if err != nil {
 		return TaskPage{}, err
 	}
@@ -163,7 +163,7 @@ func (s *Service) fillPage(ctx context.Context, p *plan.Plan, page *TaskPage, ro
 			page.Missing = append(page.Missing, MissingTask{TaskID: m.TaskID, Index: positionOf(p.TaskIDs(), m.TaskID)})
 		}
 		page.Total -= len(ids)
-		if err := s.Index.ForgetRows(ctx, p.ID(), ids); err != nil {
+		if err := s.index.ForgetRows(ctx, p.ID(), ids); err != nil {
 			return 0, fmt.Errorf("app: index of plan %s: %w", p.ID(), err)
 		}
 	}

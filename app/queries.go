@@ -24,14 +24,14 @@ const MaxListLimit = 1000
 // says how many of them it interrupted. A task the store no longer holds is left out of the
 // tasks and listed in missing (its Index is its place in ids).
 func (s *Service) tasksOf(ctx context.Context, ids []string) ([]*task.Task, []MissingTask, int, error) {
-	tasks, missing, err := readPresent(ctx, ids, s.Tasks.ByIDs)
+	tasks, missing, err := readPresent(ctx, ids, s.tasks.ByIDs)
 	if err != nil {
 		return nil, nil, 0, err
 	}
 	if len(missing) > 0 {
 		tasks = slices.DeleteFunc(tasks, func(t *task.Task) bool { return t == nil })
 	}
-	tasks, reaped, err := s.Runner.Reap(ctx, tasks)
+	tasks, reaped, err := s.reaper.Reap(ctx, tasks)
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -58,7 +58,7 @@ func (s *Service) view(ctx context.Context, p *plan.Plan) (PlanView, error) {
 // have settled it.
 func (s *Service) statusesOf(ctx context.Context, p *plan.Plan) ([]task.Status, []MissingTask, *plan.Plan, error) {
 	ids := p.TaskIDs()
-	statuses, missing, err := readPresent(ctx, ids, s.Tasks.Statuses)
+	statuses, missing, err := readPresent(ctx, ids, s.tasks.Statuses)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("app: tasks of plan %s: %w", p.ID(), err)
 	}
@@ -86,7 +86,7 @@ func (s *Service) statusesOf(ctx context.Context, p *plan.Plan) ([]task.Status, 
 	}
 	sortMissing(missing)
 	if reaped > 0 {
-		if p, err = s.Plans.Plan(ctx, p.ID()); err != nil { // reaping may have settled it
+		if p, err = s.plans.Plan(ctx, p.ID()); err != nil { // reaping may have settled it
 			return nil, nil, nil, err
 		}
 	}
@@ -101,7 +101,7 @@ func (s *Service) Plan(ctx context.Context, planID string) (PlanView, error) {
 	if err := s.refuseRead(); err != nil {
 		return PlanView{}, err
 	}
-	p, err := s.Plans.Plan(ctx, planID)
+	p, err := s.plans.Plan(ctx, planID)
 	if err != nil {
 		return PlanView{}, err
 	}
@@ -124,7 +124,7 @@ func (s *Service) WaitPlan(ctx context.Context, planID string, wait time.Duratio
 	defer deadline.Stop()
 	recheck := time.NewTicker(waitRecheck)
 	defer recheck.Stop()
-	changed, stop := s.Runner.Watch(planID)
+	changed, stop := s.watcher.Watch(planID)
 	v, err := s.Plan(ctx, planID)
 	if err != nil || v.Plan.Status().Terminal() {
 		stop()
@@ -142,8 +142,8 @@ func (s *Service) WaitPlan(ctx context.Context, planID string, wait time.Duratio
 			stop()
 			return v, ctx.Err()
 		}
-		changed, stop = s.Runner.Watch(planID)
-		p, err := s.Plans.Plan(ctx, planID)
+		changed, stop = s.watcher.Watch(planID)
+		p, err := s.plans.Plan(ctx, planID)
 		if err != nil {
 			stop()
 			return PlanView{}, err
@@ -171,7 +171,7 @@ func (s *Service) ListPlans(ctx context.Context, f plan.Filter) ([]PlanView, err
 	if err := s.refuseRead(); err != nil {
 		return nil, err
 	}
-	plans, err := s.Plans.List(ctx, f)
+	plans, err := s.plans.List(ctx, f)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +203,7 @@ func (s *Service) Task(ctx context.Context, taskID string) (TaskView, error) {
 	if err := s.refuseRead(); err != nil {
 		return TaskView{}, err
 	}
-	t, err := s.Tasks.Task(ctx, taskID)
+	t, err := s.tasks.Task(ctx, taskID)
 	if err != nil {
 		return TaskView{}, err
 	}
@@ -215,25 +215,18 @@ func (s *Service) Task(ctx context.Context, taskID string) (TaskView, error) {
 
 // TenantTask returns the tenant's latest task with its checkpoint and lease.
 func (s *Service) TenantTask(ctx context.Context, tenantID string) (TaskView, error) {
-	lr, ok := s.Tasks.(checkpointedLatest)
-	if !ok {
-		t, err := s.latest(ctx, tenantID)
-		if err != nil {
-			return TaskView{}, err
-		}
-		return s.taskView(ctx, t)
-	}
 	if err := checkTenantID("tenantId", tenantID); err != nil {
 		return TaskView{}, err
 	}
 	if err := s.refuseRead(); err != nil {
 		return TaskView{}, err
 	}
-	// The task with its checkpoint, and the lease, at once.
+	// The task with its checkpoint (read together: on Redis, two round trips, not three), and
+	// the lease, at once.
 	var v TaskView
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		t, cp, err := lr.LatestWithCheckpoint(gctx, tenantID)
+		t, cp, err := s.tasks.LatestWithCheckpoint(gctx, tenantID)
 		if err != nil {
 			return err
 		}
@@ -244,7 +237,7 @@ func (s *Service) TenantTask(ctx context.Context, tenantID string) (TaskView, er
 		return nil
 	})
 	g.Go(func() error {
-		h, held, err := s.Holders.Holder(gctx, tenantID)
+		h, held, err := s.holders.Holder(gctx, tenantID)
 		v.Lease = LeaseView{Held: held, Holder: h}
 		return err
 	})
@@ -254,12 +247,6 @@ func (s *Service) TenantTask(ctx context.Context, tenantID string) (TaskView, er
 	return v, nil
 }
 
-// checkpointedLatest is a task store that reads a tenant's latest task together with its
-// checkpoint (redisrepo: two round trips, not three). A tenant query uses it when it can.
-type checkpointedLatest interface {
-	LatestWithCheckpoint(ctx context.Context, tenantID string) (*task.Task, *checkpoint.Checkpoint, error)
-}
-
 // TenantCheckpoint returns the checkpoint of the tenant's latest task, or
 // checkpoint.ErrNotFound when it has none.
 func (s *Service) TenantCheckpoint(ctx context.Context, tenantID string) (*checkpoint.Checkpoint, error) {
@@ -267,7 +254,7 @@ func (s *Service) TenantCheckpoint(ctx context.Context, tenantID string) (*check
 	if err != nil {
 		return nil, err
 	}
-	return s.Checkpoints.Checkpoint(ctx, t.ID())
+	return s.checkpoints.Checkpoint(ctx, t.ID())
 }
 
 func (s *Service) latest(ctx context.Context, tenantID string) (*task.Task, error) {
@@ -277,7 +264,7 @@ func (s *Service) latest(ctx context.Context, tenantID string) (*task.Task, erro
 	if err := s.refuseRead(); err != nil {
 		return nil, err
 	}
-	t, err := s.Tasks.Latest(ctx, tenantID)
+	t, err := s.tasks.Latest(ctx, tenantID)
 	if err != nil {
 		return nil, err
 	}
@@ -286,7 +273,7 @@ func (s *Service) latest(ctx context.Context, tenantID string) (*task.Task, erro
 
 // asItStands reads one task as it stands (see tasksOf).
 func (s *Service) asItStands(ctx context.Context, t *task.Task) (*task.Task, error) {
-	tasks, _, err := s.Runner.Reap(ctx, []*task.Task{t})
+	tasks, _, err := s.reaper.Reap(ctx, []*task.Task{t})
 	if err != nil {
 		return nil, err
 	}
@@ -298,7 +285,7 @@ func (s *Service) taskView(ctx context.Context, t *task.Task) (TaskView, error) 
 	// The checkpoint and the lease are read at once: one wait for the store, not two.
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		cp, err := s.Checkpoints.Checkpoint(gctx, t.ID())
+		cp, err := s.checkpoints.Checkpoint(gctx, t.ID())
 		switch {
 		case err == nil:
 			v.Checkpoint = cp
@@ -308,7 +295,7 @@ func (s *Service) taskView(ctx context.Context, t *task.Task) (TaskView, error) 
 		return nil
 	})
 	g.Go(func() error {
-		h, held, err := s.Holders.Holder(gctx, t.TenantID())
+		h, held, err := s.holders.Holder(gctx, t.TenantID())
 		v.Lease = LeaseView{Held: held, Holder: h}
 		return err
 	})

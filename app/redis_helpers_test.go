@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
 
 	"github.com/executor-dev/executor/app/apptest"
 	"github.com/executor-dev/executor/infra/dispatch"
@@ -46,12 +47,12 @@ func wireRedis(t *testing.T, client *redis.Client) redisWiring {
 	t.Helper()
 	logger := slog.New(slog.DiscardHandler)
 	queue := dispatch.NewRedis(client, dispatch.RedisOptions{Logger: logger})
-	queue.Start(context.Background())
-	t.Cleanup(queue.Stop)
+	require.NoError(t, queue.Start(context.Background()))
+	t.Cleanup(func() { require.NoError(t, queue.Stop(context.Background())) })
 	mon := outage.NewMonitor(logger)
 	st := redisrepo.New(client, redisrepo.Options{Monitor: mon, Logger: logger})
-	st.Start(context.Background())
-	t.Cleanup(st.Stop)
+	require.NoError(t, st.Start(context.Background()))
+	t.Cleanup(func() { require.NoError(t, st.Stop(context.Background())) })
 	return redisWiring{
 		stores: apptest.Stores{
 			Creator: st, Plans: st.Plans(), Tasks: st.Tasks(), Checkpoints: st.Checkpoints(),

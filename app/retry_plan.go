@@ -7,9 +7,6 @@ import (
 	"github.com/executor-dev/executor/domain/task"
 )
 
-// RetryableStatuses are the statuses a task can be retried from.
-var RetryableStatuses = []task.Status{task.Failed, task.Interrupted, task.Cancelled, task.Paused}
-
 // DefaultRetryStatuses are the statuses a bulk retry takes when none is named.
 var DefaultRetryStatuses = []task.Status{task.Failed, task.Interrupted}
 
@@ -43,7 +40,7 @@ func (s *Service) RetryPlan(ctx context.Context, planID string, req RetryPlanReq
 		return PlanRetry{}, err
 	}
 	f := TaskFilter{Statuses: req.Statuses}
-	if err := f.checkStatuses("status[%d]", RetryableStatuses); err != nil {
+	if err := f.checkStatuses("status[%d]", task.RetryableStatuses()); err != nil {
 		return PlanRetry{}, err
 	}
 	if len(f.Statuses) == 0 {
@@ -52,7 +49,7 @@ func (s *Service) RetryPlan(ctx context.Context, planID string, req RetryPlanReq
 	if err := errors.Join(s.refuseWork(), s.refuseDegraded()); err != nil {
 		return PlanRetry{}, err
 	}
-	p, err := s.Plans.Plan(ctx, planID)
+	p, err := s.plans.Plan(ctx, planID)
 	if err != nil {
 		return PlanRetry{}, err
 	}
@@ -69,7 +66,7 @@ func (s *Service) RetryPlan(ctx context.Context, planID string, req RetryPlanReq
 		out.Skipped = append(out.Skipped, TaskRef{TaskID: m.TaskID, Reason: ReasonTaskMissing})
 	}
 	retried, skipped, err := s.actOn(ctx, refs, func(ctx context.Context, id string) error {
-		return s.Runner.RetryTask(ctx, id, req.FromCheckpoint)
+		return s.taskControl.RetryTask(ctx, id, req.FromCheckpoint)
 	})
 	if err != nil {
 		return PlanRetry{}, err

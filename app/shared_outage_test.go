@@ -36,7 +36,7 @@ func TestSharedCommandMeetingAnOutageIsRefusedNotJournaled(t *testing.T) {
 	degraded := func() bool { d, _ := mon.Degraded(); return d }
 	svc := app.New(app.Deps{
 		Creator: store, Plans: store.Plans(), Tasks: store.Tasks(), Checkpoints: store.Checkpoints(),
-		Kinds: kinds, Holders: st.Locker, Runner: elsewhereRunner{Runner: orch, here: &here},
+		Kinds: kinds, Holders: st.Locker, Launcher: orch, PlanControl: orch, TaskControl: elsewhereRunner{TaskControl: orch, here: &here}, Reaper: orch, Watcher: orch, Unlocker: orch,
 		Degraded: degraded,
 	})
 	ctx := context.Background()

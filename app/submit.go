@@ -114,7 +114,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Submission, e
 	if !req.DryRun && s.notReady() {
 		return nil, ErrNotReady
 	}
-	if !req.DryRun && s.RefuseNewPlans != nil && s.RefuseNewPlans() {
+	if !req.DryRun && s.refuseNewPlans != nil && s.refuseNewPlans() {
 		return nil, ErrUnavailable
 	}
 	if err := s.refuseWork(); err != nil && !req.DryRun {
@@ -156,7 +156,7 @@ func (s *Service) replay(ctx context.Context, req SubmitRequest, hash string) (*
 	if req.IdempotencyKey == "" || req.DryRun || len(req.Violations) > 0 { // an invalid request is refused
 		return nil, nil
 	}
-	p, err := s.Plans.ByIdempotencyKey(ctx, req.IdempotencyKey)
+	p, err := s.plans.ByIdempotencyKey(ctx, req.IdempotencyKey)
 	if errors.Is(err, plan.ErrNotFound) {
 		return nil, nil
 	}
@@ -169,9 +169,9 @@ func (s *Service) replay(ctx context.Context, req SubmitRequest, hash string) (*
 	// The executor that took the first submission may have died before it launched the plan
 	// (the client retries because it got no answer): the plan is launched now if it was not.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), LaunchTimeout)
-	rerr := s.Runner.Relaunch(rctx, p.ID())
+	rerr := s.launcher.Relaunch(rctx, p.ID())
 	cancel()
-	if p, err = s.Plans.Plan(ctx, p.ID()); err != nil {
+	if p, err = s.plans.Plan(ctx, p.ID()); err != nil {
 		return nil, err
 	}
 	if rerr != nil && p.Status() == plan.Pending { // not launched, by this relaunch nor another
@@ -186,7 +186,7 @@ func (s *Service) replay(ctx context.Context, req SubmitRequest, hash string) (*
 func (s *Service) conflicts(ctx context.Context, tenants []TenantInput) ([]string, error) {
 	var out []string
 	for _, tn := range tenants {
-		t, err := s.Tasks.Latest(ctx, tn.ID)
+		t, err := s.tasks.Latest(ctx, tn.ID)
 		if errors.Is(err, task.ErrNotFound) {
 			continue
 		}

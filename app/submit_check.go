@@ -79,7 +79,7 @@ func (s *Service) check(req SubmitRequest, planID string, now time.Time) ([]stag
 		tasks[i] = t
 	}
 	var previews []TenantPreview
-	if !s.Limits.exceeded(req) { // rendering a plan refused for its size could take long
+	if !s.limits.exceeded(req) { // rendering a plan refused for its size could take long
 		previews = s.render(stages, tasks, c.add)
 	}
 	if c.empty() {
@@ -96,7 +96,7 @@ func (s *Service) check(req SubmitRequest, planID string, now time.Time) ([]stag
 // checkSubmission reports through add what is wrong with anything but templates, and returns
 // the stages with their defaults.
 func (s *Service) checkSubmission(req SubmitRequest, add func(field, reason string)) []stage.Spec {
-	s.Limits.checkLimits(req, add)
+	s.limits.checkLimits(req, add)
 	if len(req.Name) > MaxNameLength {
 		add("name", fmt.Sprintf("must be at most %d characters", MaxNameLength))
 	}
@@ -136,8 +136,8 @@ func (s *Service) checkSubmission(req SubmitRequest, add func(field, reason stri
 			add(fe.Field, fe.Reason)
 		}
 		stages[i] = checked
-		if _, ok := s.Kinds.Handler(sp.Kind); sp.Kind != "" && !ok {
-			add(field+".kind", fmt.Sprintf("unknown stage kind %q: want one of %s", sp.Kind, strings.Join(s.Kinds.Kinds(), ", ")))
+		if _, ok := s.kinds.Handler(sp.Kind); sp.Kind != "" && !ok {
+			add(field+".kind", fmt.Sprintf("unknown stage kind %q: want one of %s", sp.Kind, strings.Join(s.kinds.Kinds(), ", ")))
 		}
 		if j, dup := names[sp.Name]; dup && sp.Name != "" {
 			add(field+".name", fmt.Sprintf("duplicates stages[%d].name %q", j, sp.Name))
@@ -178,7 +178,7 @@ func (s *Service) render(stages []stage.Spec, tasks []*task.Task, add func(field
 	for si, sp := range stages {
 		fields[si] = fmt.Sprintf("stages[%d].params", si)
 		placeholders[si] = stage.PlaceholderOutputs(stages, si)
-		handlers[si], _ = s.Kinds.Handler(sp.Kind)
+		handlers[si], _ = s.kinds.Handler(sp.Kind)
 		urls[si] = stage.URLParamsOf(handlers[si])
 	}
 	previews := make([]TenantPreview, len(tasks))

@@ -61,7 +61,7 @@ func TestSubmitCompletesWhenTheClientGoesAwayMidCreation(t *testing.T) {
 			sub := app.New(app.Deps{
 				Creator: disconnectingCreator{Creator: st.Creator, cancel: cancel, after: tc.after},
 				Plans:   st.Plans, Tasks: st.Tasks, Checkpoints: st.Checkpoints, Index: st.Tasks.(app.PlanIndex),
-				Kinds: stagekind.Builtin(stagekind.HTTPOptions{}), Holders: st.Locker, Runner: orch,
+				Kinds: stagekind.Builtin(stagekind.HTTPOptions{}), Holders: st.Locker, Launcher: orch, PlanControl: orch, TaskControl: orch, Reaper: orch, Watcher: orch, Unlocker: orch,
 			})
 			req := app.SubmitRequest{
 				Stages:  []stage.Spec{{Name: "check", Kind: "noop"}},
@@ -83,7 +83,7 @@ func TestSubmitCompletesWhenTheClientGoesAwayMidCreation(t *testing.T) {
 var errLaunchRefused = errors.New("launch refused")
 
 // failingLauncher is the real orchestrator whose launches fail.
-type failingLauncher struct{ app.Runner }
+type failingLauncher struct{ app.Launcher }
 
 func (failingLauncher) Launch(context.Context, *plan.Plan) error { return errLaunchRefused }
 
@@ -96,7 +96,7 @@ func TestSubmitCancelsAPlanItCouldNotLaunch(t *testing.T) {
 	svc, orch := apptest.New(t, st, nil, orchestrator.Config{})
 	failing := app.New(app.Deps{
 		Creator: st.Creator, Plans: st.Plans, Tasks: st.Tasks, Checkpoints: st.Checkpoints, Index: st.Tasks.(app.PlanIndex),
-		Kinds: stagekind.Builtin(stagekind.HTTPOptions{}), Holders: st.Locker, Runner: failingLauncher{orch},
+		Kinds: stagekind.Builtin(stagekind.HTTPOptions{}), Holders: st.Locker, Launcher: failingLauncher{orch}, PlanControl: orch, TaskControl: orch, Reaper: orch, Watcher: orch, Unlocker: orch,
 	})
 	ctx := context.Background()
 

@@ -24,19 +24,19 @@ func (s *Service) createAndLaunch(ctx context.Context, p *plan.Plan, tasks []*ta
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), LaunchTimeout)
 	defer cancel()
 	var busy *task.BusyError
-	if err := s.Creator.CreatePlan(ctx, p, tasks); errors.As(err, &busy) {
+	if err := s.creator.CreatePlan(ctx, p, tasks); errors.As(err, &busy) {
 		return &ConflictError{Tenants: busy.Tenants}
 	} else if err != nil {
 		return fmt.Errorf("app: create plan: %w", err)
 	}
-	err := s.Runner.Launch(ctx, p)
+	err := s.launcher.Launch(ctx, p)
 	if err == nil {
 		return nil
 	}
 	// A fresh bound: the launch may have failed because it ran out of time.
 	uctx, ucancel := context.WithTimeout(context.WithoutCancel(ctx), LaunchTimeout)
 	defer ucancel()
-	if cerr := s.Runner.CancelPlan(uctx, p.ID()); cerr != nil {
+	if cerr := s.planControl.CancelPlan(uctx, p.ID()); cerr != nil {
 		return fmt.Errorf("app: launch plan %s: %w (and cancelling it failed: %w)", p.ID(), err, cerr)
 	}
 	return fmt.Errorf("app: launch plan %s (cancelled): %w", p.ID(), err)

@@ -73,7 +73,7 @@ func (s *Service) checkRollout(req SubmitRequest, add func(field, reason string)
 			continue
 		}
 		field := fmt.Sprintf("waves[%d].health", i)
-		h, ok := s.Kinds.Handler(w.Health.Kind)
+		h, ok := s.kinds.Handler(w.Health.Kind)
 		if !ok {
 			add(field+".kind", "unknown check kind "+w.Health.Kind)
 			continue

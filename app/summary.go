@@ -42,7 +42,7 @@ func (s *Service) Summary(ctx context.Context, planID string) (PlanSummary, erro
 	if err := s.refuseRead(); err != nil {
 		return PlanSummary{}, err
 	}
-	p, err := s.Plans.Plan(ctx, planID)
+	p, err := s.plans.Plan(ctx, planID)
 	if err != nil {
 		return PlanSummary{}, err
 	}
@@ -59,7 +59,7 @@ func (s *Service) Summary(ctx context.Context, planID string) (PlanSummary, erro
 // plan's tasks repairs it. The tasks the index holds RUNNING are read (and reaped when their
 // owner is gone), and their rows brought up to date when the index is behind them.
 func (s *Service) summaryOf(ctx context.Context, p *plan.Plan) (task.Summary, *plan.Plan, error) {
-	sum, err := s.Index.Summary(ctx, p.ID())
+	sum, err := s.index.Summary(ctx, p.ID())
 	if err != nil {
 		return task.Summary{}, nil, fmt.Errorf("app: summary of plan %s: %w", p.ID(), err)
 	}
@@ -71,7 +71,7 @@ func (s *Service) summaryOf(ctx context.Context, p *plan.Plan) (task.Summary, *p
 	if sum.Statuses[task.Running] == 0 {
 		return sum, p, nil
 	}
-	running, err := s.Index.Running(ctx, p.ID())
+	running, err := s.index.Running(ctx, p.ID())
 	if err != nil {
 		return task.Summary{}, nil, fmt.Errorf("app: running tasks of plan %s: %w", p.ID(), err)
 	}
@@ -82,7 +82,7 @@ func (s *Service) summaryOf(ctx context.Context, p *plan.Plan) (task.Summary, *p
 	if !rr.reindexed {
 		return sum, rr.plan, nil
 	}
-	if sum, err = s.Index.Summary(ctx, p.ID()); err != nil {
+	if sum, err = s.index.Summary(ctx, p.ID()); err != nil {
 		return task.Summary{}, nil, fmt.Errorf("app: summary of plan %s: %w", p.ID(), err)
 	}
 	return sum, rr.plan, nil
@@ -90,7 +90,7 @@ func (s *Service) summaryOf(ctx context.Context, p *plan.Plan) (task.Summary, *p
 
 // reindex reads p's every task and records their rows in the index.
 func (s *Service) reindex(ctx context.Context, p *plan.Plan) (task.Summary, error) {
-	tasks, _, err := readPresent(ctx, p.TaskIDs(), s.Tasks.ByIDs)
+	tasks, _, err := readPresent(ctx, p.TaskIDs(), s.tasks.ByIDs)
 	if err != nil {
 		return task.Summary{}, fmt.Errorf("app: tasks of plan %s: %w", p.ID(), err)
 	}
@@ -100,10 +100,10 @@ func (s *Service) reindex(ctx context.Context, p *plan.Plan) (task.Summary, erro
 			present = append(present, t)
 		}
 	}
-	if err := s.Index.Reindex(ctx, present); err != nil {
+	if err := s.index.Reindex(ctx, present); err != nil {
 		return task.Summary{}, fmt.Errorf("app: index of plan %s: %w", p.ID(), err)
 	}
-	sum, err := s.Index.Summary(ctx, p.ID())
+	sum, err := s.index.Summary(ctx, p.ID())
 	if err != nil {
 		return task.Summary{}, fmt.Errorf("app: summary of plan %s: %w", p.ID(), err)
 	}

@@ -9,13 +9,6 @@ import (
 	"github.com/executor-dev/executor/events"
 )
 
-// taskAtRest reports whether a task in status st stays so until an operator acts: it ended
-// (COMPLETED, FAILED, CANCELLED), waits at a gate (WAITING), or is PAUSED or INTERRUPTED. A
-// long poll on a task answers once the task is at rest.
-func taskAtRest(st task.Status) bool {
-	return st.Terminal() || st == task.Waiting || st == task.Paused || st == task.Interrupted
-}
-
 // checkWait checks a long poll's wait: 0s to MaxWait.
 func checkWait(wait time.Duration) error {
 	if wait < 0 || wait > MaxWait {
@@ -24,7 +17,7 @@ func checkWait(wait time.Duration) error {
 	return nil
 }
 
-// WaitTask returns the task once it is at rest (taskAtRest), or as it is after wait (at most
+// WaitTask returns the task once it is at rest (task.Status.AtRest), or as it is after wait (at most
 // MaxWait). It follows the task's events (on Redis, those of every executor sharing it), and
 // reads the task again every waitRecheck besides: an event is best effort, and a task whose
 // owner died reads INTERRUPTED only when read.
@@ -33,7 +26,7 @@ func (s *Service) WaitTask(ctx context.Context, taskID string, wait time.Duratio
 		return TaskView{}, err
 	}
 	v, err := s.Task(ctx, taskID)
-	if err != nil || wait == 0 || taskAtRest(v.Task.Status()) {
+	if err != nil || wait == 0 || v.Task.Status().AtRest() {
 		return v, err
 	}
 	f := events.Filter{PlanID: v.Task.PlanID(), TenantID: v.Task.TenantID()}
@@ -65,7 +58,7 @@ func (s *Service) WaitTenantTask(ctx context.Context, tenantID string, wait time
 // restsAt reports whether e tells that a task came to rest (a task event, or the stage event
 // of a task's last stage, saying a status at rest).
 func restsAt(e event.Event) bool {
-	return e.Kind != event.Plan && taskAtRest(task.Status(e.Status))
+	return e.Kind != event.Plan && task.Status(e.Status).AtRest()
 }
 
 // awaitRest reads a task with read until it is at rest or wait passed (then it reads it once
@@ -85,7 +78,7 @@ func (s *Service) awaitRest(ctx context.Context, wait time.Duration, f events.Fi
 		}
 	}()
 	v, err := read(ctx)
-	for err == nil && !taskAtRest(v.Task.Status()) {
+	for err == nil && !v.Task.Status().AtRest() {
 		var live <-chan events.Entry
 		if w != nil {
 			live = w.Live()
@@ -117,10 +110,10 @@ func (s *Service) awaitRest(ctx context.Context, wait time.Duration, f events.Fi
 // taskWatch opens a watch of the live events f selects; nil when there is no event source
 // or it refused (the rechecks alone then notice changes).
 func (s *Service) taskWatch(ctx context.Context, f events.Filter) *events.Watch {
-	if s.Events == nil {
+	if s.eventSource == nil {
 		return nil
 	}
-	w, err := s.Events.Watch(ctx, f, "")
+	w, err := s.eventSource.Watch(ctx, f, "")
 	if err != nil {
 		return nil
 	}

@@ -11,11 +11,11 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/client"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/infra/redisconn"
 	"github.com/executor-dev/executor/stagekind"
+	"github.com/executor-dev/executor/wire"
 )
 
 // apiWait is the wait of one long poll on a plan through the API (?wait=).
@@ -89,8 +89,8 @@ func openAPI(ctx context.Context, cfg Config, runID string, res *Result) (*runne
 }
 
 // ready returns the serve's GET /readyz, failing unless it is ready.
-func (a *httpAPI) ready(ctx context.Context) (api.Health, error) {
-	var h api.Health
+func (a *httpAPI) ready(ctx context.Context) (wire.Health, error) {
+	var h wire.Health
 	if err := a.c.Call(ctx, http.MethodGet, "/readyz", nil, &h); err != nil {
 		return h, fmt.Errorf("bench: the executor at %s is not ready: %w", a.base, err)
 	}
@@ -98,13 +98,13 @@ func (a *httpAPI) ready(ctx context.Context) (api.Health, error) {
 }
 
 func (a *httpAPI) submit(ctx context.Context, s submission) (string, error) {
-	req := api.PlanRequest{Name: s.name, MaxConcurrency: s.concurrency,
-		Stages: make([]api.StageRequest, s.stages), Tenants: make([]api.TenantRequest, len(s.tenants))}
+	req := wire.PlanRequest{Name: s.name, MaxConcurrency: s.concurrency,
+		Stages: make([]wire.StageRequest, s.stages), Tenants: make([]wire.TenantRequest, len(s.tenants))}
 	for i := range req.Stages {
-		req.Stages[i] = api.StageRequest{Name: stageName(i), Kind: stagekind.KindNoop}
+		req.Stages[i] = wire.StageRequest{Name: stageName(i), Kind: stagekind.KindNoop}
 	}
 	for i, id := range s.tenants {
-		req.Tenants[i] = api.TenantRequest{ID: id}
+		req.Tenants[i] = wire.TenantRequest{ID: id}
 	}
 	body, err := json.Marshal(req)
 	if err != nil {

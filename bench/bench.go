@@ -12,6 +12,7 @@ import (
 
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/infra/redisconn"
+	"github.com/executor-dev/executor/infra/roundtrips"
 )
 
 // Defaults of Config's zero fields.
@@ -190,7 +191,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		}
 	}()
 	// The bench's own calls are not counted as round trips of transitions.
-	ctx = uncounted(ctx)
+	ctx = roundtrips.Uncounted(ctx)
 
 	tenants, err := measurePlan(ctx, r, &res)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/infra/redisconn"
+	"github.com/executor-dev/executor/infra/roundtrips"
 	"github.com/executor-dev/executor/server"
 )
 
@@ -21,7 +22,7 @@ type executor struct {
 	*server.Executor
 	svc    *app.Service
 	redis  redis.UniversalClient // nil on the in-memory store
-	rt     *roundTrips           // nil on the in-memory store
+	rt     *roundtrips.Counter   // nil on the in-memory store
 	prefix string                // this run's key prefix; "" on the in-memory store
 	conn   redisconn.Config      // the Redis, for the clean-up after the executor stopped
 }
@@ -57,15 +58,17 @@ func newExecutor(ctx context.Context, redisURL string, cluster bool, prefix stri
 	}
 	e := &executor{Executor: exe, svc: exe.Service(), redis: exe.Redis()}
 	if e.redis != nil {
-		e.rt = &roundTrips{}
+		e.rt = &roundtrips.Counter{}
 		e.redis.AddHook(e.rt)
-		if err := e.redis.Ping(uncounted(ctx)).Err(); err != nil {
+		if err := e.redis.Ping(roundtrips.Uncounted(ctx)).Err(); err != nil {
 			_ = e.redis.Close()
 			return nil, fmt.Errorf("bench: redis %s: %w", redisconn.Redact(redisURL), err)
 		}
 		e.prefix, e.conn = prefix, redisconn.Config{URL: redisURL, Cluster: cluster}
 	}
-	exe.Start()
+	if err := exe.Start(ctx); err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
 	return e, nil
 }
 

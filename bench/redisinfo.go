@@ -11,13 +11,15 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/executor-dev/executor/infra/roundtrips"
 )
 
 // readInfo sends INFO section to every master (the one node, Sentinel's master, each master
 // of a Cluster) and calls fn with each field of each answer, name and value; callers sum the
 // fields over the masters. The bench's own INFO calls are not counted as round trips.
 func readInfo(ctx context.Context, c redis.UniversalClient, section string, fn func(name, value string)) error {
-	return forEachMaster(uncounted(ctx), c, func(ctx context.Context, node *redis.Client) error {
+	return forEachMaster(roundtrips.Uncounted(ctx), c, func(ctx context.Context, node *redis.Client) error {
 		info, err := node.Info(ctx, section).Result()
 		if err != nil {
 			return fmt.Errorf("bench: INFO %s: %w", section, err)

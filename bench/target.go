@@ -11,6 +11,7 @@ import (
 	"github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
+	"github.com/executor-dev/executor/infra/roundtrips"
 	"github.com/executor-dev/executor/stagekind"
 )
 
@@ -61,7 +62,7 @@ type runner struct {
 	// "<run id>-" through the API (a serve's tenants outlive a run).
 	tenantPrefix string
 	redis        redis.UniversalClient // INFO reads; nil: no Redis measurements
-	rt           *roundTrips           // nil: round trips not counted
+	rt           *roundtrips.Counter   // nil: round trips not counted
 	// healthy fails when the run's measurements are not valid (Redis went away meanwhile).
 	healthy func(context.Context) error
 	close   func(context.Context) error // tears down what the run set up
@@ -71,7 +72,7 @@ func (r *runner) roundTrips() int64 {
 	if r.rt == nil {
 		return 0
 	}
-	return r.rt.count()
+	return r.rt.Count()
 }
 
 // useCases drives an in-process executor through its use cases (app.Service).

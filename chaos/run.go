@@ -23,17 +23,7 @@ func Run(t *testing.T, cfg Config, bin string) Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, err := os.MkdirTemp("", "chaos-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() || cfg.KeepLogs {
-			t.Logf("chaos artifacts (executor logs, history.json, report.txt) kept in %s", dir)
-			return
-		}
-		_ = os.RemoveAll(dir)
-	})
+	dir := artifactsDir(t, cfg)
 
 	hist := NewHistory()
 	rng := NewRand(cfg.Seed)
@@ -45,41 +35,8 @@ func Run(t *testing.T, cfg Config, bin string) Report {
 	in := NewInjector(c, hist, rng, kinds)
 	hist.Notef("run starts: seed %d, %s, %d executors (lease TTL %s), faults %v", cfg.Seed, cfg.Duration, cfg.Executors, cfg.LeaseTTL, kinds)
 
-	w.Start()
-	t.Cleanup(w.Stop)
-	start := time.Now()
-	end := start.Add(cfg.Duration)
-	time.Sleep(min(3*time.Second, cfg.Duration/4)) // the first plans get going
-	for time.Now().Before(end) {
-		kind := in.Next()
-		in.Inject(t, kind)
-		if err := c.WaitReady(context.Background(), 60*time.Second); err != nil {
-			hist.Notef("after %s: %v", kind, err)
-			t.Errorf("after %s: %v", kind, err)
-		}
-		if left := time.Until(end); left > 0 {
-			time.Sleep(min(rng.Jitter(3*time.Second), left))
-		}
-	}
-	w.Stop()
-	dur := time.Since(start)
-	hist.Notef("faults and workload stopped after %s", dur.Round(time.Millisecond))
-
-	// Recover as an SRE would, every executor up and reaching Redis.
-	recoverStart := time.Now()
-	if err := c.WaitReady(context.Background(), 90*time.Second); err != nil {
-		t.Errorf("before the recovery: %v", err)
-	}
-	if open := op.Recover(context.Background(), cfg.Settle); len(open) > 0 {
-		t.Logf("recovery: %d plans still open after %s", len(open), cfg.Settle)
-	}
-	recovery := time.Since(recoverStart)
-	deadline := time.Now().Add(15 * time.Second)
-	for tg.InFlight() > 0 && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-	}
-	// A moment for late writes (a run's last write-back, a reaper) before the final read.
-	time.Sleep(cfg.LeaseTTL)
+	dur := injectFaults(t, cfg, c, w, in, hist, rng)
+	recovery := recoverCluster(t, cfg, c, op, tg)
 
 	ids := op.AllPlans(context.Background())
 	known := map[string][]string{}
@@ -103,4 +60,69 @@ func Run(t *testing.T, cfg Config, bin string) Report {
 		t.Logf("history.json: %v", err)
 	}
 	return rep
+}
+
+// artifactsDir makes the directory of the run's executor logs, history and report, removed
+// after a green run unless cfg.KeepLogs.
+func artifactsDir(t *testing.T, cfg Config) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "chaos-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() || cfg.KeepLogs {
+			t.Logf("chaos artifacts (executor logs, history.json, report.txt) kept in %s", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	})
+	return dir
+}
+
+// injectFaults runs the workload for cfg.Duration, injecting one fault at a time and waiting
+// for the cluster to be ready after each, and returns how long it ran.
+func injectFaults(t *testing.T, cfg Config, c *Cluster, w *Workload, in *Injector, hist *History, rng *Rand) time.Duration {
+	t.Helper()
+	w.Start()
+	t.Cleanup(w.Stop)
+	start := time.Now()
+	end := start.Add(cfg.Duration)
+	time.Sleep(min(3*time.Second, cfg.Duration/4)) // the first plans get going
+	for time.Now().Before(end) {
+		kind := in.Next()
+		in.Inject(t, kind)
+		if err := c.WaitReady(context.Background(), 60*time.Second); err != nil {
+			hist.Notef("after %s: %v", kind, err)
+			t.Errorf("after %s: %v", kind, err)
+		}
+		if left := time.Until(end); left > 0 {
+			time.Sleep(min(rng.Jitter(3*time.Second), left))
+		}
+	}
+	w.Stop()
+	dur := time.Since(start)
+	hist.Notef("faults and workload stopped after %s", dur.Round(time.Millisecond))
+	return dur
+}
+
+// recoverCluster recovers as an SRE would, every executor up and reaching Redis, waits for
+// the target's calls in flight and a lease TTL for late writes (a run's last write-back, a
+// reaper) before the final read, and returns how long the recovery took.
+func recoverCluster(t *testing.T, cfg Config, c *Cluster, op *Operator, tg *Target) time.Duration {
+	t.Helper()
+	recoverStart := time.Now()
+	if err := c.WaitReady(context.Background(), 90*time.Second); err != nil {
+		t.Errorf("before the recovery: %v", err)
+	}
+	if open := op.Recover(context.Background(), cfg.Settle); len(open) > 0 {
+		t.Logf("recovery: %d plans still open after %s", len(open), cfg.Settle)
+	}
+	recovery := time.Since(recoverStart)
+	deadline := time.Now().Add(15 * time.Second)
+	for tg.InFlight() > 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(cfg.LeaseTTL)
+	return recovery
 }

@@ -226,19 +226,6 @@ func (w *Workload) poller(ctx context.Context) {
 	}
 }
 
-// finished returns the plans seen ended with every task of theirs.
-func (w *Workload) finished() map[string]bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := map[string]bool{}
-	for id, p := range w.plans {
-		if p.Finished {
-			out[id] = true
-		}
-	}
-	return out
-}
-
 func (w *Workload) unfinished() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()

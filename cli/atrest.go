@@ -6,13 +6,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/client"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/task"
+	"github.com/executor-dev/executor/wire"
 )
 
-// States of a rolling plan's current ring (api.RingView.State) that need an operator.
+// States of a rolling plan's current ring (wire.RingView.State) that need an operator.
 const (
 	ringAwaitingApproval = "awaiting_approval"
 	ringHalted           = "halted"
@@ -36,7 +36,7 @@ type rest struct {
 // ring awaits approval or halted, the ring's tasks left are at rest, or no task is PENDING
 // (those left are WAITING at a gate, PAUSED or INTERRUPTED). A SCHEDULED or PENDING plan
 // starts by itself; a ring baking or being checked goes on by itself.
-func atRest(ctx context.Context, c *client.Client, p api.Plan) (*rest, error) {
+func atRest(ctx context.Context, c *client.Client, p wire.Plan) (*rest, error) {
 	st := plan.Status(p.Status)
 	if st.Terminal() || p.Progress[string(task.Running)] > 0 {
 		return nil, nil
@@ -79,7 +79,7 @@ func atRest(ctx context.Context, c *client.Client, p api.Plan) (*rest, error) {
 
 // ringBounds returns the positions, in the plan's task order (ring order), of the current
 // ring's tasks.
-func ringBounds(r *api.Rings) (from, to int) {
+func ringBounds(r *wire.Rings) (from, to int) {
 	for k := range r.Current {
 		from += r.Waves[k].Tenants
 	}
@@ -88,7 +88,7 @@ func ringBounds(r *api.Rings) (from, to int) {
 
 // ringCanProgress reports whether a task at positions from … to-1 of p's tasks (the current
 // ring) is PENDING or RUNNING.
-func ringCanProgress(ctx context.Context, c *client.Client, p api.Plan, from, to int) (bool, error) {
+func ringCanProgress(ctx context.Context, c *client.Client, p wire.Plan, from, to int) (bool, error) {
 	q := client.TaskQuery{Limit: min(to, client.TaskPageSize)}
 	for seen := 0; seen < to; {
 		page, err := c.PlanTasksPage(ctx, p.PlanID, q)
@@ -111,7 +111,7 @@ func ringCanProgress(ctx context.Context, c *client.Client, p api.Plan, from, to
 
 // needsOperator is the failure of a wait that ended with p at rest: what an operator may do,
 // with the commands, and ExitNeedsOperator.
-func needsOperator(ctx context.Context, c *client.Client, p api.Plan, r *rest) error {
+func needsOperator(ctx context.Context, c *client.Client, p wire.Plan, r *rest) error {
 	id := p.PlanID
 	var hints []string
 	if r.paused {
@@ -158,7 +158,7 @@ func needsOperator(ctx context.Context, c *client.Client, p api.Plan, r *rest) e
 // first few, and how to decide: the tenant's own command for one task, a bulk action on the
 // gate's stage for more. The gates and their counts are the plan's summary's, whatever the
 // plan's size.
-func gateHints(ctx context.Context, c *client.Client, p api.Plan) []string {
+func gateHints(ctx context.Context, c *client.Client, p wire.Plan) []string {
 	generic := fmt.Sprintf("%s WAITING at a gate: executor plan bulk approve %s --status WAITING (or executor plan bulk reject %s --status WAITING)",
 		tasksN(p.Progress[string(task.Waiting)]), p.PlanID, p.PlanID)
 	s, err := c.Summary(ctx, p.PlanID)

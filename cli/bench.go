@@ -14,7 +14,7 @@ import (
 	"github.com/executor-dev/executor/bench"
 )
 
-func (a *app) benchCmd() *cobra.Command {
+func (a *invocation) benchCmd() *cobra.Command {
 	cfg := bench.Config{
 		Prefix: bench.DefaultPrefix, Tenants: bench.DefaultTenants, Stages: bench.DefaultStages,
 		Concurrency: bench.DefaultConcurrency, Workers: bench.DefaultWorkers, AcceptTenants: bench.DefaultAcceptTenants,
@@ -44,30 +44,8 @@ p50/p99 at --query-rate requests/s for --query-duration. A table with the target
   executor bench --tenants 100 --stages 5 -o json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			for name, v := range map[string]int{
-				"tenants": cfg.Tenants, "stages": cfg.Stages, "concurrency": cfg.Concurrency, "workers": cfg.Workers,
-				"accept-tenants": cfg.AcceptTenants, "query-rate": cfg.QueryRate,
-			} {
-				if v < 1 {
-					return usagef("invalid --%s %d: want at least 1", name, v)
-				}
-			}
-			if cfg.Concurrency > 1000 {
-				return usagef("invalid --concurrency %d: want at most 1000", cfg.Concurrency)
-			}
-			if cfg.QueryDuration <= 0 {
-				return usagef("invalid --query-duration %s: want a positive duration", cfg.QueryDuration)
-			}
-			if cfg.URL != "" {
-				if u, err := url.Parse(cfg.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-					return usagef("invalid --url %q: want an http:// or https:// URL such as %s", cfg.URL, DefaultServer)
-				}
-				for _, name := range []string{"workers", "prefix"} {
-					if cmd.Flags().Changed(name) {
-						return usagef("--%s does not apply with --url: the serve's own applies", name)
-					}
-				}
-				cfg.Token = a.token
+			if err := a.checkBenchConfig(cmd, &cfg); err != nil {
+				return err
 			}
 			stop, err := startCPUProfile(cpuProfile)
 			if err != nil {
@@ -97,6 +75,38 @@ p50/p99 at --query-rate requests/s for --query-duration. A table with the target
 	f.DurationVar(&cfg.QueryDuration, "query-duration", cfg.QueryDuration, "how long the tenant queries run")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	return cmd
+}
+
+// checkBenchConfig refuses the flags out of range, and those that do not apply with --url (then
+// it sets the token the bench calls the serve with).
+func (a *invocation) checkBenchConfig(cmd *cobra.Command, cfg *bench.Config) error {
+	for name, v := range map[string]int{
+		"tenants": cfg.Tenants, "stages": cfg.Stages, "concurrency": cfg.Concurrency, "workers": cfg.Workers,
+		"accept-tenants": cfg.AcceptTenants, "query-rate": cfg.QueryRate,
+	} {
+		if v < 1 {
+			return usagef("invalid --%s %d: want at least 1", name, v)
+		}
+	}
+	if cfg.Concurrency > 1000 {
+		return usagef("invalid --concurrency %d: want at most 1000", cfg.Concurrency)
+	}
+	if cfg.QueryDuration <= 0 {
+		return usagef("invalid --query-duration %s: want a positive duration", cfg.QueryDuration)
+	}
+	if cfg.URL == "" {
+		return nil
+	}
+	if u, err := url.Parse(cfg.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usagef("invalid --url %q: want an http:// or https:// URL such as %s", cfg.URL, DefaultServer)
+	}
+	for _, name := range []string{"workers", "prefix"} {
+		if cmd.Flags().Changed(name) {
+			return usagef("--%s does not apply with --url: the serve's own applies", name)
+		}
+	}
+	cfg.Token = a.token
+	return nil
 }
 
 // benchTopCommands is how many Redis commands the table lists one by one.

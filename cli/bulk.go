@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/client"
+	"github.com/executor-dev/executor/wire"
 )
 
 // bulkAction is one action of `executor plan bulk`: what it does and which task statuses it
@@ -56,7 +56,7 @@ default when the body omits it is to resume from the checkpoint.`,
 	},
 }
 
-func (a *app) planBulkCmd() *cobra.Command {
+func (a *invocation) planBulkCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bulk",
 		Short: "Approve, reject, retry or cancel a plan's tasks matching filters",
@@ -77,7 +77,7 @@ others regardless, and the command exits 0. Check what a filter selects first wi
 	return cmd
 }
 
-func (a *app) bulkActionCmd(ba bulkAction) *cobra.Command {
+func (a *invocation) bulkActionCmd(ba bulkAction) *cobra.Command {
 	var filter taskFilter
 	var comment string
 	var fromCheckpoint bool
@@ -98,7 +98,7 @@ func (a *app) bulkActionCmd(ba bulkAction) *cobra.Command {
 
 The table prints how many tasks matched, how many took the action and how many were skipped,
 then each skipped task (the API lists the first 1,000) and why; the command exits 0 however
-many were skipped. -o json prints api.BulkResult.`, strings.Join(ba.statuses, ", "), ba.defaults),
+many were skipped. -o json prints wire.BulkResult.`, strings.Join(ba.statuses, ", "), ba.defaults),
 		Example: bulkExample(ba.name),
 		Args:    exactArgs("ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -106,7 +106,7 @@ many were skipped. -o json prints api.BulkResult.`, strings.Join(ba.statuses, ",
 			if err != nil {
 				return err
 			}
-			body := api.BulkTasksBody{Status: st, Stage: filter.stage, Class: filter.class, Tenant: filter.tenant, Comment: comment}
+			body := wire.BulkTasksBody{Status: st, Stage: filter.stage, Class: filter.class, Tenant: filter.tenant, Comment: comment}
 			if ba.name == client.BulkRetry {
 				body.FromCheckpoint = &fromCheckpoint
 			}
@@ -157,7 +157,7 @@ func bulkExample(action string) string {
 
 // bulkTable is what an action on a filter did: the counts, then each skipped task listed
 // and why, and how many more were skipped than listed.
-func bulkTable(r api.BulkResult) func(io.Writer) {
+func bulkTable(r wire.BulkResult) func(io.Writer) {
 	return func(w io.Writer) {
 		fmt.Fprintf(w, "%s: matched %d, applied %d, skipped %d\n", r.Action, r.Matched, r.Applied, r.SkippedCount)
 		if len(r.Skipped) == 0 {

@@ -17,12 +17,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/cli"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/server"
 	"github.com/executor-dev/executor/server/servertest"
 	"github.com/executor-dev/executor/stagekind"
+	"github.com/executor-dev/executor/wire"
 )
 
 // startServer starts an executor on a free port, shut down when the test ends.
@@ -72,11 +72,11 @@ func decode[T any](t *testing.T, s string) T {
 }
 
 // writePlan writes a plan with the given stages for tenants to a JSON file.
-func writePlan(t *testing.T, name string, tenants []string, stages ...api.StageRequest) string {
+func writePlan(t *testing.T, name string, tenants []string, stages ...wire.StageRequest) string {
 	t.Helper()
-	req := api.PlanRequest{Name: name, Stages: stages}
+	req := wire.PlanRequest{Name: name, Stages: stages}
 	for _, id := range tenants {
-		req.Tenants = append(req.Tenants, api.TenantRequest{ID: id, Params: map[string]any{"version": "1.0.0"}})
+		req.Tenants = append(req.Tenants, wire.TenantRequest{ID: id, Params: map[string]any{"version": "1.0.0"}})
 	}
 	b, err := json.Marshal(req)
 	require.NoError(t, err)
@@ -85,10 +85,10 @@ func writePlan(t *testing.T, name string, tenants []string, stages ...api.StageR
 	return path
 }
 
-func noop(name string) api.StageRequest { return api.StageRequest{Name: name, Kind: "noop"} }
+func noop(name string) wire.StageRequest { return wire.StageRequest{Name: name, Kind: "noop"} }
 
-func sleep(name, d string) api.StageRequest {
-	return api.StageRequest{Name: name, Kind: "sleep", Params: map[string]any{"duration": d}}
+func sleep(name, d string) wire.StageRequest {
+	return wire.StageRequest{Name: name, Kind: "sleep", Params: map[string]any{"duration": d}}
 }
 
 func TestUsageErrors(t *testing.T) {
@@ -205,41 +205,41 @@ func TestSubmitJSONPrintsPlan(t *testing.T) {
 
 	r := runCLI(t, srv.URL(), "submit", "-f", file, "-o", "json")
 	requireCode(t, cli.ExitOK, r)
-	p := decode[api.Plan](t, r.stdout)
+	p := decode[wire.Plan](t, r.stdout)
 	require.NotEmpty(t, p.PlanID)
 	assert.Equal(t, "submit-json", p.Name)
 	assert.Len(t, p.TaskIDs, 2)
 	assert.Equal(t, 2, p.Progress["total"])
-	assert.Equal(t, []api.StageRef{{Name: "a", Kind: "noop"}, {Name: "b", Kind: "noop"}}, p.Stages)
+	assert.Equal(t, []wire.StageRef{{Name: "a", Kind: "noop"}, {Name: "b", Kind: "noop"}}, p.Stages)
 
 	r = runCLI(t, srv.URL(), "plan", "show", p.PlanID, "--watch", "-o", "json")
 	requireCode(t, cli.ExitOK, r)
-	shown := decode[api.Plan](t, r.stdout)
+	shown := decode[wire.Plan](t, r.stdout)
 	assert.Equal(t, p.PlanID, shown.PlanID)
 	assert.Equal(t, "COMPLETED", shown.Status)
 	assert.Equal(t, 2, shown.Progress["COMPLETED"])
 
 	r = runCLI(t, srv.URL(), "plan", "list", "-o", "json")
 	requireCode(t, cli.ExitOK, r)
-	list := decode[api.PlanList](t, r.stdout)
+	list := decode[wire.PlanList](t, r.stdout)
 	require.Len(t, list.Plans, 1)
 	assert.Equal(t, p.PlanID, list.Plans[0].PlanID)
 
 	r = runCLI(t, srv.URL(), "plan", "tasks", p.PlanID, "--status", "completed", "-o", "json")
 	requireCode(t, cli.ExitOK, r)
-	tasks := decode[api.TaskList](t, r.stdout)
+	tasks := decode[wire.TaskList](t, r.stdout)
 	require.Len(t, tasks.Tasks, 2)
 	assert.Equal(t, []string{"sj1", "sj2"}, []string{tasks.Tasks[0].TenantID, tasks.Tasks[1].TenantID})
 
 	r = runCLI(t, srv.URL(), "task", "show", tasks.Tasks[1].TaskID, "-o", "json")
 	requireCode(t, cli.ExitOK, r)
-	task := decode[api.Task](t, r.stdout)
+	task := decode[wire.Task](t, r.stdout)
 	assert.Equal(t, "sj2", task.TenantID)
 	assert.Equal(t, "COMPLETED", task.Status)
 
 	r = runCLI(t, srv.URL(), "checkpoint", "--tenant", "sj1", "-o", "json")
 	requireCode(t, cli.ExitOK, r)
-	cp := decode[api.Checkpoint](t, r.stdout)
+	cp := decode[wire.Checkpoint](t, r.stdout)
 	assert.Equal(t, 1, cp.LastCompletedStageIndex)
 	assert.Equal(t, []string{"a", "b"}, cp.CompletedStages)
 }
@@ -251,7 +251,7 @@ func TestSubmitWait(t *testing.T) {
 
 	r := runCLI(t, srv.URL(), "submit", "-f", file, "--wait", "-o", "json")
 	requireCode(t, cli.ExitOK, r)
-	p := decode[api.Plan](t, r.stdout)
+	p := decode[wire.Plan](t, r.stdout)
 	assert.Equal(t, "COMPLETED", p.Status)
 	assert.Equal(t, 3, p.Progress["COMPLETED"])
 	assert.NotNil(t, p.FinishedAt)
@@ -261,13 +261,13 @@ func TestDryRunCreatesNothing(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t)
 	file := writePlan(t, "dry", []string{"d1", "d2"}, noop("a"),
-		api.StageRequest{Name: "call", Kind: "http", Params: map[string]any{
+		wire.StageRequest{Name: "call", Kind: "http", Params: map[string]any{
 			"method": "POST", "url": "http://127.0.0.1:1/{{.TenantID}}/{{.Params.version}}",
 		}})
 
 	r := runCLI(t, srv.URL(), "submit", "-f", file, "--dry-run", "-o", "json")
 	requireCode(t, cli.ExitOK, r)
-	d := decode[api.DryRun](t, r.stdout)
+	d := decode[wire.DryRun](t, r.stdout)
 	assert.True(t, d.DryRun)
 	assert.Empty(t, d.Conflicts)
 	require.Len(t, d.Tenants, 2)
@@ -276,7 +276,7 @@ func TestDryRunCreatesNothing(t *testing.T) {
 
 	r = runCLI(t, srv.URL(), "plan", "list", "-o", "json")
 	requireCode(t, cli.ExitOK, r)
-	assert.Empty(t, decode[api.PlanList](t, r.stdout).Plans)
+	assert.Empty(t, decode[wire.PlanList](t, r.stdout).Plans)
 	for _, tenant := range []string{"d1", "d2"} {
 		requireCode(t, cli.ExitFailure, runCLI(t, srv.URL(), "status", "--tenant", tenant))
 	}
@@ -297,11 +297,11 @@ func TestConflicts(t *testing.T) {
 
 	r := runCLI(t, srv.URL(), "submit", "-f", long, "-o", "json")
 	requireCode(t, cli.ExitOK, r)
-	first := decode[api.Plan](t, r.stdout)
+	first := decode[wire.Plan](t, r.stdout)
 
 	r = runCLI(t, srv.URL(), "submit", "-f", again, "--dry-run", "-o", "json")
 	requireCode(t, cli.ExitFailure, r)
-	assert.Equal(t, []string{"c1"}, decode[api.DryRun](t, r.stdout).Conflicts)
+	assert.Equal(t, []string{"c1"}, decode[wire.DryRun](t, r.stdout).Conflicts)
 
 	r = runCLI(t, srv.URL(), "submit", "-f", again, "-o", "json")
 	requireCode(t, cli.ExitFailure, r)
@@ -310,15 +310,15 @@ func TestConflicts(t *testing.T) {
 
 	r = runCLI(t, srv.URL(), "cancel", "--tenant", "c1", "-o", "json")
 	requireCode(t, cli.ExitOK, r)
-	assert.Equal(t, first.PlanID, decode[api.Task](t, r.stdout).PlanID)
+	assert.Equal(t, first.PlanID, decode[wire.Task](t, r.stdout).PlanID)
 
 	r = runCLI(t, srv.URL(), "plan", "show", first.PlanID, "--watch", "-o", "json")
 	requireCode(t, cli.ExitFailure, r) // ended, but not COMPLETED
-	assert.NotEqual(t, "COMPLETED", decode[api.Plan](t, r.stdout).Status)
+	assert.NotEqual(t, "COMPLETED", decode[wire.Plan](t, r.stdout).Status)
 
 	r = runCLI(t, srv.URL(), "status", "--tenant", "c1", "-o", "json")
 	requireCode(t, cli.ExitOK, r)
-	assert.Equal(t, "CANCELLED", decode[api.Task](t, r.stdout).Status)
+	assert.Equal(t, "CANCELLED", decode[wire.Task](t, r.stdout).Status)
 }
 
 func TestIdempotencyKey(t *testing.T) {
@@ -330,7 +330,7 @@ func TestIdempotencyKey(t *testing.T) {
 	for range 2 {
 		r := runCLI(t, srv.URL(), "submit", "-f", file, "--idempotency-key", "release-1", "-o", "json")
 		requireCode(t, cli.ExitOK, r)
-		ids = append(ids, decode[api.Plan](t, r.stdout).PlanID)
+		ids = append(ids, decode[wire.Plan](t, r.stdout).PlanID)
 	}
 	assert.Equal(t, ids[0], ids[1])
 }
@@ -341,24 +341,24 @@ func TestPlanControls(t *testing.T) {
 	file := writePlan(t, "controls", []string{"p1", "p2"}, sleep("bake", "1m"))
 	r := runCLI(t, srv.URL(), "submit", "-f", file, "-o", "json")
 	requireCode(t, cli.ExitOK, r)
-	id := decode[api.Plan](t, r.stdout).PlanID
+	id := decode[wire.Plan](t, r.stdout).PlanID
 
 	r = runCLI(t, srv.URL(), "plan", "pause", id, "-o", "json")
 	requireCode(t, cli.ExitOK, r)
-	assert.Equal(t, id, decode[api.Plan](t, r.stdout).PlanID)
+	assert.Equal(t, id, decode[wire.Plan](t, r.stdout).PlanID)
 
 	r = runCLI(t, srv.URL(), "plan", "cancel", id, "-o", "json")
 	requireCode(t, cli.ExitOK, r)
 	r = runCLI(t, srv.URL(), "plan", "show", id, "--watch", "-o", "json")
 	requireCode(t, cli.ExitFailure, r)
-	assert.Equal(t, "CANCELLED", decode[api.Plan](t, r.stdout).Status)
+	assert.Equal(t, "CANCELLED", decode[wire.Plan](t, r.stdout).Status)
 
 	r = runCLI(t, srv.URL(), "plan", "list", "--status", "CANCELLED", "-o", "json")
 	requireCode(t, cli.ExitOK, r)
-	require.Len(t, decode[api.PlanList](t, r.stdout).Plans, 1)
+	require.Len(t, decode[wire.PlanList](t, r.stdout).Plans, 1)
 	r = runCLI(t, srv.URL(), "plan", "list", "--status", "RUNNING", "-o", "json")
 	requireCode(t, cli.ExitOK, r)
-	assert.Empty(t, decode[api.PlanList](t, r.stdout).Plans)
+	assert.Empty(t, decode[wire.PlanList](t, r.stdout).Plans)
 }
 
 // flaky is a custom stage kind that fails permanently while broken is set, and counts its
@@ -392,16 +392,16 @@ func TestRetryFromStageZero(t *testing.T) {
 	kind.broken.Store(true)
 	srv := servertest.Start(t, func(k *stagekind.Registry) { require.NoError(t, k.Register("flaky", kind)) })
 	file := writePlan(t, "flaky", []string{"f1"},
-		api.StageRequest{Name: "first", Kind: "flaky"}, api.StageRequest{Name: "fragile", Kind: "flaky"})
+		wire.StageRequest{Name: "first", Kind: "flaky"}, wire.StageRequest{Name: "fragile", Kind: "flaky"})
 
 	r := runCLI(t, srv.URL(), "submit", "-f", file, "--wait", "-o", "json")
 	requireCode(t, cli.ExitFailure, r)
-	assert.Equal(t, "FAILED", decode[api.Plan](t, r.stdout).Status)
+	assert.Equal(t, "FAILED", decode[wire.Plan](t, r.stdout).Status)
 
 	kind.broken.Store(false)
 	r = runCLI(t, srv.URL(), "retry", "--tenant", "f1", "-o", "json")
 	requireCode(t, cli.ExitOK, r)
-	assert.Equal(t, 2, decode[api.Task](t, r.stdout).Attempt)
+	assert.Equal(t, 2, decode[wire.Task](t, r.stdout).Attempt)
 
 	task := waitTenant(t, srv.URL(), "f1", "COMPLETED")
 	assert.Equal(t, 2, task.Attempt)
@@ -410,15 +410,15 @@ func TestRetryFromStageZero(t *testing.T) {
 }
 
 // waitTenant polls `status --tenant` until the task has status (bounded).
-func waitTenant(t *testing.T, url, tenant, status string) api.Task {
+func waitTenant(t *testing.T, url, tenant, status string) wire.Task {
 	t.Helper()
-	var last api.Task
+	var last wire.Task
 	require.Eventually(t, func() bool {
 		r := runCLI(t, url, "status", "--tenant", tenant, "-o", "json")
 		if r.code != cli.ExitOK {
 			return false
 		}
-		last = decode[api.Task](t, r.stdout)
+		last = decode[wire.Task](t, r.stdout)
 		return last.Status == status
 	}, 10*time.Second, 50*time.Millisecond, "tenant %s never reached %s", tenant, status)
 	return last
@@ -465,11 +465,11 @@ func TestTableOutput(t *testing.T) {
 func TestExamples(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t)
-	dryRuns := map[string]api.DryRun{}
+	dryRuns := map[string]wire.DryRun{}
 	for _, name := range []string{"hello.yaml", "hello.json"} {
 		r := runCLI(t, srv.URL(), "submit", "-f", filepath.Join("..", "examples", name), "--dry-run", "-o", "json")
 		requireCode(t, cli.ExitOK, r)
-		d := decode[api.DryRun](t, r.stdout)
+		d := decode[wire.DryRun](t, r.stdout)
 		require.Len(t, d.Tenants, 3, name)
 		for _, tenant := range d.Tenants {
 			names := make([]string, len(tenant.Stages))
@@ -485,18 +485,18 @@ func TestExamples(t *testing.T) {
 	// The rollout-control examples submit for real, each on a server of its own.
 	examples := []struct {
 		file  string
-		check func(t *testing.T, url string, p api.Plan)
+		check func(t *testing.T, url string, p wire.Plan)
 	}{
-		{"canary-approval.yaml", func(t *testing.T, url string, p api.Plan) {
+		{"canary-approval.yaml", func(t *testing.T, url string, p wire.Plan) {
 			assert.Equal(t, 30, p.StartRate)
 			require.NotNil(t, p.Canary)
-			assert.Equal(t, api.Canary{Tenants: 1, Then: "approve", Phase: "CANARY"}, *p.Canary)
+			assert.Equal(t, wire.Canary{Tenants: 1, Then: "approve", Phase: "CANARY"}, *p.Canary)
 			tk := waitTenant(t, url, "tenant-1", "WAITING")
 			require.NotNil(t, tk.Wait)
 			assert.Equal(t, "change-approval", tk.Wait.Stage)
 			assert.Equal(t, "Roll config 1.2.3 out to tenant-1?", tk.Wait.Message)
 		}},
-		{"scheduled.yaml", func(t *testing.T, url string, p api.Plan) {
+		{"scheduled.yaml", func(t *testing.T, url string, p wire.Plan) {
 			require.NotNil(t, p.StartAt)
 			if !p.StartAt.After(time.Now()) { // its fixed startAt has passed: it starts at once
 				assert.NotEqual(t, "SCHEDULED", p.Status)
@@ -505,7 +505,7 @@ func TestExamples(t *testing.T) {
 			assert.Equal(t, "SCHEDULED", p.Status)
 			r := runCLI(t, url, "plan", "cancel", p.PlanID, "-o", "json")
 			requireCode(t, cli.ExitOK, r)
-			assert.Equal(t, "CANCELLED", decode[api.Plan](t, r.stdout).Status, "a scheduled plan is cancelled before it starts")
+			assert.Equal(t, "CANCELLED", decode[wire.Plan](t, r.stdout).Status, "a scheduled plan is cancelled before it starts")
 		}},
 	}
 	for _, ex := range examples {
@@ -514,7 +514,7 @@ func TestExamples(t *testing.T) {
 			url := startServer(t).URL()
 			r := runCLI(t, url, "submit", "-f", filepath.Join("..", "examples", ex.file), "-o", "json")
 			requireCode(t, cli.ExitOK, r)
-			ex.check(t, url, decode[api.Plan](t, r.stdout))
+			ex.check(t, url, decode[wire.Plan](t, r.stdout))
 		})
 	}
 }
@@ -538,7 +538,7 @@ func TestExecutorsCommand(t *testing.T) {
 		}},
 		{name: "json", args: []string{"executors", "-o", "json"}, check: func(t *testing.T, stdout string) {
 			t.Helper()
-			l := decode[api.ExecutorList](t, stdout)
+			l := decode[wire.ExecutorList](t, stdout)
 			require.Len(t, l.Executors, 1)
 			e := l.Executors[0]
 			assert.Equal(t, "cli-solo", e.Name)

@@ -10,14 +10,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/client"
+	"github.com/executor-dev/executor/wire"
 )
 
 // eventTime is how an event's time is printed: RFC 3339 in UTC, to the millisecond.
 const eventTime = "2006-01-02T15:04:05.000Z07:00"
 
-func (a *app) eventsCmd() *cobra.Command {
+func (a *invocation) eventsCmd() *cobra.Command {
 	var planID, tenant string
 	cmd := &cobra.Command{
 		Use:   "events [--plan ID] [--tenant T]",
@@ -34,7 +34,7 @@ executor sharing it answers the same stream.
 A dropped connection (the executor restarted, a proxy cut it) is resumed after the last event
 printed, none missed nor printed twice, saying so on stderr; when events after it are gone a
 'gap' line says so: reload the state ('executor plan show ID'). -o json prints each event as
-one line of JSON (api.Event; a gap is {"kind":"gap"}).`,
+one line of JSON (wire.Event; a gap is {"kind":"gap"}).`,
 		Example: `  executor events --plan 01JD7X...
   executor events --tenant tenant-001
   executor events --plan 01JD7X... -o json | jq -r 'select(.status == "FAILED") | .tenantId'`,
@@ -112,8 +112,8 @@ func stageNames(ctx context.Context, c *client.Client) func(planID string) []str
 
 // printEvent writes each event as one line: JSON under -o json, else eventLine with the
 // names of its plan's stages (stages reads them).
-func (a *app) printEvent(planID string, stages func(planID string) []string) func(api.Event) error {
-	return func(e api.Event) error {
+func (a *invocation) printEvent(planID string, stages func(planID string) []string) func(wire.Event) error {
+	return func(e wire.Event) error {
 		if a.output == OutputJSON {
 			if e.Kind == client.EventGap {
 				_, err := fmt.Fprintln(a.stdout, `{"kind":"gap"}`)
@@ -143,7 +143,7 @@ func (a *app) printEvent(planID string, stages func(planID string) []string) fun
 //	2026-11-21T18:59:54.100Z  task   01JD7X...  tenant-a  RUNNING      at restart (2/4), run 1, attempt 1 of restart failed: timeout
 //
 // A gap (dated now) says to reload the state.
-func eventLine(e api.Event, stages []string, planID string, now time.Time) string {
+func eventLine(e wire.Event, stages []string, planID string, now time.Time) string {
 	if e.Kind == client.EventGap {
 		reload := "executor plan show ID"
 		if planID != "" {

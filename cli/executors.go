@@ -8,11 +8,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/client"
+	"github.com/executor-dev/executor/wire"
 )
 
-func (a *app) executorsCmd() *cobra.Command {
+func (a *invocation) executorsCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "executors",
 		Short: "List the executors sharing the server's Redis, alive or not",
@@ -25,7 +25,7 @@ tasks it was running at its last heartbeat. On the in-memory store the server li
   executor executors -o json | jq -r '.executors[] | select(.alive | not) | .name'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return fetchAndPrint(a, func(c *client.Client) (*api.ExecutorList, error) {
+			return fetchAndPrint(a, func(c *client.Client) (*wire.ExecutorList, error) {
 				return c.Executors(cmd.Context())
 			}, executorsTable(time.Now()))
 		},
@@ -33,8 +33,8 @@ tasks it was running at its last heartbeat. On the in-memory store the server li
 }
 
 // executorsTable draws the executors, with the age of their last heartbeat as of now.
-func executorsTable(now time.Time) func(api.ExecutorList) func(io.Writer) {
-	return func(l api.ExecutorList) func(io.Writer) {
+func executorsTable(now time.Time) func(wire.ExecutorList) func(io.Writer) {
+	return func(l wire.ExecutorList) func(io.Writer) {
 		return func(w io.Writer) {
 			fmt.Fprintln(w, "NAME\tADDRESS\tALIVE\tSELF\tRUNS\tSTARTED\tLAST HEARTBEAT")
 			for _, e := range l.Executors {

@@ -10,13 +10,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
+	"github.com/executor-dev/executor/wire"
 )
 
 func TestExecutorsTable(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-	l := api.ExecutorList{Executors: []api.Executor{
+	l := wire.ExecutorList{Executors: []wire.Executor{
 		{Name: "exec-a", Address: "10.0.0.1:8080", StartedAt: now.Add(-time.Hour), LastHeartbeat: now.Add(-1500 * time.Millisecond), Runs: 3, Alive: true, Self: true},
 		{Name: "exec-b", Address: "10.0.0.2:8080", StartedAt: now.Add(-2 * time.Hour), LastHeartbeat: now.Add(-10 * time.Minute), Alive: false},
 		{Name: "exec-c", Address: "10.0.0.3:8080", StartedAt: now.Add(-time.Minute), LastHeartbeat: now.Add(time.Second), Runs: 1, Alive: true},

@@ -7,12 +7,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/executor-dev/executor/api"
+	"github.com/executor-dev/executor/wire"
 )
 
 // planDecisionCmd is `executor plan approve|reject ID`: the operator's decision on a plan's
 // canary wave.
-func (a *app) planDecisionCmd(name, short, long string) *cobra.Command {
+func (a *invocation) planDecisionCmd(name, short, long string) *cobra.Command {
 	return &cobra.Command{
 		Use:     name + " ID",
 		Short:   short,
@@ -20,7 +20,7 @@ func (a *app) planDecisionCmd(name, short, long string) *cobra.Command {
 		Example: fmt.Sprintf("  executor plan %s 01JD7X...", name),
 		Args:    exactArgs("ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var p api.Plan
+			var p wire.Plan
 			if err := a.call(cmd.Context(), http.MethodPost, "/v1/plans/"+url.PathEscape(args[0])+"/"+name, nil, &p); err != nil {
 				return err
 			}
@@ -31,7 +31,7 @@ func (a *app) planDecisionCmd(name, short, long string) *cobra.Command {
 
 // decideCmd is `executor approve|reject --tenant T [--comment C]`: the operator's decision on
 // the gate (an approval stage) the tenant's WAITING task waits at.
-func (a *app) decideCmd(name, short, long string) *cobra.Command {
+func (a *invocation) decideCmd(name, short, long string) *cobra.Command {
 	var tenant, comment string
 	cmd := &cobra.Command{
 		Use:   name + " --tenant T [--comment C]",
@@ -42,9 +42,9 @@ func (a *app) decideCmd(name, short, long string) *cobra.Command {
 		Args:    noArgs,
 		PreRunE: requireFlags("tenant"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var t api.Task
+			var t wire.Task
 			path := "/v1/tenants/" + url.PathEscape(tenant) + "/" + name
-			if err := a.call(cmd.Context(), http.MethodPost, path, api.DecisionBody{Comment: comment}, &t); err != nil {
+			if err := a.call(cmd.Context(), http.MethodPost, path, wire.DecisionBody{Comment: comment}, &t); err != nil {
 				return err
 			}
 			return a.print(&t, taskTable(t))

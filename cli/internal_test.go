@@ -17,10 +17,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/client"
 	"github.com/executor-dev/executor/infra/redistest"
 	"github.com/executor-dev/executor/server/servertest"
+	"github.com/executor-dev/executor/wire"
 )
 
 // These tests drive run() directly to control the environment and standard input, which
@@ -149,7 +149,7 @@ func TestSubmitFromStdin(t *testing.T) {
 			t.Parallel()
 			o := runWith(t, tt.body, nil, "--server", url, "submit", "-f", "-", "--wait", "-o", "json")
 			require.Equal(t, ExitOK, o.code, "stderr: %s", o.stderr)
-			var p api.Plan
+			var p wire.Plan
 			require.NoError(t, json.Unmarshal([]byte(o.stdout), &p))
 			assert.Equal(t, "from-stdin", p.Name)
 			assert.Equal(t, "COMPLETED", p.Status)
@@ -174,7 +174,7 @@ func TestReadPlanContentType(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			a := &app{streams: streams{stdin: strings.NewReader(tt.body)}}
+			a := &invocation{streams: streams{stdin: strings.NewReader(tt.body)}}
 			path := tt.file
 			if path != "-" {
 				path = dir + "/" + tt.name + "-" + tt.file

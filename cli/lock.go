@@ -6,10 +6,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/executor-dev/executor/api"
+	"github.com/executor-dev/executor/wire"
 )
 
-func (a *app) lockCmd() *cobra.Command {
+func (a *invocation) lockCmd() *cobra.Command {
 	var tenant string
 	cmd := &cobra.Command{
 		Use:   "lock --tenant T",
@@ -19,7 +19,7 @@ func (a *app) lockCmd() *cobra.Command {
 		Args:    noArgs,
 		PreRunE: requireFlags("tenant"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var l api.TenantLock
+			var l wire.TenantLock
 			if err := a.call(cmd.Context(), http.MethodGet, "/v1/tenants/"+url.PathEscape(tenant)+"/lock", nil, &l); err != nil {
 				return err
 			}
@@ -30,7 +30,7 @@ func (a *app) lockCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *app) unlockCmd() *cobra.Command {
+func (a *invocation) unlockCmd() *cobra.Command {
 	var tenant string
 	cmd := &cobra.Command{
 		Use:   "unlock --tenant T",
@@ -43,7 +43,7 @@ writes are refused. A RUNNING task becomes INTERRUPTED; retry it to go on
 		Args:    noArgs,
 		PreRunE: requireFlags("tenant"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var u api.TenantUnlock
+			var u wire.TenantUnlock
 			if err := a.call(cmd.Context(), http.MethodPost, "/v1/tenants/"+url.PathEscape(tenant)+"/unlock", nil, &u); err != nil {
 				return err
 			}

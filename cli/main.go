@@ -89,8 +89,8 @@ type streams struct {
 	getenv         func(string) string
 }
 
-// app is the state of one run: the streams and the resolved global flags.
-type app struct {
+// invocation is the state of one run of the CLI: the streams and the resolved global flags.
+type invocation struct {
 	streams
 	server string
 	token  string
@@ -114,7 +114,7 @@ func run(ctx context.Context, args []string, s streams) int {
 	if s.stdin == nil {
 		s.stdin = strings.NewReader("")
 	}
-	a := &app{streams: s}
+	a := &invocation{streams: s}
 	root := a.newRoot()
 	root.SetArgs(args)
 	root.SetIn(s.stdin)
@@ -146,7 +146,7 @@ func run(ctx context.Context, args []string, s streams) int {
 	return ExitFailure
 }
 
-func (a *app) newRoot() *cobra.Command {
+func (a *invocation) newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "executor",
 		Short: "Deployment-orchestration executor: roll out staged plans to many tenants",
@@ -198,7 +198,7 @@ logged). A task that is not WAITING is a 409 (exit 1).`),
 
 // resolveGlobals applies environment variables to global flags not given on the command
 // line and checks -o.
-func (a *app) resolveGlobals(cmd *cobra.Command, _ []string) error {
+func (a *invocation) resolveGlobals(cmd *cobra.Command, _ []string) error {
 	flags := cmd.Flags()
 	if !flags.Changed("server") {
 		if v := a.getenv(EnvServer); v != "" {
@@ -219,7 +219,7 @@ func (a *app) resolveGlobals(cmd *cobra.Command, _ []string) error {
 }
 
 // client returns a client of --server.
-func (a *app) client() (*client.Client, error) {
+func (a *invocation) client() (*client.Client, error) {
 	u, err := url.Parse(a.server)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, usagef("invalid --server %q: want an http:// or https:// URL such as %s", a.server, DefaultServer)

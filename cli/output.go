@@ -14,16 +14,16 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/client"
 	"github.com/executor-dev/executor/domain/task"
+	"github.com/executor-dev/executor/wire"
 )
 
 // maxCell bounds free-text table cells (error messages).
 const maxCell = 80
 
 // print writes v as indented JSON under -o json, or the table drawn by table otherwise.
-func (a *app) print(v any, table func(w io.Writer)) error {
+func (a *invocation) print(v any, table func(w io.Writer)) error {
 	if a.output == OutputJSON {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetEscapeHTML(false)
@@ -37,7 +37,7 @@ func (a *app) print(v any, table func(w io.Writer)) error {
 
 // fetchAndPrint calls the API with a.client() and prints what fetch returns, as JSON or as
 // the table render draws: the body of most client commands.
-func fetchAndPrint[T any](a *app, fetch func(c *client.Client) (*T, error), render func(T) func(io.Writer)) error {
+func fetchAndPrint[T any](a *invocation, fetch func(c *client.Client) (*T, error), render func(T) func(io.Writer)) error {
 	c, err := a.client()
 	if err != nil {
 		return err
@@ -117,13 +117,13 @@ func planHeader(w io.Writer) {
 }
 
 // planRow is a plan's row; START AT is the plan's startAt, "-" when it was submitted without.
-func planRow(w io.Writer, p api.Plan) {
+func planRow(w io.Writer, p wire.Plan) {
 	row(w, p.PlanID, p.Name, p.Status, strconv.Itoa(p.Progress["total"]),
 		strings.Join(progressCounts(p.Progress), " "), formatTime(&p.CreatedAt), formatTime(p.StartAt))
 }
 
 // planTable is a plan, followed by its canary wave and start rate when set.
-func planTable(p api.Plan) func(io.Writer) {
+func planTable(p wire.Plan) func(io.Writer) {
 	return func(w io.Writer) {
 		planHeader(w)
 		planRow(w, p)
@@ -131,7 +131,7 @@ func planTable(p api.Plan) func(io.Writer) {
 	}
 }
 
-func planListTable(l api.PlanList) func(io.Writer) {
+func planListTable(l wire.PlanList) func(io.Writer) {
 	return func(w io.Writer) {
 		planHeader(w)
 		for _, p := range l.Plans {
@@ -144,14 +144,14 @@ func taskHeader(w io.Writer) {
 	fmt.Fprintln(w, "TENANT\tTASK ID\tSTATUS\tATTEMPT\tSTAGE\tCHECKPOINT\tLEASE\tLAST ERROR")
 }
 
-func taskRow(w io.Writer, t api.Task) {
+func taskRow(w io.Writer, t wire.Task) {
 	row(w, t.TenantID, t.TaskID, t.Status, strconv.Itoa(t.Attempt), taskStage(t),
 		taskCheckpoint(t), taskLease(t), taskError(t))
 }
 
 // taskStage is the next stage to run with its position, e.g. "s3 (3/4)", or "done (4/4)"
 // once every stage ran.
-func taskStage(t api.Task) string {
+func taskStage(t wire.Task) string {
 	n := len(t.Stages)
 	if t.CurrentStageName == "" {
 		return fmt.Sprintf("done (%d/%d)", min(t.CurrentStage, n), n)
@@ -160,7 +160,7 @@ func taskStage(t api.Task) string {
 }
 
 // taskCheckpoint is the last completed stage's index and name, e.g. "1 (s2)".
-func taskCheckpoint(t api.Task) string {
+func taskCheckpoint(t wire.Task) string {
 	cp := t.Checkpoint
 	if cp == nil || cp.LastCompletedStageIndex < 0 {
 		return ""
@@ -171,7 +171,7 @@ func taskCheckpoint(t api.Task) string {
 	return strconv.Itoa(cp.LastCompletedStageIndex)
 }
 
-func taskLease(t api.Task) string {
+func taskLease(t wire.Task) string {
 	if t.Lease == nil || !t.Lease.Held {
 		return ""
 	}
@@ -182,7 +182,7 @@ func taskLease(t api.Task) string {
 }
 
 // taskError is the last error as "<class>: <message>", truncated.
-func taskError(t api.Task) string {
+func taskError(t wire.Task) string {
 	if t.LastError == nil {
 		return ""
 	}
@@ -190,7 +190,7 @@ func taskError(t api.Task) string {
 }
 
 // taskTable is a task, followed by why it waits (WAITING) and its latest gate decision.
-func taskTable(t api.Task) func(io.Writer) {
+func taskTable(t wire.Task) func(io.Writer) {
 	return func(w io.Writer) {
 		taskHeader(w)
 		taskRow(w, t)
@@ -200,8 +200,8 @@ func taskTable(t api.Task) func(io.Writer) {
 
 // taskListTable lists tasks. A plan's task listing carries no lease or checkpoint (the
 // server leaves them out): those columns are left out too rather than shown empty.
-func taskListTable(l api.TaskList) func(io.Writer) {
-	full := slices.ContainsFunc(l.Tasks, func(t api.Task) bool { return t.Lease != nil || t.Checkpoint != nil })
+func taskListTable(l wire.TaskList) func(io.Writer) {
+	full := slices.ContainsFunc(l.Tasks, func(t wire.Task) bool { return t.Lease != nil || t.Checkpoint != nil })
 	return func(w io.Writer) {
 		if full {
 			taskHeader(w)
@@ -219,7 +219,7 @@ func taskListTable(l api.TaskList) func(io.Writer) {
 }
 
 // taskDetailTable is a task followed by its wait and decision, and its attempt ledger.
-func taskDetailTable(t api.Task) func(io.Writer) {
+func taskDetailTable(t wire.Task) func(io.Writer) {
 	return func(w io.Writer) {
 		taskHeader(w)
 		taskRow(w, t)
@@ -247,7 +247,7 @@ func taskDetailTable(t api.Task) func(io.Writer) {
 	}
 }
 
-func checkpointTable(cp api.Checkpoint) func(io.Writer) {
+func checkpointTable(cp wire.Checkpoint) func(io.Writer) {
 	return func(w io.Writer) {
 		fmt.Fprintln(w, "TENANT\tTASK ID\tLAST COMPLETED\tCOMPLETED STAGES\tOUTPUTS\tSAVED AT\tFENCE")
 		last := strconv.Itoa(cp.LastCompletedStageIndex)
@@ -261,7 +261,7 @@ func checkpointTable(cp api.Checkpoint) func(io.Writer) {
 }
 
 // dryRunTable shows every tenant's rendered stages, then the conflicts.
-func dryRunTable(d api.DryRun) func(io.Writer) {
+func dryRunTable(d wire.DryRun) func(io.Writer) {
 	return func(w io.Writer) {
 		fmt.Fprintln(w, "TENANT\tSTAGE\tKIND\tPARAMS")
 		for _, t := range d.Tenants {
@@ -291,7 +291,7 @@ func dryRunTable(d api.DryRun) func(io.Writer) {
 // could not connect (connection refused, no such host, a dial that timed out): whether an
 // executor serves at --server, and how to point the client at one. "" for any other error (an
 // executor's answer, a connection it dropped, an error that is not a request's).
-func (a *app) unreachableHint(err error) string {
+func (a *invocation) unreachableHint(err error) string {
 	var ue *url.Error
 	var oe *net.OpError
 	var de *net.DNSError

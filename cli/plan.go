@@ -7,13 +7,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/executor-dev/executor/api"
-	usecase "github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/client"
 	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/wire"
 )
 
-func (a *app) planCmd() *cobra.Command {
+func (a *invocation) planCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plan",
 		Short: "List, show and control plans, and act on their tasks",
@@ -42,7 +42,7 @@ PROMOTED or HALTED, is a 409 (exit 1).`),
 	return cmd
 }
 
-func (a *app) planListCmd() *cobra.Command {
+func (a *invocation) planListCmd() *cobra.Command {
 	var status, cursor string
 	var limit int
 	cmd := &cobra.Command{
@@ -60,8 +60,8 @@ output carries it as nextCursor.`,
 			if err != nil {
 				return err
 			}
-			if limit < 0 || limit > usecase.MaxListLimit {
-				return usagef("invalid --limit %d: want 1 to %d", limit, usecase.MaxListLimit)
+			if limit < 0 || limit > app.MaxListLimit {
+				return usagef("invalid --limit %d: want 1 to %d", limit, app.MaxListLimit)
 			}
 			c, err := a.client()
 			if err != nil {
@@ -87,7 +87,7 @@ output carries it as nextCursor.`,
 	return cmd
 }
 
-func (a *app) planShowCmd() *cobra.Command {
+func (a *invocation) planShowCmd() *cobra.Command {
 	var watch bool
 	cmd := &cobra.Command{
 		Use:   "show ID",
@@ -95,7 +95,7 @@ func (a *app) planShowCmd() *cobra.Command {
 		Long: `Show a plan and its progress (task counts per status), then its summary, counted on the
 server whatever the plan's size (as 'plan summary' prints it): the tasks by current stage and
 status, the failure classes with a sample tenant and message, the gates with WAITING tasks and
-the RUNNING tasks longest at their stage. -o json prints the plan only (api.Plan, without its
+the RUNNING tasks longest at their stage. -o json prints the plan only (wire.Plan, without its
 task ids: 'plan tasks' lists them, 'plan summary -o json' prints the summary).
 
 --watch waits until the plan ends, redrawing a live progress line on a terminal, prints the
@@ -132,14 +132,14 @@ is needed and exits 3. Ctrl-C exits 130.`,
 	return cmd
 }
 
-func (a *app) planOpCmd(name, short string, op func(*client.Client, context.Context, string) (*api.Plan, error)) *cobra.Command {
+func (a *invocation) planOpCmd(name, short string, op func(*client.Client, context.Context, string) (*wire.Plan, error)) *cobra.Command {
 	return &cobra.Command{
 		Use:     name + " ID",
 		Short:   short,
 		Example: fmt.Sprintf("  executor plan %s 01JD7X...", name),
 		Args:    exactArgs("ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return fetchAndPrint(a, func(c *client.Client) (*api.Plan, error) {
+			return fetchAndPrint(a, func(c *client.Client) (*wire.Plan, error) {
 				return op(c, cmd.Context(), args[0])
 			}, planTable)
 		},

@@ -9,44 +9,44 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
+	"github.com/executor-dev/executor/wire"
 )
 
 // The JSON of plan tasks, written page by page, is byte for byte what printing the whole
 // list at once writes.
 func TestTaskListWriterJSON(t *testing.T) {
 	t.Parallel()
-	task := func(tenant string) api.Task {
-		return api.Task{TaskID: "01J" + tenant, TenantID: tenant, Status: "FAILED", Attempt: 1,
-			LastError: &api.Failure{Class: "permanent", Message: "<html> & co"}}
+	task := func(tenant string) wire.Task {
+		return wire.Task{TaskID: "01J" + tenant, TenantID: tenant, Status: "FAILED", Attempt: 1,
+			LastError: &wire.Failure{Class: "permanent", Message: "<html> & co"}}
 	}
-	missing := []api.MissingTask{{TaskID: "01JGONE", Index: 3}}
+	missing := []wire.MissingTask{{TaskID: "01JGONE", Index: 3}}
 	tests := []struct {
 		name  string
-		pages []api.TaskList
+		pages []wire.TaskList
 	}{
 		{name: "no page at all"},
-		{name: "one empty page", pages: []api.TaskList{{Tasks: []api.Task{}}}},
-		{name: "one page", pages: []api.TaskList{{Tasks: []api.Task{task("a"), task("b")}, Total: 2}}},
-		{name: "pages, an empty one among them, missing tasks", pages: []api.TaskList{
-			{Tasks: []api.Task{task("a")}, Total: 3, NextCursor: "c1", MissingTasks: missing},
-			{Tasks: []api.Task{}, Total: 3, NextCursor: "c2", MissingTasks: missing},
-			{Tasks: []api.Task{task("b"), task("c")}, Total: 3, MissingTasks: missing},
+		{name: "one empty page", pages: []wire.TaskList{{Tasks: []wire.Task{}}}},
+		{name: "one page", pages: []wire.TaskList{{Tasks: []wire.Task{task("a"), task("b")}, Total: 2}}},
+		{name: "pages, an empty one among them, missing tasks", pages: []wire.TaskList{
+			{Tasks: []wire.Task{task("a")}, Total: 3, NextCursor: "c1", MissingTasks: missing},
+			{Tasks: []wire.Task{}, Total: 3, NextCursor: "c2", MissingTasks: missing},
+			{Tasks: []wire.Task{task("b"), task("c")}, Total: 3, MissingTasks: missing},
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var streamed, whole bytes.Buffer
-			w := (&app{streams: streams{stdout: &streamed}, output: OutputJSON}).taskListWriter()
-			all := api.TaskList{Tasks: []api.Task{}}
+			w := (&invocation{streams: streams{stdout: &streamed}, output: OutputJSON}).taskListWriter()
+			all := wire.TaskList{Tasks: []wire.Task{}}
 			for i := range tt.pages {
 				require.NoError(t, w.page(&tt.pages[i]))
 				all.Tasks = append(all.Tasks, tt.pages[i].Tasks...)
 				all.Total, all.MissingTasks = tt.pages[i].Total, tt.pages[i].MissingTasks
 			}
 			require.NoError(t, w.end())
-			require.NoError(t, (&app{streams: streams{stdout: &whole}, output: OutputJSON}).print(&all, nil))
+			require.NoError(t, (&invocation{streams: streams{stdout: &whole}, output: OutputJSON}).print(&all, nil))
 			assert.Equal(t, whole.String(), streamed.String())
 		})
 	}
@@ -55,21 +55,21 @@ func TestTaskListWriterJSON(t *testing.T) {
 func TestPlanScaleTables(t *testing.T) {
 	t.Parallel()
 	since := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
-	summary := api.PlanSummary{
+	summary := wire.PlanSummary{
 		PlanID: "01JPLAN", Status: "RUNNING", Total: 100000, Missing: 2,
 		Statuses: map[string]int{"PENDING": 61200, "RUNNING": 50, "WAITING": 38000, "FAILED": 748, "COMPLETED": 0, "LOST": 0},
-		Stages: []api.StageCounts{
+		Stages: []wire.StageCounts{
 			{Index: 0, Name: "push-config", Counts: map[string]int{"PENDING": 61200, "RUNNING": 20}},
 			{Index: 1, Name: "canary-check", Counts: map[string]int{"RUNNING": 30, "FAILED": 748}},
 			{Index: 2, Name: "gate", Counts: map[string]int{"WAITING": 38000}},
 			{Index: 3, Counts: map[string]int{}},
 		},
-		FailureClasses: []api.ClassCount{
+		FailureClasses: []wire.ClassCount{
 			{Class: "permanent", Count: 700, SampleTenantID: "t-00412", SampleMessage: "HTTP 409:\nconflict " + strings.Repeat("x", 100)},
 			{Class: "timeout", Count: 48, SampleTenantID: "t-00007", SampleMessage: "deadline exceeded"},
 		},
-		Gates:   []api.GateCount{{StageIndex: 2, Stage: "gate", Waiting: 38000}},
-		Slowest: []api.SlowTask{{TaskID: "01JSLOW", TenantID: "t-09311", StageIndex: 1, Stage: "canary-check", Since: since, RunningMs: 91234}},
+		Gates:   []wire.GateCount{{StageIndex: 2, Stage: "gate", Waiting: 38000}},
+		Slowest: []wire.SlowTask{{TaskID: "01JSLOW", TenantID: "t-09311", StageIndex: 1, Stage: "canary-check", Since: since, RunningMs: 91234}},
 	}
 	tests := []struct {
 		name  string
@@ -100,7 +100,7 @@ func TestPlanScaleTables(t *testing.T) {
 		},
 		{
 			name:  "summary of a plan without tasks",
-			table: render(t, summaryTable(api.PlanSummary{PlanID: "01JP", Statuses: map[string]int{}, Stages: []api.StageCounts{{Index: 0, Name: "a"}, {Index: 1}}})),
+			table: render(t, summaryTable(wire.PlanSummary{PlanID: "01JP", Statuses: map[string]int{}, Stages: []wire.StageCounts{{Index: 0, Name: "a"}, {Index: 1}}})),
 			want: []string{
 				`STAGE\s+PENDING\s+RUNNING\s+WAITING\s+PAUSED\s+COMPLETED\s+FAILED\s+CANCELLED\s+INTERRUPTED`,
 				`a \(1/1\)(\s+-){8}`,
@@ -110,8 +110,8 @@ func TestPlanScaleTables(t *testing.T) {
 		},
 		{
 			name: "bulk result with more skipped than listed",
-			table: render(t, bulkTable(api.BulkResult{PlanID: "01JP", Action: "retry", Matched: 1003, Applied: 1000, SkippedCount: 3,
-				Skipped: []api.TaskRef{{TaskID: "01JA", TenantID: "a", Reason: "task: tenants busy: [a]"}, {TaskID: "01JB", TenantID: "b", Reason: "moved on"}}})),
+			table: render(t, bulkTable(wire.BulkResult{PlanID: "01JP", Action: "retry", Matched: 1003, Applied: 1000, SkippedCount: 3,
+				Skipped: []wire.TaskRef{{TaskID: "01JA", TenantID: "a", Reason: "task: tenants busy: [a]"}, {TaskID: "01JB", TenantID: "b", Reason: "moved on"}}})),
 			want: []string{
 				`retry: matched 1003, applied 1000, skipped 3`,
 				`TENANT\s+TASK ID\s+RESULT\s+REASON`,
@@ -122,7 +122,7 @@ func TestPlanScaleTables(t *testing.T) {
 		},
 		{
 			name:  "bulk result without skips",
-			table: render(t, bulkTable(api.BulkResult{PlanID: "01JP", Action: "approve", Matched: 45, Applied: 45, Skipped: []api.TaskRef{}})),
+			table: render(t, bulkTable(wire.BulkResult{PlanID: "01JP", Action: "approve", Matched: 45, Applied: 45, Skipped: []wire.TaskRef{}})),
 			want:  []string{`approve: matched 45, applied 45, skipped 0`},
 		},
 	}
@@ -151,47 +151,47 @@ func TestEventLine(t *testing.T) {
 	stages := []string{"push", "restart", "verify"}
 	tests := []struct {
 		name   string
-		event  api.Event
+		event  wire.Event
 		stages []string
 		want   string
 	}{
 		{
 			name:  "plan",
-			event: api.Event{ID: "1", Kind: "plan", At: at, PlanID: "01JP", Status: "COMPLETED"},
+			event: wire.Event{ID: "1", Kind: "plan", At: at, PlanID: "01JP", Status: "COMPLETED"},
 			want:  "2026-11-21T18:59:54.100Z  plan   01JP  -  COMPLETED",
 		},
 		{
 			name:   "stage, with the plan's stages",
-			event:  api.Event{ID: "2", Kind: "stage", At: at, PlanID: "01JP", TenantID: "t-1", Status: "RUNNING", Stage: 1, StageName: "restart", Run: 2},
+			event:  wire.Event{ID: "2", Kind: "stage", At: at, PlanID: "01JP", TenantID: "t-1", Status: "RUNNING", Stage: 1, StageName: "restart", Run: 2},
 			stages: stages,
 			want:   "2026-11-21T18:59:54.100Z  stage  01JP  t-1  RUNNING      completed restart (2/3), run 2",
 		},
 		{
 			name:  "stage, without them",
-			event: api.Event{ID: "2", Kind: "stage", At: at, PlanID: "01JP", TenantID: "t-1", Status: "RUNNING", Stage: 1, StageName: "restart", Run: 1},
+			event: wire.Event{ID: "2", Kind: "stage", At: at, PlanID: "01JP", TenantID: "t-1", Status: "RUNNING", Stage: 1, StageName: "restart", Run: 1},
 			want:  "2026-11-21T18:59:54.100Z  stage  01JP  t-1  RUNNING      completed restart, run 1",
 		},
 		{
 			name: "task, a failed attempt to be retried",
-			event: api.Event{ID: "3", Kind: "task", At: at, PlanID: "01JP", TenantID: "t-1", Status: "RUNNING", Stage: 2, Run: 1,
-				LastAttempt: &api.EventAttempt{StageIndex: 2, Stage: "verify", Attempt: 1, Outcome: "failed", Class: "timeout"}},
+			event: wire.Event{ID: "3", Kind: "task", At: at, PlanID: "01JP", TenantID: "t-1", Status: "RUNNING", Stage: 2, Run: 1,
+				LastAttempt: &wire.EventAttempt{StageIndex: 2, Stage: "verify", Attempt: 1, Outcome: "failed", Class: "timeout"}},
 			stages: stages,
 			want:   "2026-11-21T18:59:54.100Z  task   01JP  t-1  RUNNING      at verify (3/3), run 1, attempt 1 of verify failed: timeout",
 		},
 		{
 			name:   "task, every stage done",
-			event:  api.Event{ID: "4", Kind: "task", At: at, PlanID: "01JP", TenantID: "t-1", Status: "COMPLETED", Stage: 3, Run: 1},
+			event:  wire.Event{ID: "4", Kind: "task", At: at, PlanID: "01JP", TenantID: "t-1", Status: "COMPLETED", Stage: 3, Run: 1},
 			stages: stages,
 			want:   "2026-11-21T18:59:54.100Z  task   01JP  t-1  COMPLETED    at done (3/3), run 1",
 		},
 		{
 			name:  "task, the plan unknown",
-			event: api.Event{ID: "4", Kind: "task", At: at, PlanID: "01JP", TenantID: "t\n1", Status: "PENDING", Stage: 0, Run: 1},
+			event: wire.Event{ID: "4", Kind: "task", At: at, PlanID: "01JP", TenantID: "t\n1", Status: "PENDING", Stage: 0, Run: 1},
 			want:  "2026-11-21T18:59:54.100Z  task   01JP  t 1  PENDING      at stage 0, run 1",
 		},
 		{
 			name:  "gap",
-			event: api.Event{Kind: "gap"},
+			event: wire.Event{Kind: "gap"},
 			want:  "2026-11-21T19:00:00.000Z  gap    events were missed (the server no longer holds them): reload the state: executor plan show 01JP",
 		},
 	}

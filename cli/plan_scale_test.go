@@ -16,11 +16,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/cli"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/server/servertest"
 	"github.com/executor-dev/executor/stagekind"
+	"github.com/executor-dev/executor/wire"
 )
 
 // byTenant is a stage kind that, while broken, fails the tenants named perm-* permanently and
@@ -65,15 +65,15 @@ var mixedTenants = []string{"ok-1", "perm-1", "ok-2", "flap-1", "ok-3", "perm-2"
 // mixedPlan starts a server with the byTenant kind, submits prep → fragile (byTenant) → gate
 // (approval) → after for mixedTenants, and waits until the plan is at rest: ok-* WAITING at
 // the gate, perm-* and flap-1 FAILED at fragile.
-func mixedPlan(t *testing.T) (url string, p api.Plan, kind *byTenant) {
+func mixedPlan(t *testing.T) (url string, p wire.Plan, kind *byTenant) {
 	t.Helper()
 	kind = newByTenant()
 	srv := servertest.Start(t, func(k *stagekind.Registry) { require.NoError(t, k.Register("bytenant", kind)) })
 	url = srv.URL()
-	p = submitRequest(t, url, api.PlanRequest{
+	p = submitRequest(t, url, wire.PlanRequest{
 		Name: "mixed",
-		Stages: []api.StageRequest{noop("prep"),
-			{Name: "fragile", Kind: "bytenant", Retry: &api.RetryRequest{MaxAttempts: 1}},
+		Stages: []wire.StageRequest{noop("prep"),
+			{Name: "fragile", Kind: "bytenant", Retry: &wire.RetryRequest{MaxAttempts: 1}},
 			approval("gate", "go?"), noop("after")},
 		Tenants: tenantsOf(mixedTenants...),
 	})
@@ -86,7 +86,7 @@ func mixedPlan(t *testing.T) (url string, p api.Plan, kind *byTenant) {
 // checks that its total counts them.
 func tenantsIn(t *testing.T, stdout string) []string {
 	t.Helper()
-	l := decode[api.TaskList](t, stdout)
+	l := decode[wire.TaskList](t, stdout)
 	out := make([]string, len(l.Tasks))
 	for i, tk := range l.Tasks {
 		out[i] = tk.TenantID
@@ -159,7 +159,7 @@ func TestPlanTasksPaging(t *testing.T) {
 	for i := range ids {
 		ids[i] = fmt.Sprintf("pg-%03d", i)
 	}
-	p := submitRequest(t, url, api.PlanRequest{Stages: []api.StageRequest{noop("a")}, Tenants: tenantsOf(ids...)})
+	p := submitRequest(t, url, wire.PlanRequest{Stages: []wire.StageRequest{noop("a")}, Tenants: tenantsOf(ids...)})
 	requireCode(t, cli.ExitOK, runCLI(t, url, "plan", "show", p.PlanID, "--watch"))
 	reversed := slices.Clone(ids)
 	slices.Reverse(reversed)
@@ -181,7 +181,7 @@ func TestPlanTasksPaging(t *testing.T) {
 			t.Parallel()
 			r := runCLI(t, url, append([]string{"plan", "tasks", p.PlanID, "-o", "json"}, tt.args...)...)
 			requireCode(t, cli.ExitOK, r)
-			l := decode[api.TaskList](t, r.stdout)
+			l := decode[wire.TaskList](t, r.stdout)
 			assert.Equal(t, len(tt.want), l.Total)
 			assert.Empty(t, l.NextCursor)
 			got := make([]string, len(l.Tasks))
@@ -213,7 +213,7 @@ func TestPlanShowSummary(t *testing.T) {
 
 	r := runCLI(t, url, "plan", "summary", p.PlanID, "-o", "json")
 	requireCode(t, cli.ExitOK, r)
-	s := decode[api.PlanSummary](t, r.stdout)
+	s := decode[wire.PlanSummary](t, r.stdout)
 	require.Equal(t, p.PlanID, s.PlanID)
 	require.Equal(t, 6, s.Total)
 	require.Equal(t, 3, s.Statuses["WAITING"])
@@ -251,7 +251,7 @@ func TestPlanShowSummary(t *testing.T) {
 	// -o json is the plan, as before, without its task ids.
 	r = runCLI(t, url, "plan", "show", p.PlanID, "-o", "json")
 	requireCode(t, cli.ExitOK, r)
-	shown := decode[api.Plan](t, r.stdout)
+	shown := decode[wire.Plan](t, r.stdout)
 	assert.Equal(t, p.PlanID, shown.PlanID)
 	assert.Equal(t, map[string]int{"total": 6, "WAITING": 3, "FAILED": 3}, nonZero(shown.Progress))
 	assert.Empty(t, shown.TaskIDs)
@@ -274,8 +274,8 @@ func nonZero(m map[string]int) map[string]int {
 func TestPlanBulkApprove(t *testing.T) {
 	t.Parallel()
 	url := startServer(t).URL()
-	p := submitRequest(t, url, api.PlanRequest{
-		Stages:  []api.StageRequest{noop("prep"), approval("gate", "go?"), noop("after")},
+	p := submitRequest(t, url, wire.PlanRequest{
+		Stages:  []wire.StageRequest{noop("prep"), approval("gate", "go?"), noop("after")},
 		Tenants: tenantsOf("eu-1", "eu-2", "eu-3", "us-1", "us-2"),
 	})
 	requireCode(t, cli.ExitNeedsOperator, runCLI(t, url, "plan", "show", p.PlanID, "--watch"))
@@ -296,22 +296,22 @@ func TestPlanBulkApprove(t *testing.T) {
 	// Nothing left matches: zero counts, exit 0.
 	r = runCLI(t, url, "plan", "bulk", "approve", p.PlanID, "--tenant", "eu-", "-o", "json")
 	requireCode(t, cli.ExitOK, r)
-	assert.Equal(t, api.BulkResult{PlanID: p.PlanID, Action: "approve", Skipped: []api.TaskRef{}}, emptySkipped(decode[api.BulkResult](t, r.stdout)))
+	assert.Equal(t, wire.BulkResult{PlanID: p.PlanID, Action: "approve", Skipped: []wire.TaskRef{}}, emptySkipped(decode[wire.BulkResult](t, r.stdout)))
 
 	r = runCLI(t, url, "plan", "bulk", "reject", p.PlanID, "--status", "waiting", "--comment", "not today", "-o", "json")
 	requireCode(t, cli.ExitOK, r)
-	res := decode[api.BulkResult](t, r.stdout)
+	res := decode[wire.BulkResult](t, r.stdout)
 	assert.Equal(t, "reject", res.Action)
 	assert.Equal(t, []int{2, 2, 0}, []int{res.Matched, res.Applied, res.SkippedCount})
 	r = runCLI(t, url, "plan", "show", p.PlanID, "--watch", "-o", "json")
 	requireCode(t, cli.ExitFailure, r)
-	assert.Equal(t, map[string]int{"total": 5, "COMPLETED": 3, "FAILED": 2}, nonZero(decode[api.Plan](t, r.stdout).Progress))
+	assert.Equal(t, map[string]int{"total": 5, "COMPLETED": 3, "FAILED": 2}, nonZero(decode[wire.Plan](t, r.stdout).Progress))
 }
 
 // emptySkipped makes a nil skipped list an empty one.
-func emptySkipped(r api.BulkResult) api.BulkResult {
+func emptySkipped(r wire.BulkResult) wire.BulkResult {
 	if r.Skipped == nil {
-		r.Skipped = []api.TaskRef{}
+		r.Skipped = []wire.TaskRef{}
 	}
 	return r
 }
@@ -335,7 +335,7 @@ func TestPlanBulkRetryByClass(t *testing.T) {
 
 	r = runCLI(t, url, "plan", "bulk", "retry", p.PlanID, "--class", "permanent", "--status", "failed", "-o", "json")
 	requireCode(t, cli.ExitOK, r)
-	res := decode[api.BulkResult](t, r.stdout)
+	res := decode[wire.BulkResult](t, r.stdout)
 	assert.Equal(t, []int{2, 2, 0}, []int{res.Matched, res.Applied, res.SkippedCount})
 	for _, tenant := range []string{"perm-1", "perm-2"} {
 		tk := waitTenant(t, url, tenant, "WAITING")
@@ -348,7 +348,7 @@ func TestPlanBulkRetryByClass(t *testing.T) {
 	assert.Equal(t, "approve: matched 6, applied 6, skipped 0\n", r.stdout)
 	r = runCLI(t, url, "plan", "show", p.PlanID, "--watch", "-o", "json")
 	requireCode(t, cli.ExitOK, r)
-	assert.Equal(t, 6, decode[api.Plan](t, r.stdout).Progress["COMPLETED"])
+	assert.Equal(t, 6, decode[wire.Plan](t, r.stdout).Progress["COMPLETED"])
 }
 
 func TestPlanScaleUsageErrors(t *testing.T) {
@@ -427,7 +427,7 @@ func TestEventsFollowsAPlan(t *testing.T) {
 		}},
 		{name: "json", output: "json", parse: func(t *testing.T, planID, line string) (string, string, string, string) {
 			t.Helper()
-			e := decode[api.Event](t, line)
+			e := decode[wire.Event](t, line)
 			assert.Equal(t, planID, e.PlanID)
 			assert.NotEmpty(t, e.ID)
 			tenant, what := e.TenantID, ""
@@ -444,13 +444,13 @@ func TestEventsFollowsAPlan(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			url := startServer(t).URL()
-			p := submitRequest(t, url, api.PlanRequest{
-				Stages:  []api.StageRequest{approval("gate", "go?"), noop("a"), noop("b")},
+			p := submitRequest(t, url, wire.PlanRequest{
+				Stages:  []wire.StageRequest{approval("gate", "go?"), noop("a"), noop("b")},
 				Tenants: tenantsOf("ev-1", "ev-2"),
 			})
 			requireCode(t, cli.ExitNeedsOperator, runCLI(t, url, "plan", "show", p.PlanID, "--watch"))
 			// Another plan's events are not printed.
-			other := submitRequest(t, url, api.PlanRequest{Stages: []api.StageRequest{approval("gate", "go?")}, Tenants: tenantsOf("other-1")})
+			other := submitRequest(t, url, wire.PlanRequest{Stages: []wire.StageRequest{approval("gate", "go?")}, Tenants: tenantsOf("other-1")})
 
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()

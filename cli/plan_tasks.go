@@ -12,10 +12,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/executor-dev/executor/api"
-	usecase "github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/client"
 	"github.com/executor-dev/executor/domain/task"
+	"github.com/executor-dev/executor/wire"
 )
 
 // taskSorts are the orders of plan tasks --sort.
@@ -58,7 +58,7 @@ func (f *taskFilter) checkStatuses(allowed []string, what string) ([]string, err
 	return out, nil
 }
 
-func (a *app) planTasksCmd() *cobra.Command {
+func (a *invocation) planTasksCmd() *cobra.Command {
 	var filter taskFilter
 	var sort string
 	var pageSize int
@@ -77,7 +77,7 @@ the plan's index on the server: a page of a 100,000-task plan reads only its own
   --tenant P       tasks whose tenant id starts with P
   --sort ORDER     order (the submission's, default), -order, tenant or -tenant (tenant id)
 
--o json prints one api.TaskList: every matching task and their total.`,
+-o json prints one wire.TaskList: every matching task and their total.`,
 		Example: `  executor plan tasks 01JD7X...
   executor plan tasks 01JD7X... --status FAILED,INTERRUPTED
   executor plan tasks 01JD7X... --stage approve-prod --status WAITING --tenant eu-
@@ -91,8 +91,8 @@ the plan's index on the server: a page of a 100,000-task plan reads only its own
 			if sort != "" && !slices.Contains(taskSorts, sort) {
 				return usagef("invalid --sort %q: want one of %s", sort, strings.Join(taskSorts, ", "))
 			}
-			if pageSize < 1 || pageSize > usecase.MaxListLimit {
-				return usagef("invalid --page-size %d: want 1 to %d", pageSize, usecase.MaxListLimit)
+			if pageSize < 1 || pageSize > app.MaxListLimit {
+				return usagef("invalid --page-size %d: want 1 to %d", pageSize, app.MaxListLimit)
 			}
 			c, err := a.client()
 			if err != nil {
@@ -115,21 +115,21 @@ the plan's index on the server: a page of a 100,000-task plan reads only its own
 }
 
 // taskListWriter prints a plan's task listing page by page as it is read: a table, or one
-// api.TaskList as JSON, byte for byte what a.print would write of the whole list.
+// wire.TaskList as JSON, byte for byte what a.print would write of the whole list.
 type taskListWriter struct {
-	a       *app
+	a       *invocation
 	tw      *tabwriter.Writer
 	n       int // tasks written
-	last    *api.TaskList
+	last    *wire.TaskList
 	started bool
 }
 
-func (a *app) taskListWriter() *taskListWriter {
+func (a *invocation) taskListWriter() *taskListWriter {
 	return &taskListWriter{a: a, tw: tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)}
 }
 
 // page writes one page: its rows (after the header, on the first page), flushed.
-func (w *taskListWriter) page(p *api.TaskList) error {
+func (w *taskListWriter) page(p *wire.TaskList) error {
 	w.last = p
 	if w.a.output == OutputJSON {
 		return w.jsonPage(p)
@@ -145,8 +145,8 @@ func (w *taskListWriter) page(p *api.TaskList) error {
 	return w.tw.Flush()
 }
 
-// jsonPage writes a page's tasks as items of the "tasks" array of an indented api.TaskList.
-func (w *taskListWriter) jsonPage(p *api.TaskList) error {
+// jsonPage writes a page's tasks as items of the "tasks" array of an indented wire.TaskList.
+func (w *taskListWriter) jsonPage(p *wire.TaskList) error {
 	var b bytes.Buffer
 	if !w.started {
 		w.started = true
@@ -178,7 +178,7 @@ func (w *taskListWriter) end() error {
 	}
 	last := w.last
 	if last == nil {
-		last = &api.TaskList{}
+		last = &wire.TaskList{}
 	}
 	var b bytes.Buffer
 	if !w.started {

@@ -10,10 +10,10 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/client"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/task"
+	"github.com/executor-dev/executor/wire"
 )
 
 // Polling of --wait and --watch.
@@ -37,7 +37,7 @@ const (
 //
 // The bar and percentage count finished tasks (COMPLETED, FAILED, CANCELLED); the counts are
 // every non-zero task status. The line is cut to width-1 columns so that it never wraps.
-func progressLine(p api.Plan, width int) string {
+func progressLine(p wire.Plan, width int) string {
 	total := p.Progress["total"]
 	done := 0
 	for _, s := range task.Statuses {
@@ -81,7 +81,7 @@ func terminal(w io.Writer) *os.File {
 
 // liveOutput is where the live progress line goes: stdout when it is a terminal and the
 // output is a table, else stderr when it is a terminal, else nowhere (nil).
-func (a *app) liveOutput() *os.File {
+func (a *invocation) liveOutput() *os.File {
 	if a.output == OutputTable {
 		if f := terminal(a.stdout); f != nil {
 			return f
@@ -93,7 +93,7 @@ func (a *app) liveOutput() *os.File {
 // waitPlan waits until the plan is terminal, or at rest (nothing of it can progress without
 // an operator: see atRest), and returns it with the rest, nil when it ended. On a terminal it
 // redraws a progress line every redrawEvery; otherwise it long-polls quietly.
-func (a *app) waitPlan(ctx context.Context, c *client.Client, id string) (*api.Plan, *rest, error) {
+func (a *invocation) waitPlan(ctx context.Context, c *client.Client, id string) (*wire.Plan, *rest, error) {
 	if f := a.liveOutput(); f != nil {
 		return watchLive(ctx, c, id, f)
 	}
@@ -113,7 +113,7 @@ func (a *app) waitPlan(ctx context.Context, c *client.Client, id string) (*api.P
 
 // settled returns p when it is terminal or not at rest, else p read again after a confirming
 // long poll with its rest (nil when it ended or moved on meanwhile).
-func settled(ctx context.Context, c *client.Client, p *api.Plan) (*api.Plan, *rest, error) {
+func settled(ctx context.Context, c *client.Client, p *wire.Plan) (*wire.Plan, *rest, error) {
 	if plan.Status(p.Status).Terminal() {
 		return p, nil, nil
 	}
@@ -132,14 +132,14 @@ func settled(ctx context.Context, c *client.Client, p *api.Plan) (*api.Plan, *re
 }
 
 type planResult struct {
-	plan *api.Plan
+	plan *wire.Plan
 	rest *rest
 	err  error
 }
 
 // watchLive polls the plan (?wait=1s) in the background and redraws its progress line on f
 // until the plan is terminal or at rest; the last line stays on screen.
-func watchLive(ctx context.Context, c *client.Client, id string, f *os.File) (*api.Plan, *rest, error) {
+func watchLive(ctx context.Context, c *client.Client, id string, f *os.File) (*wire.Plan, *rest, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	updates := make(chan planResult)
@@ -169,12 +169,12 @@ func watchLive(ctx context.Context, c *client.Client, id string, f *os.File) (*a
 		}
 		return w
 	}
-	draw := func(p *api.Plan) {
+	draw := func(p *wire.Plan) {
 		fmt.Fprintf(f, "\r%s\x1b[K", progressLine(*p, width()))
 	}
 	tick := time.NewTicker(redrawEvery)
 	defer tick.Stop()
-	var last *api.Plan
+	var last *wire.Plan
 	for {
 		select {
 		case r := <-updates:
@@ -207,7 +207,7 @@ func watchLive(ctx context.Context, c *client.Client, id string, f *os.File) (*a
 // status, and for a SCHEDULED plan when it starts, e.g.
 //
 //	plan 01JD… submitted (SCHEDULED, starts at 2030-01-02T03:04:05Z); waiting for it to end
-func submittedNotice(p api.Plan) string {
+func submittedNotice(p wire.Plan) string {
 	status := p.Status
 	if plan.Status(p.Status) == plan.Scheduled && p.StartAt != nil {
 		status += ", starts at " + formatTime(p.StartAt)

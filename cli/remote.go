@@ -6,7 +6,7 @@ import "context"
 // tools) through client.Client.Call: to --server with --token, body (when not nil) as JSON; a
 // non-2xx answer is a *client.Error, so that it prints, and sets the exit status, like every
 // other remote error.
-func (a *app) call(ctx context.Context, method, path string, body, out any) error {
+func (a *invocation) call(ctx context.Context, method, path string, body, out any) error {
 	c, err := a.client() // checks --server
 	if err != nil {
 		return err

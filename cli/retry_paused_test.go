@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/cli"
+	"github.com/executor-dev/executor/wire"
 )
 
 // A retry of a task whose plan is PAUSED succeeds, but the task waits, PENDING, until the plan
@@ -17,7 +17,7 @@ import (
 func TestRetryOnAPausedPlanSaysItWaitsForResume(t *testing.T) {
 	t.Parallel()
 	url := startServer(t).URL()
-	p := submitRequest(t, url, api.PlanRequest{Stages: []api.StageRequest{gate("g")}, Tenants: tenantsOf("rpp-1", "rpp-2", "rpp-3")})
+	p := submitRequest(t, url, wire.PlanRequest{Stages: []wire.StageRequest{gate("g")}, Tenants: tenantsOf("rpp-1", "rpp-2", "rpp-3")})
 	for _, tn := range []string{"rpp-1", "rpp-2", "rpp-3"} {
 		waitTenant(t, url, tn, "WAITING")
 	}
@@ -27,7 +27,7 @@ func TestRetryOnAPausedPlanSaysItWaitsForResume(t *testing.T) {
 
 	r := runCLI(t, url, "retry", "--tenant", "rpp-1", "--from-checkpoint", "-o", "json")
 	requireCode(t, cli.ExitOK, r)
-	require.Equal(t, "PENDING", decode[api.Task](t, r.stdout).Status)
+	require.Equal(t, "PENDING", decode[wire.Task](t, r.stdout).Status)
 	assert.Equal(t, fmt.Sprintf("plan %s is PAUSED: the task starts once it is resumed: executor plan resume %s\n", p.PlanID, p.PlanID), r.stderr)
 
 	r = runCLI(t, url, "plan", "retry", p.PlanID, "--status", "CANCELLED", "--from-checkpoint")

@@ -9,13 +9,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/executor-dev/executor/api"
-	usecase "github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/task"
+	"github.com/executor-dev/executor/wire"
 )
 
-func (a *app) planRetryCmd() *cobra.Command {
+func (a *invocation) planRetryCmd() *cobra.Command {
 	var statuses []string
 	var fromCheckpoint bool
 	cmd := &cobra.Command{
@@ -43,8 +42,8 @@ is resumed: stderr says so, with the command.`,
 			if err != nil {
 				return err
 			}
-			var out api.PlanRetry
-			body := api.PlanRetryBody{Status: st, FromCheckpoint: &fromCheckpoint}
+			var out wire.PlanRetry
+			body := wire.PlanRetryBody{Status: st, FromCheckpoint: &fromCheckpoint}
 			if err := a.call(cmd.Context(), http.MethodPost, "/v1/plans/"+url.PathEscape(args[0])+"/retry", body, &out); err != nil {
 				return err
 			}
@@ -65,8 +64,9 @@ is resumed: stderr says so, with the command.`,
 }
 
 func retryStatusNames() []string {
-	out := make([]string, len(usecase.RetryableStatuses))
-	for i, s := range usecase.RetryableStatuses {
+	retryable := task.RetryableStatuses()
+	out := make([]string, len(retryable))
+	for i, s := range retryable {
 		out[i] = string(s)
 	}
 	return out
@@ -78,7 +78,7 @@ func retryStatusFlag(values []string) ([]string, error) {
 	var out []string
 	for _, v := range values {
 		s := task.Status(strings.ToUpper(strings.TrimSpace(v)))
-		if !slices.Contains(usecase.RetryableStatuses, s) {
+		if !slices.Contains(task.RetryableStatuses(), s) {
 			return nil, usagef("invalid --status %q: a task can be retried from %s", v, strings.Join(retryStatusNames(), ", "))
 		}
 		out = append(out, string(s))
@@ -89,7 +89,7 @@ func retryStatusFlag(values []string) ([]string, error) {
 // notePaused tells on stderr, after a retry, that p is PAUSED: what was retried (what, e.g.
 // "the task starts") waits until the plan is resumed, and the command that resumes it.
 // Nothing when p is not PAUSED.
-func (a *app) notePaused(p api.Plan, what string) {
+func (a *invocation) notePaused(p wire.Plan, what string) {
 	if plan.Status(p.Status) != plan.Paused {
 		return
 	}

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/cli"
+	"github.com/executor-dev/executor/wire"
 )
 
 // plan show prints a rolling plan's rings: each with its size, tenants, state, then and
@@ -19,11 +19,11 @@ func TestPlanShowPrintsTheRings(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t)
 	url := srv.URL()
-	req := api.PlanRequest{
+	req := wire.PlanRequest{
 		Name:    "rings",
-		Stages:  []api.StageRequest{noop("deploy")},
+		Stages:  []wire.StageRequest{noop("deploy")},
 		Tenants: tenantsOf("rs-1", "rs-2", "rs-3", "rs-4", "rs-5"),
-		Waves: []api.WaveRequest{
+		Waves: []wire.WaveRequest{
 			{Name: "first", Size: 1, Bake: "1h", Then: "approve"},
 			{Name: "pinned", Size: "20%"},
 			{Name: "rest", Size: "rest"},

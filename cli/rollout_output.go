@@ -6,12 +6,12 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/executor-dev/executor/api"
+	"github.com/executor-dev/executor/wire"
 )
 
 // planRolloutLines follows a plan's row with its canary wave and start rate, when set, and
 // what an operator may do at a canary gate.
-func planRolloutLines(w io.Writer, p api.Plan) {
+func planRolloutLines(w io.Writer, p wire.Plan) {
 	if c := p.Canary; c != nil {
 		fmt.Fprintf(w, "canary: first %d tenant(s), then %s; phase %s\n", c.Tenants, cell(c.Then), cell(c.Phase))
 		if c.Phase == "AWAITING_APPROVAL" {
@@ -32,7 +32,7 @@ func planRolloutLines(w io.Writer, p api.Plan) {
 
 // taskGateLines follows a task's row with why it waits (a WAITING task) and the latest
 // decision on one of its gates.
-func taskGateLines(w io.Writer, t api.Task) {
+func taskGateLines(w io.Writer, t wire.Task) {
 	if wt := t.Wait; wt != nil {
 		line := fmt.Sprintf("waiting: %s at stage %s since %s", wt.Reason, stagePosition(t, wt.StageIndex, wt.Stage), formatTime(&wt.Since))
 		if wt.Message != "" {
@@ -55,13 +55,13 @@ func taskGateLines(w io.Writer, t api.Task) {
 }
 
 // stagePosition is a stage's name with its position, e.g. "gate (2/3)".
-func stagePosition(t api.Task, index int, name string) string {
+func stagePosition(t wire.Task, index int, name string) string {
 	return fmt.Sprintf("%s (%d/%d)", name, index+1, len(t.Stages))
 }
 
 // planRetryTable is the plan after a bulk retry, then every selected task: retried, or
 // skipped and why.
-func planRetryTable(r api.PlanRetry) func(io.Writer) {
+func planRetryTable(r wire.PlanRetry) func(io.Writer) {
 	return func(w io.Writer) {
 		planTable(r.Plan)(w)
 		fmt.Fprintln(w)
@@ -80,7 +80,7 @@ func planRetryTable(r api.PlanRetry) func(io.Writer) {
 }
 
 // lockTable is a tenant's lease; TTL is empty when it is not held or never expires.
-func lockTable(l api.TenantLock) func(io.Writer) {
+func lockTable(l wire.TenantLock) func(io.Writer) {
 	return func(w io.Writer) {
 		fmt.Fprintln(w, "TENANT\tHELD\tOWNER\tTTL\tTASK ID\tPLAN ID\tEPOCH")
 		ttl := ""
@@ -92,7 +92,7 @@ func lockTable(l api.TenantLock) func(io.Writer) {
 }
 
 // unlockTable is what an unlock did, with the way on when it interrupted a run.
-func unlockTable(u api.TenantUnlock) func(io.Writer) {
+func unlockTable(u wire.TenantUnlock) func(io.Writer) {
 	return func(w io.Writer) {
 		fmt.Fprintln(w, "TENANT\tRELEASED\tPREVIOUS OWNER\tTASK ID\tEPOCH\tINTERRUPTED")
 		row(w, u.TenantID, strconv.FormatBool(u.Released), u.PreviousOwner, u.TaskID,
@@ -105,7 +105,7 @@ func unlockTable(u api.TenantUnlock) func(io.Writer) {
 
 // ringLines prints a rolling plan's rings, one line each (the current one marked, a bake's
 // time left), then why it halted or that it awaits approval, with the commands.
-func ringLines(w io.Writer, p api.Plan) {
+func ringLines(w io.Writer, p wire.Plan) {
 	r := p.Rings
 	fmt.Fprintf(w, "rings (order %s", r.Order)
 	if r.Order == "shuffle" {

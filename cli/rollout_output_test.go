@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/client"
+	"github.com/executor-dev/executor/wire"
 )
 
 // render draws a table as print does.
@@ -30,7 +30,7 @@ func render(t *testing.T, table func(io.Writer)) string {
 func TestRolloutTables(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
-	stages := []api.StageRef{{Name: "prep"}, {Name: "gate"}, {Name: "after"}}
+	stages := []wire.StageRef{{Name: "prep"}, {Name: "gate"}, {Name: "after"}}
 	tests := []struct {
 		name    string
 		table   func(io.Writer)
@@ -39,9 +39,9 @@ func TestRolloutTables(t *testing.T) {
 	}{
 		{
 			name: "waiting task",
-			table: taskTable(api.Task{
+			table: taskTable(wire.Task{
 				TenantID: "t1", Status: "WAITING", Stages: stages, CurrentStage: 1, CurrentStageName: "gate",
-				Wait: &api.Wait{Stage: "gate", StageIndex: 1, Reason: "approval", Message: "ship\nit?", Since: at},
+				Wait: &wire.Wait{Stage: "gate", StageIndex: 1, Reason: "approval", Message: "ship\nit?", Since: at},
 			}),
 			want: []string{
 				"waiting: approval at stage gate (2/3) since 2026-11-21T10:00:00Z: ship it?",
@@ -51,23 +51,23 @@ func TestRolloutTables(t *testing.T) {
 		},
 		{
 			name: "decided task",
-			table: taskDetailTable(api.Task{
+			table: taskDetailTable(wire.Task{
 				TenantID: "t1", Status: "FAILED", Stages: stages, CurrentStage: 1, CurrentStageName: "gate",
-				Decision: &api.Decision{Stage: "gate", StageIndex: 1, Run: 2, Comment: "no\tway", DecidedAt: at},
+				Decision: &wire.Decision{Stage: "gate", StageIndex: 1, Run: 2, Comment: "no\tway", DecidedAt: at},
 			}),
 			want:    []string{"decision: rejected at stage gate (2/3) in run 2, 2026-11-21T10:00:00Z: no way"},
 			notWant: []string{"waiting:"},
 		},
 		{
 			name:    "plain task",
-			table:   taskTable(api.Task{TenantID: "t1", Status: "COMPLETED", Stages: stages, CurrentStage: 3}),
+			table:   taskTable(wire.Task{TenantID: "t1", Status: "COMPLETED", Stages: stages, CurrentStage: 3}),
 			notWant: []string{"waiting:", "decision:"},
 		},
 		{
 			name: "plan awaiting approval",
-			table: planTable(api.Plan{
+			table: planTable(wire.Plan{
 				PlanID: "P1", Status: "RUNNING", StartRate: 30,
-				Canary: &api.Canary{Tenants: 2, Then: "approve", Phase: "AWAITING_APPROVAL"},
+				Canary: &wire.Canary{Tenants: 2, Then: "approve", Phase: "AWAITING_APPROVAL"},
 			}),
 			want: []string{
 				"canary: first 2 tenant(s), then approve; phase AWAITING_APPROVAL",
@@ -77,54 +77,54 @@ func TestRolloutTables(t *testing.T) {
 		},
 		{
 			name:    "promoted plan",
-			table:   planTable(api.Plan{PlanID: "P1", Status: "RUNNING", Canary: &api.Canary{Tenants: 1, Then: "auto", Phase: "PROMOTED"}}),
+			table:   planTable(wire.Plan{PlanID: "P1", Status: "RUNNING", Canary: &wire.Canary{Tenants: 1, Then: "auto", Phase: "PROMOTED"}}),
 			want:    []string{"phase PROMOTED"},
 			notWant: []string{"plan approve", "start rate"},
 		},
 		{
 			name:    "plain plan",
-			table:   planTable(api.Plan{PlanID: "P1", Status: "COMPLETED"}),
+			table:   planTable(wire.Plan{PlanID: "P1", Status: "COMPLETED"}),
 			notWant: []string{"canary", "start rate", "paused:"},
 		},
 		{
 			name:  "plan paused for a lost executor",
-			table: planTable(api.Plan{PlanID: "P1", Status: "PAUSED", Reason: "executor exec-a lost mid-plan; interrupted tenants: t1"}),
+			table: planTable(wire.Plan{PlanID: "P1", Status: "PAUSED", Reason: "executor exec-a lost mid-plan; interrupted tenants: t1"}),
 			want: []string{"paused: executor exec-a lost mid-plan; interrupted tenants: t1",
 				"'executor plan resume P1'", "'executor plan retry P1 --status INTERRUPTED --from-checkpoint'"},
 		},
 		{
 			name:    "plan cancelled after it was paused for a lost executor",
-			table:   planTable(api.Plan{PlanID: "P1", Status: "CANCELLED", Reason: "executor exec-a lost mid-plan; interrupted tenants: t1"}),
+			table:   planTable(wire.Plan{PlanID: "P1", Status: "CANCELLED", Reason: "executor exec-a lost mid-plan; interrupted tenants: t1"}),
 			notWant: []string{"paused:", "plan resume"},
 		},
 		{
 			name: "bulk retry",
-			table: planRetryTable(api.PlanRetry{
-				Plan:    api.Plan{PlanID: "P1", Status: "RUNNING"},
-				Retried: []api.TaskRef{{TaskID: "T1", TenantID: "t1"}},
-				Skipped: []api.TaskRef{{TaskID: "T2", TenantID: "t2", Reason: "the tenant has moved on"}},
+			table: planRetryTable(wire.PlanRetry{
+				Plan:    wire.Plan{PlanID: "P1", Status: "RUNNING"},
+				Retried: []wire.TaskRef{{TaskID: "T1", TenantID: "t1"}},
+				Skipped: []wire.TaskRef{{TaskID: "T2", TenantID: "t2", Reason: "the tenant has moved on"}},
 			}),
 			want: []string{"retried 1 task(s), skipped 1", "RESULT", "t1      T1       retried  -", "t2      T2       skipped  the tenant has moved on"},
 		},
 		{
 			name:    "bulk retry of nothing",
-			table:   planRetryTable(api.PlanRetry{Plan: api.Plan{PlanID: "P1"}, Retried: []api.TaskRef{}, Skipped: []api.TaskRef{}}),
+			table:   planRetryTable(wire.PlanRetry{Plan: wire.Plan{PlanID: "P1"}, Retried: []wire.TaskRef{}, Skipped: []wire.TaskRef{}}),
 			want:    []string{"retried 0 task(s), skipped 0"},
 			notWant: []string{"RESULT"},
 		},
 		{
 			name:  "held lock",
-			table: lockTable(api.TenantLock{TenantID: "t1", Held: true, Owner: "P1:T1", TTLMs: 1500, TaskID: "T1", PlanID: "P1", Epoch: 3}),
+			table: lockTable(wire.TenantLock{TenantID: "t1", Held: true, Owner: "P1:T1", TTLMs: 1500, TaskID: "T1", PlanID: "P1", Epoch: 3}),
 			want:  []string{"TENANT  HELD  OWNER  TTL   TASK ID  PLAN ID  EPOCH", "t1      true  P1:T1  1.5s  T1       P1       3"},
 		},
 		{
 			name:  "interrupting unlock",
-			table: unlockTable(api.TenantUnlock{TenantID: "t1", Released: true, PreviousOwner: "P1:T1", TaskID: "T1", Epoch: 4, Interrupted: true}),
+			table: unlockTable(wire.TenantUnlock{TenantID: "t1", Released: true, PreviousOwner: "P1:T1", TaskID: "T1", Epoch: 4, Interrupted: true}),
 			want:  []string{"P1:T1", "executor retry --tenant t1 --from-checkpoint"},
 		},
 		{
 			name:    "idle unlock",
-			table:   unlockTable(api.TenantUnlock{TenantID: "t1", TaskID: "T1", Epoch: 5}),
+			table:   unlockTable(wire.TenantUnlock{TenantID: "t1", TaskID: "T1", Epoch: 5}),
 			want:    []string{"t1      false     -               T1       5      false"},
 			notWant: []string{"executor retry"},
 		},
@@ -153,8 +153,8 @@ func TestCallErrorWithoutProblem(t *testing.T) {
 		_, _ = io.WriteString(w, "<html>\n  bad gateway\n</html>")
 	}))
 	t.Cleanup(srv.Close)
-	a := &app{server: srv.URL}
-	var out api.TenantLock
+	a := &invocation{server: srv.URL}
+	var out wire.TenantLock
 	err := a.call(context.Background(), http.MethodGet, "/v1/tenants/t/lock", nil, &out)
 	var ce *client.Error
 	require.ErrorAs(t, err, &ce)

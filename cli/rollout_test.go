@@ -12,16 +12,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/auth"
 	"github.com/executor-dev/executor/cli"
 	"github.com/executor-dev/executor/server"
 	"github.com/executor-dev/executor/server/servertest"
 	"github.com/executor-dev/executor/stagekind"
+	"github.com/executor-dev/executor/wire"
 )
 
 // writeRequest writes a plan submission to a JSON file.
-func writeRequest(t *testing.T, name string, req api.PlanRequest) string {
+func writeRequest(t *testing.T, name string, req wire.PlanRequest) string {
 	t.Helper()
 	b, err := json.Marshal(req)
 	require.NoError(t, err)
@@ -30,36 +30,36 @@ func writeRequest(t *testing.T, name string, req api.PlanRequest) string {
 	return path
 }
 
-func approval(name, message string) api.StageRequest {
-	return api.StageRequest{Name: name, Kind: "approval", Params: map[string]any{"message": message}}
+func approval(name, message string) wire.StageRequest {
+	return wire.StageRequest{Name: name, Kind: "approval", Params: map[string]any{"message": message}}
 }
 
-func tenantsOf(ids ...string) []api.TenantRequest {
-	out := make([]api.TenantRequest, len(ids))
+func tenantsOf(ids ...string) []wire.TenantRequest {
+	out := make([]wire.TenantRequest, len(ids))
 	for i, id := range ids {
-		out[i] = api.TenantRequest{ID: id}
+		out[i] = wire.TenantRequest{ID: id}
 	}
 	return out
 }
 
 // submitJSON submits a plan file and returns the created plan.
-func submitJSON(t *testing.T, url, file string) api.Plan {
+func submitJSON(t *testing.T, url, file string) wire.Plan {
 	t.Helper()
 	r := runCLI(t, url, "submit", "-f", file, "-o", "json")
 	requireCode(t, cli.ExitOK, r)
-	return decode[api.Plan](t, r.stdout)
+	return decode[wire.Plan](t, r.stdout)
 }
 
 // waitPhase polls `plan show` until the plan's canary wave is in phase (bounded).
-func waitPhase(t *testing.T, url, planID, phase string) api.Plan {
+func waitPhase(t *testing.T, url, planID, phase string) wire.Plan {
 	t.Helper()
-	var last api.Plan
+	var last wire.Plan
 	require.Eventually(t, func() bool {
 		r := runCLI(t, url, "plan", "show", planID, "-o", "json")
 		if r.code != cli.ExitOK {
 			return false
 		}
-		last = decode[api.Plan](t, r.stdout)
+		last = decode[wire.Plan](t, r.stdout)
 		return last.Canary != nil && last.Canary.Phase == phase
 	}, 10*time.Second, 20*time.Millisecond, "plan %s never reached phase %s", planID, phase)
 	return last
@@ -77,8 +77,8 @@ func requireRemoteError(t *testing.T, r result, status string) {
 func TestApproveRejectTenantCommands(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t)
-	file := writeRequest(t, "gates", api.PlanRequest{
-		Stages:  []api.StageRequest{noop("prep"), approval("gate", "ship {{.TenantID}}?"), noop("after")},
+	file := writeRequest(t, "gates", wire.PlanRequest{
+		Stages:  []wire.StageRequest{noop("prep"), approval("gate", "ship {{.TenantID}}?"), noop("after")},
 		Tenants: tenantsOf("ag-1", "ag-2"),
 	})
 	p := submitJSON(t, srv.URL(), file)
@@ -96,7 +96,7 @@ func TestApproveRejectTenantCommands(t *testing.T) {
 
 	r := runCLI(t, srv.URL(), "approve", "--tenant", "ag-1", "--comment", "CHG-42", "-o", "json")
 	requireCode(t, cli.ExitOK, r)
-	approved := decode[api.Task](t, r.stdout)
+	approved := decode[wire.Task](t, r.stdout)
 	require.NotNil(t, approved.Decision)
 	assert.True(t, approved.Decision.Approved)
 	assert.Equal(t, "CHG-42", approved.Decision.Comment)
@@ -109,7 +109,7 @@ func TestApproveRejectTenantCommands(t *testing.T) {
 
 	r = runCLI(t, srv.URL(), "plan", "show", p.PlanID, "--watch", "-o", "json")
 	requireCode(t, cli.ExitFailure, r) // ag-2 was rejected
-	assert.Equal(t, "FAILED", decode[api.Plan](t, r.stdout).Status)
+	assert.Equal(t, "FAILED", decode[wire.Plan](t, r.stdout).Status)
 	assert.Equal(t, "COMPLETED", waitTenant(t, srv.URL(), "ag-1", "COMPLETED").Status)
 	failed := waitTenant(t, srv.URL(), "ag-2", "FAILED")
 	require.NotNil(t, failed.LastError)
@@ -126,9 +126,9 @@ func TestPlanCanaryCommands(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t)
 	canaryPlan := func(name string, ids ...string) string {
-		return writeRequest(t, name, api.PlanRequest{
-			Name: name, StartRate: 600, Canary: &api.CanaryRequest{Tenants: 1, Then: "approve"},
-			Stages: []api.StageRequest{noop("a")}, Tenants: tenantsOf(ids...),
+		return writeRequest(t, name, wire.PlanRequest{
+			Name: name, StartRate: 600, Canary: &wire.CanaryRequest{Tenants: 1, Then: "approve"},
+			Stages: []wire.StageRequest{noop("a")}, Tenants: tenantsOf(ids...),
 		})
 	}
 
@@ -145,13 +145,13 @@ func TestPlanCanaryCommands(t *testing.T) {
 
 		r = runCLI(t, srv.URL(), "plan", "approve", p.PlanID, "-o", "json")
 		requireCode(t, cli.ExitOK, r)
-		approved := decode[api.Plan](t, r.stdout)
+		approved := decode[wire.Plan](t, r.stdout)
 		require.NotNil(t, approved.Canary)
 		assert.Equal(t, "PROMOTED", approved.Canary.Phase)
 
 		r = runCLI(t, srv.URL(), "plan", "show", p.PlanID, "--watch", "-o", "json")
 		requireCode(t, cli.ExitOK, r)
-		assert.Equal(t, 2, decode[api.Plan](t, r.stdout).Progress["COMPLETED"])
+		assert.Equal(t, 2, decode[wire.Plan](t, r.stdout).Progress["COMPLETED"])
 
 		requireRemoteError(t, runCLI(t, srv.URL(), "plan", "approve", p.PlanID), "409")
 	})
@@ -184,11 +184,11 @@ func TestPlanRetryCommand(t *testing.T) {
 	kind.broken.Store(true)
 	srv := servertest.Start(t, func(k *stagekind.Registry) { require.NoError(t, k.Register("flaky", kind)) })
 	file := writePlan(t, "bulk", []string{"br-1", "br-2", "br-3"},
-		api.StageRequest{Name: "first", Kind: "flaky"}, api.StageRequest{Name: "fragile", Kind: "flaky"})
+		wire.StageRequest{Name: "first", Kind: "flaky"}, wire.StageRequest{Name: "fragile", Kind: "flaky"})
 
 	r := runCLI(t, srv.URL(), "submit", "-f", file, "--wait", "-o", "json")
 	requireCode(t, cli.ExitFailure, r)
-	p := decode[api.Plan](t, r.stdout)
+	p := decode[wire.Plan](t, r.stdout)
 	require.Equal(t, "FAILED", p.Status)
 	kind.broken.Store(false)
 	// br-3 moves on to another plan: its failed task in p cannot be retried any more.
@@ -217,7 +217,7 @@ func TestPlanRetryCommand(t *testing.T) {
 
 	r = runCLI(t, srv.URL(), "plan", "retry", p.PlanID, "-o", "json")
 	requireCode(t, cli.ExitOK, r)
-	out := decode[api.PlanRetry](t, r.stdout)
+	out := decode[wire.PlanRetry](t, r.stdout)
 	assert.Equal(t, p.PlanID, out.Plan.PlanID)
 	assert.Empty(t, out.Retried)
 	require.Len(t, out.Skipped, 1, "br-3 is selected again and skipped again")
@@ -234,7 +234,7 @@ func TestLockCommands(t *testing.T) {
 
 	r := runCLI(t, srv.URL(), "lock", "--tenant", "lk-1", "-o", "json")
 	requireCode(t, cli.ExitOK, r)
-	l := decode[api.TenantLock](t, r.stdout)
+	l := decode[wire.TenantLock](t, r.stdout)
 	assert.True(t, l.Held)
 	assert.Regexp(t, `^`+regexp.QuoteMeta(p.PlanID+":"+p.TaskIDs[0])+`@.+$`, l.Owner, "the lease names the task and the executor running it")
 
@@ -252,7 +252,7 @@ func TestLockCommands(t *testing.T) {
 
 	r = runCLI(t, srv.URL(), "unlock", "--tenant", "lk-1", "-o", "json")
 	requireCode(t, cli.ExitOK, r)
-	u := decode[api.TenantUnlock](t, r.stdout)
+	u := decode[wire.TenantUnlock](t, r.stdout)
 	assert.False(t, u.Released)
 	assert.False(t, u.Interrupted)
 	assert.Greater(t, u.Epoch, l.Epoch)

@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/executor-dev/executor/api"
-	execapp "github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/auth"
 	"github.com/executor-dev/executor/infra/members"
 	"github.com/executor-dev/executor/infra/redisconn"
@@ -24,15 +24,8 @@ import (
 	"github.com/executor-dev/executor/stagekind"
 )
 
-func (a *app) serveCmd() *cobra.Command {
-	var cfg server.Config
-	var degradedNewPlans, tokensFile, logLevel string
-	var cacheTasks int
-	var insecure bool
-	cmd := &cobra.Command{
-		Use:   "serve",
-		Short: "Run an executor: the HTTP API on --addr, on memory or Redis",
-		Long: `Run an executor: the HTTP API on --addr and the orchestrator with --workers task slots.
+// serveLong is serve's help.
+const serveLong = `Run an executor: the HTTP API on --addr and the orchestrator with --workers task slots.
 Without --redis it runs on the embedded in-memory store; with --redis every plan, task and
 checkpoint is written through to Redis, tenant leases are Redis leases (--lease-ttl), and a
 restarted executor answers every query from Redis. Logs go to stderr as JSON lines, or as text
@@ -52,77 +45,51 @@ console and /metrics need one. Without tokens serve listens on a loopback addres
 SIGINT or SIGTERM shuts down gracefully: new plans are refused with 503, running tasks pause at
 their next stage boundary; after --shutdown-timeout their stages are cancelled. A second SIGINT
 or SIGTERM cancels them at once. Tasks not done become INTERRUPTED with their checkpoints
-intact, and nothing resumes by itself after a restart.`,
-		Example: `  executor serve
+intact, and nothing resumes by itself after a restart.`
+
+// serveExample is serve's examples.
+const serveExample = `  executor serve
   EXECUTOR_TOKENS=operate:$(openssl rand -hex 16) executor serve --addr 0.0.0.0:8080 --workers 128
   executor serve --redis redis://127.0.0.1:6379/0 --lease-ttl 30s
   executor serve --redis 'redis://10.0.0.1:7000?addr=10.0.0.2:7000&addr=10.0.0.3:7000'   # Redis Cluster
   executor serve --redis redis://10.0.0.1:7000 --redis-cluster                          # Redis Cluster, one seed
   executor serve --redis 'redis+sentinel://:secret@10.0.0.1:26379,10.0.0.2:26379,10.0.0.3:26379/mymaster/0'
   executor serve --http-allow deploy.internal --http-allow 10.20.0.0/16
-  EXECUTOR_ADDR=127.0.0.1:9090 executor serve`,
-		Args: noArgs,
+  EXECUTOR_ADDR=127.0.0.1:9090 executor serve`
+
+// serve's own defaults and bounds (the executor's defaults are server's: server.Default*).
+const (
+	defaultDegradedNewPlans = "reject"
+	defaultLogLevel         = "info"
+	minLeaseTTL             = 300 * time.Millisecond
+	minRetention            = time.Minute
+)
+
+// serveOptions are serve's flags: the executor's configuration, and what becomes part of it
+// once checked (serveConfig).
+type serveOptions struct {
+	cfg              server.Config
+	httpAllow        []string
+	degradedNewPlans string
+	tokensFile       string
+	logLevel         string
+	cacheTasks       int
+	insecure         bool
+}
+
+func (a *invocation) serveCmd() *cobra.Command {
+	var o serveOptions
+	cmd := &cobra.Command{
+		Use:     "serve",
+		Short:   "Run an executor: the HTTP API on --addr, on memory or Redis",
+		Long:    serveLong,
+		Example: serveExample,
+		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			for flag, env := range serveEnv {
-				v := a.getenv(env)
-				if cmd.Flags().Changed(flag) || v == "" {
-					continue
-				}
-				if err := cmd.Flags().Set(flag, v); err != nil {
-					return usagef("invalid %s %q: %v", env, v, err)
-				}
-			}
-			if cfg.Name != "" {
-				if err := server.CheckName(cfg.Name); err != nil {
-					return usagef("invalid --name %q: want letters, digits, '.', '_' and '-', starting with a letter or digit, at most 128 characters (it becomes part of Redis keys)", cfg.Name)
-				}
-			}
-			if cfg.Workers < 1 {
-				return usagef("invalid workers %d: want at least 1", cfg.Workers)
-			}
-			switch degradedNewPlans {
-			case "accept":
-			case "reject":
-				cfg.RejectNewPlansWhileDegraded = true
-			default:
-				return usagef("invalid --degraded-new-plans %q: want accept or reject", degradedNewPlans)
-			}
-			if cfg.LeaseTTL < 3*time.Second/10 {
-				return usagef("invalid lease TTL %s: want at least 300ms", cfg.LeaseTTL)
-			}
-			switch {
-			case cacheTasks < 0:
-				return usagef("invalid --cache-tasks %d: want 0 or more", cacheTasks)
-			case cacheTasks == 0:
-				cfg.CacheTasks = -1 // no cache (0 in the config means the default)
-			default:
-				cfg.CacheTasks = cacheTasks
-			}
-			if cfg.Retention < time.Minute {
-				return usagef("invalid --retention %s: want at least 1m", cfg.Retention)
-			}
-			if cfg.ShutdownTimeout <= 0 {
-				return usagef("invalid --shutdown-timeout %s: want more than 0", cfg.ShutdownTimeout)
-			}
-			for name, v := range map[string]int{"--max-tenants": cfg.Limits.MaxTenants, "--max-stages": cfg.Limits.MaxStages,
-				"--max-params-bytes": cfg.Limits.MaxParamsBytes, "--max-queued": cfg.Limits.MaxQueued, "--max-body-bytes": int(cfg.MaxBodyBytes)} {
-				if v < 1 {
-					return usagef("invalid %s %d: want at least 1", name, v)
-				}
-			}
-			if _, err := stagekind.ParseAllowList(cfg.HTTPAllow); err != nil {
-				return usagef("invalid --http-allow: %v", err)
-			}
-			tokens, err := a.serveTokens(tokensFile)
-			if err != nil {
+			if err := a.serveEnvFlags(cmd); err != nil {
 				return err
 			}
-			cfg.Tokens = tokens
-			if len(tokens) == 0 && !insecure && !loopback(cfg.Addr) {
-				return usagef("refusing to serve on %s without tokens: anyone who reaches it could deploy; set %s or --tokens-file, listen on 127.0.0.1, or pass --insecure",
-					cfg.Addr, EnvTokens)
-			}
-			level, err := parseLogLevel(logLevel)
+			cfg, level, err := a.serveConfig(o)
 			if err != nil {
 				return err
 			}
@@ -130,39 +97,122 @@ intact, and nothing resumes by itself after a restart.`,
 		},
 	}
 	cmd.SetUsageFunc(serveUsage)
-	f := cmd.Flags()
+	serveFlags(cmd, &o)
+	return cmd
+}
+
+// serveFlags defines serve's flags on cmd, into o.
+func serveFlags(cmd *cobra.Command, o *serveOptions) {
+	f, cfg := cmd.Flags(), &o.cfg
 	f.StringVar(&cfg.Addr, "addr", DefaultAddr, "listen address (env "+EnvAddr+")")
 	f.StringVar(&cfg.Name, "name", "", "this executor's name among the executors sharing its Redis, in every log line; letters, digits, '.', '_', '-' (default <hostname>-<pid>; env "+EnvName+")")
-	f.IntVar(&cfg.Workers, "workers", 64, "tasks running at once across all plans (env "+EnvWorkers+")")
+	f.IntVar(&cfg.Workers, "workers", server.DefaultWorkers, "tasks running at once across all plans (env "+EnvWorkers+")")
 	f.StringVar(&cfg.RedisURL, "redis", "", "Redis URL: one node redis://[user:pass@]host:6379/0 (rediss:// for TLS); a Cluster redis://host1:7000?addr=host2:7000&addr=host3:7000 (or one node with --redis-cluster); Sentinel redis+sentinel://[user:pass@]s1:26379,s2:26379/<master>[/db][?sentinel_password=...]; empty: the in-memory store (env "+EnvRedis+")")
 	f.BoolVar(&cfg.RedisCluster, "redis-cluster", false, "--redis names one node of a Redis Cluster (a seed: the client learns the others from it) (env "+EnvRedisCluster+")")
-	f.StringVar(&cfg.Prefix, "prefix", "executor:", "Redis key prefix (env "+EnvPrefix+")")
-	f.DurationVar(&cfg.LeaseTTL, "lease-ttl", 60*time.Second, "tenant lease TTL, refreshed every TTL/3 (env "+EnvLeaseTTL+")")
+	f.StringVar(&cfg.Prefix, "prefix", server.DefaultPrefix, "Redis key prefix (env "+EnvPrefix+")")
+	f.DurationVar(&cfg.LeaseTTL, "lease-ttl", server.DefaultLeaseTTL, "tenant lease TTL, refreshed every TTL/3 (env "+EnvLeaseTTL+")")
 	f.DurationVar(&cfg.Retention, "retention", server.DefaultRetention,
 		"how long Redis keeps an ended plan with its tasks, checkpoints and tenant indexes, from its end; nothing of an active plan expires (env "+EnvRetention+")")
-	f.IntVar(&cacheTasks, "cache-tasks", server.DefaultCacheTasks,
+	f.IntVar(&o.cacheTasks, "cache-tasks", server.DefaultCacheTasks,
 		"with --redis: how many tasks that Redis holds (ended, or only read) the memory mirror caches, each with its checkpoint, besides the tasks and plans this executor runs or accepted and what it journaled while Redis is away (about 4.5 KB of heap each); 0: no cache (env "+EnvCacheTasks+")")
-	f.StringVar(&degradedNewPlans, "degraded-new-plans", "reject",
+	f.StringVar(&o.degradedNewPlans, "degraded-new-plans", defaultDegradedNewPlans,
 		"while Redis is away: reject new plans with 503 (the default: this executor cannot see which tenants the others run), or accept them and run them on memory (only where no other executor shares the Redis) (env "+EnvDegradedNewPlans+")")
 	f.BoolVar(&cfg.EventStream, "events-stream", false,
 		"deprecated, no effect: with --redis every executor writes its events to the Redis stream <prefix>events and serves GET /v1/events from it (env "+EnvEventsStream+")")
-	f.StringVar(&tokensFile, "tokens-file", "", "file of bearer tokens, one role:secret per line, role read or operate (env "+EnvTokensFile+"; tokens also come from "+EnvTokens+")")
-	f.BoolVar(&insecure, "insecure", false, "serve without tokens on a non-loopback address (env "+EnvInsecure+")")
-	f.StringSliceVar(&cfg.HTTPAllow, "http-allow", nil,
+	f.StringVar(&o.tokensFile, "tokens-file", "", "file of bearer tokens, one role:secret per line, role read or operate (env "+EnvTokensFile+"; tokens also come from "+EnvTokens+")")
+	f.BoolVar(&o.insecure, "insecure", false, "serve without tokens on a non-loopback address (env "+EnvInsecure+")")
+	f.StringSliceVar(&o.httpAllow, "http-allow", nil,
 		"hosts and CIDRs the http stage kind may reach, repeatable or comma-separated; empty: any but link-local and cloud metadata, which are denied unless listed (env "+EnvHTTPAllow+")")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout,
 		"on SIGTERM/SIGINT, how long running tasks may take to reach their next stage boundary before their stages are cancelled (env "+EnvShutdownTimeout+")")
-	f.IntVar(&cfg.Limits.MaxTenants, "max-tenants", execapp.DefaultMaxTenants, "most tenants in one plan (env "+EnvMaxTenants+")")
-	f.IntVar(&cfg.Limits.MaxStages, "max-stages", execapp.DefaultMaxStages, "most stages in one plan (env "+EnvMaxStages+")")
-	f.IntVar(&cfg.Limits.MaxParamsBytes, "max-params-bytes", execapp.DefaultMaxParamsBytes,
+	f.IntVar(&cfg.Limits.MaxTenants, "max-tenants", app.DefaultMaxTenants, "most tenants in one plan (env "+EnvMaxTenants+")")
+	f.IntVar(&cfg.Limits.MaxStages, "max-stages", app.DefaultMaxStages, "most stages in one plan (env "+EnvMaxStages+")")
+	f.IntVar(&cfg.Limits.MaxParamsBytes, "max-params-bytes", app.DefaultMaxParamsBytes,
 		"largest params, as JSON: the stages' together, and each tenant's (env "+EnvMaxParamsBytes+")")
-	f.IntVar(&cfg.Limits.MaxQueued, "max-queued", execapp.DefaultMaxQueued,
+	f.IntVar(&cfg.Limits.MaxQueued, "max-queued", app.DefaultMaxQueued,
 		"most tasks waiting to start across all plans; more is refused with 429 and Retry-After (env "+EnvMaxQueued+")")
 	f.Int64Var(&cfg.MaxBodyBytes, "max-body-bytes", api.DefaultMaxBodyBytes, "largest request body (env "+EnvMaxBodyBytes+")")
 	f.BoolVar(&cfg.StartDegraded, "start-degraded", false,
 		"with --redis: when Redis does not answer at start, run degraded on memory at once, as during an outage (--degraded-new-plans applies); without it the executor is not ready and refuses new plans and commands on other executors' work until it has reached Redis once (env "+EnvStartDegraded+")")
-	f.StringVar(&logLevel, "log-level", "info", "lowest level logged: debug, info, warn or error (env "+EnvLogLevel+")")
-	return cmd
+	f.StringVar(&o.logLevel, "log-level", defaultLogLevel, "lowest level logged: debug, info, warn or error (env "+EnvLogLevel+")")
+}
+
+// serveEnvFlags sets each serve flag not given on the command line from its environment
+// variable, if set (serveEnv).
+func (a *invocation) serveEnvFlags(cmd *cobra.Command) error {
+	for flag, env := range serveEnv {
+		v := a.getenv(env)
+		if cmd.Flags().Changed(flag) || v == "" {
+			continue
+		}
+		if err := cmd.Flags().Set(flag, v); err != nil {
+			return usagef("invalid %s %q: %v", env, v, err)
+		}
+	}
+	return nil
+}
+
+// serveConfig checks o and returns the executor's configuration and the lowest level logged,
+// or a usage error naming the flag at fault.
+func (a *invocation) serveConfig(o serveOptions) (server.Config, slog.Level, error) {
+	cfg := o.cfg
+	if err := o.check(); err != nil {
+		return cfg, 0, err
+	}
+	cfg.RejectNewPlansWhileDegraded = o.degradedNewPlans == "reject"
+	cfg.CacheTasks = o.cacheTasks
+	if o.cacheTasks == 0 {
+		cfg.CacheTasks = -1 // no cache (0 in the config means the default)
+	}
+	allow, err := stagekind.ParseAllowList(o.httpAllow)
+	if err != nil {
+		return cfg, 0, usagef("invalid --http-allow: %v", err)
+	}
+	cfg.HTTPAllow = allow
+	if cfg.Tokens, err = a.serveTokens(o.tokensFile); err != nil {
+		return cfg, 0, err
+	}
+	if len(cfg.Tokens) == 0 && !o.insecure && !loopback(cfg.Addr) {
+		return cfg, 0, usagef("refusing to serve on %s without tokens: anyone who reaches it could deploy; set %s or --tokens-file, listen on 127.0.0.1, or pass --insecure",
+			cfg.Addr, EnvTokens)
+	}
+	level, err := parseLogLevel(o.logLevel)
+	return cfg, level, err
+}
+
+// check checks the flags that need no parsing beyond their type's.
+func (o serveOptions) check() error {
+	cfg := o.cfg
+	if cfg.Name != "" {
+		if err := server.CheckName(cfg.Name); err != nil {
+			return usagef("invalid --name %q: want letters, digits, '.', '_' and '-', starting with a letter or digit, at most 128 characters (it becomes part of Redis keys)", cfg.Name)
+		}
+	}
+	if cfg.Workers < 1 {
+		return usagef("invalid workers %d: want at least 1", cfg.Workers)
+	}
+	if o.degradedNewPlans != "accept" && o.degradedNewPlans != "reject" {
+		return usagef("invalid --degraded-new-plans %q: want accept or reject", o.degradedNewPlans)
+	}
+	if cfg.LeaseTTL < minLeaseTTL {
+		return usagef("invalid lease TTL %s: want at least %s", cfg.LeaseTTL, minLeaseTTL)
+	}
+	if o.cacheTasks < 0 {
+		return usagef("invalid --cache-tasks %d: want 0 or more", o.cacheTasks)
+	}
+	if cfg.Retention < minRetention {
+		return usagef("invalid --retention %s: want at least 1m", cfg.Retention)
+	}
+	if cfg.ShutdownTimeout <= 0 {
+		return usagef("invalid --shutdown-timeout %s: want more than 0", cfg.ShutdownTimeout)
+	}
+	for name, v := range map[string]int{"--max-tenants": cfg.Limits.MaxTenants, "--max-stages": cfg.Limits.MaxStages,
+		"--max-params-bytes": cfg.Limits.MaxParamsBytes, "--max-queued": cfg.Limits.MaxQueued, "--max-body-bytes": int(cfg.MaxBodyBytes)} {
+		if v < 1 {
+			return usagef("invalid %s %d: want at least 1", name, v)
+		}
+	}
+	return nil
 }
 
 // serveUsage prints serve's usage: its own flags only. The root's persistent flags (--server,
@@ -203,7 +253,7 @@ var serveEnv = map[string]string{
 }
 
 // serveTokens reads the tokens of EXECUTOR_TOKENS and of the tokens file, if any.
-func (a *app) serveTokens(file string) ([]auth.Token, error) {
+func (a *invocation) serveTokens(file string) ([]auth.Token, error) {
 	tokens, err := auth.ParseList(a.getenv(EnvTokens))
 	if err != nil {
 		return nil, usagef("invalid %s: %v", EnvTokens, err)
@@ -241,7 +291,7 @@ func loopback(addr string) bool {
 // its own, then shuts it down: cfg.ShutdownTimeout for running tasks to reach a stage boundary,
 // then shutdownGrace for the cancelled ones to record how they ended. A second SIGINT or
 // SIGTERM during the shutdown cuts it short: the running stages are cancelled at once.
-func (a *app) serve(ctx context.Context, cfg server.Config, level slog.Level) error {
+func (a *invocation) serve(ctx context.Context, cfg server.Config, level slog.Level) error {
 	logger := newLogger(a.stderr, level)
 	cfg.Logger = logger // the executor adds its name to its lines itself
 	// Signals are caught from the start: one arriving while the executor starts shuts it down
@@ -260,7 +310,8 @@ func (a *app) serve(ctx context.Context, cfg server.Config, level slog.Level) er
 	if err != nil {
 		return err
 	}
-	if err := srv.Start(); err != nil {
+	// A signal that arrives meanwhile does not cut the start short: it is handled once started.
+	if err := srv.Start(context.WithoutCancel(ctx)); err != nil {
 		return err
 	}
 	var serveErr error
@@ -279,7 +330,7 @@ func (a *app) serve(ctx context.Context, cfg server.Config, level slog.Level) er
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout+shutdownGrace)
 	defer cancel()
 	shut := make(chan error, 1)
-	go func() { shut <- srv.Shutdown(sctx) }()
+	go func() { shut <- srv.Stop(sctx) }()
 	for waiting := true; waiting; {
 		select {
 		case err = <-shut:
@@ -291,9 +342,7 @@ func (a *app) serve(ctx context.Context, cfg server.Config, level slog.Level) er
 			}
 			logger.Warn("executor shutdown cut short by a second signal: running stages are cancelled now; their tasks end INTERRUPTED, checkpoints intact",
 				"signal", sig.String())
-			if cerr := srv.CutShort(sctx); cerr != nil {
-				logger.Error("executor shutdown cut short", "err", cerr)
-			}
+			srv.CutShort()
 			err, waiting = <-shut, false
 		}
 	}

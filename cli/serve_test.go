@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/client"
 	"github.com/executor-dev/executor/server/servertest"
+	"github.com/executor-dev/executor/wire"
 )
 
 // serve --help lists serve's own flags, not the client commands' global ones; a client
@@ -59,12 +59,12 @@ func serveLogs(t *testing.T, env map[string]string, args ...string) string {
 		return addr != ""
 	}, 10*time.Second, 10*time.Millisecond, "serve did not serve; stderr: %s", stderr.String())
 
-	body, err := json.Marshal(api.PlanRequest{Name: "levels", Stages: []api.StageRequest{{Name: "one", Kind: "noop"}},
-		Tenants: []api.TenantRequest{{ID: "lv-1"}}})
+	body, err := json.Marshal(wire.PlanRequest{Name: "levels", Stages: []wire.StageRequest{{Name: "one", Kind: "noop"}},
+		Tenants: []wire.TenantRequest{{ID: "lv-1"}}})
 	require.NoError(t, err)
 	resp, err := http.Post("http://"+addr+"/v1/plans", "application/json", bytes.NewReader(body))
 	require.NoError(t, err)
-	var p api.Plan
+	var p wire.Plan
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&p))
 	resp.Body.Close()
 	require.Equal(t, http.StatusCreated, resp.StatusCode)

@@ -10,12 +10,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/client"
 	"github.com/executor-dev/executor/domain/plan"
 )
 
-func (a *app) submitCmd() *cobra.Command {
+func (a *invocation) submitCmd() *cobra.Command {
 	var (
 		file, idemKey string
 		wait, dryRun  bool
@@ -56,32 +55,15 @@ A refused plan lists every invalid field, one per line, on stderr (-o json too).
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			var (
-				p        *api.Plan
-				dry      *api.DryRun
-				replayed bool
-			)
 			if dryRun {
-				_, dry, err = c.SubmitPlan(ctx, body, contentType, idemKey, true)
-			} else {
-				p, replayed, err = c.Submit(ctx, body, contentType, idemKey)
+				return a.dryRun(cmd, c, body, contentType, idemKey)
 			}
+			p, replayed, err := c.Submit(cmd.Context(), body, contentType, idemKey)
 			if err != nil {
 				return a.submitError(err)
 			}
 			if replayed {
 				fmt.Fprintf(a.stderr, replayedNotice, p.PlanID)
-			}
-			if dryRun {
-				if err := a.print(dry, dryRunTable(*dry)); err != nil {
-					return err
-				}
-				if len(dry.Conflicts) > 0 {
-					return fmt.Errorf("dry run: %d tenant(s) have a task that has not ended: %s",
-						len(dry.Conflicts), strings.Join(dry.Conflicts, ", "))
-				}
-				return nil
 			}
 			if wait {
 				fmt.Fprintln(a.stderr, submittedNotice(*p))
@@ -101,7 +83,7 @@ A refused plan lists every invalid field, one per line, on stderr (-o json too).
 // readPlan reads a plan file and picks its content type: by extension for .yaml, .yml and
 // .json, by its first character otherwise (standard input included): "{" is JSON, anything
 // else YAML (of which JSON is a subset).
-func (a *app) readPlan(name string) ([]byte, string, error) {
+func (a *invocation) readPlan(name string) ([]byte, string, error) {
 	var body []byte
 	var err error
 	if name == "-" {
@@ -128,7 +110,7 @@ func (a *app) readPlan(name string) ([]byte, string, error) {
 // COMPLETED: ExitNeedsOperator at rest, saying what is needed; ExitInterrupted when the wait
 // is interrupted, naming the plan (submitted: it was submitted by this command); when the
 // wait on a plan this command submitted fails otherwise, the executor was lost (waitLost).
-func (a *app) waitAndPrint(cmd *cobra.Command, c *client.Client, id string, submitted bool) error {
+func (a *invocation) waitAndPrint(cmd *cobra.Command, c *client.Client, id string, submitted bool) error {
 	p, r, err := a.waitPlan(cmd.Context(), c, id)
 	if err != nil {
 		if cmd.Context().Err() == nil && submitted {
@@ -162,4 +144,21 @@ func waitLost(id string, err error) error {
 		msg: fmt.Sprintf("%s: %v; plan %s was submitted: follow it on any executor with executor plan show %s --watch",
 			what, err, id, id),
 	}
+}
+
+// dryRun submits the plan with ?dryRun=true and prints what the executor would do; it fails
+// when a tenant conflicts (the submission would be refused).
+func (a *invocation) dryRun(cmd *cobra.Command, c *client.Client, body []byte, contentType, idemKey string) error {
+	_, dry, err := c.SubmitPlan(cmd.Context(), body, contentType, idemKey, true)
+	if err != nil {
+		return a.submitError(err)
+	}
+	if err := a.print(dry, dryRunTable(*dry)); err != nil {
+		return err
+	}
+	if len(dry.Conflicts) > 0 {
+		return fmt.Errorf("dry run: %d tenant(s) have a task that has not ended: %s",
+			len(dry.Conflicts), strings.Join(dry.Conflicts, ", "))
+	}
+	return nil
 }

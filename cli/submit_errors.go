@@ -16,7 +16,7 @@ const replayedNotice = "plan %s replayed: this Idempotency-Key was submitted bef
 // field is an error whose line says how many, followed by every field on a line of its own,
 // "stages[0].params.url: <detail>" (and how many the executor did not list); any other error
 // is returned as is.
-func (a *app) submitError(err error) error {
+func (a *invocation) submitError(err error) error {
 	var ce *client.Error
 	if !errors.As(err, &ce) {
 		return err

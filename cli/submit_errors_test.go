@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/cli"
+	"github.com/executor-dev/executor/wire"
 )
 
 func TestSubmitSaysWhenItReplays(t *testing.T) {
@@ -22,7 +22,7 @@ func TestSubmitSaysWhenItReplays(t *testing.T) {
 	first := runCLI(t, srv.URL(), "submit", "-f", file, "--idempotency-key", "release-7", "-o", "json")
 	requireCode(t, cli.ExitOK, first)
 	assert.Empty(t, first.stderr, "a new plan is not a replay")
-	id := decode[api.Plan](t, first.stdout).PlanID
+	id := decode[wire.Plan](t, first.stdout).PlanID
 
 	for _, output := range []string{"table", "json"} {
 		r := runCLI(t, srv.URL(), "-o", output, "submit", "-f", file, "--idempotency-key", "release-7")

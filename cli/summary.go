@@ -10,11 +10,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/client"
+	"github.com/executor-dev/executor/wire"
 )
 
-func (a *app) planSummaryCmd() *cobra.Command {
+func (a *invocation) planSummaryCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "summary ID",
 		Short: "Count a plan's tasks by status, stage, failure class and gate",
@@ -22,12 +22,12 @@ func (a *app) planSummaryCmd() *cobra.Command {
 size: by current stage and status (the matrix, with the totals by status), by failure class
 with a sample tenant and its message, the gates with WAITING tasks, and the RUNNING tasks
 longest at their stage. 'plan show' prints the same after the plan; -o json prints
-api.PlanSummary.`,
+wire.PlanSummary.`,
 		Example: `  executor plan summary 01JD7X...
   executor plan summary 01JD7X... -o json | jq '.failureClasses[0]'`,
 		Args: exactArgs("ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return fetchAndPrint(a, func(c *client.Client) (*api.PlanSummary, error) {
+			return fetchAndPrint(a, func(c *client.Client) (*wire.PlanSummary, error) {
 				return c.Summary(cmd.Context(), args[0])
 			}, summaryTable)
 		},
@@ -37,7 +37,7 @@ api.PlanSummary.`,
 // summaryStatuses are the columns of a summary's matrix: the statuses the plan has tasks
 // in, in lifecycle order, then any this CLI does not know, sorted; every known status when
 // the plan has no task at all.
-func summaryStatuses(s api.PlanSummary) []string {
+func summaryStatuses(s wire.PlanSummary) []string {
 	var out []string
 	for _, st := range taskStatusOrder {
 		if s.Statuses[st] != 0 {
@@ -58,7 +58,7 @@ func summaryStatuses(s api.PlanSummary) []string {
 // summaryTable draws a plan's summary: the stage × status matrix with a total row, then,
 // when there are any, the failure classes, the gates and the slowest RUNNING tasks, each with
 // the command that goes on from there.
-func summaryTable(s api.PlanSummary) func(io.Writer) {
+func summaryTable(s wire.PlanSummary) func(io.Writer) {
 	return func(w io.Writer) {
 		cols := summaryStatuses(s)
 		n := max(len(s.Stages)-1, 0) // the plan's stages: the last entry counts the tasks past them
@@ -112,7 +112,7 @@ func summaryTable(s api.PlanSummary) func(io.Writer) {
 
 // summaryStage names a row of the matrix as a task's STAGE cell does: "push-config (1/4)", or
 // "done (4/4)" past the last stage.
-func summaryStage(sc api.StageCounts, stages int) string {
+func summaryStage(sc wire.StageCounts, stages int) string {
 	if sc.Index >= stages {
 		return fmt.Sprintf("done (%d/%d)", stages, stages)
 	}
@@ -128,7 +128,7 @@ func count(n int) string {
 }
 
 // planShowTable is a plan, then its summary.
-func planShowTable(p api.Plan, s api.PlanSummary) func(io.Writer) {
+func planShowTable(p wire.Plan, s wire.PlanSummary) func(io.Writer) {
 	return func(w io.Writer) {
 		planTable(p)(w)
 		fmt.Fprintln(w)

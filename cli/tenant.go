@@ -6,11 +6,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/client"
+	"github.com/executor-dev/executor/wire"
 )
 
-func (a *app) statusCmd() *cobra.Command {
+func (a *invocation) statusCmd() *cobra.Command {
 	var tenant string
 	cmd := &cobra.Command{
 		Use:   "status --tenant T",
@@ -20,7 +20,7 @@ func (a *app) statusCmd() *cobra.Command {
 		Args:    noArgs,
 		PreRunE: requireFlags("tenant"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return fetchAndPrint(a, func(c *client.Client) (*api.Task, error) {
+			return fetchAndPrint(a, func(c *client.Client) (*wire.Task, error) {
 				return c.TenantTask(cmd.Context(), tenant)
 			}, taskTable)
 		},
@@ -29,7 +29,7 @@ func (a *app) statusCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *app) checkpointCmd() *cobra.Command {
+func (a *invocation) checkpointCmd() *cobra.Command {
 	var tenant string
 	cmd := &cobra.Command{
 		Use:   "checkpoint --tenant T",
@@ -42,7 +42,7 @@ completed a stage has no checkpoint: that is a 404 and exit status 1.`,
 		Args:    noArgs,
 		PreRunE: requireFlags("tenant"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return fetchAndPrint(a, func(c *client.Client) (*api.Checkpoint, error) {
+			return fetchAndPrint(a, func(c *client.Client) (*wire.Checkpoint, error) {
 				return c.TenantCheckpoint(cmd.Context(), tenant)
 			}, checkpointTable)
 		},
@@ -51,7 +51,7 @@ completed a stage has no checkpoint: that is a 404 and exit status 1.`,
 	return cmd
 }
 
-func (a *app) retryCmd() *cobra.Command {
+func (a *invocation) retryCmd() *cobra.Command {
 	var tenant string
 	var fromCheckpoint bool
 	cmd := &cobra.Command{
@@ -95,7 +95,7 @@ resumed: stderr says so, with the command.`,
 	return cmd
 }
 
-func (a *app) tenantOpCmd(name, short string, op func(*client.Client, context.Context, string) (*api.Task, error)) *cobra.Command {
+func (a *invocation) tenantOpCmd(name, short string, op func(*client.Client, context.Context, string) (*wire.Task, error)) *cobra.Command {
 	var tenant string
 	cmd := &cobra.Command{
 		Use:     name + " --tenant T",
@@ -104,7 +104,7 @@ func (a *app) tenantOpCmd(name, short string, op func(*client.Client, context.Co
 		Args:    noArgs,
 		PreRunE: requireFlags("tenant"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return fetchAndPrint(a, func(c *client.Client) (*api.Task, error) {
+			return fetchAndPrint(a, func(c *client.Client) (*wire.Task, error) {
 				return op(c, cmd.Context(), tenant)
 			}, taskTable)
 		},
@@ -117,7 +117,7 @@ func tenantFlag(cmd *cobra.Command, v *string) {
 	cmd.Flags().StringVarP(v, "tenant", "t", "", "tenant id (required)")
 }
 
-func (a *app) taskCmd() *cobra.Command {
+func (a *invocation) taskCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "task",
 		Short: "Show a task by id",
@@ -130,7 +130,7 @@ func (a *app) taskCmd() *cobra.Command {
 		Example: "  executor task show 01JD7Y...",
 		Args:    exactArgs("ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return fetchAndPrint(a, func(c *client.Client) (*api.Task, error) {
+			return fetchAndPrint(a, func(c *client.Client) (*wire.Task, error) {
 				return c.Task(cmd.Context(), args[0])
 			}, taskDetailTable)
 		},

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/cli"
+	"github.com/executor-dev/executor/wire"
 )
 
 // frontDoor forwards TCP connections to an executor until it is killed: then the executor is
@@ -93,7 +93,7 @@ func TestSubmitWaitLosesTheExecutor(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("submit --wait did not end when its executor died")
 	}
-	l := decode[api.PlanList](t, runCLI(t, srv.URL(), "plan", "list", "-o", "json").stdout)
+	l := decode[wire.PlanList](t, runCLI(t, srv.URL(), "plan", "list", "-o", "json").stdout)
 	require.Len(t, l.Plans, 1)
 	id := l.Plans[0].PlanID
 	assert.Equal(t, cli.ExitFailure, code, "stderr: %s", stderr.String())
@@ -112,10 +112,10 @@ func TestSubmitWaitSaysWhenAScheduledPlanStarts(t *testing.T) {
 	t.Parallel()
 	url := startServer(t).URL()
 	at := time.Now().Add(2 * time.Second).UTC().Truncate(time.Second)
-	file := writeRequest(t, "later", api.PlanRequest{StartAt: &at, Stages: []api.StageRequest{noop("a")}, Tenants: tenantsOf("later-1")})
+	file := writeRequest(t, "later", wire.PlanRequest{StartAt: &at, Stages: []wire.StageRequest{noop("a")}, Tenants: tenantsOf("later-1")})
 	r := runCLI(t, url, "submit", "-f", file, "--wait", "-o", "json")
 	requireCode(t, cli.ExitOK, r)
-	p := decode[api.Plan](t, r.stdout)
+	p := decode[wire.Plan](t, r.stdout)
 	assert.Equal(t, "COMPLETED", p.Status)
 	assert.Equal(t, fmt.Sprintf("plan %s submitted (SCHEDULED, starts at %s); waiting for it to end\n", p.PlanID, at.Format(time.RFC3339)), r.stderr)
 }

@@ -11,14 +11,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/cli"
+	"github.com/executor-dev/executor/wire"
 )
 
-func gate(name string) api.StageRequest { return approval(name, "go?") }
+func gate(name string) wire.StageRequest { return approval(name, "go?") }
 
 // submitRequest submits req and returns the plan.
-func submitRequest(t *testing.T, url string, req api.PlanRequest) api.Plan {
+func submitRequest(t *testing.T, url string, req wire.PlanRequest) wire.Plan {
 	t.Helper()
 	return submitJSON(t, url, writeRequest(t, "plan", req))
 }
@@ -36,7 +36,7 @@ func TestWaitEndsAtRest(t *testing.T) {
 		{
 			name: "submit --wait, tasks waiting at a gate",
 			setup: func(t *testing.T, url string) ([]string, string) {
-				file := writeRequest(t, "gated", api.PlanRequest{Name: "gated", Stages: []api.StageRequest{sleep("prep", "300ms"), gate("change-approval")},
+				file := writeRequest(t, "gated", wire.PlanRequest{Name: "gated", Stages: []wire.StageRequest{sleep("prep", "300ms"), gate("change-approval")},
 					Tenants: tenantsOf("rg-1", "rg-2")})
 				return []string{"submit", "-f", file, "--wait"}, ""
 			},
@@ -45,7 +45,7 @@ func TestWaitEndsAtRest(t *testing.T) {
 		{
 			name: "watch, a task interrupted and one waiting",
 			setup: func(t *testing.T, url string) ([]string, string) {
-				p := submitRequest(t, url, api.PlanRequest{Stages: []api.StageRequest{gate("first"), sleep("bake", "1m")},
+				p := submitRequest(t, url, wire.PlanRequest{Stages: []wire.StageRequest{gate("first"), sleep("bake", "1m")},
 					Tenants: tenantsOf("ri-1", "ri-2")})
 				waitTenant(t, url, "ri-1", "WAITING")
 				requireCode(t, cli.ExitOK, runCLI(t, url, "approve", "--tenant", "ri-1"))
@@ -63,7 +63,7 @@ func TestWaitEndsAtRest(t *testing.T) {
 		{
 			name: "watch, the plan paused",
 			setup: func(t *testing.T, url string) ([]string, string) {
-				p := submitRequest(t, url, api.PlanRequest{MaxConcurrency: 1, Stages: []api.StageRequest{sleep("a", "200ms"), sleep("b", "200ms")},
+				p := submitRequest(t, url, wire.PlanRequest{MaxConcurrency: 1, Stages: []wire.StageRequest{sleep("a", "200ms"), sleep("b", "200ms")},
 					Tenants: tenantsOf("rp-1", "rp-2")})
 				requireCode(t, cli.ExitOK, runCLI(t, url, "plan", "pause", p.PlanID))
 				return []string{"plan", "show", p.PlanID, "--watch"}, p.PlanID
@@ -73,8 +73,8 @@ func TestWaitEndsAtRest(t *testing.T) {
 		{
 			name: "watch, a canary wave awaiting approval",
 			setup: func(t *testing.T, url string) ([]string, string) {
-				p := submitRequest(t, url, api.PlanRequest{Canary: &api.CanaryRequest{Tenants: 1, Then: "approve"},
-					Stages: []api.StageRequest{noop("a")}, Tenants: tenantsOf("rc-1", "rc-2", "rc-3")})
+				p := submitRequest(t, url, wire.PlanRequest{Canary: &wire.CanaryRequest{Tenants: 1, Then: "approve"},
+					Stages: []wire.StageRequest{noop("a")}, Tenants: tenantsOf("rc-1", "rc-2", "rc-3")})
 				return []string{"plan", "show", p.PlanID, "--watch"}, p.PlanID
 			},
 			hints: []string{"the canary wave completed and awaits approval: executor plan approve {plan} (or executor plan reject {plan})"},
@@ -82,8 +82,8 @@ func TestWaitEndsAtRest(t *testing.T) {
 		{
 			name: "watch, a canary waiting at a gate",
 			setup: func(t *testing.T, url string) ([]string, string) {
-				p := submitRequest(t, url, api.PlanRequest{Canary: &api.CanaryRequest{Tenants: 1, Then: "auto"},
-					Stages: []api.StageRequest{gate("check")}, Tenants: tenantsOf("rw-1", "rw-2")})
+				p := submitRequest(t, url, wire.PlanRequest{Canary: &wire.CanaryRequest{Tenants: 1, Then: "auto"},
+					Stages: []wire.StageRequest{gate("check")}, Tenants: tenantsOf("rw-1", "rw-2")})
 				waitTenant(t, url, "rw-1", "WAITING")
 				return []string{"plan", "show", p.PlanID, "--watch"}, p.PlanID
 			},
@@ -100,7 +100,7 @@ func TestWaitEndsAtRest(t *testing.T) {
 			args, planID := tt.setup(t, url)
 			r := runCLI(t, url, append(args, "-o", "json")...)
 			requireCode(t, cli.ExitNeedsOperator, r)
-			p := decode[api.Plan](t, r.stdout)
+			p := decode[wire.Plan](t, r.stdout)
 			assert.Contains(t, []string{"RUNNING", "PAUSED"}, p.Status)
 			if planID == "" {
 				planID = p.PlanID
@@ -134,7 +134,7 @@ func TestSubmitWaitInterrupted(t *testing.T) {
 	var planID string
 	require.Eventually(t, func() bool {
 		r := runCLI(t, srv.URL(), "plan", "list", "-o", "json")
-		l := decode[api.PlanList](t, r.stdout)
+		l := decode[wire.PlanList](t, r.stdout)
 		if len(l.Plans) == 0 {
 			return false
 		}
@@ -163,7 +163,7 @@ func TestScheduledPlanTable(t *testing.T) {
 	t.Parallel()
 	url := startServer(t).URL()
 	at := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
-	p := submitRequest(t, url, api.PlanRequest{StartAt: &at, Stages: []api.StageRequest{noop("a")}, Tenants: tenantsOf("sch-1")})
+	p := submitRequest(t, url, wire.PlanRequest{StartAt: &at, Stages: []wire.StageRequest{noop("a")}, Tenants: tenantsOf("sch-1")})
 	require.Equal(t, "SCHEDULED", p.Status)
 	for _, args := range [][]string{{"plan", "show", p.PlanID}, {"plan", "list"}} {
 		t.Run(strings.Join(args[:2], " "), func(t *testing.T) {
@@ -209,11 +209,11 @@ func TestPlanTasksAllPages(t *testing.T) {
 	for i := range ids {
 		ids[i] = fmt.Sprintf("big-%04d", i)
 	}
-	p := submitRequest(t, url, api.PlanRequest{Stages: []api.StageRequest{noop("a")}, Tenants: tenantsOf(ids...)})
+	p := submitRequest(t, url, wire.PlanRequest{Stages: []wire.StageRequest{noop("a")}, Tenants: tenantsOf(ids...)})
 
 	r := runCLI(t, url, "plan", "tasks", p.PlanID, "-o", "json")
 	requireCode(t, cli.ExitOK, r)
-	l := decode[api.TaskList](t, r.stdout)
+	l := decode[wire.TaskList](t, r.stdout)
 	assert.Equal(t, 2500, l.Total)
 	assert.Empty(t, l.NextCursor)
 	got := make([]string, len(l.Tasks))

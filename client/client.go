@@ -1,6 +1,6 @@
 // Package client is a typed Go client of the executor's HTTP API (docs/design.md §7). Every method
-// maps to one route and returns the wire DTOs of package api; a non-2xx answer is an *Error
-// carrying the server's problem+json body.
+// maps to one route and returns the bodies of package wire; a non-2xx answer is an *Error
+// carrying the server's problem+json body. It imports nothing of the server.
 package client
 
 import (
@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/executor-dev/executor/api"
+	"github.com/executor-dev/executor/wire"
 )
 
 // DefaultRequestTimeout bounds a request that is not a long poll when New is given no
@@ -75,8 +75,8 @@ func (c *Client) BaseURL() string { return c.base }
 
 // Error is a non-2xx answer of the executor.
 type Error struct {
-	Status  int         // HTTP status code
-	Problem api.Problem // the problem+json body; synthesised from the status when the body is not one
+	Status  int          // HTTP status code
+	Problem wire.Problem // the problem+json body; synthesised from the status when the body is not one
 }
 
 // Error returns "<status> <title>: <detail> (field: X)", leaving out empty parts; a 409
@@ -127,7 +127,7 @@ func IsNotFound(err error) bool { return StatusCode(err) == http.StatusNotFound 
 // dry run the plan is nil and the dry-run report is returned; otherwise the dry-run report is
 // nil. A repeated idempotency key with the same plan returns the first plan (Submit tells
 // that replay apart); with another plan it is a 422 *Error.
-func (c *Client) SubmitPlan(ctx context.Context, body []byte, contentType, idempotencyKey string, dryRun bool) (*api.Plan, *api.DryRun, error) {
+func (c *Client) SubmitPlan(ctx context.Context, body []byte, contentType, idempotencyKey string, dryRun bool) (*wire.Plan, *wire.DryRun, error) {
 	q := url.Values{}
 	if dryRun {
 		q.Set("dryRun", "true")
@@ -139,13 +139,13 @@ func (c *Client) SubmitPlan(ctx context.Context, body []byte, contentType, idemp
 	}
 	req := request{method: http.MethodPost, path: "/v1/plans", query: q, header: h, body: body}
 	if dryRun {
-		var out api.DryRun
+		var out wire.DryRun
 		if err := c.do(ctx, req, &out); err != nil {
 			return nil, nil, err
 		}
 		return nil, &out, nil
 	}
-	var out api.Plan
+	var out wire.Plan
 	if err := c.do(ctx, req, &out); err != nil {
 		return nil, nil, err
 	}
@@ -156,24 +156,24 @@ func (c *Client) SubmitPlan(ctx context.Context, body []byte, contentType, idemp
 // the answer replays an earlier submission (Idempotent-Replayed: true): the same
 // idempotencyKey was submitted before with the same plan, and nothing new was created. The
 // same key with another plan is a 422 *Error whose problem names the Idempotency-Key field.
-func (c *Client) Submit(ctx context.Context, body []byte, contentType, idempotencyKey string) (*api.Plan, bool, error) {
+func (c *Client) Submit(ctx context.Context, body []byte, contentType, idempotencyKey string) (*wire.Plan, bool, error) {
 	h := http.Header{}
 	h.Set("Content-Type", contentType)
 	if idempotencyKey != "" {
-		h.Set(api.IdempotencyKeyHeader, idempotencyKey)
+		h.Set(wire.IdempotencyKeyHeader, idempotencyKey)
 	}
 	var answer http.Header
 	req := request{method: http.MethodPost, path: "/v1/plans", header: h, body: body, answer: &answer}
-	var out api.Plan
+	var out wire.Plan
 	if err := c.do(ctx, req, &out); err != nil {
 		return nil, false, err
 	}
-	return &out, answer.Get(api.IdempotentReplayedHeader) == "true", nil
+	return &out, answer.Get(wire.IdempotentReplayedHeader) == "true", nil
 }
 
 // Plans lists plans newest first (GET /v1/plans). status, limit (0: the server's default)
 // and cursor (a previous page's NextCursor) are optional.
-func (c *Client) Plans(ctx context.Context, status string, limit int, cursor string) (*api.PlanList, error) {
+func (c *Client) Plans(ctx context.Context, status string, limit int, cursor string) (*wire.PlanList, error) {
 	q := url.Values{}
 	if status != "" {
 		q.Set("status", status)
@@ -184,7 +184,7 @@ func (c *Client) Plans(ctx context.Context, status string, limit int, cursor str
 	if cursor != "" {
 		q.Set("cursor", cursor)
 	}
-	var out api.PlanList
+	var out wire.PlanList
 	if err := c.do(ctx, request{method: http.MethodGet, path: "/v1/plans", query: q}, &out); err != nil {
 		return nil, err
 	}
@@ -195,8 +195,8 @@ func (c *Client) Plans(ctx context.Context, status string, limit int, cursor str
 // answers once the plan is terminal or after wait, whichever comes first. The request's own
 // deadline is wait plus RequestTimeout. The plan leaves its task ids out (the server's default:
 // 2.8 MB for 100,000 tasks, on every long poll); PlanTasks lists the tasks, Summary counts them.
-func (c *Client) Plan(ctx context.Context, id string, wait time.Duration) (*api.Plan, error) {
-	var out api.Plan
+func (c *Client) Plan(ctx context.Context, id string, wait time.Duration) (*wire.Plan, error) {
+	var out wire.Plan
 	req := request{method: http.MethodGet, path: planPath(id, ""), query: waitQuery(wait), wait: wait}
 	if err := c.do(ctx, req, &out); err != nil {
 		return nil, err
@@ -207,8 +207,8 @@ func (c *Client) Plan(ctx context.Context, id string, wait time.Duration) (*api.
 // Summary returns a plan counted without listing it (GET /v1/plans/{planId}/summary): its
 // tasks by status, by current stage and status, by failure class with a sample, the gates
 // with WAITING tasks and the RUNNING tasks longest at their stage.
-func (c *Client) Summary(ctx context.Context, planID string) (*api.PlanSummary, error) {
-	var out api.PlanSummary
+func (c *Client) Summary(ctx context.Context, planID string) (*wire.PlanSummary, error) {
+	var out wire.PlanSummary
 	if err := c.do(ctx, request{method: http.MethodGet, path: planPath(planID, "summary")}, &out); err != nil {
 		return nil, err
 	}
@@ -228,12 +228,12 @@ const (
 // BulkCancel) and returns how many matched, how many took the action, and the skipped ones
 // with the reason. A task that cannot take the action when it is reached is skipped, not an
 // error: the answer is still a 200.
-func (c *Client) BulkTasks(ctx context.Context, planID, action string, body api.BulkTasksBody) (*api.BulkResult, error) {
+func (c *Client) BulkTasks(ctx context.Context, planID, action string, body wire.BulkTasksBody) (*wire.BulkResult, error) {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return nil, fmt.Errorf("client: bulk %s: %w", action, err)
 	}
-	var out api.BulkResult
+	var out wire.BulkResult
 	req := request{method: http.MethodPost, path: planPath(planID, "tasks/"+url.PathEscape(action)),
 		header: http.Header{"Content-Type": {ContentTypeJSON}}, body: b}
 	if err := c.do(ctx, req, &out); err != nil {
@@ -282,8 +282,8 @@ func (q TaskQuery) values() url.Values {
 
 // PlanTasksPage returns one page of a plan's tasks matching q, in q.Sort's order, with the
 // total of the tasks matching q and, when more follow, the NextCursor of the next page.
-func (c *Client) PlanTasksPage(ctx context.Context, id string, q TaskQuery) (*api.TaskList, error) {
-	var out api.TaskList
+func (c *Client) PlanTasksPage(ctx context.Context, id string, q TaskQuery) (*wire.TaskList, error) {
+	var out wire.TaskList
 	req := request{method: http.MethodGet, path: planPath(id, "tasks"), query: q.values()}
 	if err := c.do(ctx, req, &out); err != nil {
 		return nil, err
@@ -297,7 +297,7 @@ func (c *Client) PlanTasksPage(ctx context.Context, id string, q TaskQuery) (*ap
 // comes; an error of fn stops it and is returned. A task is listed at most once, and without
 // a filter every task exactly once, however statuses change meanwhile; with filters each page
 // keeps the tasks matching them when it is read. Every page carries the plan's MissingTasks.
-func (c *Client) EachPlanTasksPage(ctx context.Context, id string, q TaskQuery, fn func(page *api.TaskList) error) error {
+func (c *Client) EachPlanTasksPage(ctx context.Context, id string, q TaskQuery, fn func(page *wire.TaskList) error) error {
 	if q.Limit <= 0 {
 		q.Limit = TaskPageSize
 	}
@@ -307,7 +307,7 @@ func (c *Client) EachPlanTasksPage(ctx context.Context, id string, q TaskQuery, 
 			return err
 		}
 		if page.Tasks == nil {
-			page.Tasks = []api.Task{}
+			page.Tasks = []wire.Task{}
 		}
 		if err := fn(page); err != nil {
 			return err
@@ -323,9 +323,9 @@ func (c *Client) EachPlanTasksPage(ctx context.Context, id string, q TaskQuery, 
 // EachPlanTasksPage does (q.Limit tasks at a time, TaskPageSize when 0). Total and
 // MissingTasks are the last page's; NextCursor is empty. A listing of 100,000 tasks holds
 // them all in memory: EachPlanTasksPage handles them page by page.
-func (c *Client) PlanTasks(ctx context.Context, id string, q TaskQuery) (*api.TaskList, error) {
-	out := api.TaskList{Tasks: []api.Task{}}
-	err := c.EachPlanTasksPage(ctx, id, q, func(page *api.TaskList) error {
+func (c *Client) PlanTasks(ctx context.Context, id string, q TaskQuery) (*wire.TaskList, error) {
+	out := wire.TaskList{Tasks: []wire.Task{}}
+	err := c.EachPlanTasksPage(ctx, id, q, func(page *wire.TaskList) error {
 		out.Tasks = append(out.Tasks, page.Tasks...)
 		out.Total, out.MissingTasks = page.Total, page.MissingTasks
 		return nil
@@ -337,22 +337,22 @@ func (c *Client) PlanTasks(ctx context.Context, id string, q TaskQuery) (*api.Ta
 }
 
 // PausePlan pauses a plan (POST /v1/plans/{planId}/pause).
-func (c *Client) PausePlan(ctx context.Context, id string) (*api.Plan, error) {
+func (c *Client) PausePlan(ctx context.Context, id string) (*wire.Plan, error) {
 	return c.planOp(ctx, id, "pause")
 }
 
 // ResumePlan resumes a paused plan (POST /v1/plans/{planId}/resume).
-func (c *Client) ResumePlan(ctx context.Context, id string) (*api.Plan, error) {
+func (c *Client) ResumePlan(ctx context.Context, id string) (*wire.Plan, error) {
 	return c.planOp(ctx, id, "resume")
 }
 
 // CancelPlan cancels a plan (POST /v1/plans/{planId}/cancel).
-func (c *Client) CancelPlan(ctx context.Context, id string) (*api.Plan, error) {
+func (c *Client) CancelPlan(ctx context.Context, id string) (*wire.Plan, error) {
 	return c.planOp(ctx, id, "cancel")
 }
 
-func (c *Client) planOp(ctx context.Context, id, op string) (*api.Plan, error) {
-	var out api.Plan
+func (c *Client) planOp(ctx context.Context, id, op string) (*wire.Plan, error) {
+	var out wire.Plan
 	req := request{method: http.MethodPost, path: planPath(id, op)}
 	if err := c.do(ctx, req, &out); err != nil {
 		return nil, err
@@ -362,15 +362,15 @@ func (c *Client) planOp(ctx context.Context, id, op string) (*api.Plan, error) {
 
 // TenantTask returns the tenant's latest task with its lease and checkpoint summary
 // (GET /v1/tenants/{tenantId}/task).
-func (c *Client) TenantTask(ctx context.Context, tenant string) (*api.Task, error) {
+func (c *Client) TenantTask(ctx context.Context, tenant string) (*wire.Task, error) {
 	return c.WaitTenantTask(ctx, tenant, 0)
 }
 
 // WaitTenantTask is TenantTask with a long poll: with wait > 0 the server answers once the
 // task is at rest (ended, WAITING, PAUSED or INTERRUPTED) or after wait, whichever comes
 // first. The request's own deadline is wait plus RequestTimeout.
-func (c *Client) WaitTenantTask(ctx context.Context, tenant string, wait time.Duration) (*api.Task, error) {
-	var out api.Task
+func (c *Client) WaitTenantTask(ctx context.Context, tenant string, wait time.Duration) (*wire.Task, error) {
+	var out wire.Task
 	req := request{method: http.MethodGet, path: tenantPath(tenant, "task"), query: waitQuery(wait), wait: wait}
 	if err := c.do(ctx, req, &out); err != nil {
 		return nil, err
@@ -380,8 +380,8 @@ func (c *Client) WaitTenantTask(ctx context.Context, tenant string, wait time.Du
 
 // TenantCheckpoint returns the checkpoint of the tenant's latest task
 // (GET /v1/tenants/{tenantId}/checkpoint). It is a 404 *Error when there is none.
-func (c *Client) TenantCheckpoint(ctx context.Context, tenant string) (*api.Checkpoint, error) {
-	var out api.Checkpoint
+func (c *Client) TenantCheckpoint(ctx context.Context, tenant string) (*wire.Checkpoint, error) {
+	var out wire.Checkpoint
 	req := request{method: http.MethodGet, path: tenantPath(tenant, "checkpoint")}
 	if err := c.do(ctx, req, &out); err != nil {
 		return nil, err
@@ -392,14 +392,14 @@ func (c *Client) TenantCheckpoint(ctx context.Context, tenant string) (*api.Chec
 // RetryTenant retries the tenant's latest task (POST /v1/tenants/{tenantId}/retry). With
 // fromCheckpoint it resumes at the stage after the last completed one; without, it restarts
 // at stage 0. The choice is always sent explicitly.
-func (c *Client) RetryTenant(ctx context.Context, tenant string, fromCheckpoint bool) (*api.Task, error) {
-	body, err := json.Marshal(api.RetryBody{FromCheckpoint: &fromCheckpoint})
+func (c *Client) RetryTenant(ctx context.Context, tenant string, fromCheckpoint bool) (*wire.Task, error) {
+	body, err := json.Marshal(wire.RetryBody{FromCheckpoint: &fromCheckpoint})
 	if err != nil {
 		return nil, err
 	}
 	h := http.Header{}
 	h.Set("Content-Type", ContentTypeJSON)
-	var out api.Task
+	var out wire.Task
 	req := request{method: http.MethodPost, path: tenantPath(tenant, "retry"), header: h, body: body}
 	if err := c.do(ctx, req, &out); err != nil {
 		return nil, err
@@ -409,22 +409,22 @@ func (c *Client) RetryTenant(ctx context.Context, tenant string, fromCheckpoint 
 
 // PauseTenant pauses the tenant's latest task at its next stage boundary
 // (POST /v1/tenants/{tenantId}/pause).
-func (c *Client) PauseTenant(ctx context.Context, tenant string) (*api.Task, error) {
+func (c *Client) PauseTenant(ctx context.Context, tenant string) (*wire.Task, error) {
 	return c.tenantOp(ctx, tenant, "pause")
 }
 
 // ResumeTenant resumes the tenant's paused task (POST /v1/tenants/{tenantId}/resume).
-func (c *Client) ResumeTenant(ctx context.Context, tenant string) (*api.Task, error) {
+func (c *Client) ResumeTenant(ctx context.Context, tenant string) (*wire.Task, error) {
 	return c.tenantOp(ctx, tenant, "resume")
 }
 
 // CancelTenant cancels the tenant's latest task (POST /v1/tenants/{tenantId}/cancel).
-func (c *Client) CancelTenant(ctx context.Context, tenant string) (*api.Task, error) {
+func (c *Client) CancelTenant(ctx context.Context, tenant string) (*wire.Task, error) {
 	return c.tenantOp(ctx, tenant, "cancel")
 }
 
-func (c *Client) tenantOp(ctx context.Context, tenant, op string) (*api.Task, error) {
-	var out api.Task
+func (c *Client) tenantOp(ctx context.Context, tenant, op string) (*wire.Task, error) {
+	var out wire.Task
 	if err := c.do(ctx, request{method: http.MethodPost, path: tenantPath(tenant, op)}, &out); err != nil {
 		return nil, err
 	}
@@ -432,15 +432,15 @@ func (c *Client) tenantOp(ctx context.Context, tenant, op string) (*api.Task, er
 }
 
 // Task returns a task by id with its lease and checkpoint summary (GET /v1/tasks/{taskId}).
-func (c *Client) Task(ctx context.Context, id string) (*api.Task, error) {
+func (c *Client) Task(ctx context.Context, id string) (*wire.Task, error) {
 	return c.WaitTask(ctx, id, 0)
 }
 
 // WaitTask is Task with a long poll: with wait > 0 the server answers once the task is at
 // rest (ended, WAITING, PAUSED or INTERRUPTED) or after wait, whichever comes first. The
 // request's own deadline is wait plus RequestTimeout.
-func (c *Client) WaitTask(ctx context.Context, id string, wait time.Duration) (*api.Task, error) {
-	var out api.Task
+func (c *Client) WaitTask(ctx context.Context, id string, wait time.Duration) (*wire.Task, error) {
+	var out wire.Task
 	req := request{method: http.MethodGet, path: "/v1/tasks/" + url.PathEscape(id), query: waitQuery(wait), wait: wait}
 	if err := c.do(ctx, req, &out); err != nil {
 		return nil, err
@@ -450,8 +450,8 @@ func (c *Client) WaitTask(ctx context.Context, id string, wait time.Duration) (*
 
 // Executors lists the executors sharing the server's store, sorted by name, alive or not
 // (GET /v1/executors); Self marks the server.
-func (c *Client) Executors(ctx context.Context) (*api.ExecutorList, error) {
-	var out api.ExecutorList
+func (c *Client) Executors(ctx context.Context) (*wire.ExecutorList, error) {
+	var out wire.ExecutorList
 	if err := c.do(ctx, request{method: http.MethodGet, path: "/v1/executors"}, &out); err != nil {
 		return nil, err
 	}
@@ -459,8 +459,8 @@ func (c *Client) Executors(ctx context.Context) (*api.ExecutorList, error) {
 }
 
 // Health calls GET /healthz.
-func (c *Client) Health(ctx context.Context) (*api.Health, error) {
-	var out api.Health
+func (c *Client) Health(ctx context.Context) (*wire.Health, error) {
+	var out wire.Health
 	if err := c.do(ctx, request{method: http.MethodGet, path: "/healthz"}, &out); err != nil {
 		return nil, err
 	}
@@ -555,7 +555,7 @@ func decodeError(resp *http.Response) error {
 	e := &Error{Status: resp.StatusCode}
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	var p api.Problem
+	var p wire.Problem
 	if (mt == "application/problem+json" || mt == "application/json") && json.Unmarshal(raw, &p) == nil {
 		e.Problem = p
 		if e.Problem.Status == 0 {
@@ -566,7 +566,7 @@ func decodeError(resp *http.Response) error {
 		}
 		return e
 	}
-	e.Problem = api.Problem{Status: resp.StatusCode, Title: http.StatusText(resp.StatusCode)}
+	e.Problem = wire.Problem{Status: resp.StatusCode, Title: http.StatusText(resp.StatusCode)}
 	if detail := strings.Join(strings.Fields(string(raw)), " "); detail != "" {
 		const maxDetail = 200
 		if r := []rune(detail); len(r) > maxDetail {

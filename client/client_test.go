@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/client"
+	"github.com/executor-dev/executor/wire"
 )
 
 // seen is one request as the fake server received it.
@@ -155,7 +155,7 @@ func TestRoutes(t *testing.T) {
 			name: "bulk approve", body: `{"planId":"01JPLAN","action":"approve","matched":3,"applied":2,"skippedCount":1,` +
 				`"skipped":[{"taskId":"01JTASK","tenantId":"t3","reason":"task: invalid transition"}]}`,
 			call: func(c *client.Client) (any, error) {
-				return c.BulkTasks(ctx, "01JPLAN", client.BulkApprove, api.BulkTasksBody{Status: []string{"WAITING"}, Stage: "gate", Comment: "CHG-1"})
+				return c.BulkTasks(ctx, "01JPLAN", client.BulkApprove, wire.BulkTasksBody{Status: []string{"WAITING"}, Stage: "gate", Comment: "CHG-1"})
 			},
 			wantMethod: "POST", wantPath: "/v1/plans/01JPLAN/tasks/approve",
 			wantBody: `{"status":["WAITING"],"stage":"gate","comment":"CHG-1"}`,
@@ -163,7 +163,7 @@ func TestRoutes(t *testing.T) {
 		{
 			name: "bulk retry sends fromCheckpoint false", body: `{"planId":"01JPLAN","action":"retry","matched":0,"applied":0,"skippedCount":0,"skipped":[]}`,
 			call: func(c *client.Client) (any, error) {
-				return c.BulkTasks(ctx, "01JPLAN", client.BulkRetry, api.BulkTasksBody{Class: "timeout", Tenant: "eu-", FromCheckpoint: new(bool)})
+				return c.BulkTasks(ctx, "01JPLAN", client.BulkRetry, wire.BulkTasksBody{Class: "timeout", Tenant: "eu-", FromCheckpoint: new(bool)})
 			},
 			wantMethod: "POST", wantPath: "/v1/plans/01JPLAN/tasks/retry",
 			wantBody: `{"class":"timeout","tenant":"eu-","fromCheckpoint":false}`,
@@ -317,27 +317,27 @@ func TestErrors(t *testing.T) {
 		{
 			name: "problem json", status: 400, ctype: "application/problem+json",
 			body: `{"type":"about:blank","title":"Invalid input","status":400,"detail":"must be positive","field":"maxConcurrency"}`,
-			want: client.Error{Status: 400, Problem: api.Problem{Type: "about:blank", Title: "Invalid input", Status: 400, Detail: "must be positive", Field: "maxConcurrency"}},
+			want: client.Error{Status: 400, Problem: wire.Problem{Type: "about:blank", Title: "Invalid input", Status: 400, Detail: "must be positive", Field: "maxConcurrency"}},
 		},
 		{
 			name: "conflict lists tenants", status: 409, ctype: "application/problem+json; charset=utf-8",
 			body: `{"title":"Conflict","status":409,"tenants":["a","b"]}`,
-			want: client.Error{Status: 409, Problem: api.Problem{Title: "Conflict", Status: 409, Tenants: []string{"a", "b"}}},
+			want: client.Error{Status: 409, Problem: wire.Problem{Title: "Conflict", Status: 409, Tenants: []string{"a", "b"}}},
 		},
 		{
 			name: "not found", status: 404, ctype: "application/problem+json",
 			body:     `{"title":"Not Found","status":404,"detail":"no task for tenant x"}`,
-			want:     client.Error{Status: 404, Problem: api.Problem{Title: "Not Found", Status: 404, Detail: "no task for tenant x"}},
+			want:     client.Error{Status: 404, Problem: wire.Problem{Title: "Not Found", Status: 404, Detail: "no task for tenant x"}},
 			notFound: true,
 		},
 		{
 			name: "plain text body", status: 502, ctype: "text/plain",
 			body: "bad\ngateway\n",
-			want: client.Error{Status: 502, Problem: api.Problem{Title: "Bad Gateway", Status: 502, Detail: "bad gateway"}},
+			want: client.Error{Status: 502, Problem: wire.Problem{Title: "Bad Gateway", Status: 502, Detail: "bad gateway"}},
 		},
 		{
 			name: "empty body", status: 500, ctype: "application/json",
-			want: client.Error{Status: 500, Problem: api.Problem{Title: "Internal Server Error", Status: 500}},
+			want: client.Error{Status: 500, Problem: wire.Problem{Title: "Internal Server Error", Status: 500}},
 		},
 	}
 	for _, tt := range tests {
@@ -365,18 +365,18 @@ func TestErrorString(t *testing.T) {
 	}{
 		{
 			name: "all parts",
-			err:  client.Error{Status: 400, Problem: api.Problem{Title: "Invalid input", Detail: "must be positive", Field: "maxConcurrency"}},
+			err:  client.Error{Status: 400, Problem: wire.Problem{Title: "Invalid input", Detail: "must be positive", Field: "maxConcurrency"}},
 			want: "400 Invalid input: must be positive (field: maxConcurrency)",
 		},
 		{name: "title from status", err: client.Error{Status: 404}, want: "404 Not Found"},
 		{
 			name: "tenants when there is no detail",
-			err:  client.Error{Status: 409, Problem: api.Problem{Title: "Conflict", Tenants: []string{"a", "b"}}},
+			err:  client.Error{Status: 409, Problem: wire.Problem{Title: "Conflict", Tenants: []string{"a", "b"}}},
 			want: "409 Conflict (tenants: a, b)",
 		},
 		{
 			name: "the detail wins over the tenants",
-			err:  client.Error{Status: 409, Problem: api.Problem{Title: "Conflict", Detail: "a and b are busy", Tenants: []string{"a", "b"}}},
+			err:  client.Error{Status: 409, Problem: wire.Problem{Title: "Conflict", Detail: "a and b are busy", Tenants: []string{"a", "b"}}},
 			want: "409 Conflict: a and b are busy",
 		},
 	}
@@ -477,9 +477,9 @@ func TestPlanTasksPages(t *testing.T) {
 					from, _ = strconv.Atoi(strings.TrimPrefix(c, "at"))
 				}
 				limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
-				page := api.TaskList{Tasks: []api.Task{}, Total: total}
+				page := wire.TaskList{Tasks: []wire.Task{}, Total: total}
 				for i := from; i < min(from+limit, total); i++ {
-					page.Tasks = append(page.Tasks, api.Task{TenantID: "t" + strconv.Itoa(i)})
+					page.Tasks = append(page.Tasks, wire.Task{TenantID: "t" + strconv.Itoa(i)})
 				}
 				if from+limit < total {
 					page.NextCursor = "at" + strconv.Itoa(from+limit)
@@ -510,7 +510,7 @@ func TestEachPlanTasksPageStops(t *testing.T) {
 	f := newFake(t, http.StatusOK, "application/json", `{"tasks":[`+taskJSON+`],"total":5,"nextCursor":"more"}`)
 	stop := errors.New("enough")
 	pages := 0
-	err := client.New(f.srv.URL, "", nil).EachPlanTasksPage(context.Background(), "p", client.TaskQuery{Limit: 1}, func(page *api.TaskList) error {
+	err := client.New(f.srv.URL, "", nil).EachPlanTasksPage(context.Background(), "p", client.TaskQuery{Limit: 1}, func(page *wire.TaskList) error {
 		pages++
 		assert.Len(t, page.Tasks, 1)
 		if pages == 2 {

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/executor-dev/executor/api"
+	"github.com/executor-dev/executor/wire"
 )
 
 // Event kinds of GET /v1/events: the transitions, and the gap a resumed stream starts with
@@ -63,7 +63,7 @@ type EventsQuery struct {
 
 // FollowEvents reads the server-sent events of GET /v1/events?plan=&tenant= and calls fn
 // with each, in order, until ctx ends (it returns ctx's error) or fn returns an error (it
-// returns it). A gap reaches fn as an api.Event of Kind EventGap and nothing else.
+// returns it). A gap reaches fn as a wire.Event of Kind EventGap and nothing else.
 //
 // The first connection's failure is returned as it is (a transport error, or an *Error for a
 // non-2xx answer, such as a 400 naming a bad plan or tenant). Once a stream was open, a
@@ -73,7 +73,7 @@ type EventsQuery struct {
 // reconnections fail), with Last-Event-ID set to the last event's id, so that no event is
 // missed nor seen twice; another non-2xx answer (401, 403, a 400 refusing the id) is
 // returned. The request is bounded by RequestTimeout until the answer's header, not after.
-func (c *Client) FollowEvents(ctx context.Context, q EventsQuery, fn func(api.Event) error) error {
+func (c *Client) FollowEvents(ctx context.Context, q EventsQuery, fn func(wire.Event) error) error {
 	f := follower{c: c, q: q, fn: fn, last: q.LastEventID, retry: DefaultEventRetry}
 	if f.q.Idle <= 0 {
 		f.q.Idle = DefaultEventIdle
@@ -127,7 +127,7 @@ func retryable(err error) bool {
 type follower struct {
 	c     *Client
 	q     EventsQuery
-	fn    func(api.Event) error
+	fn    func(wire.Event) error
 	last  string        // the last event's id: Last-Event-ID of the next connection
 	retry time.Duration // the server's reconnection delay
 }
@@ -255,9 +255,9 @@ func (f *follower) read(body io.Reader, alive func()) error {
 // dispatch decodes one event and hands it to fn.
 func (f *follower) dispatch(id, name, data string) error {
 	if name == EventGap {
-		return f.fn(api.Event{Kind: EventGap})
+		return f.fn(wire.Event{Kind: EventGap})
 	}
-	var e api.Event
+	var e wire.Event
 	if data != "" {
 		if err := json.Unmarshal([]byte(data), &e); err != nil {
 			return fmt.Errorf("client: GET /v1/events: event %s: %w", id, err)

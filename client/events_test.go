@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/client"
+	"github.com/executor-dev/executor/wire"
 )
 
 // sseConn is what the fake event stream does with one connection.
@@ -81,12 +81,12 @@ func sse(id, kind, data string) string {
 }
 
 // follow runs FollowEvents until it has seen want events (then it cancels it) or it returns.
-func follow(t *testing.T, url string, q client.EventsQuery, want int) ([]api.Event, error) {
+func follow(t *testing.T, url string, q client.EventsQuery, want int) ([]wire.Event, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	var got []api.Event
-	err := client.New(url, "tok", nil).FollowEvents(ctx, q, func(e api.Event) error {
+	var got []wire.Event
+	err := client.New(url, "tok", nil).FollowEvents(ctx, q, func(e wire.Event) error {
 		got = append(got, e)
 		if len(got) == want {
 			cancel()
@@ -97,7 +97,7 @@ func follow(t *testing.T, url string, q client.EventsQuery, want int) ([]api.Eve
 	return got, err
 }
 
-func kindsAndIDs(events []api.Event) []string {
+func kindsAndIDs(events []wire.Event) []string {
 	out := make([]string, len(events))
 	for i, e := range events {
 		out[i] = e.Kind + ":" + e.ID
@@ -203,7 +203,7 @@ func TestFollowEvents(t *testing.T) {
 		got, err := follow(t, s.srv.URL, client.EventsQuery{}, 1)
 		require.ErrorIs(t, err, context.Canceled)
 		require.Len(t, got, 1)
-		assert.Equal(t, api.Event{ID: "9", Kind: "stage", At: time.Date(2026, 11, 21, 18, 59, 54, 100e6, time.UTC),
+		assert.Equal(t, wire.Event{ID: "9", Kind: "stage", At: time.Date(2026, 11, 21, 18, 59, 54, 100e6, time.UTC),
 			PlanID: "01JPLAN", TenantID: "t1", Status: "RUNNING", Stage: 1, StageName: "b"}, got[0])
 	})
 }
@@ -242,7 +242,7 @@ func TestFollowEventsFails(t *testing.T) {
 			s := newSSEServer(t, tt.conns...)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			err := client.New(s.srv.URL, "", nil).FollowEvents(ctx, client.EventsQuery{}, func(api.Event) error { return tt.fnErr })
+			err := client.New(s.srv.URL, "", nil).FollowEvents(ctx, client.EventsQuery{}, func(wire.Event) error { return tt.fnErr })
 			require.Error(t, err)
 			require.NoError(t, ctx.Err())
 			if tt.wantErr != nil {
@@ -260,7 +260,7 @@ func TestFollowEventsUnreachable(t *testing.T) {
 	s := newSSEServer(t, stream(false))
 	url := s.srv.URL
 	s.srv.Close()
-	err := client.New(url, "", nil).FollowEvents(context.Background(), client.EventsQuery{}, func(api.Event) error { return nil })
+	err := client.New(url, "", nil).FollowEvents(context.Background(), client.EventsQuery{}, func(wire.Event) error { return nil })
 	require.Error(t, err)
 	assert.Equal(t, 0, client.StatusCode(err))
 }

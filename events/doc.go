@@ -1,6 +1,7 @@
 // Package events is what GET /v1/events serves, whatever the store: Entry (an event with the
-// ID a watcher resumes after), Fanout (hands entries to filtered subscriptions), Watch (a
-// watcher's gap, replay and live part), and the in-memory Hub. The Hub numbers every
+// ID a watcher resumes after), ToWire and FromWire (an event's JSON form, wire.Event, and
+// back), Fanout (hands entries to filtered subscriptions), Watch (a watcher's gap, replay and
+// live part), and the in-memory Hub. The Hub numbers every
 // published event.Event, keeps the latest ones in a bounded ring (so a watcher that
 // reconnects with Last-Event-ID misses nothing the ring still holds), passes them on (to the
 // Redis sink) and fans them out. On Redis, infra/eventstream's Reader serves the cluster's

@@ -65,6 +65,10 @@ type Config struct {
 	// ExecutorURL returns the base URL of this executor's HTTP API, which stage templates
 	// read as .ExecutorURL. Default: none (empty).
 	ExecutorURL func() string
+	// StopGrace is how long Stop lets running tasks reach their next stage boundary before it
+	// cancels their stages (serve --shutdown-timeout); CutShort ends it early. Default 0: Stop
+	// cancels them at once.
+	StopGrace time.Duration
 }
 
 func (c Config) withDefaults() Config {

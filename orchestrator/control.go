@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/executor-dev/executor/domain/checkpoint"
+	"github.com/executor-dev/executor/domain/errcode"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/domain/task"
@@ -78,7 +79,7 @@ func (o *Orchestrator) resumable(ctx context.Context, ids []string) ([]*task.Tas
 // stage.
 func (o *Orchestrator) ResumePlan(ctx context.Context, planID string) error {
 	if o.draining.Load() {
-		return ErrShuttingDown
+		return errcode.ErrShuttingDown
 	}
 	unlock := o.planLocks.lock(planID)
 	defer unlock()

@@ -32,7 +32,7 @@ type planHere struct {
 }
 
 // dispatch claims tasks from the Queue while a worker slot is free (as many in one claim as
-// workers are free, up to claimBatch) and runs each, until Shutdown: one loop per executor,
+// workers are free, up to claimBatch) and runs each, until Stop: one loop per executor,
 // over every plan with work (round robin, so one plan does not starve the others). It waits for a wake (a push, an end, an unpause, on any executor), the
 // start rate's wait, or the fallback period.
 func (o *Orchestrator) dispatch() {

@@ -89,7 +89,7 @@ func TestShutdownMidStageRecordsTheAttemptItCut(t *testing.T) {
 	started := h.entered(t, "stuck")
 	h.submit(t, app.SubmitRequest{Tenants: tenants("sm", 1), Stages: stages("stuck", "one")})
 	enteredAt := receive(t, started, "the stage never started")
-	require.NoError(t, <-shutdown(t, h, 0))
+	require.NoError(t, <-shutdown(t, h))
 
 	cut, tk := h.lastAttempt(t, "sm-000")
 	assert.Equal(t, task.Interrupted, tk.Status())

@@ -50,11 +50,13 @@ type Orchestrator struct {
 	ctx        context.Context
 	stop       context.CancelCauseFunc
 	wg         sync.WaitGroup // the runs
-	draining   atomic.Bool    // Shutdown has begun: nothing starts any more
+	draining   atomic.Bool    // Stop has begun: nothing starts any more
 	contended  atomic.Bool    // the dispatch loop last listed more than one plan with work
 	started    atomic.Bool    // Start was called: the dispatch loop and the reconciler run
-	stopClaims chan struct{}  // closed by Shutdown: the dispatch loop claims nothing more
+	stopClaims chan struct{}  // closed by Stop: the dispatch loop claims nothing more
 	haltOnce   sync.Once
+	cutShort   chan struct{} // closed by CutShort: Stop's grace is over
+	cutOnce    sync.Once
 	dispatched chan struct{} // closed when the dispatch loop has returned
 	poke       chan struct{} // capacity 1: this executor pushed work (the loop lists plans again)
 	reconciled chan struct{} // closed when the reconciler has returned
@@ -79,6 +81,7 @@ func New(plans plan.Repository, tasks task.Repository, ckpts checkpoint.Store, l
 		plans: plans, tasks: tasks, ckpts: ckpts, locker: locker, kinds: kinds, cfg: cfg, queue: cfg.Queue,
 		slots:      make(chan struct{}, cfg.Workers),
 		stopClaims: make(chan struct{}),
+		cutShort:   make(chan struct{}),
 		dispatched: make(chan struct{}),
 		reconciled: make(chan struct{}),
 		poke:       make(chan struct{}, 1),
@@ -90,11 +93,15 @@ func New(plans plan.Repository, tasks task.Repository, ckpts checkpoint.Store, l
 }
 
 // Start starts taking work from the Queue (the dispatch loop) and, on a shared Queue, the
-// reconciler of claims whose claimer is gone.
-func (o *Orchestrator) Start() {
-	o.started.Store(true)
+// reconciler of claims whose claimer is gone, until Stop; ctx is not used. It never fails.
+// Only the first Start has an effect.
+func (o *Orchestrator) Start(context.Context) error {
+	if o.started.Swap(true) {
+		return nil
+	}
 	go o.dispatch()
 	go o.reconcile()
+	return nil
 }
 
 func (o *Orchestrator) now() time.Time { return o.cfg.Clock().UTC() }
@@ -223,18 +230,9 @@ func (o *Orchestrator) settleFromTasks(planID string) error {
 	if o.missingTooSoon(planID, statuses) {
 		return nil
 	}
-	failed, cancelled := false, false
-	var interrupted []string
-	for i, st := range statuses {
-		switch st {
-		case task.Interrupted:
-			failed = true
-			interrupted = append(interrupted, p.TaskIDs()[i])
-		case task.Failed, statusMissing: // a lost task did not complete
-			failed = true
-		case task.Cancelled:
-			cancelled = true
-		}
+	failed, cancelled, interrupted, err := settledOutcome(statuses, p.TaskIDs())
+	if err != nil {
+		return fmt.Errorf("orchestrator: settle plan %s: %w", planID, err)
 	}
 	if judged, err := o.claimedAny(ctx, planID, interrupted); err != nil || judged {
 		return err

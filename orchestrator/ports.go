@@ -7,7 +7,6 @@ import (
 
 	"github.com/executor-dev/executor/domain/lease"
 	"github.com/executor-dev/executor/domain/stage"
-	"github.com/executor-dev/executor/domain/task"
 )
 
 // Kinds resolves a stage kind to its handler.
@@ -55,11 +54,4 @@ func leaseOwner(executor, planID, taskID string) string {
 func ownsTask(owner, planID, taskID string) bool {
 	rest, ok := strings.CutPrefix(owner, planID+":"+taskID)
 	return ok && (rest == "" || rest[0] == '@')
-}
-
-// peeker is a task store that can answer from a local copy (redisrepo answers from its
-// mirror, memrepo is local anyway). A claim reads the task through it: start re-reads the
-// task as the store holds it at the run's new fence epoch, so a stale copy starts nothing.
-type peeker interface {
-	Peek(ctx context.Context, id string) (*task.Task, error)
 }

@@ -82,10 +82,10 @@ func TestQueuedForgetsTasksAbandonedAtStop(t *testing.T) {
 	db := memrepo.New()
 	kinds := stagekind.Builtin(stagekind.HTTPOptions{})
 	orch := orchestrator.New(db.Plans(), db.Tasks(), db.Checkpoints(), lock.NewMemory(), kinds, orchestrator.Config{Workers: 8, Queue: dispatch.ForMemory(dispatch.NewMemory(dispatch.MemoryOptions{}))})
-	orch.Start()
+	require.NoError(t, orch.Start(context.Background()))
 	svc := app.New(app.Deps{
 		Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Index: db.Tasks(),
-		Kinds: kinds, Holders: lock.NewMemory(), Runner: orch,
+		Kinds: kinds, Holders: lock.NewMemory(), Launcher: orch, PlanControl: orch, TaskControl: orch, Reaper: orch, Watcher: orch, Unlocker: orch,
 	})
 	h := &harness{svc: svc, orch: orch, kinds: kinds, db: db}
 	h.gate(t, "gated")

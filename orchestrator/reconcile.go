@@ -19,7 +19,7 @@ import (
 const reconcileEvery = 5 * time.Second
 
 // reconcile looks, on a shared Queue, at every claimed task whose claimer is gone, until
-// Shutdown: see reconcileOnce. It is the scan that finds an executor's loss.
+// Stop: see reconcileOnce. It is the scan that finds an executor's loss.
 func (o *Orchestrator) reconcile() {
 	defer close(o.reconciled)
 	if !o.queue.Shared() {

@@ -94,17 +94,17 @@ func newNode(t *testing.T, opts nodeOptions) *node {
 		n.orch = orchestrator.New(st.Plans, st.Tasks, st.Checkpoints, st.Locker, n.kinds, cfg)
 		n.svc = app.New(app.Deps{
 			Creator: st.Creator, Plans: st.Plans, Tasks: st.Tasks, Checkpoints: st.Checkpoints, Index: st.Tasks.(app.PlanIndex),
-			Kinds: n.kinds, Holders: st.Locker, Runner: n.orch, ShuttingDown: n.orch.ShuttingDown,
+			Kinds: n.kinds, Holders: st.Locker, Launcher: n.orch, PlanControl: n.orch, TaskControl: n.orch, Reaper: n.orch, Watcher: n.orch, Unlocker: n.orch, ShuttingDown: n.orch.ShuttingDown,
 		})
 	} else {
 		n.svc, n.orch = apptest.New(t, st, n.kinds, cfg)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	store.Start(ctx)
-	t.Cleanup(store.Stop)
-	n.queue.Start(ctx)
-	t.Cleanup(n.queue.Stop)
+	require.NoError(t, store.Start(ctx))
+	t.Cleanup(func() { require.NoError(t, store.Stop(context.Background())) })
+	require.NoError(t, n.queue.Start(ctx))
+	t.Cleanup(func() { require.NoError(t, n.queue.Stop(context.Background())) })
 	return n
 }
 

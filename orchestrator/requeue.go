@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/executor-dev/executor/domain/checkpoint"
+	"github.com/executor-dev/executor/domain/errcode"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/task"
 )
@@ -19,7 +20,7 @@ import (
 // made PENDING is always queued.
 func (o *Orchestrator) requeue(ctx context.Context, taskID string, fn func(t *task.Task, cp *checkpoint.Checkpoint) (*checkpoint.Checkpoint, error)) error {
 	if o.draining.Load() {
-		return ErrShuttingDown
+		return errcode.ErrShuttingDown
 	}
 	t, err := o.tasks.Task(ctx, taskID)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/executor-dev/executor/domain/errcode"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/task"
 )
@@ -285,7 +286,7 @@ func count(statuses []task.Status, st task.Status) int {
 // (plan.ApproveRing): the next ring starts, or a halted ring goes on.
 func (o *Orchestrator) ApprovePlan(ctx context.Context, planID string) error {
 	if o.draining.Load() {
-		return ErrShuttingDown
+		return errcode.ErrShuttingDown
 	}
 	unlock := o.planLocks.lock(planID)
 	defer unlock()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/executor-dev/executor/domain/errcode"
 	"github.com/executor-dev/executor/domain/plan"
 )
 
@@ -21,7 +22,7 @@ var ErrNoScheduler = errors.New("orchestrator: no scheduler to start scheduled p
 // restarted, starts the plan).
 func (o *Orchestrator) StartScheduled(ctx context.Context, planID string) error {
 	if o.draining.Load() {
-		return ErrShuttingDown
+		return errcode.ErrShuttingDown
 	}
 	unlock := o.planLocks.lock(planID)
 	defer unlock()

@@ -12,18 +12,14 @@ import (
 	"github.com/executor-dev/executor/domain/task"
 )
 
-// ErrShuttingDown: the orchestrator is shutting down and starts no more work (a new plan, a
-// retry or a resume); the API answers 503.
-var ErrShuttingDown = errors.New("orchestrator: the executor is shutting down")
-
 // Failures recorded by a shutdown; a retry --from-checkpoint resumes each such task.
 var (
 	shutdownQueued   = task.Failure{Class: stage.ClassShutdown, Message: "the executor shut down before the task started"}
 	shutdownBoundary = "the executor shut down: the task stopped at a stage boundary"
 )
 
-// Shutdown stops the orchestrator gracefully (docs/runbook.md, Shutdown):
-//  1. no task starts here any more; retries and resumes are refused with ErrShuttingDown (the
+// Stop stops the orchestrator gracefully (docs/runbook.md, Shutdown):
+//  1. no task starts here any more; retries and resumes are refused with errcode.ErrShuttingDown (the
 //     app refuses new plans before they are created). On a shared Queue (Redis) the queued
 //     tasks stay queued for the other executors (or the next one to start); on the in-memory
 //     Queue they become INTERRUPTED at once, as do the tasks of a plan launched meanwhile;
@@ -31,14 +27,15 @@ var (
 //     handed back to the front of their plan's queue (PENDING, checkpoint intact: another
 //     executor continues them at that stage); on the in-memory Queue they become INTERRUPTED
 //     with their checkpoints intact (a task whose last stage ends meanwhile completes);
-//  3. after grace, the stages still running are cancelled and their tasks become INTERRUPTED
-//     (class shutdown: started work, left to an operator), the checkpoint holding the last
-//     stage that completed; their slots are freed and the rest of their plans go on.
+//  3. after Config.StopGrace (at once after CutShort, or when ctx ends), the stages still
+//     running are cancelled and their tasks become INTERRUPTED (class shutdown: started work,
+//     left to an operator), the checkpoint holding the last stage that completed; their slots
+//     are freed and the rest of their plans go on.
 //
-// Every run releases its tenant's lease as it ends. Shutdown returns once every run has
-// written its end, or when ctx ends. Plans keep their status: a plan is not settled by a
-// shutdown.
-func (o *Orchestrator) Shutdown(ctx context.Context, grace time.Duration) error {
+// Every run releases its tenant's lease as it ends. Stop returns once every run has written
+// its end, or when ctx ends. Plans keep their status: a plan is not settled by a stop. Stop
+// may be called more than once (a later call waits for the runs again), and without Start.
+func (o *Orchestrator) Stop(ctx context.Context) error {
 	o.draining.Store(true)
 	o.haltOnce.Do(func() { close(o.stopClaims) })
 	if o.started.Load() {
@@ -51,11 +48,12 @@ func (o *Orchestrator) Shutdown(ctx context.Context, grace time.Duration) error 
 
 	done := make(chan struct{})
 	go func() { o.wg.Wait(); close(done) }()
-	timer := time.NewTimer(grace)
+	timer := time.NewTimer(o.cfg.StopGrace)
 	defer timer.Stop()
 	select {
 	case <-done:
 	case <-timer.C:
+	case <-o.cutShort:
 	case <-ctx.Done():
 	}
 	o.stop(errShutdown) // the runs still going: cancel their stages
@@ -64,9 +62,14 @@ func (o *Orchestrator) Shutdown(ctx context.Context, grace time.Duration) error 
 		o.flushFallback()
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("orchestrator: shutdown: %w", ctx.Err())
+		return fmt.Errorf("orchestrator: stop: %w", ctx.Err())
 	}
 }
+
+// CutShort ends Stop's grace (serve's second SIGTERM): the stages still running are
+// cancelled now, as when Config.StopGrace runs out, or as soon as Stop begins when it has not
+// yet. It does not wait: Stop returns once their runs have written their ends.
+func (o *Orchestrator) CutShort() { o.cutOnce.Do(func() { close(o.cutShort) }) }
 
 // flushFallback hands what the Fallback still holds (queued while Redis was away, or handed
 // back by the runs that just stopped) to the shared Queue; what it cannot hand over dies with
@@ -85,10 +88,7 @@ func (o *Orchestrator) flushFallback() {
 	}
 }
 
-// Stop is Shutdown without grace: running stages are cancelled at once.
-func (o *Orchestrator) Stop(ctx context.Context) error { return o.Shutdown(ctx, 0) }
-
-// ShuttingDown reports whether Shutdown has begun.
+// ShuttingDown reports whether Stop has begun.
 func (o *Orchestrator) ShuttingDown() bool { return o.draining.Load() }
 
 // interruptAllQueued empties every plan's queue (in memory: it dies with the process) and

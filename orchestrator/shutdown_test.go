@@ -12,6 +12,7 @@ import (
 
 	"github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/app/apptest"
+	"github.com/executor-dev/executor/domain/errcode"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/domain/task"
@@ -60,13 +61,13 @@ func (h *harness) restart(t *testing.T) *app.Service {
 	return svc
 }
 
-func shutdown(t *testing.T, h *harness, grace time.Duration) <-chan error {
+func shutdown(t *testing.T, h *harness) <-chan error {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		done <- h.orch.Shutdown(ctx, grace)
+		done <- h.orch.Stop(ctx)
 	}()
 	eventually(t, "shutdown begun", h.orch.ShuttingDown)
 	return done
@@ -74,20 +75,20 @@ func shutdown(t *testing.T, h *harness, grace time.Duration) <-chan error {
 
 func TestShutdownStopsRunsAtTheNextStageBoundary(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, 8)
+	h := newHarnessWith(t, orchestrator.Config{Workers: 8, StopGrace: time.Minute})
 	c := newStageCounter(h, t)
 	p := h.submit(t, app.SubmitRequest{
 		MaxConcurrency: 1, Tenants: tenants("sd", 3), Stages: stages("counted", "one", "slow", "three"),
 	})
 	eventually(t, "slow stage running", func() bool { return c.count("sd-000/slow") == 1 })
 
-	done := shutdown(t, h, time.Minute)
+	done := shutdown(t, h)
 	// While it drains: queued tasks are already INTERRUPTED, no new work is taken.
 	eventually(t, "queued tasks interrupted", func() bool { return h.tenantStatus(t, "sd-002") == task.Interrupted })
 	_, err := h.svc.Submit(context.Background(), app.SubmitRequest{Tenants: tenants("late", 1), Stages: stages("noop", "a")})
-	require.ErrorIs(t, err, app.ErrShuttingDown)
+	require.ErrorIs(t, err, errcode.ErrShuttingDown)
 	_, err = h.svc.RetryTenant(context.Background(), "sd-002", true)
-	require.ErrorIs(t, err, app.ErrShuttingDown)
+	require.ErrorIs(t, err, errcode.ErrShuttingDown)
 	assert.Equal(t, task.Running, h.tenantStatus(t, "sd-000"), "the running stage is not cancelled before the timeout")
 
 	close(c.gate) // the slow stage ends: the task stops before stage three
@@ -133,13 +134,13 @@ func TestShutdownStopsRunsAtTheNextStageBoundary(t *testing.T) {
 
 func TestShutdownCancelsStagesAfterTheTimeout(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, 8)
+	h := newHarnessWith(t, orchestrator.Config{Workers: 8, StopGrace: 50 * time.Millisecond})
 	c := newStageCounter(h, t)
 	p := h.submit(t, app.SubmitRequest{Tenants: tenants("st", 2), Stages: stages("counted", "one", "slow", "three")})
 	eventually(t, "slow stages running", func() bool { return c.count("st-000/slow") == 1 && c.count("st-001/slow") == 1 })
 
 	start := time.Now()
-	require.NoError(t, <-shutdown(t, h, 50*time.Millisecond))
+	require.NoError(t, <-shutdown(t, h))
 	assert.Less(t, time.Since(start), 5*time.Second, "the stages were cancelled, not waited for")
 	for _, tenant := range []string{"st-000", "st-001"} {
 		tk := h.tenantTask(t, tenant)

@@ -62,24 +62,13 @@ func (o *Orchestrator) Receive(msg string) {
 	}
 }
 
-// refresher is a plan store that holds copies of plans (redisrepo's memory mirror) and can
-// read one again, so that its copy follows a change another executor made.
-type refresher interface {
-	// Refresh reads planID again if the store holds a copy of it that has not ended.
-	Refresh(ctx context.Context, planID string)
-}
-
 // refreshPlan has a plan store that holds copies read the plan again: the Redis store's mirror
 // then lets go of a plan that another executor ended, and of its copies of the plan's tasks
 // (stale: the other executor ran them), which it would keep otherwise.
 func (o *Orchestrator) refreshPlan(planID string) {
-	r, ok := o.plans.(refresher)
-	if !ok {
-		return
-	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(o.ctx), persistTimeout)
 	defer cancel()
-	r.Refresh(ctx, planID)
+	o.plans.Refresh(ctx, planID)
 }
 
 // local returns this executor's run of task id, or nil.

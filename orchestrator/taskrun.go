@@ -55,11 +55,9 @@ func (o *Orchestrator) claim(ctx context.Context, id string, cancel context.Canc
 	}
 	unlock := o.taskLocks.lock(id)
 	defer unlock()
-	read := o.tasks.Task
-	if p, ok := o.tasks.(peeker); ok {
-		read = p.Peek
-	}
-	t, err := read(ctx, id)
+	// A local copy will do (task.Repository.Peek): start re-reads the task as the store holds
+	// it at the run's new fence epoch, so a stale copy starts nothing.
+	t, err := o.tasks.Peek(ctx, id)
 	if err == nil && t.Status() != task.Pending {
 		// The local copy may be stale: another executor may have made the task PENDING
 		// again (a retry) and queued it. The store decides.

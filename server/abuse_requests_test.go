@@ -17,6 +17,7 @@ import (
 
 	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/console"
+	"github.com/executor-dev/executor/wire"
 )
 
 // Limits of the abused executor: small, so that over-limit requests stay small.
@@ -400,12 +401,12 @@ func (g *abuseGen) planSubmission(r *abuseRequest) {
 			// The body is valid: the header alone must refuse it.
 			switch g.rng.IntN(3) {
 			case 0:
-				r.header.Set(api.IdempotencyKeyHeader, strings.Repeat("k", 201))
+				r.header.Set(wire.IdempotencyKeyHeader, strings.Repeat("k", 201))
 			case 1:
-				r.header.Set(api.IdempotencyKeyHeader, "clé")
+				r.header.Set(wire.IdempotencyKeyHeader, "clé")
 			default:
-				r.header.Add(api.IdempotencyKeyHeader, "one")
-				r.header.Add(api.IdempotencyKeyHeader, "two")
+				r.header.Add(wire.IdempotencyKeyHeader, "one")
+				r.header.Add(wire.IdempotencyKeyHeader, "two")
 			}
 			r.body = marshal(p)
 		}},

@@ -18,11 +18,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/infra/redistest"
 	"github.com/executor-dev/executor/server"
 	"github.com/executor-dev/executor/server/servertest"
+	"github.com/executor-dev/executor/wire"
 )
 
 // Sizes of the abuse run.
@@ -91,7 +91,7 @@ func TestTenThousandMalformedRequestsCreateNothing(t *testing.T) {
 			assert.GreaterOrEqual(t, res.status, 400, "%s was accepted: %s", what, res.body)
 		}
 		if res.status >= 400 {
-			assert.Equal(t, api.ProblemContentType, res.contentType, "%s: %d %s", what, res.status, res.body)
+			assert.Equal(t, wire.ProblemContentType, res.contentType, "%s: %d %s", what, res.status, res.body)
 		}
 	}
 	for _, r := range routes {

@@ -9,22 +9,22 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/server"
+	"github.com/executor-dev/executor/wire"
 )
 
 // listTotal is the total of a plan's task listing with query, read through srv.
 func listTotal(t *testing.T, srv *server.Server, planID, query string) int {
 	t.Helper()
-	var page api.TaskList
+	var page wire.TaskList
 	require.Equal(t, http.StatusOK, cfHTTP(t, http.MethodGet, srv.URL()+"/v1/plans/"+planID+"/tasks?limit=1&"+query, "", &page))
 	return page.Total
 }
 
 // bulkOn posts an action on a filter to srv.
-func bulkOn(t *testing.T, srv *server.Server, planID, action, body string) api.BulkResult {
+func bulkOn(t *testing.T, srv *server.Server, planID, action, body string) wire.BulkResult {
 	t.Helper()
-	var res api.BulkResult
+	var res wire.BulkResult
 	require.Equal(t, http.StatusOK, cfHTTP(t, http.MethodPost, srv.URL()+"/v1/plans/"+planID+"/tasks/"+action, body, &res))
 	return res
 }
@@ -79,7 +79,7 @@ func TestBulkActionsAcrossExecutors(t *testing.T) {
 
 	res = bulkOn(t, a, p.PlanID, "reject", `{"stage":"gate","comment":"not this week"}`)
 	assert.Equal(t, 20, res.Applied)
-	var done api.Plan
+	var done wire.Plan
 	cfHTTP(t, http.MethodGet, b.URL()+"/v1/plans/"+p.PlanID+"?wait=20s", "", &done)
 	assert.Equal(t, 10, done.Progress["CANCELLED"])
 	assert.Equal(t, 20, done.Progress["FAILED"])

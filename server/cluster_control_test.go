@@ -14,10 +14,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/infra/redistest"
 	"github.com/executor-dev/executor/server"
 	"github.com/executor-dev/executor/server/servertest"
+	"github.com/executor-dev/executor/wire"
 )
 
 // call is one request the recording target received.
@@ -121,21 +121,21 @@ func twoExecutors(t *testing.T) (a, b *server.Server) {
 	return servertest.With(t, cfg), servertest.With(t, cfg)
 }
 
-func submitPlan(t *testing.T, srv *server.Server, stages []string, tenants []string, extra string) api.Plan {
+func submitPlan(t *testing.T, srv *server.Server, stages []string, tenants []string, extra string) wire.Plan {
 	t.Helper()
 	var ts []string
 	for _, id := range tenants {
 		ts = append(ts, fmt.Sprintf(`{"id":%q}`, id))
 	}
 	body := fmt.Sprintf(`{"name":"cluster","stages":[%s],"tenants":[%s]%s}`, strings.Join(stages, ","), strings.Join(ts, ","), extra)
-	var p api.Plan
+	var p wire.Plan
 	require.Equal(t, http.StatusCreated, cfHTTP(t, http.MethodPost, srv.URL()+"/v1/plans", body, &p))
 	return p
 }
 
 func statusOf(t *testing.T, srv *server.Server, tenant string) string {
 	t.Helper()
-	var tk api.Task
+	var tk wire.Task
 	cfHTTP(t, http.MethodGet, srv.URL()+"/v1/tenants/"+tenant+"/task", "", &tk)
 	return tk.Status
 }
@@ -157,7 +157,7 @@ func TestCancelOnAnotherExecutorStopsTheRunMidStage(t *testing.T) {
 	eventuallyRunning(t, tg, "cx-1", "bake")
 
 	sent := time.Now()
-	var tk api.Task
+	var tk wire.Task
 	require.Equal(t, http.StatusOK, cfHTTP(t, http.MethodPost, b.URL()+"/v1/tenants/cx-1/cancel", "", &tk))
 	assert.Equal(t, "CANCELLED", tk.Status)
 	require.Eventually(t, func() bool { return len(tg.callsOf("cx-1", "bake")) == 1 }, 5*time.Second, 5*time.Millisecond)
@@ -172,7 +172,7 @@ func TestCancelOnAnotherExecutorStopsTheRunMidStage(t *testing.T) {
 	}
 	// The tenant is free for a new plan at once, and that plan runs.
 	p := submitPlan(t, b, []string{tg.stageJSON("push", "ms=0")}, []string{"cx-1"}, "")
-	var done api.Plan
+	var done wire.Plan
 	cfHTTP(t, http.MethodGet, b.URL()+"/v1/plans/"+p.PlanID+"?wait=20s", "", &done)
 	assert.Equal(t, "COMPLETED", done.Status, "the next plan of the tenant is not refused its lease")
 }
@@ -197,7 +197,7 @@ func TestPauseOnAnotherExecutorTakesEffectAtTheBoundary(t *testing.T) {
 	assert.Equal(t, "PAUSED", statusOf(t, a, "px-1"))
 
 	require.Equal(t, http.StatusOK, cfHTTP(t, http.MethodPost, b.URL()+"/v1/tenants/px-1/resume", "", nil))
-	var done api.Plan
+	var done wire.Plan
 	cfHTTP(t, http.MethodGet, a.URL()+"/v1/plans/"+p.PlanID+"?wait=20s", "", &done)
 	assert.Equal(t, "COMPLETED", done.Status)
 	assert.Len(t, tg.callsOf("px-1", "push"), 1, "no completed stage ran twice")
@@ -229,7 +229,7 @@ func TestPlanPauseAndCancelOnAnotherExecutor(t *testing.T) {
 	}
 
 	require.Equal(t, http.StatusOK, cfHTTP(t, http.MethodPost, b.URL()+"/v1/plans/"+p.PlanID+"/cancel", "", nil))
-	var got api.Plan
+	var got wire.Plan
 	cfHTTP(t, http.MethodGet, a.URL()+"/v1/plans/"+p.PlanID, "", &got)
 	assert.Equal(t, "CANCELLED", got.Status)
 	time.Sleep(300 * time.Millisecond)
@@ -259,7 +259,7 @@ func TestPlanCancelOnAnotherExecutorStopsRunsMidStage(t *testing.T) {
 		assert.Less(t, c.end.Sub(sent), time.Second, "%s stopped within 1 s", tenant)
 	}
 	time.Sleep(300 * time.Millisecond)
-	var got api.Plan
+	var got wire.Plan
 	cfHTTP(t, http.MethodGet, a.URL()+"/v1/plans/"+p.PlanID, "", &got)
 	assert.Equal(t, "CANCELLED", got.Status)
 	for _, tenant := range tenants {
@@ -281,7 +281,7 @@ func TestConcurrentRetriesThroughTwoExecutorsOneWins(t *testing.T) {
 		tenants[i] = fmt.Sprintf("rt-%03d", i)
 	}
 	p := submitPlan(t, a, []string{tg.stageJSON("push", "ms=0&failRun=1")}, tenants, `,"maxConcurrency":50`)
-	var failed api.Plan
+	var failed wire.Plan
 	cfHTTP(t, http.MethodGet, a.URL()+"/v1/plans/"+p.PlanID+"?wait=60s", "", &failed)
 	require.Equal(t, "FAILED", failed.Status)
 
@@ -314,14 +314,14 @@ func TestConcurrentRetriesThroughTwoExecutorsOneWins(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for ctx.Err() == nil {
-		var pl api.Plan
+		var pl wire.Plan
 		cfHTTP(t, http.MethodGet, a.URL()+"/v1/plans/"+p.PlanID+"?wait=10s", "", &pl)
 		if pl.Status == "COMPLETED" {
 			break
 		}
 	}
 	for _, tenant := range tenants {
-		var tk api.Task
+		var tk wire.Task
 		cfHTTP(t, http.MethodGet, b.URL()+"/v1/tenants/"+tenant+"/task", "", &tk)
 		assert.Equal(t, "COMPLETED", tk.Status, tenant)
 		assert.Equal(t, 2, tk.Attempt, "%s: one new run", tenant)
@@ -352,20 +352,20 @@ func TestReadsAfterARedisStallDoNotInterruptAHealthyRun(t *testing.T) {
 	rs.Thaw()
 	deadline := time.Now().Add(2 * ttl)
 	for time.Now().Before(deadline) {
-		var tk api.Task
+		var tk wire.Task
 		if _, err := cfTryHTTP(http.MethodGet, b.URL()+"/v1/tenants/st-1/task", "", &tk); err == nil {
 			require.NotEqual(t, "INTERRUPTED", tk.Status, "a read after the stall interrupted A's run")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	var done api.Plan
+	var done wire.Plan
 	cfHTTP(t, http.MethodGet, a.URL()+"/v1/plans/"+p.PlanID+"?wait=30s", "", &done)
 	require.Equal(t, "COMPLETED", done.Status)
 	bake := tg.callsOf("st-1", "bake")
 	require.Len(t, bake, 1, "the stage was called once")
 	assert.False(t, bake[0].cancelled)
 	assert.Len(t, tg.callsOf("st-1", "check"), 1)
-	var tk api.Task
+	var tk wire.Task
 	cfHTTP(t, http.MethodGet, b.URL()+"/v1/tenants/st-1/task", "", &tk)
 	assert.Equal(t, "COMPLETED", tk.Status)
 	assert.Equal(t, 1, tk.Attempt)

@@ -16,13 +16,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/infra/rediskey"
 	"github.com/executor-dev/executor/infra/redistest"
 	"github.com/executor-dev/executor/server"
 	"github.com/executor-dev/executor/server/servertest"
 	"github.com/executor-dev/executor/stagekind"
+	"github.com/executor-dev/executor/wire"
 )
 
 // logRecords returns the JSON log records written to b so far.
@@ -133,8 +133,8 @@ func cfTryHTTP(method, url, body string, out any) (int, error) {
 
 // cfReadyz returns the executor's /readyz answer, 200 or 503 (degraded), (zero when it does
 // not answer); safe in Eventually's goroutine.
-func cfReadyz(srv *server.Server) api.Health {
-	var h api.Health
+func cfReadyz(srv *server.Server) wire.Health {
+	var h wire.Health
 	resp, err := http.Get(srv.URL() + "/readyz")
 	if err != nil {
 		return h
@@ -144,10 +144,10 @@ func cfReadyz(srv *server.Server) api.Health {
 		return h
 	}
 	if json.NewDecoder(resp.Body).Decode(&h) != nil {
-		return api.Health{}
+		return wire.Health{}
 	}
 	if (h.Redis == "degraded") != (resp.StatusCode == http.StatusServiceUnavailable) {
-		return api.Health{Status: fmt.Sprintf("redis %q answered %d", h.Redis, resp.StatusCode)}
+		return wire.Health{Status: fmt.Sprintf("redis %q answered %d", h.Redis, resp.StatusCode)}
 	}
 	return h
 }
@@ -175,7 +175,7 @@ func TestConflictAfterOutageKeepsTheOtherExecutorsState(t *testing.T) {
 	}()
 
 	// "after" is a "note" stage: a noop that records which executor ran it.
-	var p api.Plan
+	var p wire.Plan
 	body := `{"name":"conflict","stages":[{"name":"quick","kind":"noop"},{"name":"hold","kind":"hold"},{"name":"after","kind":"note"}],
 	          "tenants":[{"id":"` + tenant + `"}]}`
 	require.Equal(t, http.StatusCreated, cfHTTP(t, http.MethodPost, a.URL()+"/v1/plans", body, &p))
@@ -194,14 +194,14 @@ func TestConflictAfterOutageKeepsTheOtherExecutorsState(t *testing.T) {
 		"A's heartbeat finds Redis away")
 	time.Sleep(time.Until(cut.Add(2*ttl + ttl/2))) // past the lease TTL and the heartbeat margin
 
-	var seen api.Task
+	var seen wire.Task
 	cfHTTP(t, http.MethodGet, b.URL()+"/v1/tenants/"+tenant+"/task", "", &seen)
 	require.Equal(t, "INTERRUPTED", seen.Status, "B finds A's run gone")
 	require.NotNil(t, seen.LastError)
 	assert.Equal(t, string(stage.ClassLeaseLost), seen.LastError.Class)
 	// A's loss paused the plan: the SRE resumes it, then retries.
 	require.Eventually(t, func() bool {
-		var pl api.Plan
+		var pl wire.Plan
 		status, err := cfTryHTTP(http.MethodGet, b.URL()+"/v1/plans/"+p.PlanID, "", &pl)
 		return err == nil && status == http.StatusOK && pl.Status == "PAUSED"
 	}, 5*time.Second, 20*time.Millisecond, "B pauses the plan for A's loss")
@@ -215,7 +215,7 @@ func TestConflictAfterOutageKeepsTheOtherExecutorsState(t *testing.T) {
 		t.Fatal("B's run did not reach the hold stage")
 	}
 	close(kindB.release)
-	var done api.Plan
+	var done wire.Plan
 	cfHTTP(t, http.MethodGet, b.URL()+"/v1/plans/"+p.PlanID+"?wait=20s", "", &done)
 	require.Equal(t, "COMPLETED", done.Status)
 	cfHTTP(t, http.MethodGet, b.URL()+"/v1/tasks/"+id, "", &seen)
@@ -272,12 +272,12 @@ func TestConflictAfterOutageKeepsTheOtherExecutorsState(t *testing.T) {
 	assert.Equal(t, wantPlan, gotPlan, "and B's plan status")
 
 	for name, srv := range map[string]*server.Server{"A": a, "B": b} {
-		var tk api.Task
+		var tk wire.Task
 		cfHTTP(t, http.MethodGet, srv.URL()+"/v1/tenants/"+tenant+"/task", "", &tk)
 		assert.Equal(t, id, tk.TaskID, name)
 		assert.Equal(t, "COMPLETED", tk.Status, name)
 		assert.Equal(t, 2, tk.Attempt, name)
-		var pl api.Plan
+		var pl wire.Plan
 		cfHTTP(t, http.MethodGet, srv.URL()+"/v1/plans/"+p.PlanID, "", &pl)
 		assert.Equal(t, "COMPLETED", pl.Status, name)
 	}

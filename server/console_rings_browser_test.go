@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/client"
 	"github.com/executor-dev/executor/server/servertest"
+	"github.com/executor-dev/executor/wire"
 )
 
 // recordConfirms makes window.confirm accept and keep its messages in window.confirms, and
@@ -99,7 +99,7 @@ func TestConsoleRingsBrowserHaltedReject(t *testing.T) {
 	srv := servertest.Start(t)
 	c := client.New(srv.URL(), "", nil)
 	body := ringsBody(tg, 4, map[int]bool{0: true}, `[{"name":"first","size":1},{"name":"rest","size":"rest"}]`, "")
-	var created api.Plan
+	var created wire.Plan
 	require.Equal(t, http.StatusCreated, cfHTTP(t, http.MethodPost, srv.URL()+"/v1/plans", body, &created))
 	ctx := browser(t)
 

@@ -17,9 +17,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/client"
 	"github.com/executor-dev/executor/server/servertest"
+	"github.com/executor-dev/executor/wire"
 )
 
 // scaleTenants is how many tenants the scale test's plan rolls out to: the executor's default
@@ -99,9 +99,9 @@ func viewportScreenshot(t *testing.T, ctx context.Context, name string) {
 }
 
 // scaleSummary reads the plan's summary through the API.
-func scaleSummary(t *testing.T, c *client.Client, planID string) api.PlanSummary {
+func scaleSummary(t *testing.T, c *client.Client, planID string) wire.PlanSummary {
 	t.Helper()
-	var s api.PlanSummary
+	var s wire.PlanSummary
 	require.NoError(t, c.Call(context.Background(), "GET", "/v1/plans/"+planID+"/summary", nil, &s))
 	return s
 }
@@ -110,7 +110,7 @@ func scaleSummary(t *testing.T, c *client.Client, planID string) api.PlanSummary
 func scaleTotal(t *testing.T, c *client.Client, planID string, q url.Values) int {
 	t.Helper()
 	q.Set("limit", "1")
-	var page api.TaskList
+	var page wire.TaskList
 	require.NoError(t, c.Call(context.Background(), "GET", "/v1/plans/"+planID+"/tasks?"+q.Encode(), nil, &page))
 	return page.Total
 }

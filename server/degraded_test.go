@@ -27,12 +27,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/infra/redistest"
 	"github.com/executor-dev/executor/server"
 	"github.com/executor-dev/executor/server/servertest"
 	"github.com/executor-dev/executor/stagekind"
+	"github.com/executor-dev/executor/wire"
 )
 
 // Generous bounds: the machine is a shared 2-core box.
@@ -159,13 +159,13 @@ func newDGPlan(name string, tenants int, stageMs []int, maxConcurrency int) dgPl
 	return p
 }
 
-func (p dgPlan) request() api.PlanRequest {
-	req := api.PlanRequest{Name: p.name, MaxConcurrency: p.maxConcurrency}
+func (p dgPlan) request() wire.PlanRequest {
+	req := wire.PlanRequest{Name: p.name, MaxConcurrency: p.maxConcurrency}
 	for i, st := range p.stages {
-		req.Stages = append(req.Stages, api.StageRequest{Name: st, Kind: "bake", Params: map[string]any{"ms": p.stageMs[i]}})
+		req.Stages = append(req.Stages, wire.StageRequest{Name: st, Kind: "bake", Params: map[string]any{"ms": p.stageMs[i]}})
 	}
 	for _, tn := range p.tenants {
-		req.Tenants = append(req.Tenants, api.TenantRequest{ID: tn})
+		req.Tenants = append(req.Tenants, wire.TenantRequest{ID: tn})
 	}
 	return req
 }
@@ -212,9 +212,9 @@ func (c *dgClient) do(method, path string, body, out any) *http.Response {
 }
 
 // submit posts p and requires 201 Created.
-func (c *dgClient) submit(p dgPlan) api.Plan {
+func (c *dgClient) submit(p dgPlan) wire.Plan {
 	c.t.Helper()
-	var out api.Plan
+	var out wire.Plan
 	resp := c.do(http.MethodPost, "/v1/plans", p.request(), &out)
 	require.Equal(c.t, http.StatusCreated, resp.StatusCode, "POST /v1/plans")
 	require.NotEmpty(c.t, out.PlanID)
@@ -223,9 +223,9 @@ func (c *dgClient) submit(p dgPlan) api.Plan {
 }
 
 // waitCompleted long-polls the plan until it ends and requires it COMPLETED.
-func (c *dgClient) waitCompleted(planID string) api.Plan {
+func (c *dgClient) waitCompleted(planID string) wire.Plan {
 	c.t.Helper()
-	var out api.Plan
+	var out wire.Plan
 	deadline := time.Now().Add(dgWait)
 	for {
 		resp := c.do(http.MethodGet, "/v1/plans/"+planID+"?wait=20s", nil, &out)
@@ -241,9 +241,9 @@ func (c *dgClient) waitCompleted(planID string) api.Plan {
 
 // readyz is GET /readyz: 200 while Redis answers, 503 (not ready: a load balancer prefers
 // the executors that reach Redis) while the executor runs degraded.
-func (c *dgClient) readyz() api.Health {
+func (c *dgClient) readyz() wire.Health {
 	c.t.Helper()
-	var h api.Health
+	var h wire.Health
 	resp := c.do(http.MethodGet, "/readyz", nil, &h)
 	want := http.StatusOK
 	if h.Redis == "degraded" || h.Redis == "unavailable" { // unavailable: the probe's write or read failed
@@ -255,9 +255,9 @@ func (c *dgClient) readyz() api.Health {
 
 // waitRedis polls /readyz until it reports redis as want ("ok" or "degraded") and returns
 // that answer.
-func (c *dgClient) waitRedis(want string) api.Health {
+func (c *dgClient) waitRedis(want string) wire.Health {
 	c.t.Helper()
-	var h api.Health
+	var h wire.Health
 	dgPoll(c.t, dgReady, func() bool {
 		h = c.readyz()
 		return h.Redis == want
@@ -266,7 +266,7 @@ func (c *dgClient) waitRedis(want string) api.Health {
 }
 
 // dgRequireDegraded checks a degraded /readyz answer.
-func dgRequireDegraded(t *testing.T, h api.Health) {
+func dgRequireDegraded(t *testing.T, h wire.Health) {
 	t.Helper()
 	require.Equal(t, "degraded", h.Status)
 	require.Equal(t, "degraded", h.Redis)
@@ -278,17 +278,17 @@ func dgRequireDegraded(t *testing.T, h api.Health) {
 }
 
 // tenantTask is GET /v1/tenants/{t}/task (with the checkpoint summary).
-func (c *dgClient) tenantTask(tenant string) api.Task {
+func (c *dgClient) tenantTask(tenant string) wire.Task {
 	c.t.Helper()
-	var out api.Task
+	var out wire.Task
 	resp := c.do(http.MethodGet, "/v1/tenants/"+tenant+"/task", nil, &out)
 	require.Equal(c.t, http.StatusOK, resp.StatusCode)
 	return out
 }
 
-func (c *dgClient) planTasks(planID string) []api.Task {
+func (c *dgClient) planTasks(planID string) []wire.Task {
 	c.t.Helper()
-	var out api.TaskList
+	var out wire.TaskList
 	resp := c.do(http.MethodGet, "/v1/plans/"+planID+"/tasks", nil, &out)
 	require.Equal(c.t, http.StatusOK, resp.StatusCode)
 	return out.Tasks
@@ -320,7 +320,7 @@ func dgHoldOutage(t *testing.T, c *dgClient, planID string, start time.Time, d t
 	n := 0
 	for time.Since(start) < d {
 		dgRequireDegraded(t, c.readyz())
-		var p api.Plan
+		var p wire.Plan
 		resp := c.do(http.MethodGet, "/v1/plans/"+planID, nil, &p)
 		require.Equal(t, http.StatusOK, resp.StatusCode, "GET the plan while Redis is away")
 		require.Contains(t, []string{"RUNNING", "COMPLETED"}, p.Status)
@@ -345,7 +345,7 @@ func dgRequireRedisMatchesAPI(t *testing.T, c *dgClient, rdb *redis.Client, p dg
 	_, err = rdb.ZScore(ctx, "executor:plans", planID).Result()
 	require.NoError(t, err, "plan %s not in executor:plans", planID)
 
-	byTenant := map[string]api.Task{}
+	byTenant := map[string]wire.Task{}
 	for _, tk := range c.planTasks(planID) {
 		byTenant[tk.TenantID] = tk
 	}
@@ -548,14 +548,14 @@ func TestServeRejectsNewPlansWhileRedisIsDown(t *testing.T) {
 	dgRequireDegraded(t, c.waitRedis("degraded"))
 
 	p := newDGPlan("refused", 2, []int{20}, 0)
-	var prob api.Problem
+	var prob wire.Problem
 	resp := c.do(http.MethodPost, "/v1/plans", p.request(), &prob)
 	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
-	assert.Equal(t, api.ProblemContentType, resp.Header.Get("Content-Type"))
-	assert.Equal(t, api.ProblemUnavailable, prob.Type)
+	assert.Equal(t, wire.ProblemContentType, resp.Header.Get("Content-Type"))
+	assert.Equal(t, wire.ProblemUnavailable, prob.Type)
 	assert.Equal(t, http.StatusServiceUnavailable, prob.Status)
 	assert.NotEmpty(t, prob.Detail)
-	var list api.PlanList
+	var list wire.PlanList
 	require.Equal(t, http.StatusOK, c.do(http.MethodGet, "/v1/plans", nil, &list).StatusCode)
 	assert.Empty(t, list.Plans, "a refused plan was created")
 

@@ -12,12 +12,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/infra/redistest"
 	"github.com/executor-dev/executor/server"
 	"github.com/executor-dev/executor/server/servertest"
 	"github.com/executor-dev/executor/stagekind"
+	"github.com/executor-dev/executor/wire"
 )
 
 // overlap is the "hold" stage kind shared by several executors: it sleeps params.ms
@@ -75,13 +75,13 @@ func (o *overlap) started() int {
 
 // holdPlan is a plan of tenants × stages "hold" stages of ms milliseconds (named
 // <name>-1, <name>-2, …), all at once.
-func holdPlan(name string, tenants []string, stages, ms int) api.PlanRequest {
-	req := api.PlanRequest{Name: name, MaxConcurrency: len(tenants)}
+func holdPlan(name string, tenants []string, stages, ms int) wire.PlanRequest {
+	req := wire.PlanRequest{Name: name, MaxConcurrency: len(tenants)}
 	for i := range stages {
-		req.Stages = append(req.Stages, api.StageRequest{Name: name + "-" + strconv.Itoa(i+1), Kind: "hold", Params: map[string]any{"ms": ms}})
+		req.Stages = append(req.Stages, wire.StageRequest{Name: name + "-" + strconv.Itoa(i+1), Kind: "hold", Params: map[string]any{"ms": ms}})
 	}
 	for _, tn := range tenants {
-		req.Tenants = append(req.Tenants, api.TenantRequest{ID: tn})
+		req.Tenants = append(req.Tenants, wire.TenantRequest{ID: tn})
 	}
 	return req
 }
@@ -101,7 +101,7 @@ func TestNoTenantRunsTwiceAfterRedisRestartsEmpty(t *testing.T) {
 	b := newDGClient(t, servertest.With(t, cfg, rec.register))
 
 	tenants := []string{"er-1", "er-2", "er-3", "er-4", "er-5", "er-6"}
-	var first api.Plan
+	var first wire.Plan
 	resp := a.do(http.MethodPost, "/v1/plans", holdPlan("before", tenants, 3, 1500), &first)
 	require.Equal(t, http.StatusCreated, resp.StatusCode)
 	dgPoll(t, dgWait, func() bool { return rec.started() >= len(tenants) }, "A never started its tenants")
@@ -114,7 +114,7 @@ func TestNoTenantRunsTwiceAfterRedisRestartsEmpty(t *testing.T) {
 	statuses := map[int]int{}
 	var retryAfter string
 	for {
-		var problem api.Problem
+		var problem wire.Problem
 		resp := b.do(http.MethodPost, "/v1/plans", holdPlan("after", tenants, 1, 10), &problem)
 		statuses[resp.StatusCode]++
 		if resp.StatusCode == http.StatusServiceUnavailable {
@@ -136,7 +136,7 @@ func TestNoTenantRunsTwiceAfterRedisRestartsEmpty(t *testing.T) {
 	assert.LessOrEqual(t, time.Duration(secs)*time.Second, leaseTTL+time.Second)
 
 	a.waitCompleted(first.PlanID)
-	var second api.Plan
+	var second wire.Plan
 	resp = b.do(http.MethodPost, "/v1/plans", holdPlan("after", tenants, 1, 10), &second)
 	require.Equal(t, http.StatusCreated, resp.StatusCode, "A's plan ended: the tenants are free")
 	b.waitCompleted(second.PlanID)

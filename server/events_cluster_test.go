@@ -112,13 +112,13 @@ func TestEventsIDsSurviveARestart(t *testing.T) {
 	cfg := server.Config{RedisURL: rs.URL(), Addr: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler), ShutdownTimeout: time.Millisecond}
 	a, err := server.New(cfg)
 	require.NoError(t, err)
-	require.NoError(t, a.Start())
+	require.NoError(t, a.Start(context.Background()))
 	live := openEvents(t, a.URL()+"/v1/events", "")
 	submitNoop(t, a.URL(), "rs-a")
 	last := live.until(t, planCompleted)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	require.NoError(t, a.Shutdown(ctx))
+	require.NoError(t, a.Stop(ctx))
 
 	b := servertest.With(t, server.Config{RedisURL: rs.URL()})
 	after := submitNoop(t, b.URL(), "rs-b")

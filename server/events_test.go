@@ -12,15 +12,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/server"
 	"github.com/executor-dev/executor/server/servertest"
+	"github.com/executor-dev/executor/wire"
 )
 
 // sse is one server-sent event as read off the wire.
 type sse struct {
 	id, name string
-	data     api.Event
+	data     wire.Event
 }
 
 // sseStream reads server-sent events from GET url.
@@ -93,7 +93,7 @@ func TestEventsStreamLiveResumeAndHeartbeat(t *testing.T) {
 	srv := servertest.With(t, server.Config{EventHeartbeat: 50 * time.Millisecond})
 	all := openEvents(t, srv.URL()+"/v1/events", "")
 
-	var sub api.Plan
+	var sub wire.Plan
 	body := `{"name":"ev","maxConcurrency":2,"stages":[{"name":"one","kind":"noop"},{"name":"two","kind":"noop"}],` +
 		`"tenants":[{"id":"ev-a"},{"id":"ev-b"}]}`
 	require.Equal(t, http.StatusCreated, cfHTTP(t, http.MethodPost, srv.URL()+"/v1/plans", body, &sub))
@@ -146,7 +146,7 @@ func TestEventsStreamLiveResumeAndHeartbeat(t *testing.T) {
 	} {
 		resp, err := http.Get(url)
 		require.NoError(t, err)
-		var p api.Problem
+		var p wire.Problem
 		require.NoError(t, json.NewDecoder(resp.Body).Decode(&p))
 		_ = resp.Body.Close()
 		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, name)
@@ -158,7 +158,7 @@ func TestEventsStreamLiveResumeAndHeartbeat(t *testing.T) {
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
-	var p api.Problem
+	var p wire.Problem
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&p))
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
 	assert.Equal(t, "Last-Event-ID", p.Field)
@@ -181,7 +181,7 @@ func TestEventsWithoutLastEventIDAreNewOnly(t *testing.T) {
 // submitNoop submits a plan of one noop stage for tenant and returns its id.
 func submitNoop(t *testing.T, url, tenant string) string {
 	t.Helper()
-	var sub api.Plan
+	var sub wire.Plan
 	body := `{"name":"ev","stages":[{"name":"one","kind":"noop"}],"tenants":[{"id":"` + tenant + `"}]}`
 	require.Equal(t, http.StatusCreated, cfHTTP(t, http.MethodPost, url+"/v1/plans", body, &sub))
 	return sub.PlanID

@@ -12,27 +12,27 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/infra/members"
 	"github.com/executor-dev/executor/infra/redistest"
 	"github.com/executor-dev/executor/server"
 	"github.com/executor-dev/executor/server/servertest"
+	"github.com/executor-dev/executor/wire"
 )
 
 // listExecutors calls GET /v1/executors on srv.
-func listExecutors(t *testing.T, srv *server.Server) api.ExecutorList {
+func listExecutors(t *testing.T, srv *server.Server) wire.ExecutorList {
 	t.Helper()
 	resp, err := http.Get(srv.URL() + "/v1/executors")
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	var l api.ExecutorList
+	var l wire.ExecutorList
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&l))
 	return l
 }
 
 // names returns the listed executors' names, and the one marked self.
-func names(l api.ExecutorList) (all []string, self string) {
+func names(l wire.ExecutorList) (all []string, self string) {
 	for _, e := range l.Executors {
 		all = append(all, e.Name)
 		if e.Self {
@@ -52,13 +52,13 @@ func TestExecutorsListEachOther(t *testing.T) {
 	b, err := server.New(server.Config{Addr: "127.0.0.1:0", RedisURL: rs.URL(), LeaseTTL: ttl, Name: "exec-b",
 		ShutdownTimeout: time.Millisecond})
 	require.NoError(t, err)
-	require.NoError(t, b.Start())
+	require.NoError(t, b.Start(context.Background()))
 	var stopOnce sync.Once
 	stopB := func() {
 		stopOnce.Do(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			assert.NoError(t, b.Shutdown(ctx))
+			assert.NoError(t, b.Stop(ctx))
 		})
 	}
 	t.Cleanup(stopB)
@@ -90,7 +90,7 @@ func TestExecutorsRefuseADuplicateName(t *testing.T) {
 	servertest.With(t, server.Config{RedisURL: rs.URL(), Name: "twin"})
 	dup, err := server.New(server.Config{Addr: "127.0.0.1:0", RedisURL: rs.URL(), Name: "twin"})
 	require.NoError(t, err)
-	err = dup.Start()
+	err = dup.Start(context.Background())
 	require.ErrorIs(t, err, members.ErrNameInUse)
 	assert.Contains(t, err.Error(), `"twin"`)
 	t.Cleanup(func() { _ = dup.Redis().Close() })

@@ -19,12 +19,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/infra/rediskey"
 	"github.com/executor-dev/executor/infra/redistest"
 	"github.com/executor-dev/executor/server"
 	"github.com/executor-dev/executor/server/servertest"
 	"github.com/executor-dev/executor/stagekind"
+	"github.com/executor-dev/executor/wire"
 )
 
 // Fault injection between one executor and Redis (see redistest.Faults for the mechanism):
@@ -183,7 +183,7 @@ func ftRunPlan(srv *server.Server, n int) (res ftPlanResult) {
 	body := fmt.Sprintf(`{"name":"fault-%d","stages":[{"name":"one","kind":"noop"},
 	  {"name":"two","kind":"sleep","params":{"duration":"100ms"}},{"name":"three","kind":"noop"}],
 	  "tenants":[{"id":"f%03d-a"},{"id":"f%03d-b"}]}`, n, n, n)
-	var p api.Plan
+	var p wire.Plan
 	if _, err := cfTryHTTP(http.MethodPost, srv.URL()+"/v1/plans", body, &p); err != nil {
 		res.err = err
 		return res
@@ -213,13 +213,13 @@ func ftRunPlan(srv *server.Server, n int) (res ftPlanResult) {
 // records about them.
 func ftLogTasks(t *testing.T, srv *server.Server, logs *servertest.Buffer, planID string) {
 	t.Helper()
-	var p api.Plan
+	var p wire.Plan
 	if _, err := cfTryHTTP(http.MethodGet, srv.URL()+"/v1/plans/"+planID+"?include=taskIds", "", &p); err != nil {
 		t.Logf("  plan: %v", err)
 		return
 	}
 	for _, id := range p.TaskIDs {
-		var tk api.Task
+		var tk wire.Task
 		if _, err := cfTryHTTP(http.MethodGet, srv.URL()+"/v1/tasks/"+id, "", &tk); err != nil {
 			t.Logf("  task %s: %v", id, err)
 			continue
@@ -277,7 +277,7 @@ func ftRedisView(t *testing.T, rs *redistest.Server, planIDs []string) ftView {
 			require.NoError(t, err, "task %s stage", tid)
 			raw, err := c.Get(ctx, keys.Checkpoint(tid)).Result()
 			if err == nil {
-				var cp api.Checkpoint
+				var cp wire.Checkpoint
 				require.NoError(t, json.Unmarshal([]byte(raw), &cp))
 				tv.Completed = append([]string{}, cp.CompletedStages...)
 			}
@@ -293,11 +293,11 @@ func ftAPIView(t *testing.T, srv *server.Server, planIDs []string) ftView {
 	t.Helper()
 	v := ftView{plans: map[string]string{}, tasks: map[string]ftTaskView{}}
 	for _, id := range planIDs {
-		var p api.Plan
+		var p wire.Plan
 		cfHTTP(t, http.MethodGet, srv.URL()+"/v1/plans/"+id+"?include=taskIds", "", &p)
 		v.plans[id] = p.Status
 		for _, tid := range p.TaskIDs {
-			var tk api.Task
+			var tk wire.Task
 			cfHTTP(t, http.MethodGet, srv.URL()+"/v1/tasks/"+tid, "", &tk)
 			tv := ftTaskView{Status: tk.Status, Attempt: tk.Attempt, Stage: tk.CurrentStage}
 			if tk.Checkpoint != nil {
@@ -386,18 +386,18 @@ func ftReproExecutor(t *testing.T, rule func([]byte) redistest.Fault, register .
 	return rs, fp, srv
 }
 
-func ftReproPlan(t *testing.T, srv *server.Server, name, tenant string, stages ...string) api.Plan {
+func ftReproPlan(t *testing.T, srv *server.Server, name, tenant string, stages ...string) wire.Plan {
 	t.Helper()
-	var p api.Plan
+	var p wire.Plan
 	body := `{"name":"` + name + `","stages":[` + strings.Join(stages, ",") + `],"tenants":[{"id":"` + tenant + `"}]}`
 	cfHTTP(t, http.MethodPost, srv.URL()+"/v1/plans", body, &p)
 	return p
 }
 
 // ftReproWait polls the plan until it is terminal or d has passed, and returns it as it is.
-func ftReproWait(t *testing.T, srv *server.Server, planID string, d time.Duration) api.Plan {
+func ftReproWait(t *testing.T, srv *server.Server, planID string, d time.Duration) wire.Plan {
 	t.Helper()
-	var p api.Plan
+	var p wire.Plan
 	deadline := time.Now().Add(d)
 	for {
 		cfHTTP(t, http.MethodGet, srv.URL()+"/v1/plans/"+planID+"?wait=1s", "", &p)
@@ -454,7 +454,7 @@ func TestFaultRepro(t *testing.T) {
 		assert.Equal(t, "COMPLETED", h["status"], "Redis's task hash")
 		assert.Equal(t, "3", h["stage"], "Redis's task hash")
 		assert.Contains(t, ckpt, `"completedStages":["one","two","three"]`, "Redis's checkpoint")
-		var tk api.Task
+		var tk wire.Task
 		cfHTTP(t, http.MethodGet, srv.URL()+"/v1/tasks/"+p.TaskIDs[0], "", &tk)
 		t.Logf("the executor reads %s stage %d; Redis holds %s stage %s, checkpoint %s", tk.Status, tk.CurrentStage, h["status"], h["stage"], ckpt)
 		other := servertest.With(t, server.Config{RedisURL: rs.URL(), LeaseTTL: time.Second})
@@ -501,7 +501,7 @@ func TestFaultRepro(t *testing.T) {
 		assert.Equal(t, "COMPLETED", h["status"], "Redis's task hash")
 		assert.NotEqual(t, "0", h["fence"], "Redis's task fence")
 		other := servertest.With(t, server.Config{RedisURL: rs.URL(), LeaseTTL: time.Second})
-		var tk api.Task
+		var tk wire.Task
 		cfHTTP(t, http.MethodGet, other.URL()+"/v1/tenants/late-task-create/task", "", &tk)
 		assert.Equal(t, "COMPLETED", tk.Status, "another executor (or this one restarted) reads the task")
 	})
@@ -560,7 +560,7 @@ func TestFaultRepro(t *testing.T) {
 			`{"name":"one","kind":"noop"},{"name":"two","kind":"sleep","params":{"duration":"4s"}},{"name":"three","kind":"noop"}`)
 		end := ftReproWait(t, srv, p.PlanID, 15*time.Second)
 		require.True(t, fired.Load())
-		var tk api.Task
+		var tk wire.Task
 		cfHTTP(t, http.MethodGet, srv.URL()+"/v1/tasks/"+p.TaskIDs[0], "", &tk)
 		b, _ := json.Marshal(tk.LastError)
 		t.Logf("plan %s; task %s attempt %d stage %d lastError %s", end.Status, tk.Status, tk.Attempt, tk.CurrentStage, b)
@@ -589,7 +589,7 @@ func TestFaultRepro(t *testing.T) {
 		end := ftReproWait(t, srv, p.PlanID, 8*time.Second)
 		require.True(t, bumped.Load())
 		require.True(t, saved.Load())
-		var tk api.Task
+		var tk wire.Task
 		cfHTTP(t, http.MethodGet, srv.URL()+"/v1/tasks/"+p.TaskIDs[0], "", &tk)
 		t.Logf("plan %s after 8s; task %s attempt %d stage %d", end.Status, tk.Status, tk.Attempt, tk.CurrentStage)
 		assert.Equal(t, "COMPLETED", end.Status)
@@ -627,9 +627,9 @@ func TestFaultRepro(t *testing.T) {
 			t.Fatal("the run did not reach the hold stage")
 		}
 		phase.Store(1)
-		got := make(chan api.Plan, 1)
+		got := make(chan wire.Plan, 1)
 		go func() {
-			var v api.Plan
+			var v wire.Plan
 			_, _ = cfTryHTTP(http.MethodGet, srv.URL()+"/v1/plans/"+p.PlanID, "", &v)
 			got <- v
 		}()
@@ -642,7 +642,7 @@ func TestFaultRepro(t *testing.T) {
 		status, err := rs.Client().HGet(context.Background(), rediskey.New("").Plan(p.PlanID), "status").Result()
 		require.NoError(t, err)
 		end := ftReproWait(t, srv, p.PlanID, 3*time.Second)
-		var tk api.Task
+		var tk wire.Task
 		cfHTTP(t, http.MethodGet, srv.URL()+"/v1/tasks/"+p.TaskIDs[0], "", &tk)
 		t.Logf("slow read answered %s; after the write-back Redis holds %s, the API reads %s, its task %s",
 			slow.Status, status, end.Status, tk.Status)

@@ -11,19 +11,19 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/server"
 	"github.com/executor-dev/executor/server/servertest"
+	"github.com/executor-dev/executor/wire"
 )
 
 // tenantTask returns GET /v1/tenants/{tenant}/task.
-func tenantTask(t *testing.T, base, tenant string) api.Task {
+func tenantTask(t *testing.T, base, tenant string) wire.Task {
 	t.Helper()
 	resp, err := http.Get(base + "/v1/tenants/" + tenant + "/task")
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	var tk api.Task
+	var tk wire.Task
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&tk))
 	return tk
 }
@@ -31,7 +31,7 @@ func tenantTask(t *testing.T, base, tenant string) api.Task {
 // decide posts an approve or reject with comment for the tenant's waiting task.
 func decide(t *testing.T, base, tenant, verb, comment string) {
 	t.Helper()
-	b, err := json.Marshal(api.DecisionBody{Comment: comment})
+	b, err := json.Marshal(wire.DecisionBody{Comment: comment})
 	require.NoError(t, err)
 	resp, err := http.Post(base+"/v1/tenants/"+tenant+"/"+verb, "application/json", bytes.NewReader(b))
 	require.NoError(t, err)
@@ -52,10 +52,10 @@ func TestGateCommentsAreShownButNotLogged(t *testing.T) {
 	srv := servertest.With(t, server.Config{
 		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
-	require.Equal(t, http.StatusCreated, postPlan(t, srv, api.PlanRequest{
+	require.Equal(t, http.StatusCreated, postPlan(t, srv, wire.PlanRequest{
 		Name:    "gate-comments",
-		Stages:  []api.StageRequest{{Name: "gate", Kind: "approval"}, {Name: "after", Kind: "noop"}},
-		Tenants: []api.TenantRequest{{ID: "gc-reject"}, {ID: "gc-approve"}},
+		Stages:  []wire.StageRequest{{Name: "gate", Kind: "approval"}, {Name: "after", Kind: "noop"}},
+		Tenants: []wire.TenantRequest{{ID: "gc-reject"}, {ID: "gc-approve"}},
 	}))
 	for _, tenant := range []string{"gc-reject", "gc-approve"} {
 		require.Eventually(t, func() bool { return tenantTask(t, srv.URL(), tenant).Status == "WAITING" },
@@ -64,7 +64,7 @@ func TestGateCommentsAreShownButNotLogged(t *testing.T) {
 	decide(t, srv.URL(), "gc-reject", "reject", rejectComment)
 	decide(t, srv.URL(), "gc-approve", "approve", approveComment)
 
-	var rejected, approved api.Task
+	var rejected, approved wire.Task
 	require.Eventually(t, func() bool {
 		rejected, approved = tenantTask(t, srv.URL(), "gc-reject"), tenantTask(t, srv.URL(), "gc-approve")
 		return rejected.Status == "FAILED" && approved.Status == "COMPLETED"

@@ -15,10 +15,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/auth"
 	"github.com/executor-dev/executor/server"
 	"github.com/executor-dev/executor/server/servertest"
+	"github.com/executor-dev/executor/wire"
 )
 
 // Secrets a plan and the executor's config carry; none may reach a log.
@@ -31,7 +31,7 @@ const (
 )
 
 // postPlan submits body with the operate token and returns the response status.
-func postPlan(t *testing.T, srv *server.Server, body api.PlanRequest) int {
+func postPlan(t *testing.T, srv *server.Server, body wire.PlanRequest) int {
 	t.Helper()
 	b, err := json.Marshal(body)
 	require.NoError(t, err)
@@ -63,16 +63,16 @@ func TestRunLogLinesNameTheirTaskAndCarryNoSecret(t *testing.T) {
 		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	url := strings.Replace(target.URL, "http://", "http://"+secretUser+"@", 1) + "/push?token=" + secretQuery
-	require.Equal(t, http.StatusCreated, postPlan(t, srv, api.PlanRequest{
+	require.Equal(t, http.StatusCreated, postPlan(t, srv, wire.PlanRequest{
 		Name: "log-fields",
-		Stages: []api.StageRequest{
+		Stages: []wire.StageRequest{
 			{Name: "push", Kind: "http", Params: map[string]any{
 				"method": "POST", "url": url, "headers": map[string]any{"Authorization": "Bearer " + secretHeader},
 				"body": `{"key":"{{.Params.apiKey}}"}`,
-			}, Retry: &api.RetryRequest{MaxAttempts: 3, InitialBackoff: "1ms", MaxBackoff: "1ms"}},
+			}, Retry: &wire.RetryRequest{MaxAttempts: 3, InitialBackoff: "1ms", MaxBackoff: "1ms"}},
 			{Name: "settle", Kind: "noop"},
 		},
-		Tenants: []api.TenantRequest{{ID: "lf-1", Params: map[string]any{"apiKey": secretParam}}},
+		Tenants: []wire.TenantRequest{{ID: "lf-1", Params: map[string]any{"apiKey": secretParam}}},
 	}))
 	require.Eventually(t, func() bool { return strings.Contains(logs.String(), `"msg":"task completed"`) },
 		10*time.Second, 10*time.Millisecond)
@@ -111,10 +111,10 @@ func TestCRLFInANameStaysOneEscapedLogRecord(t *testing.T) {
 				Tokens: []auth.Token{{Role: auth.RoleOperate, Secret: secretToken}},
 				Logger: slog.New(handler(logs)),
 			})
-			require.Equal(t, http.StatusCreated, postPlan(t, srv, api.PlanRequest{
+			require.Equal(t, http.StatusCreated, postPlan(t, srv, wire.PlanRequest{
 				Name:    "evil\r\n" + forged + "\r\n",
-				Stages:  []api.StageRequest{{Name: "one", Kind: "noop"}},
-				Tenants: []api.TenantRequest{{ID: "crlf-1"}},
+				Stages:  []wire.StageRequest{{Name: "one", Kind: "noop"}},
+				Tenants: []wire.TenantRequest{{ID: "crlf-1"}},
 			}))
 			var hits []string
 			for _, line := range strings.Split(logs.String(), "\n") {

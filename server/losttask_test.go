@@ -9,19 +9,19 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/infra/rediskey"
 	"github.com/executor-dev/executor/infra/redistest"
 	"github.com/executor-dev/executor/server"
 	"github.com/executor-dev/executor/server/servertest"
+	"github.com/executor-dev/executor/wire"
 )
 
 // lostTasksPlan submits a noop plan for tenants to srv, waits until it completed and returns
 // it.
-func lostTasksPlan(t *testing.T, srv *server.Server, tenants ...string) api.Plan {
+func lostTasksPlan(t *testing.T, srv *server.Server, tenants ...string) wire.Plan {
 	t.Helper()
 	p := submitPlan(t, srv, []string{`{"name":"check","kind":"noop"}`}, tenants, "")
-	var done api.Plan
+	var done wire.Plan
 	cfHTTP(t, http.MethodGet, srv.URL()+"/v1/plans/"+p.PlanID+"?wait=10s&include=taskIds", "", &done)
 	require.Equal(t, "COMPLETED", done.Status)
 	return done
@@ -55,26 +55,26 @@ func TestAPlanWithLostTasksReadsWithThemMissing(t *testing.T) {
 				tenants = append(tenants, fmt.Sprintf("lost-%d-%d", i, j))
 			}
 			p := lostTasksPlan(t, srv, tenants...)
-			var want []api.MissingTask
+			var want []wire.MissingTask
 			for _, j := range tc.lost {
 				require.NoError(t, rdb.Del(context.Background(), keys.Task(p.TaskIDs[j])).Err())
-				want = append(want, api.MissingTask{TaskID: p.TaskIDs[j], Index: j})
+				want = append(want, wire.MissingTask{TaskID: p.TaskIDs[j], Index: j})
 			}
 			kept := len(p.TaskIDs) - len(tc.lost)
 
-			var got api.Plan
+			var got wire.Plan
 			cfHTTP(t, http.MethodGet, srv.URL()+"/v1/plans/"+p.PlanID, "", &got)
 			require.Equal(t, "COMPLETED", got.Status)
 			require.Equal(t, want, got.MissingTasks)
 			require.Equal(t, 5, got.Progress["total"])
-			require.Equal(t, len(tc.lost), got.Progress[api.ProgressMissing])
+			require.Equal(t, len(tc.lost), got.Progress[wire.ProgressMissing])
 			require.Equal(t, kept, got.Progress["COMPLETED"])
 
-			var waited api.Plan
+			var waited wire.Plan
 			cfHTTP(t, http.MethodGet, srv.URL()+"/v1/plans/"+p.PlanID+"?wait=1s", "", &waited)
 			require.Equal(t, want, waited.MissingTasks)
 
-			var list api.PlanList
+			var list wire.PlanList
 			cfHTTP(t, http.MethodGet, srv.URL()+"/v1/plans?limit=1", "", &list)
 			require.Len(t, list.Plans, 1)
 			// The list counts each plan from its index (a list of 100,000-task plans reads no
@@ -86,7 +86,7 @@ func TestAPlanWithLostTasksReadsWithThemMissing(t *testing.T) {
 			// in the plan's index (Redis lost the task hashes only), and drops them from it; from
 			// then on every listing lists them missing, whatever its page.
 			for _, query := range []string{"", "?status=COMPLETED", "?limit=1"} {
-				var tasks api.TaskList
+				var tasks wire.TaskList
 				cfHTTP(t, http.MethodGet, srv.URL()+"/v1/plans/"+p.PlanID+"/tasks"+query, "", &tasks)
 				require.Equal(t, want, tasks.MissingTasks, "tasks%s", query)
 				if query == "?limit=1" {
@@ -98,7 +98,7 @@ func TestAPlanWithLostTasksReadsWithThemMissing(t *testing.T) {
 					require.NotContains(t, tc.lost, slices.Index(p.TaskIDs, tk.TaskID), "tasks%s", query)
 				}
 			}
-			var ready api.Health
+			var ready wire.Health
 			cfHTTP(t, http.MethodGet, srv.URL()+"/readyz", "", &ready)
 			require.Equal(t, "ok", ready.Status, "a lost ended task is no outage")
 		})

@@ -58,10 +58,10 @@ func (e *Executor) join(ctx context.Context, addr string) error {
 // leave deregisters this executor (a clean stop: other executors list it no more). A
 // failure is logged, not returned: the liveness key expires by itself and the entry is
 // pruned later.
-func (e *Executor) leave(ctx context.Context) {
+func (e *Executor) leave(ctx context.Context) error {
 	reg := e.members.get()
 	if reg == nil {
-		return
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, leaveTimeout)
 	defer cancel()
@@ -69,6 +69,7 @@ func (e *Executor) leave(ctx context.Context) {
 		e.cfg.Logger.Warn("executor not deregistered; other executors see it as not alive once its liveness key expires",
 			"ttl", e.cfg.LeaseTTL.String(), "err", err)
 	}
+	return nil
 }
 
 // memberPort is the registry as the use cases see it (app.Members). Until the executor has

@@ -22,7 +22,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/domain/task"
@@ -32,6 +31,7 @@ import (
 	"github.com/executor-dev/executor/server"
 	"github.com/executor-dev/executor/server/servertest"
 	"github.com/executor-dev/executor/stagekind"
+	"github.com/executor-dev/executor/wire"
 )
 
 // scrape is one GET /metrics, parsed.
@@ -116,14 +116,14 @@ func TestMetricsAfterAPlanWithARetriedStage(t *testing.T) {
 	c := newDGClient(t, srv)
 
 	const tenants = 3
-	req := api.PlanRequest{Name: "metrics", Stages: []api.StageRequest{
-		{Name: "push", Kind: "flaky", Retry: &api.RetryRequest{MaxAttempts: 3, InitialBackoff: "10ms", MaxBackoff: "10ms"}},
+	req := wire.PlanRequest{Name: "metrics", Stages: []wire.StageRequest{
+		{Name: "push", Kind: "flaky", Retry: &wire.RetryRequest{MaxAttempts: 3, InitialBackoff: "10ms", MaxBackoff: "10ms"}},
 		{Name: "done", Kind: "noop"},
 	}}
 	for _, id := range []string{"metrics-1", "metrics-2", "metrics-3"} {
-		req.Tenants = append(req.Tenants, api.TenantRequest{ID: id})
+		req.Tenants = append(req.Tenants, wire.TenantRequest{ID: id})
 	}
-	var created api.Plan
+	var created wire.Plan
 	res := c.do(http.MethodPost, "/v1/plans", req, &created)
 	require.Equal(t, http.StatusCreated, res.StatusCode)
 	c.waitCompleted(created.PlanID)
@@ -170,11 +170,11 @@ func TestMetricsCountLeaseContention(t *testing.T) {
 
 	srv := servertest.With(t, server.Config{RedisURL: rs.URL(), LeaseTTL: 2 * time.Second, Logger: dgLogger()})
 	c := newDGClient(t, srv)
-	req := api.PlanRequest{Name: "contended", Stages: []api.StageRequest{{Name: "one", Kind: "noop"}},
-		Tenants: []api.TenantRequest{{ID: "locked-1"}}}
-	var created api.Plan
+	req := wire.PlanRequest{Name: "contended", Stages: []wire.StageRequest{{Name: "one", Kind: "noop"}},
+		Tenants: []wire.TenantRequest{{ID: "locked-1"}}}
+	var created wire.Plan
 	require.Equal(t, http.StatusCreated, c.do(http.MethodPost, "/v1/plans", req, &created).StatusCode)
-	var p api.Plan
+	var p wire.Plan
 	require.Equal(t, http.StatusOK, c.do(http.MethodGet, "/v1/plans/"+created.PlanID+"?wait=20s", nil, &p).StatusCode)
 	require.Equal(t, "FAILED", p.Status)
 
@@ -243,7 +243,7 @@ func TestAccessLogOfTheExecutor(t *testing.T) {
 	srv := servertest.With(t, server.Config{Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	c := newDGClient(t, srv)
 	c.readyz()
-	var list api.PlanList
+	var list wire.PlanList
 	require.Equal(t, http.StatusOK, c.do(http.MethodGet, "/v1/plans?limit=5", nil, &list).StatusCode)
 
 	var access []map[string]any

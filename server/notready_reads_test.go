@@ -13,6 +13,7 @@ import (
 	"github.com/executor-dev/executor/infra/redistest"
 	"github.com/executor-dev/executor/server"
 	"github.com/executor-dev/executor/server/servertest"
+	"github.com/executor-dev/executor/wire"
 )
 
 // An executor that has not reached Redis since it started cannot see the plans, tasks and
@@ -51,21 +52,21 @@ func TestQueriesAnswerNotReadyUntilRedisReached(t *testing.T) {
 		{"tenant lock", "/v1/tenants/" + tenant + "/lock"},
 	}
 	for _, r := range reads {
-		var prob api.Problem
+		var prob wire.Problem
 		resp := b.do(http.MethodGet, r.path, nil, &prob)
 		assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "%s: %+v", r.name, prob)
-		assert.Equal(t, api.ProblemUnavailable, prob.Type, r.name)
+		assert.Equal(t, wire.ProblemUnavailable, prob.Type, r.name)
 		assert.Contains(t, prob.Detail, "has not reached Redis since it started", r.name)
 		assert.Contains(t, prob.Detail, "(reason: redis not reached yet since start", r.name)
 		assert.Equal(t, "2", resp.Header.Get(api.RetryAfterHeader), r.name)
 	}
-	var prob api.Problem
+	var prob wire.Problem
 	resp := b.do(http.MethodPost, "/v1/tenants/"+tenant+"/retry", nil, &prob)
 	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "a tenant command, not a 404: %+v", prob)
 
 	t.Run("start degraded answers from memory", func(t *testing.T) {
 		c := newDGClient(t, servertest.With(t, server.Config{RedisURL: proxy.URL(), StartDegraded: true}, rec.register))
-		var list api.PlanList
+		var list wire.PlanList
 		require.Equal(t, http.StatusOK, c.do(http.MethodGet, "/v1/plans", nil, &list).StatusCode)
 		assert.Empty(t, list.Plans)
 		assert.Equal(t, http.StatusNotFound, c.do(http.MethodGet, "/v1/plans/"+submitted.PlanID, nil, nil).StatusCode)
@@ -73,19 +74,19 @@ func TestQueriesAnswerNotReadyUntilRedisReached(t *testing.T) {
 
 	proxy.Restore()
 	b.waitRedis("ok")
-	var list api.PlanList
+	var list wire.PlanList
 	require.Equal(t, http.StatusOK, b.do(http.MethodGet, "/v1/plans", nil, &list).StatusCode)
 	require.Len(t, list.Plans, 1)
 	assert.Equal(t, submitted.PlanID, list.Plans[0].PlanID)
-	var got api.Plan
+	var got wire.Plan
 	require.Equal(t, http.StatusOK, b.do(http.MethodGet, "/v1/plans/"+submitted.PlanID+"?wait=1s", nil, &got).StatusCode)
 	assert.Equal(t, "COMPLETED", got.Status)
 	assert.Len(t, b.planTasks(submitted.PlanID), 2)
-	var tk api.Task
+	var tk wire.Task
 	require.Equal(t, http.StatusOK, b.do(http.MethodGet, "/v1/tasks/"+taskID, nil, &tk).StatusCode)
 	assert.Equal(t, "COMPLETED", tk.Status)
 	assert.Equal(t, taskID, b.tenantTask(tenant).TaskID)
-	var cp api.Checkpoint
+	var cp wire.Checkpoint
 	require.Equal(t, http.StatusOK, b.do(http.MethodGet, "/v1/tenants/"+tenant+"/checkpoint", nil, &cp).StatusCode)
 	assert.Equal(t, 0, cp.LastCompletedStageIndex)
 	assert.Equal(t, http.StatusOK, b.do(http.MethodGet, "/v1/tenants/"+tenant+"/lock", nil, nil).StatusCode)

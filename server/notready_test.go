@@ -17,6 +17,7 @@ import (
 	"github.com/executor-dev/executor/infra/redistest"
 	"github.com/executor-dev/executor/server"
 	"github.com/executor-dev/executor/server/servertest"
+	"github.com/executor-dev/executor/wire"
 )
 
 // An executor whose Redis does not answer when it starts has never seen which tenants the
@@ -54,10 +55,10 @@ func TestNotReadyUntilRedisReachedOnce(t *testing.T) {
 		{"resume a plan", "/v1/plans/" + id + "/resume", nil},
 	}
 	for _, w := range writes {
-		var prob api.Problem
+		var prob wire.Problem
 		resp := c.do(http.MethodPost, w.path, w.body, &prob)
 		assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "%s: %+v", w.name, prob)
-		assert.Equal(t, api.ProblemUnavailable, prob.Type, w.name)
+		assert.Equal(t, wire.ProblemUnavailable, prob.Type, w.name)
 		assert.Contains(t, prob.Detail, "not reached", w.name)
 		assert.Equal(t, "2", resp.Header.Get(api.RetryAfterHeader), w.name)
 	}
@@ -75,7 +76,7 @@ func TestNotReadyUntilRedisReachedOnce(t *testing.T) {
 	rs.Restart()
 	c.waitRedis("ok")
 	assert.Contains(t, logs.String(), `"msg":"redis reached"`)
-	var list api.PlanList
+	var list wire.PlanList
 	require.Equal(t, http.StatusOK, c.do(http.MethodGet, "/v1/plans", nil, &list).StatusCode)
 	assert.Empty(t, list.Plans, "a refused plan was created")
 	submitted := c.submit(p)

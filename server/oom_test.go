@@ -22,10 +22,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/infra/redistest"
 	"github.com/executor-dev/executor/server"
 	"github.com/executor-dev/executor/server/servertest"
+	"github.com/executor-dev/executor/wire"
 )
 
 // ended returns how many calls the target answered (or saw cancelled).
@@ -114,16 +114,16 @@ type oomPlan struct {
 // milliseconds against tg) and returns the answer's status and the plan.
 func oomSubmit(c *dgClient, tg *target, name string, tenants, stages []string, ms, maxConcurrency int) (int, oomPlan) {
 	c.t.Helper()
-	req := api.PlanRequest{Name: name, MaxConcurrency: maxConcurrency}
+	req := wire.PlanRequest{Name: name, MaxConcurrency: maxConcurrency}
 	for _, st := range stages {
-		req.Stages = append(req.Stages, api.StageRequest{Name: st, Kind: "http",
-			Retry:  &api.RetryRequest{MaxAttempts: 1},
+		req.Stages = append(req.Stages, wire.StageRequest{Name: st, Kind: "http",
+			Retry:  &wire.RetryRequest{MaxAttempts: 1},
 			Params: map[string]any{"method": "GET", "url": fmt.Sprintf("%s/{{.TenantID}}/%s?ms=%d", tg.srv.URL, st, ms)}})
 	}
 	for _, tn := range tenants {
-		req.Tenants = append(req.Tenants, api.TenantRequest{ID: tn})
+		req.Tenants = append(req.Tenants, wire.TenantRequest{ID: tn})
 	}
-	var out api.Plan
+	var out wire.Plan
 	resp := c.do(http.MethodPost, "/v1/plans", req, &out)
 	return resp.StatusCode, oomPlan{dgPlan: dgPlan{name: name, tenants: tenants, stages: stages}, id: out.PlanID}
 }
@@ -266,7 +266,7 @@ func TestRedisOutOfMemoryIsAnOutage(t *testing.T) {
 	// Nothing is left PENDING (or anything but COMPLETED) in Redis, in any plan.
 	statuses := map[string]int{}
 	for _, p := range plans {
-		var pl api.Plan
+		var pl wire.Plan
 		c.do(http.MethodGet, "/v1/plans/"+p.id+"?include=taskIds", nil, &pl)
 		for _, id := range pl.TaskIDs {
 			st, err := rdb.HGet(ctx, "executor:task:{"+id+"}", "status").Result()

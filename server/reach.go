@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,11 +37,12 @@ func (e *Executor) unreachedReason() string {
 }
 
 // watchReach marks Redis reached if the store's first probe (Store.Start, just before)
-// succeeded; else it watches the monitor until Redis answers, then marks it and logs it.
-func (e *Executor) watchReach() {
+// succeeded; else it watches the monitor until Redis answers (or stopWatch), then marks it and
+// logs it. It never fails.
+func (e *Executor) watchReach(context.Context) error {
 	if down, _ := e.mon.Degraded(); !down {
 		e.reach.reached.Store(true)
-		return
+		return nil
 	}
 	e.reach.stop, e.reach.done = make(chan struct{}), make(chan struct{})
 	start := time.Now()
@@ -59,13 +62,19 @@ func (e *Executor) watchReach() {
 			}
 		}
 	}()
+	return nil
 }
 
-// stopWatch ends watchReach's watch, if one runs, and waits for it.
-func (r *reach) stopWatch() {
+// stopWatch ends watchReach's watch, if one runs, and waits for it, or until ctx ends.
+func (r *reach) stopWatch(ctx context.Context) error {
 	if r.stop == nil {
-		return
+		return nil
 	}
 	r.once.Do(func() { close(r.stop) })
-	<-r.done
+	select {
+	case <-r.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("server: stop the watch of redis: %w", ctx.Err())
+	}
 }

@@ -8,19 +8,19 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/infra/redistest"
 	"github.com/executor-dev/executor/server"
 	"github.com/executor-dev/executor/server/servertest"
+	"github.com/executor-dev/executor/wire"
 )
 
 // getReadyz returns GET /readyz's status code and body.
-func getReadyz(t *testing.T, base string) (int, api.Health) {
+func getReadyz(t *testing.T, base string) (int, wire.Health) {
 	t.Helper()
 	resp, err := http.Get(base + "/readyz")
 	require.NoError(t, err)
 	defer resp.Body.Close()
-	var h api.Health
+	var h wire.Health
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&h))
 	return resp.StatusCode, h
 }

@@ -8,13 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/infra/redistest"
 	"github.com/executor-dev/executor/server"
 	"github.com/executor-dev/executor/server/servertest"
+	"github.com/executor-dev/executor/wire"
 )
 
 // After a plan ran on Redis, every key of docs/design.md §5 is there, under its literal hash-tagged
@@ -28,7 +29,7 @@ func TestPlanOnRedisWritesTheKeySchema(t *testing.T) {
 	resp, err := http.Post(srv.URL()+"/v1/plans", "application/json", bytes.NewBufferString(body))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusCreated, resp.StatusCode)
-	var p api.Plan
+	var p wire.Plan
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&p))
 	resp.Body.Close()
 
@@ -60,14 +61,14 @@ func TestPlanOnRedisWritesTheKeySchema(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "COMPLETED", status)
 	}
-	listed, err := c.ZRevRange(ctx, "executor:plans", 0, -1).Result()
+	listed, err := c.ZRangeArgs(ctx, redis.ZRangeArgs{Key: "executor:plans", Start: 0, Stop: -1, Rev: true}).Result()
 	require.NoError(t, err)
 	assert.Equal(t, []string{p.PlanID}, listed)
 
 	resp, err = http.Get(srv.URL() + "/readyz")
 	require.NoError(t, err)
-	var h api.Health
+	var h wire.Health
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&h))
 	resp.Body.Close()
-	assert.Equal(t, api.Health{Status: "ok", Executor: srv.Name(), Redis: "ok"}, h)
+	assert.Equal(t, wire.Health{Status: "ok", Executor: srv.Name(), Redis: "ok"}, h)
 }

@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/server"
 	"github.com/executor-dev/executor/server/servertest"
+	"github.com/executor-dev/executor/wire"
 )
 
 // ringBake is the bake of the acceptance's rings.
@@ -45,17 +45,17 @@ func acceptanceWaves(tenPctBudget string) string {
 }
 
 // planOf reads a plan through srv.
-func planOf(t *testing.T, srv *server.Server, id string) api.Plan {
+func planOf(t *testing.T, srv *server.Server, id string) wire.Plan {
 	t.Helper()
-	var p api.Plan
+	var p wire.Plan
 	require.Equal(t, http.StatusOK, cfHTTP(t, http.MethodGet, srv.URL()+"/v1/plans/"+id, "", &p))
 	return p
 }
 
 // eventuallyRing waits until the plan's current ring is ring in state.
-func eventuallyRing(t *testing.T, srv *server.Server, id string, ring int, state string) api.Plan {
+func eventuallyRing(t *testing.T, srv *server.Server, id string, ring int, state string) wire.Plan {
 	t.Helper()
-	var p api.Plan
+	var p wire.Plan
 	require.Eventually(t, func() bool {
 		p = planOf(t, srv, id)
 		return p.Rings != nil && p.Rings.Current == ring && p.Rings.Waves[ring].State == state
@@ -65,7 +65,7 @@ func eventuallyRing(t *testing.T, srv *server.Server, id string, ring int, state
 
 // ringCalls returns, per ring, the target's deploy calls of its tenants (as the dry run dealt
 // them).
-func ringCalls(tg *target, rings []api.RingPreview) [][]call {
+func ringCalls(tg *target, rings []wire.RingPreview) [][]call {
 	out := make([][]call, len(rings))
 	for k, r := range rings {
 		for _, tn := range r.Tenants {
@@ -87,7 +87,7 @@ func testRingsStartAfterTheRingBeforeCompletedAndBaked(t *testing.T, srv, other 
 	tg := newTarget(t)
 	body := ringsBody(tg, 200, nil, acceptanceWaves(""), "")
 
-	var dry api.DryRun
+	var dry wire.DryRun
 	require.Equal(t, http.StatusOK, cfHTTP(t, http.MethodPost, srv.URL()+"/v1/plans?dryRun=true", body, &dry))
 	require.Len(t, dry.Rings, 4)
 	sizes := []int{1, 20, 100, 79}
@@ -97,7 +97,7 @@ func testRingsStartAfterTheRingBeforeCompletedAndBaked(t *testing.T, srv, other 
 	assert.Equal(t, []string{"ring-000"}, dry.Rings[0].Tenants, "submission order")
 	assert.Equal(t, "ring-001", dry.Rings[1].Tenants[0])
 
-	var p api.Plan
+	var p wire.Plan
 	require.Equal(t, http.StatusCreated, cfHTTP(t, http.MethodPost, srv.URL()+"/v1/plans", body, &p))
 	srv = other // watched and commanded through the other executor, when there are two
 	require.NotNil(t, p.Rings)
@@ -169,7 +169,7 @@ func testRingOverItsFailureBudgetHaltsThePlan(t *testing.T, srv, other *server.S
 	failing := map[int]bool{1: true, 2: true, 3: true} // ring 1 is tenants 1..20
 	body := ringsBody(tg, 200, failing, waves, `,"maxConcurrency":4`)
 	body = strings.Replace(body, `"maxConcurrency":20,`, "", 1)
-	var p api.Plan
+	var p wire.Plan
 	require.Equal(t, http.StatusCreated, cfHTTP(t, http.MethodPost, srv.URL()+"/v1/plans", body, &p))
 	srv = other // watched and commanded through the other executor, when there are two
 
@@ -211,7 +211,7 @@ func testRingFailingHealthGateHaltsThePlan(t *testing.T, srv, other *server.Serv
 	health := fmt.Sprintf(`{"params":{"method":"GET","url":"%s/health-{{.Params.wave}}/check?failRun=1"},"timeout":"5s"}`, tg.srv.URL)
 	waves := fmt.Sprintf(`[{"name":"first","size":2,"bake":"500ms","health":%s},{"name":"rest","size":"rest"}]`, health)
 	events := openEvents(t, srv.URL()+"/v1/events", "")
-	var p api.Plan
+	var p wire.Plan
 	require.Equal(t, http.StatusCreated, cfHTTP(t, http.MethodPost, srv.URL()+"/v1/plans", ringsBody(tg, 10, nil, waves, ""), &p))
 	srv = other // watched and commanded through the other executor, when there are two
 
@@ -275,7 +275,7 @@ func TestRingsBadInputNamesTheField(t *testing.T) {
 		strings.Replace(ringsBody(tg, 5, nil, `[{"size":1},{"size":"rest"}]`, ""), `,"waves":[{"size":1},{"size":"rest"}]`, `,"failureBudget":"5%"`, 1), nil)
 	require.Equal(t, http.StatusBadRequest, status)
 	assert.Contains(t, err.Error(), `"field":"failureBudget"`, "a ring budget needs waves")
-	var list api.PlanList
+	var list wire.PlanList
 	require.Equal(t, http.StatusOK, cfHTTP(t, http.MethodGet, srv.URL()+"/v1/plans", "", &list))
 	assert.Empty(t, list.Plans, "nothing was created")
 }

@@ -13,12 +13,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/infra/redistest"
 	"github.com/executor-dev/executor/server"
 	"github.com/executor-dev/executor/server/servertest"
 	"github.com/executor-dev/executor/stagekind"
+	"github.com/executor-dev/executor/wire"
 )
 
 // runCounter counts, across executors, the stage runs of each task.
@@ -46,7 +46,7 @@ func (c *runCounter) kind(name string) func(*stagekind.Registry) {
 	}
 }
 
-func submitScheduled(t *testing.T, srv *server.Server, name string, at time.Time, tenants ...string) api.Plan {
+func submitScheduled(t *testing.T, srv *server.Server, name string, at time.Time, tenants ...string) wire.Plan {
 	t.Helper()
 	ts := make([]map[string]string, len(tenants))
 	for i, tn := range tenants {
@@ -62,18 +62,18 @@ func submitScheduled(t *testing.T, srv *server.Server, name string, at time.Time
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusCreated, resp.StatusCode)
-	var p api.Plan
+	var p wire.Plan
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&p))
 	return p
 }
 
-func getPlan(t *testing.T, srv *server.Server, id, wait string) api.Plan {
+func getPlan(t *testing.T, srv *server.Server, id, wait string) wire.Plan {
 	t.Helper()
 	resp, err := http.Get(srv.URL() + "/v1/plans/" + id + wait)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	var p api.Plan
+	var p wire.Plan
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&p))
 	return p
 }
@@ -88,7 +88,7 @@ func TestScheduledPlansStartExactlyOnceAcrossTwoExecutors(t *testing.T) {
 	b := servertest.With(t, server.Config{RedisURL: rs.URL()}, count.kind("b"))
 
 	at := time.Now().Add(1500 * time.Millisecond)
-	var plans []api.Plan
+	var plans []wire.Plan
 	for i := range 10 {
 		srv := a
 		if i%2 == 1 {

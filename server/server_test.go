@@ -17,7 +17,7 @@ func TestShutdownEndsOpenLongPolls(t *testing.T) {
 	t.Parallel()
 	srv, err := server.New(server.Config{Addr: "127.0.0.1:0", ShutdownTimeout: 50 * time.Millisecond})
 	require.NoError(t, err)
-	require.NoError(t, srv.Start())
+	require.NoError(t, srv.Start(context.Background()))
 
 	body := `{"name":"slow","stages":[{"name":"bake","kind":"sleep","params":{"duration":"1m"}}],"tenants":[{"id":"slow-1"}]}`
 	resp, err := http.Post(srv.URL()+"/v1/plans", "application/json", bytes.NewBufferString(body))
@@ -40,7 +40,7 @@ func TestShutdownEndsOpenLongPolls(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	start := time.Now()
-	require.NoError(t, srv.Shutdown(ctx))
+	require.NoError(t, srv.Stop(ctx))
 	assert.Less(t, time.Since(start), 4*time.Second, "shutdown did not wait for the long poll's deadline")
 	select {
 	case <-polled:

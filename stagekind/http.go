@@ -52,10 +52,13 @@ type HTTPOptions struct {
 	// address dialled (after DNS) and on every redirect target; a denied destination fails
 	// the attempt permanently with an error matching ErrDestinationDenied.
 	//
-	// NewHTTP cannot return an error: check the entries with ParseAllowList first. With an
-	// invalid entry the kind fails closed: every attempt fails permanently with an error
-	// matching ErrInvalidAllow.
+	// NewHTTP cannot return an error: check the entries with ParseAllowList first (or pass
+	// what it returned as AllowList). With an invalid entry the kind fails closed: every
+	// attempt fails permanently with an error matching ErrInvalidAllow.
 	Allow []string
+	// AllowList is the allow-list parsed already (serve parses --http-allow once, its errors
+	// naming the flag); when it is set, Allow is ignored.
+	AllowList *AllowList
 }
 
 // HTTP is the http kind: one request per attempt. Params, already rendered, are
@@ -101,10 +104,14 @@ func NewHTTP(opts HTTPOptions) *HTTP {
 		maxBytes = DefaultMaxResponseBytes
 	}
 	h := &HTTP{maxBytes: maxBytes}
-	allow, err := ParseAllowList(opts.Allow)
-	if err != nil {
-		h.err = err
-		return h
+	allow := opts.AllowList
+	if allow == nil {
+		parsed, err := ParseAllowList(opts.Allow)
+		if err != nil {
+			h.err = err
+			return h
+		}
+		allow = parsed
 	}
 	h.guard = newGuard(allow)
 	client := &http.Client{Timeout: DefaultHTTPTimeout}
@@ -112,10 +119,12 @@ func NewHTTP(opts HTTPOptions) *HTTP {
 		c := *opts.Client
 		client = &c
 	}
-	if client.Transport, err = h.guard.transport(client.Transport); err != nil {
+	transport, err := h.guard.transport(client.Transport)
+	if err != nil {
 		h.err = err
 		return h
 	}
+	client.Transport = transport
 	client.CheckRedirect = limitRedirects(h.guard.checkRedirect(client.CheckRedirect))
 	h.client = client
 	return h

@@ -51,6 +51,7 @@ func (g *guard) transport(rt http.RoundTripper) (*http.Transport, error) {
 	t := base.Clone()
 	t.Proxy = nil
 	// A Dial or DialTLS function of the caller's transport would bypass the guard.
+	//lint:ignore SA1019 the deprecated fields are cleared precisely because a caller may still set them
 	t.Dial, t.DialTLS, t.DialTLSContext = nil, nil, nil
 	t.DialContext = g.dialContext
 	return t, nil

@@ -49,16 +49,17 @@ func New(t testing.TB, st Stores, kinds *stagekind.Registry, cfg orchestrator.Co
 		cfg.Queue = dispatch.ForMemory(dispatch.NewMemory(dispatch.MemoryOptions{}))
 	}
 	orch := orchestrator.New(st.Plans, st.Tasks, st.Checkpoints, st.Locker, kinds, cfg)
-	orch.Start()
+	require.NoError(t, orch.Start(context.Background()))
 	if sched != nil {
-		sched.Start(orch.StartScheduled)
+		sched.SetDue(orch.StartScheduled)
+		require.NoError(t, sched.Start(context.Background()))
 	}
 	t.Cleanup(func() {
-		if sched != nil {
-			sched.Stop()
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
+		if sched != nil {
+			require.NoError(t, sched.Stop(ctx))
+		}
 		require.NoError(t, orch.Stop(ctx))
 	})
 	if st.Index == nil {
@@ -66,7 +67,8 @@ func New(t testing.TB, st Stores, kinds *stagekind.Registry, cfg orchestrator.Co
 	}
 	svc := app.New(app.Deps{
 		Creator: st.Creator, Plans: st.Plans, Tasks: st.Tasks, Checkpoints: st.Checkpoints, Index: st.Index,
-		Kinds: kinds, Holders: st.Locker, Runner: orch, ShuttingDown: orch.ShuttingDown,
+		Kinds: kinds, Holders: st.Locker, ShuttingDown: orch.ShuttingDown,
+		Launcher: orch, PlanControl: orch, TaskControl: orch, Reaper: orch, Watcher: orch, Unlocker: orch,
 	})
 	return svc, orch
 }

@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/infra/redistest"
+	"github.com/executor-dev/executor/wire"
 )
 
 // recorder is a loopback deployment target: it answers GET /<tenant>/<stage> after ?ms=N
@@ -84,7 +84,7 @@ func (rc *recorder) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // stages returns http stages calling the recorder, each answered after ms.
-func (rc *recorder) stages(ms int, names ...string) []api.StageRequest {
+func (rc *recorder) stages(ms int, names ...string) []wire.StageRequest {
 	out := httpStages(rc.srv.URL, "60s", names...)
 	for i := range out {
 		out[i].Params["url"] = fmt.Sprintf("%s/{{.TenantID}}/%s?ms=%d", rc.srv.URL, names[i], ms)
@@ -138,22 +138,22 @@ func (rc *recorder) answeredCount(key string) int {
 	return rc.answered[key]
 }
 
-func tenantsN(prefix string, n int) []api.TenantRequest {
-	out := make([]api.TenantRequest, n)
+func tenantsN(prefix string, n int) []wire.TenantRequest {
+	out := make([]wire.TenantRequest, n)
 	for i := range out {
-		out[i] = api.TenantRequest{ID: fmt.Sprintf("%s-%03d", prefix, i)}
+		out[i] = wire.TenantRequest{ID: fmt.Sprintf("%s-%03d", prefix, i)}
 	}
 	return out
 }
 
 // tasksOf returns the plan's tasks (GET /v1/plans/{id}/tasks, every page).
-func tasksOf(t *testing.T, p *executorProc, planID string) []api.Task {
+func tasksOf(t *testing.T, p *executorProc, planID string) []wire.Task {
 	t.Helper()
-	var all []api.Task
+	var all []wire.Task
 	for {
 		resp, err := http.Get(fmt.Sprintf("%s/v1/plans/%s/tasks?limit=1000&offset=%d", p.URL(), planID, len(all)))
 		require.NoError(t, err)
-		var page api.TaskList
+		var page wire.TaskList
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 		require.NoError(t, json.NewDecoder(resp.Body).Decode(&page))
 		resp.Body.Close()
@@ -165,11 +165,11 @@ func tasksOf(t *testing.T, p *executorProc, planID string) []api.Task {
 }
 
 // watchPlan waits for the plan to end (plan show --watch) and returns it.
-func watchPlan(t *testing.T, p *executorProc, planID string) api.Plan {
+func watchPlan(t *testing.T, p *executorProc, planID string) wire.Plan {
 	t.Helper()
 	r := p.cli(t, "plan", "show", planID, "--watch", "-o", "json")
 	requireExit(t, 0, r)
-	return decode[api.Plan](t, r.stdout)
+	return decode[wire.Plan](t, r.stdout)
 }
 
 // A 300-tenant plan with maxConcurrency 10 submitted to one of three executors runs on all
@@ -185,12 +185,12 @@ func TestOnePlanRunsOnThreeExecutorsWithinItsConcurrency(t *testing.T) {
 		startExecutor(t, "B", rs.URL(), "--name", "exec-b", "--workers", "4"),
 		startExecutor(t, "C", rs.URL(), "--name", "exec-c", "--workers", "4"),
 	}
-	planFile := writePlan(t, api.PlanRequest{
+	planFile := writePlan(t, wire.PlanRequest{
 		Name: "three-executors", MaxConcurrency: 10, Stages: rc.stages(20, "s1", "s2"), Tenants: tenantsN("w", 300),
 	})
 	r := execs[0].cli(t, "submit", "-f", planFile, "-o", "json")
 	requireExit(t, 0, r)
-	submitted := decode[api.Plan](t, r.stdout)
+	submitted := decode[wire.Plan](t, r.stdout)
 
 	end := watchPlan(t, execs[1], submitted.PlanID)
 	assert.Equal(t, "COMPLETED", end.Status)
@@ -214,15 +214,15 @@ func TestOnePlanRunsOnThreeExecutorsWithinItsConcurrency(t *testing.T) {
 
 // submitHangingAtS2 submits to p a plan of stages s1, s2, s3 (100 ms each) whose s2 hangs
 // until rc.hang is cleared (the executor running it is killed meanwhile), and returns it.
-func submitHangingAtS2(t *testing.T, rc *recorder, p *executorProc, name string, maxConcurrency int, tenants []api.TenantRequest) api.Plan {
+func submitHangingAtS2(t *testing.T, rc *recorder, p *executorProc, name string, maxConcurrency int, tenants []wire.TenantRequest) wire.Plan {
 	t.Helper()
 	rc.hang.Store(true) // s2 hangs until the test clears it, then answers at once
 	stages := rc.stages(100, "s1", "s2", "s3")
 	stages[1].Params["url"] = stages[1].Params["url"].(string) + "&hang=1"
-	planFile := writePlan(t, api.PlanRequest{Name: name, MaxConcurrency: maxConcurrency, Stages: stages, Tenants: tenants})
+	planFile := writePlan(t, wire.PlanRequest{Name: name, MaxConcurrency: maxConcurrency, Stages: stages, Tenants: tenants})
 	r := p.cli(t, "submit", "-f", planFile, "-o", "json")
 	requireExit(t, 0, r)
-	return decode[api.Plan](t, r.stdout)
+	return decode[wire.Plan](t, r.stdout)
 }
 
 // kill -9 of the executor running a plan's tasks: its RUNNING tenants read INTERRUPTED within
@@ -244,13 +244,13 @@ func TestKilledExecutorPausesItsPlanThenResumeAndRetryFinish(t *testing.T) {
 	a.kill(t)
 	killedAt := time.Now()
 	rc.hang.Store(false)
-	var paused api.Plan
+	var paused wire.Plan
 	require.Eventually(t, func() bool {
 		r := b.cli(t, "plan", "show", submitted.PlanID, "-o", "json")
 		if r.code != 0 {
 			return false
 		}
-		paused = decode[api.Plan](t, r.stdout)
+		paused = decode[wire.Plan](t, r.stdout)
 		return paused.Status == "PAUSED"
 	}, 30*time.Second, 100*time.Millisecond, "the plan is PAUSED after A's loss")
 	t.Logf("plan PAUSED %s after the kill (lease TTL %s): %s", time.Since(killedAt).Round(time.Millisecond), leaseTTL, paused.Reason)
@@ -294,12 +294,12 @@ func TestSIGTERMOfOneExecutorTheOtherFinishesThePlan(t *testing.T) {
 	rs := redistest.Start(t)
 	a := startExecutor(t, "A", rs.URL(), "--name", "exec-a", "--workers", "4", "--shutdown-timeout", "30s")
 	b := startExecutor(t, "B", rs.URL(), "--name", "exec-b", "--workers", "4")
-	planFile := writePlan(t, api.PlanRequest{
+	planFile := writePlan(t, wire.PlanRequest{
 		Name: "rolling-restart", MaxConcurrency: 8, Stages: rc.stages(150, "s1", "s2", "s3"), Tenants: tenantsN("r", 40),
 	})
 	r := a.cli(t, "submit", "-f", planFile, "-o", "json")
 	requireExit(t, 0, r)
-	submitted := decode[api.Plan](t, r.stdout)
+	submitted := decode[wire.Plan](t, r.stdout)
 	require.Eventually(t, func() bool {
 		var done int
 		for _, tn := range tenantsN("r", 40) {

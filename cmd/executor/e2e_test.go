@@ -18,8 +18,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/server/servertest"
+	"github.com/executor-dev/executor/wire"
 )
 
 // binary is the executor built by TestMain.
@@ -103,16 +103,16 @@ func TestFailRetryFromCheckpoint(t *testing.T) {
 	exe := servertest.Start(t)
 	url := exe.URL()
 
-	stages := make([]api.StageRequest, 4)
+	stages := make([]wire.StageRequest, 4)
 	for i := range stages {
 		name := fmt.Sprintf("s%d", i+1)
-		stages[i] = api.StageRequest{Name: name, Kind: "http", Timeout: "5s", Params: map[string]any{
+		stages[i] = wire.StageRequest{Name: name, Kind: "http", Timeout: "5s", Params: map[string]any{
 			"method": "POST", "url": targetSrv.URL + "/{{.TenantID}}/" + name, "body": `{"tenant":"{{.TenantID}}"}`,
 		}}
 	}
-	plan := api.PlanRequest{
+	plan := wire.PlanRequest{
 		Name: "e2e", Stages: stages,
-		Tenants: []api.TenantRequest{{ID: "t1"}, {ID: "t2"}, {ID: "t3"}},
+		Tenants: []wire.TenantRequest{{ID: "t1"}, {ID: "t2"}, {ID: "t3"}},
 	}
 	b, err := json.Marshal(plan)
 	require.NoError(t, err)
@@ -122,7 +122,7 @@ func TestFailRetryFromCheckpoint(t *testing.T) {
 	// 1. The plan ends FAILED: exit 1, the JSON plan says so.
 	r := runBinary(t, url, "submit", "-f", planFile, "--wait", "-o", "json")
 	requireExit(t, 1, r)
-	submitted := decode[api.Plan](t, r.stdout)
+	submitted := decode[wire.Plan](t, r.stdout)
 	assert.Equal(t, "FAILED", submitted.Status)
 	assert.Equal(t, 2, submitted.Progress["COMPLETED"])
 	assert.Equal(t, 1, submitted.Progress["FAILED"])
@@ -130,7 +130,7 @@ func TestFailRetryFromCheckpoint(t *testing.T) {
 	// 2. t2 failed permanently at s3, after s1 and s2.
 	r = runBinary(t, url, "status", "--tenant", "t2", "-o", "json")
 	requireExit(t, 0, r)
-	task := decode[api.Task](t, r.stdout)
+	task := decode[wire.Task](t, r.stdout)
 	assert.Equal(t, "FAILED", task.Status)
 	assert.Equal(t, 1, task.Attempt)
 	require.NotNil(t, task.LastError)
@@ -142,27 +142,27 @@ func TestFailRetryFromCheckpoint(t *testing.T) {
 
 	r = runBinary(t, url, "checkpoint", "--tenant", "t2", "-o", "json")
 	requireExit(t, 0, r)
-	cp := decode[api.Checkpoint](t, r.stdout)
+	cp := decode[wire.Checkpoint](t, r.stdout)
 	assert.Equal(t, []string{"s1", "s2"}, cp.CompletedStages)
 	assert.Equal(t, task.TaskID, cp.TaskID)
 
 	r = runBinary(t, url, "plan", "show", submitted.PlanID, "-o", "json")
 	requireExit(t, 0, r)
-	assert.Equal(t, "FAILED", decode[api.Plan](t, r.stdout).Status)
+	assert.Equal(t, "FAILED", decode[wire.Plan](t, r.stdout).Status)
 
 	// 3. Fix the target and retry from the checkpoint.
 	tg.fixed.Store(true)
 	r = runBinary(t, url, "retry", "--tenant", "t2", "--from-checkpoint", "-o", "json")
 	requireExit(t, 0, r)
-	assert.Equal(t, task.TaskID, decode[api.Task](t, r.stdout).TaskID)
+	assert.Equal(t, task.TaskID, decode[wire.Task](t, r.stdout).TaskID)
 
-	var final api.Task
+	var final wire.Task
 	require.Eventually(t, func() bool {
 		r := runBinary(t, url, "status", "--tenant", "t2", "-o", "json")
 		if r.code != 0 {
 			return false
 		}
-		final = decode[api.Task](t, r.stdout)
+		final = decode[wire.Task](t, r.stdout)
 		return final.Status == "COMPLETED"
 	}, 10*time.Second, 100*time.Millisecond, "t2 never completed after the retry")
 	assert.Equal(t, 2, final.Attempt)
@@ -170,7 +170,7 @@ func TestFailRetryFromCheckpoint(t *testing.T) {
 	// 4. The retried task reopened its plan, which completes with it.
 	r = runBinary(t, url, "plan", "show", submitted.PlanID, "--watch", "-o", "json")
 	requireExit(t, 0, r)
-	reopened := decode[api.Plan](t, r.stdout)
+	reopened := decode[wire.Plan](t, r.stdout)
 	assert.Equal(t, "COMPLETED", reopened.Status)
 	assert.Equal(t, 3, reopened.Progress["COMPLETED"])
 
@@ -253,18 +253,18 @@ func TestTokensEndToEnd(t *testing.T) {
 	require.NotEmpty(t, p.addr, "the executor exited: %s", p.state())
 	require.True(t, p.waitHealthy(t), "GET /healthz (public) never answered: %s", p.state())
 
-	planFile := writePlan(t, api.PlanRequest{Name: "tokens", Stages: []api.StageRequest{{Name: "noop", Kind: "noop"}},
-		Tenants: []api.TenantRequest{{ID: "tok-a"}, {ID: "tok-b"}}})
+	planFile := writePlan(t, wire.PlanRequest{Name: "tokens", Stages: []wire.StageRequest{{Name: "noop", Kind: "noop"}},
+		Tenants: []wire.TenantRequest{{ID: "tok-a"}, {ID: "tok-b"}}})
 	operate := []string{"EXECUTOR_TOKEN=" + operateSecret}
 	read := []string{"EXECUTOR_TOKEN=" + readSecret}
 
 	// The operate token submits and reads.
 	r := runWithEnv(t, p.URL(), operate, "submit", "-f", planFile, "--wait", "-o", "json")
 	requireExit(t, 0, r)
-	assert.Equal(t, "COMPLETED", decode[api.Plan](t, r.stdout).Status)
+	assert.Equal(t, "COMPLETED", decode[wire.Plan](t, r.stdout).Status)
 	r = runWithEnv(t, p.URL(), operate, "status", "--tenant", "tok-a", "-o", "json")
 	requireExit(t, 0, r)
-	assert.Equal(t, "COMPLETED", decode[api.Task](t, r.stdout).Status)
+	assert.Equal(t, "COMPLETED", decode[wire.Task](t, r.stdout).Status)
 
 	tests := []struct {
 		name   string

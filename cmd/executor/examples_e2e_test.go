@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
+	"github.com/executor-dev/executor/wire"
 )
 
 // Every example runs against an executor on any address, not only on the default
@@ -38,12 +38,12 @@ func TestExamplesRunOnANonDefaultPort(t *testing.T) {
 			}
 			r := p.cli(t, args...)
 			requireExit(t, 0, r)
-			pl := decode[api.Plan](t, r.stdout)
+			pl := decode[wire.Plan](t, r.stdout)
 			assert.Equal(t, tt.want, pl.Status)
 			if !tt.wait {
 				return
 			}
-			tasks := decode[api.TaskList](t, runBinary(t, p.URL(), "plan", "tasks", pl.PlanID, "-o", "json").stdout)
+			tasks := decode[wire.TaskList](t, runBinary(t, p.URL(), "plan", "tasks", pl.PlanID, "-o", "json").stdout)
 			require.NotEmpty(t, tasks.Tasks)
 			for _, tk := range tasks.Tasks {
 				assert.Equal(t, "COMPLETED", tk.Status, "tenant %s: %+v", tk.TenantID, tk.LastError)

@@ -20,8 +20,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/server/servertest"
+	"github.com/executor-dev/executor/wire"
 )
 
 // cliTimeout bounds one run of a client command, so that no test hangs on one.
@@ -90,7 +90,7 @@ func decode[T any](t *testing.T, s string) T {
 }
 
 // writePlan writes a plan submission to a temporary file and returns its path.
-func writePlan(t *testing.T, p api.PlanRequest) string {
+func writePlan(t *testing.T, p wire.PlanRequest) string {
 	t.Helper()
 	b, err := json.Marshal(p)
 	require.NoError(t, err)
@@ -100,10 +100,10 @@ func writePlan(t *testing.T, p api.PlanRequest) string {
 }
 
 // httpStages returns http stages named names, each POSTing to base/<tenant>/<name>.
-func httpStages(base, timeout string, names ...string) []api.StageRequest {
-	stages := make([]api.StageRequest, len(names))
+func httpStages(base, timeout string, names ...string) []wire.StageRequest {
+	stages := make([]wire.StageRequest, len(names))
 	for i, name := range names {
-		stages[i] = api.StageRequest{Name: name, Kind: "http", Timeout: timeout, Params: map[string]any{
+		stages[i] = wire.StageRequest{Name: name, Kind: "http", Timeout: timeout, Params: map[string]any{
 			"method": "POST", "url": base + "/{{.TenantID}}/" + name, "body": `{"tenant":"{{.TenantID}}"}`,
 		}}
 	}

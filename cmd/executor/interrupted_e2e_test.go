@@ -9,18 +9,18 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/infra/redistest"
+	"github.com/executor-dev/executor/wire"
 )
 
 // getTask reads GET /v1/tasks/{id} from p.
-func getTask(t *testing.T, p *executorProc, id string) api.Task {
+func getTask(t *testing.T, p *executorProc, id string) wire.Task {
 	t.Helper()
 	resp, err := (&http.Client{Timeout: 10 * time.Second}).Get(p.URL() + "/v1/tasks/" + id)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	var tk api.Task
+	var tk wire.Task
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&tk))
 	return tk
 }
@@ -33,29 +33,29 @@ func getTask(t *testing.T, p *executorProc, id string) api.Task {
 func TestKilledMidSleepLeavesTheInterruptedAttemptInTheLedger(t *testing.T) {
 	t.Parallel()
 	rs := redistest.Start(t)
-	planFile := writePlan(t, api.PlanRequest{
+	planFile := writePlan(t, wire.PlanRequest{
 		Name: "kill-mid-sleep",
-		Stages: []api.StageRequest{
+		Stages: []wire.StageRequest{
 			{Name: "s1", Kind: "noop"},
 			// run 1 sleeps a minute (it is killed meanwhile); the retry's run 2 a moment
 			{Name: "s2", Kind: "sleep", Params: map[string]any{"duration": "{{if eq .Attempt 1}}60s{{else}}50ms{{end}}"}},
 			{Name: "s3", Kind: "noop"},
 		},
-		Tenants: []api.TenantRequest{{ID: "k9"}},
+		Tenants: []wire.TenantRequest{{ID: "k9"}},
 	})
 
 	a := startExecutor(t, "A", rs.URL())
 	r := a.cli(t, "submit", "-f", planFile, "-o", "json")
 	requireExit(t, 0, r)
-	submitted := decode[api.Plan](t, r.stdout)
-	running := pollTenant(t, a, "k9", "RUNNING at s2", nil, func(tk api.Task) bool {
+	submitted := decode[wire.Plan](t, r.stdout)
+	running := pollTenant(t, a, "k9", "RUNNING at s2", nil, func(tk wire.Task) bool {
 		return tk.Status == "RUNNING" && tk.CurrentStageName == "s2"
 	})
 	a.kill(t)
 	killedAt := time.Now()
 
 	b := startExecutor(t, "B", rs.URL())
-	pollTenant(t, b, "k9", "INTERRUPTED", nil, func(tk api.Task) bool { return tk.Status == "INTERRUPTED" })
+	pollTenant(t, b, "k9", "INTERRUPTED", nil, func(tk wire.Task) bool { return tk.Status == "INTERRUPTED" })
 	interrupted := getTask(t, b, running.TaskID)
 	require.Equal(t, "INTERRUPTED", interrupted.Status)
 	require.NotNil(t, interrupted.LastError)
@@ -75,7 +75,7 @@ func TestKilledMidSleepLeavesTheInterruptedAttemptInTheLedger(t *testing.T) {
 	resumeAfterLoss(t, b, submitted.PlanID) // A's loss paused the plan
 	r = b.cli(t, "retry", "--tenant", "k9", "--from-checkpoint", "-o", "json")
 	requireExit(t, 0, r)
-	pollTenant(t, b, "k9", "COMPLETED", nil, func(tk api.Task) bool { return tk.Status == "COMPLETED" })
+	pollTenant(t, b, "k9", "COMPLETED", nil, func(tk wire.Task) bool { return tk.Status == "COMPLETED" })
 	final := getTask(t, b, running.TaskID)
 	assert.Equal(t, 2, final.Attempt)
 	assert.Nil(t, final.LastError)
@@ -89,5 +89,5 @@ func TestKilledMidSleepLeavesTheInterruptedAttemptInTheLedger(t *testing.T) {
 
 	r = b.cli(t, "plan", "show", submitted.PlanID, "--watch", "-o", "json")
 	requireExit(t, 0, r)
-	assert.Equal(t, "COMPLETED", decode[api.Plan](t, r.stdout).Status)
+	assert.Equal(t, "COMPLETED", decode[wire.Plan](t, r.stdout).Status)
 }

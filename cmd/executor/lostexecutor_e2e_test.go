@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/infra/redistest"
+	"github.com/executor-dev/executor/wire"
 )
 
 // kill -9 of the executor running every task of a plan (maxConcurrency 3, 3 tenants: none is
@@ -48,7 +48,7 @@ func TestKilledExecutorRunningEveryTaskPausesThePlan(t *testing.T) {
 
 	r := b.cli(t, "plan", "show", submitted.PlanID, "--watch", "-o", "json")
 	requireExit(t, 3, r) // needs an operator: not ended
-	paused := decode[api.Plan](t, r.stdout)
+	paused := decode[wire.Plan](t, r.stdout)
 	require.Equal(t, "PAUSED", paused.Status)
 	assert.Contains(t, paused.Reason, "exec-a", "the reason names the lost executor")
 	for _, tk := range tasksOf(t, b, submitted.PlanID) {
@@ -83,7 +83,7 @@ func resumeAfterLoss(t *testing.T, p *executorProc, planID string) {
 		if r.code != 0 {
 			return false
 		}
-		pl := decode[api.Plan](t, r.stdout)
+		pl := decode[wire.Plan](t, r.stdout)
 		return pl.Status == "PAUSED" && pl.Reason != ""
 	}, pollTimeout, 50*time.Millisecond, "the plan is PAUSED for the lost executor")
 	requireExit(t, 0, p.cli(t, "plan", "resume", planID))

@@ -19,8 +19,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/infra/redistest"
+	"github.com/executor-dev/executor/wire"
 )
 
 // Limits of the bounded polls.
@@ -31,16 +31,16 @@ const (
 
 // pollTenant reads `status --tenant` from p until done accepts the task, and returns it.
 // check, if set, sees every successful read (to assert on intermediate states).
-func pollTenant(t *testing.T, p *executorProc, tenant string, what string, check func(api.Task), done func(api.Task) bool) api.Task {
+func pollTenant(t *testing.T, p *executorProc, tenant string, what string, check func(wire.Task), done func(wire.Task) bool) wire.Task {
 	t.Helper()
-	var last api.Task
+	var last wire.Task
 	var lastResult result
 	require.Eventually(t, func() bool {
 		lastResult = p.cli(t, "status", "--tenant", tenant, "-o", "json")
 		if lastResult.code != 0 {
 			return false
 		}
-		last = decode[api.Task](t, lastResult.stdout)
+		last = decode[wire.Task](t, lastResult.stdout)
 		if check != nil {
 			check(last)
 		}
@@ -57,16 +57,16 @@ func TestRestartQueryRetryFromRedis(t *testing.T) {
 	tg, targetSrv := newTarget(t)
 	rs := redistest.Start(t)
 
-	planFile := writePlan(t, api.PlanRequest{
+	planFile := writePlan(t, wire.PlanRequest{
 		Name:    "redis-restart",
 		Stages:  httpStages(targetSrv.URL, "5s", "s1", "s2", "s3", "s4"),
-		Tenants: []api.TenantRequest{{ID: "t1"}, {ID: "t2"}, {ID: "t3"}},
+		Tenants: []wire.TenantRequest{{ID: "t1"}, {ID: "t2"}, {ID: "t3"}},
 	})
 
 	a := startExecutor(t, "A", rs.URL())
 	r := a.cli(t, "submit", "-f", planFile, "--wait", "-o", "json")
 	requireExit(t, 1, r)
-	submitted := decode[api.Plan](t, r.stdout)
+	submitted := decode[wire.Plan](t, r.stdout)
 	require.Equal(t, "FAILED", submitted.Status, r.stdout)
 	assert.Equal(t, 2, submitted.Progress["COMPLETED"])
 	assert.Equal(t, 1, submitted.Progress["FAILED"])
@@ -77,7 +77,7 @@ func TestRestartQueryRetryFromRedis(t *testing.T) {
 	// B reads the tenant's task, its checkpoint and the plan from Redis.
 	r = b.cli(t, "status", "--tenant", "t2", "-o", "json")
 	requireExit(t, 0, r)
-	task := decode[api.Task](t, r.stdout)
+	task := decode[wire.Task](t, r.stdout)
 	assert.Equal(t, "FAILED", task.Status)
 	assert.Equal(t, submitted.PlanID, task.PlanID)
 	assert.Equal(t, 1, task.Attempt)
@@ -90,13 +90,13 @@ func TestRestartQueryRetryFromRedis(t *testing.T) {
 
 	r = b.cli(t, "checkpoint", "--tenant", "t2", "-o", "json")
 	requireExit(t, 0, r)
-	cp := decode[api.Checkpoint](t, r.stdout)
+	cp := decode[wire.Checkpoint](t, r.stdout)
 	assert.Equal(t, []string{"s1", "s2"}, cp.CompletedStages)
 	assert.Equal(t, task.TaskID, cp.TaskID)
 
 	r = b.cli(t, "plan", "show", submitted.PlanID, "-o", "json")
 	requireExit(t, 0, r)
-	shown := decode[api.Plan](t, r.stdout)
+	shown := decode[wire.Plan](t, r.stdout)
 	assert.Equal(t, "FAILED", shown.Status)
 	assert.Equal(t, submitted.TaskIDs, shown.TaskIDs)
 
@@ -104,16 +104,16 @@ func TestRestartQueryRetryFromRedis(t *testing.T) {
 	tg.fixed.Store(true)
 	r = b.cli(t, "retry", "--tenant", "t2", "--from-checkpoint", "-o", "json")
 	requireExit(t, 0, r)
-	assert.Equal(t, task.TaskID, decode[api.Task](t, r.stdout).TaskID)
+	assert.Equal(t, task.TaskID, decode[wire.Task](t, r.stdout).TaskID)
 
-	final := pollTenant(t, b, "t2", "COMPLETED", nil, func(tk api.Task) bool { return tk.Status == "COMPLETED" })
+	final := pollTenant(t, b, "t2", "COMPLETED", nil, func(tk wire.Task) bool { return tk.Status == "COMPLETED" })
 	assert.Equal(t, 2, final.Attempt)
 	require.NotNil(t, final.Checkpoint)
 	assert.Equal(t, []string{"s1", "s2", "s3", "s4"}, final.Checkpoint.CompletedStages)
 
 	r = b.cli(t, "plan", "show", submitted.PlanID, "--watch", "-o", "json")
 	requireExit(t, 0, r)
-	reopened := decode[api.Plan](t, r.stdout)
+	reopened := decode[wire.Plan](t, r.stdout)
 	assert.Equal(t, "COMPLETED", reopened.Status)
 	assert.Equal(t, 3, reopened.Progress["COMPLETED"])
 
@@ -176,21 +176,21 @@ func TestKilledMidStageIsInterruptedThenResumed(t *testing.T) {
 
 	stages := httpStages(targetSrv.URL, "5s", "s1", "s2", "s3")
 	stages[1].Timeout = "60s" // the first s2 call must outlive A
-	planFile := writePlan(t, api.PlanRequest{
-		Name: "redis-kill-mid-stage", Stages: stages, Tenants: []api.TenantRequest{{ID: "k1"}},
+	planFile := writePlan(t, wire.PlanRequest{
+		Name: "redis-kill-mid-stage", Stages: stages, Tenants: []wire.TenantRequest{{ID: "k1"}},
 	})
 
 	a := startExecutor(t, "A", rs.URL())
 	r := a.cli(t, "submit", "-f", planFile, "-o", "json")
 	requireExit(t, 0, r)
-	submitted := decode[api.Plan](t, r.stdout)
+	submitted := decode[wire.Plan](t, r.stdout)
 
 	select {
 	case <-tg.firstS2:
 	case <-time.After(pollTimeout):
 		require.FailNow(t, "the target never received k1's first s2 call")
 	}
-	running := pollTenant(t, a, "k1", "RUNNING at s2", nil, func(tk api.Task) bool {
+	running := pollTenant(t, a, "k1", "RUNNING at s2", nil, func(tk wire.Task) bool {
 		return tk.Status == "RUNNING" && tk.CurrentStageName == "s2"
 	})
 	require.NotNil(t, running.Checkpoint)
@@ -207,12 +207,12 @@ func TestKilledMidStageIsInterruptedThenResumed(t *testing.T) {
 	b := startExecutor(t, "B", rs.URL())
 	var seen []string
 	interrupted := pollTenant(t, b, "k1", "INTERRUPTED",
-		func(tk api.Task) {
+		func(tk wire.Task) {
 			if len(seen) == 0 || seen[len(seen)-1] != tk.Status {
 				seen = append(seen, tk.Status)
 			}
 		},
-		func(tk api.Task) bool { return tk.Status == "INTERRUPTED" })
+		func(tk wire.Task) bool { return tk.Status == "INTERRUPTED" })
 	t.Logf("B read k1 as %v; INTERRUPTED %s after the kill", seen, time.Since(killedAt).Round(time.Millisecond))
 	for _, s := range seen {
 		assert.Contains(t, []string{"RUNNING", "INTERRUPTED"}, s, "statuses read on B: %v", seen)
@@ -230,21 +230,21 @@ func TestKilledMidStageIsInterruptedThenResumed(t *testing.T) {
 	// The interrupted state was persisted, not just reported: another read agrees.
 	r = b.cli(t, "task", "show", interrupted.TaskID, "-o", "json")
 	requireExit(t, 0, r)
-	assert.Equal(t, "INTERRUPTED", decode[api.Task](t, r.stdout).Status)
+	assert.Equal(t, "INTERRUPTED", decode[wire.Task](t, r.stdout).Status)
 
 	resumeAfterLoss(t, b, submitted.PlanID) // A's loss paused the plan
 	r = b.cli(t, "retry", "--tenant", "k1", "--from-checkpoint", "-o", "json")
 	requireExit(t, 0, r)
-	final := pollTenant(t, b, "k1", "COMPLETED", nil, func(tk api.Task) bool { return tk.Status == "COMPLETED" })
+	final := pollTenant(t, b, "k1", "COMPLETED", nil, func(tk wire.Task) bool { return tk.Status == "COMPLETED" })
 	assert.Equal(t, 2, final.Attempt)
 
 	r = b.cli(t, "checkpoint", "--tenant", "k1", "-o", "json")
 	requireExit(t, 0, r)
-	assert.Equal(t, []string{"s1", "s2", "s3"}, decode[api.Checkpoint](t, r.stdout).CompletedStages)
+	assert.Equal(t, []string{"s1", "s2", "s3"}, decode[wire.Checkpoint](t, r.stdout).CompletedStages)
 
 	r = b.cli(t, "plan", "show", submitted.PlanID, "--watch", "-o", "json")
 	requireExit(t, 0, r)
-	assert.Equal(t, "COMPLETED", decode[api.Plan](t, r.stdout).Status)
+	assert.Equal(t, "COMPLETED", decode[wire.Plan](t, r.stdout).Status)
 
 	assert.Equal(t, 1, tg.count("k1/s1"))
 	assert.Equal(t, 2, tg.count("k1/s2"), "the killed s2 call and the resumed one")
@@ -306,10 +306,10 @@ func TestTwoExecutorsNeverRunOneTenantTwice(t *testing.T) {
 	outcomes := map[string]int{}
 	for round := 1; round <= 5; round++ {
 		tenant := fmt.Sprintf("shared-%d", round)
-		planFile := writePlan(t, api.PlanRequest{
+		planFile := writePlan(t, wire.PlanRequest{
 			Name:    "redis-race-" + tenant,
 			Stages:  httpStages(targetSrv.URL, "5s", "s1", "s2"),
-			Tenants: []api.TenantRequest{{ID: tenant}},
+			Tenants: []wire.TenantRequest{{ID: tenant}},
 		})
 
 		results := make([]result, len(procs))
@@ -355,7 +355,7 @@ func classifySubmission(t *testing.T, p *executorProc, tenant string, r result) 
 	t.Helper()
 	switch r.code {
 	case 0:
-		pl := decode[api.Plan](t, r.stdout)
+		pl := decode[wire.Plan](t, r.stdout)
 		require.Equal(t, "COMPLETED", pl.Status, "%s: exit 0 with plan %s", p.name, r.stdout)
 		return "completed"
 	case 1:
@@ -370,11 +370,11 @@ func classifySubmission(t *testing.T, p *executorProc, tenant string, r result) 
 			assert.Contains(t, r.stderr, tenant, "%s: the 409 names the tenant", p.name)
 			return "conflict"
 		}
-		pl := decode[api.Plan](t, r.stdout)
+		pl := decode[wire.Plan](t, r.stdout)
 		require.Equal(t, "FAILED", pl.Status, "%s: exit 1 with plan %s", p.name, r.stdout)
 		tr := p.cli(t, "plan", "tasks", pl.PlanID, "-o", "json")
 		requireExit(t, 0, tr)
-		tasks := decode[api.TaskList](t, tr.stdout).Tasks
+		tasks := decode[wire.TaskList](t, tr.stdout).Tasks
 		require.Len(t, tasks, 1, tr.stdout)
 		tk := tasks[0]
 		assert.Equal(t, tenant, tk.TenantID)

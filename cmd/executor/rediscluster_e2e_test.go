@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/infra/redistest"
+	"github.com/executor-dev/executor/wire"
 )
 
 // eventLog collects the data lines of a GET /v1/events stream, read in the background until
@@ -95,12 +95,12 @@ func TestRedisClusterRunsEveryCommand(t *testing.T) {
 	events := followEvents(t, b.URL()+"/v1/events")
 
 	rc := newRecorder(t)
-	planFile := writePlan(t, api.PlanRequest{
+	planFile := writePlan(t, wire.PlanRequest{
 		Name: "cluster-200", MaxConcurrency: 40, Stages: rc.stages(5, "s1", "s2", "s3"), Tenants: tenantsN("c", 200),
 	})
 	r := a.cli(t, "submit", "-f", planFile, "-o", "json")
 	requireExit(t, 0, r)
-	big := decode[api.Plan](t, r.stdout)
+	big := decode[wire.Plan](t, r.stdout)
 	end := watchPlan(t, b, big.PlanID)
 	require.Equal(t, "COMPLETED", end.Status)
 	byExecutor := map[string]int{}
@@ -119,7 +119,7 @@ func TestRedisClusterRunsEveryCommand(t *testing.T) {
 	// A tenant query on either executor reads the cluster.
 	r = a.cli(t, "status", "--tenant", "c-123", "-o", "json")
 	requireExit(t, 0, r)
-	q := decode[api.Task](t, r.stdout)
+	q := decode[wire.Task](t, r.stdout)
 	assert.Equal(t, "COMPLETED", q.Status)
 	require.NotNil(t, q.Checkpoint)
 	assert.Equal(t, 2, q.Checkpoint.LastCompletedStageIndex)
@@ -134,11 +134,11 @@ func TestRedisClusterRunsEveryCommand(t *testing.T) {
 	t.Run("retry from checkpoint", func(t *testing.T) {
 		tg, srv := newTarget(t)
 		stages := httpStages(srv.URL, "5s", "s1", "s2", "s3", "s4")
-		file := writePlan(t, api.PlanRequest{Name: "cluster-retry", Stages: stages,
-			Tenants: []api.TenantRequest{{ID: "t1"}, {ID: "t2"}, {ID: "t3"}}})
+		file := writePlan(t, wire.PlanRequest{Name: "cluster-retry", Stages: stages,
+			Tenants: []wire.TenantRequest{{ID: "t1"}, {ID: "t2"}, {ID: "t3"}}})
 		r := b.cli(t, "submit", "-f", file, "--wait", "-o", "json")
 		requireExit(t, 1, r)
-		failed := decode[api.Plan](t, r.stdout)
+		failed := decode[wire.Plan](t, r.stdout)
 		assert.Equal(t, "FAILED", failed.Status)
 		tg.fixed.Store(true)
 		requireExit(t, 0, a.cli(t, "retry", "--tenant", "t2", "--from-checkpoint"))
@@ -148,11 +148,11 @@ func TestRedisClusterRunsEveryCommand(t *testing.T) {
 
 	t.Run("pause resume cancel", func(t *testing.T) {
 		slow := newRecorder(t)
-		file := writePlan(t, api.PlanRequest{Name: "cluster-steer", MaxConcurrency: 2,
+		file := writePlan(t, wire.PlanRequest{Name: "cluster-steer", MaxConcurrency: 2,
 			Stages: slow.stages(150, "s1", "s2"), Tenants: tenantsN("p", 30)})
 		r := a.cli(t, "submit", "-f", file, "-o", "json")
 		requireExit(t, 0, r)
-		p := decode[api.Plan](t, r.stdout)
+		p := decode[wire.Plan](t, r.stdout)
 		require.Eventually(t, func() bool { return slow.answeredCount("p-000/s1") == 1 }, 10*time.Second, 10*time.Millisecond)
 		requireExit(t, 0, b.cli(t, "plan", "pause", p.PlanID))
 		waitPlanStatus(t, a, p.PlanID, "PAUSED")
@@ -161,7 +161,7 @@ func TestRedisClusterRunsEveryCommand(t *testing.T) {
 		requireExit(t, 0, a.cli(t, "plan", "cancel", p.PlanID))
 		r = b.cli(t, "plan", "show", p.PlanID, "--watch", "-o", "json")
 		requireExit(t, 1, r) // a plan that did not complete
-		ended := decode[api.Plan](t, r.stdout)
+		ended := decode[wire.Plan](t, r.stdout)
 		assert.Equal(t, "CANCELLED", ended.Status)
 		assert.Positive(t, ended.Progress["CANCELLED"], "queued tenants are cancelled")
 		assert.Less(t, ended.Progress["COMPLETED"], 30, "the cancel stopped the rollout")
@@ -171,11 +171,11 @@ func TestRedisClusterRunsEveryCommand(t *testing.T) {
 	t.Run("scheduled plan", func(t *testing.T) {
 		sched := newRecorder(t)
 		at := time.Now().Add(2 * time.Second).UTC()
-		file := writePlan(t, api.PlanRequest{Name: "cluster-scheduled", StartAt: &at,
+		file := writePlan(t, wire.PlanRequest{Name: "cluster-scheduled", StartAt: &at,
 			Stages: sched.stages(1, "s1"), Tenants: tenantsN("s", 5)})
 		r := b.cli(t, "submit", "-f", file, "-o", "json")
 		requireExit(t, 0, r)
-		p := decode[api.Plan](t, r.stdout)
+		p := decode[wire.Plan](t, r.stdout)
 		assert.Equal(t, "SCHEDULED", p.Status)
 		ended := watchPlan(t, a, p.PlanID)
 		assert.Equal(t, "COMPLETED", ended.Status)
@@ -189,6 +189,6 @@ func waitPlanStatus(t *testing.T, p *executorProc, planID, status string) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		r := p.cli(t, "plan", "show", planID, "-o", "json")
-		return r.code == 0 && decode[api.Plan](t, r.stdout).Status == status
+		return r.code == 0 && decode[wire.Plan](t, r.stdout).Status == status
 	}, 30*time.Second, 50*time.Millisecond, "plan %s never read %s", planID, status)
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/infra/redistest"
+	"github.com/executor-dev/executor/wire"
 )
 
 // failoverTimeout bounds how long a plan may take to settle after a Redis failover (the
@@ -30,12 +30,12 @@ func rolloutThroughFailover(t *testing.T, redisURL string, extra []string, fail 
 	b := startExecutor(t, "B", redisURL, append([]string{"--name", "exec-b"}, extra...)...)
 	tenants := tenantsN("f", 80)
 	stages := []string{"s1", "s2", "s3", "s4"}
-	planFile := writePlan(t, api.PlanRequest{
+	planFile := writePlan(t, wire.PlanRequest{
 		Name: "through-failover", MaxConcurrency: 24, Stages: rc.stages(150, stages...), Tenants: tenants,
 	})
 	r := a.cli(t, "submit", "-f", planFile, "-o", "json")
 	requireExit(t, 0, r)
-	planID := decode[api.Plan](t, r.stdout).PlanID
+	planID := decode[wire.Plan](t, r.stdout).PlanID
 	require.Eventually(t, func() bool {
 		n := 0
 		for _, tn := range tenants {
@@ -49,7 +49,7 @@ func rolloutThroughFailover(t *testing.T, redisURL string, extra []string, fail 
 	settled := waitSettled(t, b, planID)
 	t.Logf("plan settled %s after the failover: %v", time.Since(failedAt).Round(time.Millisecond), settled.Progress)
 	for round := 0; ; round++ {
-		var retry []api.Task
+		var retry []wire.Task
 		for _, tk := range tasksOf(t, a, planID) {
 			switch tk.Status {
 			case "COMPLETED":
@@ -80,9 +80,9 @@ func rolloutThroughFailover(t *testing.T, redisURL string, extra []string, fail 
 
 // waitSettled polls the plan until it is no longer RUNNING and none of its tasks is PENDING
 // or RUNNING, and returns it.
-func waitSettled(t *testing.T, p *executorProc, planID string) api.Plan {
+func waitSettled(t *testing.T, p *executorProc, planID string) wire.Plan {
 	t.Helper()
-	var plan api.Plan
+	var plan wire.Plan
 	require.Eventually(t, func() bool {
 		r := p.cli(t, "plan", "show", planID, "-o", "json")
 		if (r.code != 0 && r.code != 1) || json.Unmarshal([]byte(r.stdout), &plan) != nil {
@@ -91,7 +91,7 @@ func waitSettled(t *testing.T, p *executorProc, planID string) api.Plan {
 		if plan.Status == "RUNNING" || plan.Status == "PENDING" {
 			return false
 		}
-		return !slices.ContainsFunc(tasksOf(t, p, planID), func(tk api.Task) bool {
+		return !slices.ContainsFunc(tasksOf(t, p, planID), func(tk wire.Task) bool {
 			return tk.Status == "PENDING" || tk.Status == "RUNNING"
 		})
 	}, failoverTimeout, 200*time.Millisecond, "plan %s did not settle", planID)

@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/infra/rediskey"
 	"github.com/executor-dev/executor/infra/redistest"
+	"github.com/executor-dev/executor/wire"
 )
 
 // ringTarget is a loopback deployment target recording when each tenant's call started and
@@ -69,14 +69,14 @@ func (rt *ringTarget) span(tenants []string) (first, last time.Time, n int) {
 }
 
 // getPlan reads a plan through p.
-func getPlan(t *testing.T, p *executorProc, id string) (api.Plan, bool) {
+func getPlan(t *testing.T, p *executorProc, id string) (wire.Plan, bool) {
 	t.Helper()
 	resp, err := http.Get(p.URL() + "/v1/plans/" + id)
 	if err != nil {
-		return api.Plan{}, false
+		return wire.Plan{}, false
 	}
 	defer resp.Body.Close()
-	var out api.Plan
+	var out wire.Plan
 	return out, resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&out) == nil
 }
 
@@ -94,12 +94,12 @@ func TestRingsOnTwoExecutorsSurviveTheBakeHolderKilled(t *testing.T) {
 		"exec-b": startExecutor(t, "B", rs.URL(), "--name", "exec-b"),
 	}
 	const bake = 2 * time.Second
-	req := api.PlanRequest{
+	req := wire.PlanRequest{
 		Name: "rings-e2e", MaxConcurrency: 20,
-		Stages: []api.StageRequest{{Name: "deploy", Kind: "http", Retry: &api.RetryRequest{MaxAttempts: 1},
+		Stages: []wire.StageRequest{{Name: "deploy", Kind: "http", Retry: &wire.RetryRequest{MaxAttempts: 1},
 			Params: map[string]any{"method": "GET", "url": rt.srv.URL + "/{{.TenantID}}"}}},
 		Tenants: tenantsN("rg", 200),
-		Waves: []api.WaveRequest{
+		Waves: []wire.WaveRequest{
 			{Name: "first", Size: 1, Bake: bake.String(), Then: "approve"},
 			{Name: "ten", Size: "10%", Bake: bake.String()},
 			{Name: "half", Size: "50%", Bake: bake.String()},
@@ -110,13 +110,13 @@ func TestRingsOnTwoExecutorsSurviveTheBakeHolderKilled(t *testing.T) {
 	require.NoError(t, err)
 	resp, err := http.Post(execs["exec-a"].URL()+"/v1/plans", "application/json", bytes.NewReader(body))
 	require.NoError(t, err)
-	var p api.Plan
+	var p wire.Plan
 	require.Equal(t, http.StatusCreated, resp.StatusCode)
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&p))
 	resp.Body.Close()
 	require.NotNil(t, p.Rings)
 
-	var baking api.Plan
+	var baking wire.Plan
 	require.Eventually(t, func() bool {
 		got, ok := getPlan(t, execs["exec-a"], p.PlanID)
 		baking = got
@@ -142,7 +142,7 @@ func TestRingsOnTwoExecutorsSurviveTheBakeHolderKilled(t *testing.T) {
 	require.Positive(t, baking.Rings.Waves[0].BakeLeftMs, "killed mid-bake")
 	t.Logf("%s killed %s before the bake's end", holder, time.Until(*baking.Rings.Waves[0].BakeEndsAt).Round(time.Millisecond))
 
-	var awaiting api.Plan
+	var awaiting wire.Plan
 	require.Eventually(t, func() bool {
 		got, ok := getPlan(t, survivor, p.PlanID)
 		awaiting = got
@@ -189,23 +189,23 @@ func TestRingsBakeSurvivesARestart(t *testing.T) {
 	rt := newRingTarget(t)
 	rs := redistest.Start(t)
 	a := startExecutor(t, "A", rs.URL(), "--name", "exec-a")
-	req := api.PlanRequest{
+	req := wire.PlanRequest{
 		Name: "rings-restart", MaxConcurrency: 5,
-		Stages: []api.StageRequest{{Name: "deploy", Kind: "http", Retry: &api.RetryRequest{MaxAttempts: 1},
+		Stages: []wire.StageRequest{{Name: "deploy", Kind: "http", Retry: &wire.RetryRequest{MaxAttempts: 1},
 			Params: map[string]any{"method": "GET", "url": rt.srv.URL + "/{{.TenantID}}"}}},
 		Tenants: tenantsN("rg", 10),
-		Waves:   []api.WaveRequest{{Name: "first", Size: 2, Bake: "3s", Then: "approve"}, {Name: "rest", Size: "rest"}},
+		Waves:   []wire.WaveRequest{{Name: "first", Size: 2, Bake: "3s", Then: "approve"}, {Name: "rest", Size: "rest"}},
 	}
 	body, err := json.Marshal(req)
 	require.NoError(t, err)
 	resp, err := http.Post(a.URL()+"/v1/plans", "application/json", bytes.NewReader(body))
 	require.NoError(t, err)
-	var p api.Plan
+	var p wire.Plan
 	require.Equal(t, http.StatusCreated, resp.StatusCode)
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&p))
 	resp.Body.Close()
 
-	var baking api.Plan
+	var baking wire.Plan
 	require.Eventually(t, func() bool {
 		got, ok := getPlan(t, a, p.PlanID)
 		baking = got

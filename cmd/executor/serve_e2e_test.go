@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/infra/rediskey"
 	"github.com/executor-dev/executor/infra/redistest"
+	"github.com/executor-dev/executor/wire"
 )
 
 // unreachedStart bounds the start of an executor whose Redis does not answer (its channels'
@@ -34,12 +34,12 @@ func spawnServing(t *testing.T, name, redisURL string, extra ...string) *executo
 }
 
 // readyz returns GET /readyz's status and body.
-func readyz(t *testing.T, p *executorProc) (int, api.Health) {
+func readyz(t *testing.T, p *executorProc) (int, wire.Health) {
 	t.Helper()
 	resp, err := http.Get(p.URL() + "/readyz")
 	require.NoError(t, err)
 	defer resp.Body.Close()
-	var h api.Health
+	var h wire.Health
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&h))
 	return resp.StatusCode, h
 }
@@ -69,8 +69,8 @@ func TestServeNotReadyUntilRedisReached(t *testing.T) {
 	assert.Contains(t, h.Reason, "redis not reached yet since start")
 	assert.Contains(t, a.output.String(), `"redis":"unreachable"`, "the serving line says Redis is unreachable")
 
-	planFile := writePlan(t, api.PlanRequest{Name: "unreached", Stages: []api.StageRequest{{Name: "one", Kind: "noop"}},
-		Tenants: []api.TenantRequest{{ID: "nr-1"}}})
+	planFile := writePlan(t, wire.PlanRequest{Name: "unreached", Stages: []wire.StageRequest{{Name: "one", Kind: "noop"}},
+		Tenants: []wire.TenantRequest{{ID: "nr-1"}}})
 	r := a.cli(t, "submit", "-f", planFile)
 	requireExit(t, 1, r)
 	assert.Contains(t, r.stderr, "503")
@@ -81,7 +81,7 @@ func TestServeNotReadyUntilRedisReached(t *testing.T) {
 	assert.Contains(t, a.output.String(), `"msg":"redis reached"`)
 	r = a.cli(t, "submit", "-f", planFile, "-o", "json")
 	requireExit(t, 0, r)
-	submitted := decode[api.Plan](t, r.stdout)
+	submitted := decode[wire.Plan](t, r.stdout)
 	n, err := rs.Client().Exists(context.Background(), rediskey.New("").Plan(submitted.PlanID)).Result()
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), n, "the plan is written to Redis")
@@ -97,8 +97,8 @@ func TestServeStartDegradedTakesPlansAtOnce(t *testing.T) {
 	code, h := readyz(t, a)
 	assert.Equal(t, http.StatusServiceUnavailable, code)
 	assert.Equal(t, "degraded", h.Status)
-	planFile := writePlan(t, api.PlanRequest{Name: "degraded", Stages: []api.StageRequest{{Name: "one", Kind: "noop"}},
-		Tenants: []api.TenantRequest{{ID: "sd-1"}}})
+	planFile := writePlan(t, wire.PlanRequest{Name: "degraded", Stages: []wire.StageRequest{{Name: "one", Kind: "noop"}},
+		Tenants: []wire.TenantRequest{{ID: "sd-1"}}})
 	requireExit(t, 0, a.cli(t, "submit", "-f", planFile))
 }
 
@@ -136,12 +136,12 @@ func TestSecondSIGTERMCutsTheDrainShort(t *testing.T) {
 	t.Parallel()
 	rs := redistest.Start(t)
 	a := startExecutor(t, "A", rs.URL(), "--shutdown-timeout", "30s")
-	planFile := writePlan(t, api.PlanRequest{Name: "cut-short", Stages: []api.StageRequest{
+	planFile := writePlan(t, wire.PlanRequest{Name: "cut-short", Stages: []wire.StageRequest{
 		{Name: "first", Kind: "noop"},
 		{Name: "bake", Kind: "sleep", Params: map[string]any{"duration": "30s"}},
-	}, Tenants: []api.TenantRequest{{ID: "cs-1"}}})
+	}, Tenants: []wire.TenantRequest{{ID: "cs-1"}}})
 	requireExit(t, 0, a.cli(t, "submit", "-f", planFile))
-	pollTenant(t, a, "cs-1", "the sleep stage runs", nil, func(tk api.Task) bool {
+	pollTenant(t, a, "cs-1", "the sleep stage runs", nil, func(tk wire.Task) bool {
 		return tk.Status == "RUNNING" && tk.Checkpoint != nil && len(tk.Checkpoint.CompletedStages) == 1
 	})
 
@@ -153,7 +153,7 @@ func TestSecondSIGTERMCutsTheDrainShort(t *testing.T) {
 	assert.Contains(t, a.output.String(), "cut short by a second signal")
 
 	b := startExecutor(t, "B", rs.URL())
-	tk := pollTenant(t, b, "cs-1", "INTERRUPTED", nil, func(tk api.Task) bool { return tk.Status == "INTERRUPTED" })
+	tk := pollTenant(t, b, "cs-1", "INTERRUPTED", nil, func(tk wire.Task) bool { return tk.Status == "INTERRUPTED" })
 	require.NotNil(t, tk.LastError)
 	assert.Equal(t, "shutdown", tk.LastError.Class)
 	assert.Equal(t, "bake", tk.LastError.Stage)

@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/infra/rediskey"
 	"github.com/executor-dev/executor/infra/redistest"
+	"github.com/executor-dev/executor/wire"
 )
 
 // drainTarget answers every stage at once but two: g1's s2 waits until release is closed,
@@ -72,21 +72,21 @@ func TestSIGTERMMidPlanHandsBackToTheNextExecutor(t *testing.T) {
 	t.Cleanup(func() { close(tg.testDone) })
 	rs := redistest.Start(t)
 
-	planFile := writePlan(t, api.PlanRequest{
+	planFile := writePlan(t, wire.PlanRequest{
 		Name: "sigterm-mid-plan", MaxConcurrency: 2, Stages: httpStages(targetSrv.URL, "30s", "s1", "s2", "s3"),
-		Tenants: []api.TenantRequest{{ID: "g1"}, {ID: "g2"}, {ID: "g3"}},
+		Tenants: []wire.TenantRequest{{ID: "g1"}, {ID: "g2"}, {ID: "g3"}},
 	})
 	a := startExecutor(t, "A", rs.URL(), "--shutdown-timeout", "2s")
 	r := a.cli(t, "submit", "-f", planFile, "-o", "json")
 	requireExit(t, 0, r)
-	submitted := decode[api.Plan](t, r.stdout)
+	submitted := decode[wire.Plan](t, r.stdout)
 	require.Eventually(t, func() bool { return tg.count("g1/s2") == 1 && tg.count("g2/s2") == 1 },
 		pollTimeout, 10*time.Millisecond, "g1 and g2 reached s2")
 
 	require.NoError(t, a.cmd.Process.Signal(syscall.SIGTERM))
 	signalled := time.Now()
 	// Draining: new work is refused with 503.
-	other := writePlan(t, api.PlanRequest{Name: "late", Stages: httpStages(targetSrv.URL, "5s", "s1"), Tenants: []api.TenantRequest{{ID: "late-1"}}})
+	other := writePlan(t, wire.PlanRequest{Name: "late", Stages: httpStages(targetSrv.URL, "5s", "s1"), Tenants: []wire.TenantRequest{{ID: "late-1"}}})
 	r = a.cli(t, "submit", "-f", other)
 	requireExit(t, 1, r)
 	assert.Contains(t, r.stderr, "503")
@@ -123,11 +123,11 @@ func TestSIGTERMMidPlanHandsBackToTheNextExecutor(t *testing.T) {
 	b := startExecutor(t, "B", rs.URL())
 	for _, tenant := range []string{"g1", "g3"} {
 		pollTenant(t, b, tenant, tenant+" continued by B without an operator", nil,
-			func(tk api.Task) bool { return tk.Status == "COMPLETED" })
+			func(tk wire.Task) bool { return tk.Status == "COMPLETED" })
 	}
 	r = b.cli(t, "status", "--tenant", "g2", "-o", "json")
 	requireExit(t, 0, r)
-	g2 := decode[api.Task](t, r.stdout)
+	g2 := decode[wire.Task](t, r.stdout)
 	assert.Equal(t, "INTERRUPTED", g2.Status, "a stage cut short is started work: it waits for an operator")
 	require.NotNil(t, g2.LastError)
 	assert.Equal(t, "shutdown", g2.LastError.Class)
@@ -136,7 +136,7 @@ func TestSIGTERMMidPlanHandsBackToTheNextExecutor(t *testing.T) {
 	requireExit(t, 0, b.cli(t, "retry", "--tenant", "g2", "--from-checkpoint"))
 	r = b.cli(t, "plan", "show", submitted.PlanID, "--watch", "-o", "json")
 	requireExit(t, 0, r)
-	assert.Equal(t, "COMPLETED", decode[api.Plan](t, r.stdout).Status)
+	assert.Equal(t, "COMPLETED", decode[wire.Plan](t, r.stdout).Status)
 	for key, n := range map[string]int{"g1/s1": 1, "g1/s2": 1, "g1/s3": 1, "g2/s1": 1, "g2/s2": 2, "g2/s3": 1, "g3/s1": 1, "g3/s3": 1} {
 		assert.Equal(t, n, tg.count(key), key)
 	}

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/executor-dev/executor/domain/errcode"
 )
 
 // Sentinel errors; match them with errors.Is.
 var (
-	ErrNotFound   = errors.New("checkpoint: not found")
+	ErrNotFound   = errcode.WithDetail(errcode.NotFound, "checkpoint: not found", "the task has no checkpoint yet")
 	ErrOutOfOrder = errors.New("checkpoint: stage recorded out of order")
 	ErrInvalid    = errors.New("checkpoint: invalid")
 )

@@ -21,43 +21,45 @@ const (
 
 // Attempt summarises a task's latest stage attempt.
 type Attempt struct {
-	StageIndex int    `json:"stageIndex"`
-	Stage      string `json:"stage"`
-	Attempt    int    `json:"attempt"`
-	Outcome    string `json:"outcome"`
-	Class      string `json:"class,omitempty"`
+	StageIndex int
+	Stage      string
+	Attempt    int
+	Outcome    string
+	Class      string
 }
 
-// Event is one transition.
+// Event is one transition. It is the domain value, without a JSON form of its own: GET
+// /v1/events sends it, and the Redis event stream stores it, as a wire.Event (package events
+// maps one to the other).
 type Event struct {
-	ID       uint64    `json:"id"` // numbered by the hub that publishes it
-	Kind     Kind      `json:"kind"`
-	At       time.Time `json:"at"`
-	PlanID   string    `json:"planId"`
-	TaskID   string    `json:"taskId,omitempty"`
-	TenantID string    `json:"tenantId,omitempty"`
+	ID       uint64 // numbered by the hub that publishes it
+	Kind     Kind
+	At       time.Time
+	PlanID   string
+	TaskID   string
+	TenantID string
 	// Status is the plan's or the task's status after the transition.
-	Status string `json:"status"`
+	Status string
 	// Stage is, for a task, the index of its next stage; for a stage event, the index of the
 	// stage completed.
-	Stage     int    `json:"stage"`
-	StageName string `json:"stageName,omitempty"`
+	Stage     int
+	StageName string
 	// Run is the task's attempt number (1 on its first run, +1 per retry).
-	Run  int      `json:"run,omitempty"`
-	Last *Attempt `json:"lastAttempt,omitempty"`
+	Run  int
+	Last *Attempt
 	// Ring is, for a plan rolled out in rings, where it stands after the transition.
-	Ring *Ring `json:"ring,omitempty"`
+	Ring *Ring
 }
 
 // Ring is where a rolling plan stands: its current ring, that ring's wave and state
 // (running, baking, checking, awaiting_approval, halted, rejected, passed), when a bake ends,
 // and why it halted.
 type Ring struct {
-	Index      int        `json:"index"`
-	Wave       string     `json:"wave"`
-	State      string     `json:"state"`
-	BakeEndsAt *time.Time `json:"bakeEndsAt,omitempty"`
-	Halt       string     `json:"halt,omitempty"`
+	Index      int
+	Wave       string
+	State      string
+	BakeEndsAt *time.Time
+	Halt       string
 }
 
 // Publisher takes events. Publish must not block: it runs on the path of every transition.

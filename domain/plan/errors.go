@@ -3,16 +3,18 @@ package plan
 import (
 	"errors"
 	"fmt"
+
+	"github.com/executor-dev/executor/domain/errcode"
 )
 
 // Sentinel errors; match them with errors.Is.
 var (
-	ErrInvalidTransition = errors.New("plan: invalid transition")
-	ErrNotFound          = errors.New("plan: not found")
+	ErrInvalidTransition = errcode.WithDetail(errcode.InvalidTransition, "plan: invalid transition", "the operation is not allowed in the current state")
+	ErrNotFound          = errcode.WithDetail(errcode.NotFound, "plan: not found", "plan not found")
 	ErrInvalid           = errors.New("plan: invalid")
 	// ErrConflict: the plan changed in the store since this copy was read (another writer's
 	// compare-and-set won); read it again and re-apply the transition.
-	ErrConflict = errors.New("plan: conflict: changed by another writer since it was read")
+	ErrConflict = errcode.WithDetail(errcode.Conflict, "plan: conflict: changed by another writer since it was read", "changed by others many times meanwhile; try again")
 )
 
 // TransitionError describes a refused transition. It matches ErrInvalidTransition.
@@ -27,3 +29,9 @@ func (e *TransitionError) Error() string {
 
 // Unwrap returns ErrInvalidTransition.
 func (e *TransitionError) Unwrap() error { return ErrInvalidTransition }
+
+// Code is errcode.InvalidTransition.
+func (e *TransitionError) Code() errcode.Code { return errcode.InvalidTransition }
+
+// Detail is the refused transition, without the context that wraps it.
+func (e *TransitionError) Detail() string { return e.Error() }

@@ -27,4 +27,8 @@ type Repository interface {
 	// the plan it is given and nothing else. It returns the plan as saved, or fn's error
 	// (nothing written), ErrNotFound, or ErrConflict after many lost races in a row.
 	Update(ctx context.Context, id string, fn func(p *Plan) error) (*Plan, error)
+	// Refresh reads the plan with id again if the store keeps a copy of it that has not ended
+	// (a store in front of a shared one: its copy follows a change another executor made, and
+	// it lets go of a plan that ended there). A store that keeps no copies does nothing.
+	Refresh(ctx context.Context, id string)
 }

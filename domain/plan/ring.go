@@ -3,6 +3,8 @@ package plan
 import (
 	"fmt"
 	"time"
+
+	"github.com/executor-dev/executor/domain/errcode"
 )
 
 // RingPhase is where the current ring of a rolling plan stands.
@@ -77,6 +79,12 @@ func (e *RingError) Error() string {
 
 // Unwrap returns ErrInvalidTransition.
 func (e *RingError) Unwrap() error { return ErrInvalidTransition }
+
+// Code is errcode.InvalidTransition.
+func (e *RingError) Code() errcode.Code { return errcode.InvalidTransition }
+
+// Detail is the refused change, without the context that wraps it.
+func (e *RingError) Detail() string { return e.Error() }
 
 func (p *Plan) refuseRing(action string) error {
 	if p.status.Terminal() {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/executor-dev/executor/domain/errcode"
 )
 
 // ErrClaimsPaused is returned when no tenant may be claimed for a new task now: the store
@@ -24,3 +26,11 @@ func (e *ClaimsPausedError) Error() string {
 
 // Unwrap returns ErrClaimsPaused.
 func (e *ClaimsPausedError) Unwrap() error { return ErrClaimsPaused }
+
+// Code is errcode.ClaimsPaused.
+func (e *ClaimsPausedError) Code() errcode.Code { return errcode.ClaimsPaused }
+
+// Detail is what a caller is told: how long claims wait, to the second, and why.
+func (e *ClaimsPausedError) Detail() string {
+	return fmt.Sprintf("new tenant claims wait %v: %s", e.RetryAfter.Round(time.Second), e.Reason)
+}

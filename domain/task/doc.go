@@ -16,6 +16,10 @@
 //	PAUSED → PENDING        (resume: the same run)
 //
 // Invariants:
+//   - what each status means (Terminal, Settled, AtRest, Retryable, Cancellable) is one table,
+//     status.go's rules, with an entry for every status (a test fails for a status without
+//     one); Retry and Cancel accept exactly the statuses Retryable and Cancellable report,
+//     and the API serves the table (GET /v1/task-statuses) to clients such as the console;
 //   - 0 ≤ CurrentStage ≤ len(Stages); a COMPLETED task has run every stage;
 //   - Attempt ≥ 1 and grows by one per retry (resume is not a retry);
 //   - the attempt ledger only grows, in run order, and every entry has a valid outcome;

@@ -19,6 +19,16 @@ type Repository interface {
 	Task(ctx context.Context, id string) (*Task, error)
 	// Latest returns the tenant's latest task, or ErrNotFound.
 	Latest(ctx context.Context, tenantID string) (*Task, error)
+	// LatestWithCheckpoint returns the tenant's latest task and its checkpoint (nil when it
+	// has none), or ErrNotFound: what Latest and then checkpoint.Store.Checkpoint would read,
+	// read together (a tenant query waits for fewer round trips).
+	LatestWithCheckpoint(ctx context.Context, tenantID string) (*Task, *checkpoint.Checkpoint, error)
+	// Peek returns the task with id as a local copy holds it, when the store keeps one (a
+	// copy that may be stale), else as Task does; ErrNotFound when neither has it. A caller
+	// acts on what it read only after the store confirmed it: the orchestrator's claim reads
+	// a queued task through it, and the fence bump that starts the run returns the task as
+	// stored.
+	Peek(ctx context.Context, id string) (*Task, error)
 	// ByIDs returns the tasks with the given ids, in that order (ErrNotFound if one is missing).
 	ByIDs(ctx context.Context, ids []string) ([]*Task, error)
 	// Statuses returns the statuses of the tasks with the given ids, in that order

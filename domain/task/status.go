@@ -20,16 +20,67 @@ const (
 // Statuses lists every status in display order.
 var Statuses = []Status{Pending, Running, Waiting, Paused, Completed, Failed, Cancelled, Interrupted}
 
+// rules is what each status means to the rest of the executor: every status of Statuses has
+// an entry (a test fails when a status is added without one), and the methods below read
+// nothing else.
+var rules = map[Status]struct {
+	terminal    bool // ended for good (Terminal)
+	settled     bool // over as far as its plan is concerned (Settled)
+	atRest      bool // stays so until an operator acts (AtRest)
+	retryable   bool // a retry may start it again (Retryable)
+	cancellable bool // an operator may cancel it (Cancellable)
+}{
+	Pending:     {cancellable: true},
+	Running:     {cancellable: true},
+	Waiting:     {atRest: true, cancellable: true},
+	Paused:      {atRest: true, retryable: true, cancellable: true},
+	Completed:   {terminal: true, settled: true, atRest: true},
+	Failed:      {terminal: true, settled: true, atRest: true, retryable: true},
+	Cancelled:   {terminal: true, settled: true, atRest: true, retryable: true},
+	Interrupted: {settled: true, atRest: true, retryable: true, cancellable: true},
+}
+
 // Terminal reports whether no run of the task is under way or owed: a tenant whose latest task
 // is terminal may be rolled out again by a new plan.
-func (s Status) Terminal() bool { return s == Completed || s == Failed || s == Cancelled }
+func (s Status) Terminal() bool { return rules[s].terminal }
+
+// Settled reports whether the task no longer holds its plan open: it is terminal, or
+// INTERRUPTED (its run is over; it waits for an operator's retry or cancel, and its plan
+// ends FAILED meanwhile).
+func (s Status) Settled() bool { return rules[s].settled }
+
+// AtRest reports whether the task stays in s until an operator acts: it ended, waits at a
+// gate (WAITING), or is PAUSED or INTERRUPTED. A long poll on a task answers once it is at
+// rest.
+func (s Status) AtRest() bool { return rules[s].atRest }
+
+// Retryable reports whether a retry may start the task again from s (Task.Retry): FAILED,
+// CANCELLED, PAUSED, INTERRUPTED.
+func (s Status) Retryable() bool { return rules[s].retryable }
+
+// Cancellable reports whether an operator may cancel the task in s (Task.Cancel): any status
+// that is not terminal.
+func (s Status) Cancellable() bool { return rules[s].cancellable }
+
+// RetryableStatuses lists the statuses Retryable accepts, in display order.
+func RetryableStatuses() []Status { return statusesWhere(Status.Retryable) }
+
+// CancellableStatuses lists the statuses Cancellable accepts, in display order.
+func CancellableStatuses() []Status { return statusesWhere(Status.Cancellable) }
+
+// statusesWhere lists the statuses rule accepts, in display order.
+func statusesWhere(rule func(Status) bool) []Status {
+	var out []Status
+	for _, s := range Statuses {
+		if rule(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
 
 // Valid reports whether s is one of Statuses.
 func (s Status) Valid() bool {
-	for _, v := range Statuses {
-		if v == s {
-			return true
-		}
-	}
-	return false
+	_, ok := rules[s]
+	return ok
 }

@@ -185,9 +185,7 @@ func (t *Task) Resume(now time.Time) error {
 // its current stage: the attempt underway is recorded as interrupted with reason's class
 // (cancelled when reason is nil), as InterruptStage does.
 func (t *Task) Cancel(reason *Failure, now time.Time) error {
-	switch t.status {
-	case Pending, Paused, Running, Waiting, Interrupted:
-	default:
+	if !t.status.Cancellable() {
 		return t.refuse("cancel")
 	}
 	if t.status == Running {
@@ -209,9 +207,7 @@ func (t *Task) Cancel(reason *Failure, now time.Time) error {
 // the ledger keeps what stopped the previous run. A task stopped inside a stage whose ledger
 // lacks the attempt it was cut in (stored before such attempts were recorded) gets it first.
 func (t *Task) Retry(from int, now time.Time) error {
-	switch t.status {
-	case Failed, Cancelled, Paused, Interrupted:
-	default:
+	if !t.status.Retryable() {
 		return t.refuse("retry")
 	}
 	if from < 0 || from > len(t.stages) {

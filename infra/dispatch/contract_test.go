@@ -34,8 +34,8 @@ func TestRedisContract(t *testing.T) {
 		opts := RedisOptions{Prefix: "contract:" + t.Name() + ":"}
 		a, b := NewRedis(srv.Client(), opts), NewRedis(srv.Client(), opts)
 		for _, r := range []*Redis{a, b} {
-			r.Start(context.Background())
-			t.Cleanup(r.Stop)
+			require.NoError(t, r.Start(context.Background()))
+			t.Cleanup(func() { require.NoError(t, r.Stop(context.Background())) })
 		}
 		return a, b
 	})
@@ -52,8 +52,8 @@ func TestRedisClusterContract(t *testing.T) {
 		opts := RedisOptions{Prefix: "contract:" + t.Name() + ":"}
 		a, b := NewRedis(client, opts), NewRedis(client, opts)
 		for _, r := range []*Redis{a, b} {
-			r.Start(context.Background())
-			t.Cleanup(r.Stop)
+			require.NoError(t, r.Start(context.Background()))
+			t.Cleanup(func() { require.NoError(t, r.Stop(context.Background())) })
 		}
 		return a, b
 	})

@@ -13,8 +13,8 @@ import (
 // wraps, with their lifetimes.
 type dispatcher interface {
 	queue
-	Start(ctx context.Context)
-	Stop()
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
 }
 
 var (

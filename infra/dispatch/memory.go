@@ -61,10 +61,10 @@ func (m *Memory) plan(planID string) *memPlan {
 }
 
 // Start does nothing: a Memory wakes its own claimers as it goes.
-func (m *Memory) Start(context.Context) {}
+func (m *Memory) Start(context.Context) error { return nil }
 
 // Stop does nothing.
-func (m *Memory) Stop() {}
+func (m *Memory) Stop(context.Context) error { return nil }
 
 // Woken signals (capacity 1, coalesced) that a task may have become claimable: a push, a
 // task handed back, ended or released, an unpause.

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -20,13 +21,13 @@ const (
 // and every re-subscription after a reconnection (messages may have been missed meanwhile),
 // to Woken, in a goroutine of its own, until Stop. It returns once the subscription is
 // confirmed or, when Redis does not answer, after about 2 s or when ctx ends (go-redis keeps
-// trying in the background). Only the first Start has an effect; a stopped Redis is not
-// started again.
-func (r *Redis) Start(ctx context.Context) {
+// trying in the background); it never fails. Only the first Start has an effect; a stopped
+// Redis is not started again.
+func (r *Redis) Start(ctx context.Context) error {
 	r.life.Lock()
 	defer r.life.Unlock()
 	if r.started {
-		return
+		return nil
 	}
 	r.started = true
 	r.done = make(chan struct{})
@@ -43,6 +44,7 @@ func (r *Redis) Start(ctx context.Context) {
 			"channel", r.keys.DispatchWake())
 	}
 	go r.forward(ch)
+	return nil
 }
 
 // forward hands every wake message, and every subscription that follows (a reconnection, or
@@ -55,14 +57,16 @@ func (r *Redis) forward(ch <-chan any) {
 	}
 }
 
-// Stop ends the subscription and waits for its reader (at most about 5 s). Stop is
-// idempotent; stopping a Redis that was never started does nothing. The queue's operations
-// still work after Stop; only the wake-ups of other executors' changes end.
-func (r *Redis) Stop() {
+// Stop ends the subscription and waits for its reader (at most about 5 s, or until ctx
+// ends: then it returns ctx's error, and the reader returns by itself once go-redis closes
+// its channel). Stop is idempotent; stopping a Redis that was never started does nothing.
+// The queue's operations still work after Stop; only the wake-ups of other executors'
+// changes end. A failure to close the subscription is logged, not returned.
+func (r *Redis) Stop(ctx context.Context) error {
 	r.life.Lock()
 	defer r.life.Unlock()
 	if !r.started || r.stopped {
-		return
+		return nil
 	}
 	r.stopped = true
 	if err := r.ps.Close(); err != nil {
@@ -74,5 +78,8 @@ func (r *Redis) Stop() {
 	case <-r.done:
 	case <-timer.C:
 		r.log.Warn("dispatch: the wake channel's reader did not stop in time")
+	case <-ctx.Done():
+		return fmt.Errorf("dispatch: stop: %w", ctx.Err())
 	}
+	return nil
 }

@@ -24,8 +24,8 @@ import (
 func newRedis(t *testing.T, client redis.UniversalClient, prefix string) *Redis {
 	t.Helper()
 	r := NewRedis(client, RedisOptions{Prefix: prefix})
-	r.Start(context.Background())
-	t.Cleanup(r.Stop)
+	require.NoError(t, r.Start(context.Background()))
+	t.Cleanup(func() { require.NoError(t, r.Stop(context.Background())) })
 	return r
 }
 
@@ -289,17 +289,17 @@ func TestRedisStopLeaksNoGoroutines(t *testing.T) {
 	require.NoError(t, client.Ping(ctx).Err())
 	before := redistest.SettledGoroutines(t)
 	a, b := NewRedis(client, RedisOptions{Prefix: "leak:"}), NewRedis(client, RedisOptions{Prefix: "leak:"})
-	a.Start(ctx)
-	b.Start(ctx)
-	a.Start(ctx) // a second Start does nothing
+	require.NoError(t, a.Start(ctx))
+	require.NoError(t, b.Start(ctx))
+	require.NoError(t, a.Start(ctx)) // a second Start does nothing
 	drainWoken(b)
 	require.NoError(t, a.Push(ctx, "P", Limits{MaxConcurrency: 1}, []string{"A"}))
 	requireWoken(t, b, "push")
 	for _, q := range []*Redis{a, b} {
-		q.Stop()
-		q.Stop() // idempotent
+		require.NoError(t, q.Stop(ctx))
+		require.NoError(t, q.Stop(ctx)) // idempotent
 	}
-	NewRedis(client, RedisOptions{}).Stop() // never started
+	require.NoError(t, NewRedis(client, RedisOptions{}).Stop(ctx)) // never started
 	redistest.RequireGoroutinesBackTo(t, before)
 }
 
@@ -314,9 +314,9 @@ func TestRedisStartWithRedisAwayReturnsAndWakesOnceSubscribed(t *testing.T) {
 	startCtx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	q.Start(startCtx)
+	require.NoError(t, q.Start(startCtx))
 	assert.Less(t, time.Since(start), 3*time.Second, "Start does not wait for Redis")
-	t.Cleanup(q.Stop)
+	t.Cleanup(func() { require.NoError(t, q.Stop(context.Background())) })
 	srv.Restart()
 	// The late subscription is a wake-up: messages may have been missed meanwhile.
 	requireWoken(t, q, "subscribed")

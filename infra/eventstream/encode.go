@@ -7,54 +7,76 @@ import (
 	"unicode/utf8"
 
 	"github.com/executor-dev/executor/domain/event"
+	"github.com/executor-dev/executor/events"
+	"github.com/executor-dev/executor/wire"
 )
 
-// appendEvents appends batch to dst as the JSON array encoding/json makes of it (the same
-// bytes: the reader decodes it with encoding/json), without reflection: the writer encodes
-// every event of the executor, about one per stage transition.
+// record is an event as the stream holds it (docs/redis.md, The event stream): its wire form,
+// the JSON GET /v1/events sends (wire.Event), but for its id, which here is the publishing
+// executor's own event number (event.Event.ID, a JSON number), not an entry ID. ID shadows
+// wire.Event's own, which is not stored.
+type record struct {
+	ID uint64 `json:"id"`
+	wire.Event
+}
+
+// recordOf is e as the stream stores it.
+func recordOf(e event.Event) record { return record{ID: e.ID, Event: events.ToWire("", e)} }
+
+// event is the event r stores, with its publisher's number as its ID.
+func (r *record) event() event.Event {
+	e := events.FromWire(r.Event)
+	e.ID = r.ID
+	return e
+}
+
+// appendEvents appends batch to dst as the JSON array of their records, the same bytes as
+// encoding/json makes of them (the reader decodes it with encoding/json), without reflection:
+// the writer encodes every event of the executor, about one per stage transition.
 func appendEvents(dst []byte, batch []event.Event) []byte {
 	dst = append(dst, '[')
 	for i := range batch {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendEvent(dst, &batch[i])
+		r := recordOf(batch[i])
+		dst = appendRecord(dst, &r)
 	}
 	return append(dst, ']')
 }
 
-// appendEvent appends e as encoding/json encodes an event.Event: its fields in order,
-// omitempty ones left out when empty.
-func appendEvent(dst []byte, e *event.Event) []byte {
+// appendRecord appends r as encoding/json encodes a record: its fields in order, omitempty
+// ones left out when empty.
+func appendRecord(dst []byte, r *record) []byte {
 	dst = append(dst, `{"id":`...)
-	dst = strconv.AppendUint(dst, e.ID, 10)
+	dst = strconv.AppendUint(dst, r.ID, 10)
 	dst = append(dst, `,"kind":`...)
-	dst = appendString(dst, string(e.Kind))
+	dst = appendString(dst, r.Kind)
 	dst = append(dst, `,"at":"`...)
-	dst = e.At.AppendFormat(dst, time.RFC3339Nano)
+	dst = r.At.AppendFormat(dst, time.RFC3339Nano)
 	dst = append(dst, `","planId":`...)
-	dst = appendString(dst, e.PlanID)
-	if e.TaskID != "" {
+	dst = appendString(dst, r.PlanID)
+	if r.TaskID != "" {
 		dst = append(dst, `,"taskId":`...)
-		dst = appendString(dst, e.TaskID)
+		dst = appendString(dst, r.TaskID)
 	}
-	if e.TenantID != "" {
+	if r.TenantID != "" {
 		dst = append(dst, `,"tenantId":`...)
-		dst = appendString(dst, e.TenantID)
+		dst = appendString(dst, r.TenantID)
 	}
 	dst = append(dst, `,"status":`...)
-	dst = appendString(dst, e.Status)
+	dst = appendString(dst, r.Status)
 	dst = append(dst, `,"stage":`...)
-	dst = strconv.AppendInt(dst, int64(e.Stage), 10)
-	if e.StageName != "" {
+	dst = strconv.AppendInt(dst, int64(r.Stage), 10)
+	if r.StageName != "" {
 		dst = append(dst, `,"stageName":`...)
-		dst = appendString(dst, e.StageName)
+		dst = appendString(dst, r.StageName)
 	}
-	if e.Run != 0 {
+	if r.Run != 0 {
 		dst = append(dst, `,"run":`...)
-		dst = strconv.AppendInt(dst, int64(e.Run), 10)
+		dst = strconv.AppendInt(dst, int64(r.Run), 10)
 	}
-	if a := e.Last; a != nil {
+	if a := r.LastAttempt; a != nil {
 		dst = append(dst, `,"lastAttempt":{"stageIndex":`...)
 		dst = strconv.AppendInt(dst, int64(a.StageIndex), 10)
 		dst = append(dst, `,"stage":`...)
@@ -69,8 +91,8 @@ func appendEvent(dst []byte, e *event.Event) []byte {
 		}
 		dst = append(dst, '}')
 	}
-	if e.Ring != nil { // a rolling plan's ring changes: rare, encoded by encoding/json itself
-		if b, err := json.Marshal(e.Ring); err == nil {
+	if r.Ring != nil { // a rolling plan's ring changes: rare, encoded by encoding/json itself
+		if b, err := json.Marshal(r.Ring); err == nil {
 			dst = append(dst, `,"ring":`...)
 			dst = append(dst, b...)
 		}

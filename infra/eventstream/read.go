@@ -10,7 +10,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/executor-dev/executor/domain/event"
 	"github.com/executor-dev/executor/events"
 )
 
@@ -21,92 +20,125 @@ import (
 // whose clients then reconnect to the stream.
 func (r *Reader) run(last string, positioned bool) {
 	defer close(r.done)
-	var conn *redis.Conn
-	defer func() {
-		if conn != nil {
-			r.connID.Store(0)
-			_ = conn.Close()
-		}
-	}()
-	backoff := minBackoff
-	failing := false
-	fail := func(err error) {
-		if conn != nil {
-			r.connID.Store(0)
-			_ = conn.Close()
-			conn = nil
-		}
-		positioned = false
-		r.down()
-		if !failing {
-			failing = true
-			r.log.Warn("event stream: redis read failed; watches get this executor's events until it succeeds", "err", err)
-		}
-		select {
-		case <-r.ctx.Done():
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, maxBackoff)
-	}
+	l := &readLoop{r: r, last: last, positioned: positioned, backoff: minBackoff}
+	defer l.closeConn()
 	for r.ctx.Err() == nil {
-		if conn == nil {
-			node, err := r.nodeOf(r.ctx)
-			if err != nil {
-				fail(err)
-				continue
-			}
-			conn = node.Conn()
-			r.node.Store(node)
-			id, err := conn.ClientID(r.ctx).Result()
-			if err != nil {
-				fail(fmt.Errorf("eventstream: client id: %w", err))
-				continue
-			}
-			r.connID.Store(id)
-		}
-		if !positioned {
-			var err error
-			if last, err = r.tail(r.ctx); err != nil {
-				fail(err)
-				continue
-			}
-			positioned = true
+		if err := l.ready(); err != nil {
+			l.fail(err)
+			continue
 		}
 		if r.ctx.Err() != nil {
 			return
 		}
-		if failing {
-			failing = false
-			r.log.Info("event stream: redis reads succeed again; watches on this executor's events end, to reconnect to the stream")
-		}
-		r.upAgain()
+		l.succeeded()
 		if p, woke := r.park(); woke {
-			last, positioned = p.last, p.known
+			l.last, l.positioned = p.last, p.known
 			continue
 		} else if r.ctx.Err() != nil {
 			return
 		}
-		res, err := conn.XRead(r.ctx, &redis.XReadArgs{Streams: []string{r.key, last}, Count: readCount, Block: r.block}).Result()
-		switch {
-		case errors.Is(err, redis.Nil): // nothing new within the block time, or CLIENT UNBLOCK
-			continue
-		case err != nil:
+		if err := l.read(); err != nil {
 			if r.ctx.Err() != nil {
 				return
 			}
-			fail(fmt.Errorf("eventstream: xread: %w", err))
-			continue
+			l.fail(err)
 		}
-		backoff = minBackoff
-		for _, s := range res {
-			for _, m := range s.Messages {
-				last = m.ID
-				for _, e := range r.decode(m) {
-					r.fan.Publish(e)
-				}
+	}
+}
+
+// readLoop is what run keeps between its reads: the connection it blocks on, where it reads
+// from, and how it is failing.
+type readLoop struct {
+	r          *Reader
+	conn       *redis.Conn
+	last       string // the id read after
+	positioned bool   // last is known (else the loop positions itself at the stream's end)
+	backoff    time.Duration
+	failing    bool // the last attempt failed (logged once per outage)
+}
+
+// closeConn closes the loop's connection, if any.
+func (l *readLoop) closeConn() {
+	if l.conn != nil {
+		l.r.connID.Store(0)
+		_ = l.conn.Close()
+		l.conn = nil
+	}
+}
+
+// fail drops the connection and the position, tells the watches that Redis is away (they get
+// this executor's events meanwhile), and waits for the backoff, which doubles.
+func (l *readLoop) fail(err error) {
+	l.closeConn()
+	l.positioned = false
+	l.r.down()
+	if !l.failing {
+		l.failing = true
+		l.r.log.Warn("event stream: redis read failed; watches get this executor's events until it succeeds", "err", err)
+	}
+	select {
+	case <-l.r.ctx.Done():
+	case <-time.After(l.backoff):
+	}
+	l.backoff = min(2*l.backoff, maxBackoff)
+}
+
+// ready connects to the stream's node, and positions the loop at the stream's end unless it
+// knows where to read from.
+func (l *readLoop) ready() error {
+	if l.conn == nil {
+		node, err := l.r.nodeOf(l.r.ctx)
+		if err != nil {
+			return err
+		}
+		l.conn = node.Conn()
+		l.r.node.Store(node)
+		id, err := l.conn.ClientID(l.r.ctx).Result()
+		if err != nil {
+			return fmt.Errorf("eventstream: client id: %w", err)
+		}
+		l.r.connID.Store(id)
+	}
+	if !l.positioned {
+		last, err := l.r.tail(l.r.ctx)
+		if err != nil {
+			return err
+		}
+		l.last, l.positioned = last, true
+	}
+	return nil
+}
+
+// succeeded ends a failing spell (the watches on this executor's own events end, to reconnect
+// to the stream).
+func (l *readLoop) succeeded() {
+	if l.failing {
+		l.failing = false
+		l.r.log.Info("event stream: redis reads succeed again; watches on this executor's events end, to reconnect to the stream")
+	}
+	l.r.upAgain()
+}
+
+// read blocks on the stream for the entries after last and publishes their events.
+func (l *readLoop) read() error {
+	r := l.r
+	res, err := l.conn.XRead(r.ctx, &redis.XReadArgs{Streams: []string{r.key, l.last}, Count: readCount, Block: r.block}).Result()
+	switch {
+	case errors.Is(err, redis.Nil): // nothing new within the block time, or CLIENT UNBLOCK
+		return nil
+	case err != nil:
+		return fmt.Errorf("eventstream: xread: %w", err)
+	}
+	l.backoff = minBackoff
+	for _, s := range res {
+		for _, m := range s.Messages {
+			l.last = m.ID
+			for _, e := range r.decode(m) {
+				r.fan.Publish(e)
 			}
 		}
 	}
+	return nil
 }
 
 // position is where a woken goroutine reads from: after last when known, else it positions
@@ -184,18 +216,18 @@ func (r *Reader) tail(ctx context.Context) (string, error) {
 	return msgs[0].ID, nil
 }
 
-// decode returns the events of entry m, each with its entry ID: m.ID for the first,
+// decode returns the events of entry m (records), each with its entry ID: m.ID for the first,
 // "<m.ID>-<index>" for the others; none (logged) when m holds none.
 func (r *Reader) decode(m redis.XMessage) []events.Entry {
 	if data, ok := m.Values[FieldBatch].(string); ok {
-		var es []event.Event
-		if err := json.Unmarshal([]byte(data), &es); err != nil {
+		var rs []record
+		if err := json.Unmarshal([]byte(data), &rs); err != nil {
 			r.log.Warn("event stream: entry not decoded, skipped", "id", m.ID, "err", err)
 			return nil
 		}
-		out := make([]events.Entry, len(es))
-		for i, e := range es {
-			out[i] = events.Entry{ID: m.ID, Event: e}
+		out := make([]events.Entry, len(rs))
+		for i := range rs {
+			out[i] = events.Entry{ID: m.ID, Event: rs[i].event()}
 			if i > 0 {
 				out[i].ID = m.ID + "-" + strconv.Itoa(i)
 			}
@@ -207,10 +239,10 @@ func (r *Reader) decode(m redis.XMessage) []events.Entry {
 		r.log.Warn("event stream: entry without an event skipped", "id", m.ID)
 		return nil
 	}
-	var e event.Event
-	if err := json.Unmarshal([]byte(data), &e); err != nil {
+	var rec record
+	if err := json.Unmarshal([]byte(data), &rec); err != nil {
 		r.log.Warn("event stream: entry not decoded, skipped", "id", m.ID, "err", err)
 		return nil
 	}
-	return []events.Entry{{ID: m.ID, Event: e}}
+	return []events.Entry{{ID: m.ID, Event: rec.event()}}
 }

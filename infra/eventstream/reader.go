@@ -95,23 +95,24 @@ func NewReader(client redis.UniversalClient, opts ReaderOptions) *Reader {
 	}
 }
 
-// Start positions the reader at the stream's end (one round trip; when Redis does not
-// answer, the goroutine keeps trying) and starts its goroutine. Starting a started or
-// stopped Reader does nothing.
-func (r *Reader) Start() {
+// Start positions the reader at the stream's end (one round trip, bounded by ctx and 2 s;
+// when Redis does not answer, the goroutine keeps trying) and starts its goroutine, which
+// runs until Stop. It never fails. Starting a started or stopped Reader does nothing.
+func (r *Reader) Start(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.started || r.stopped {
-		return
+		return nil
 	}
 	r.started = true
-	ctx, cancel := context.WithTimeout(r.ctx, 2*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	last, err := r.tail(ctx)
 	cancel()
 	if err == nil {
 		r.up = true
 	}
 	go r.run(last, err == nil)
+	return nil
 }
 
 // Stop stops the goroutine (unblocking its XREAD with CLIENT UNBLOCK) and ends every watch,

@@ -22,7 +22,7 @@ import (
 func startReader(t *testing.T, client *redis.Client, hub *evs.Hub) *eventstream.Reader {
 	t.Helper()
 	r := eventstream.NewReader(client, eventstream.ReaderOptions{Local: hub, Block: 200 * time.Millisecond, Logger: quiet()})
-	r.Start()
+	require.NoError(t, r.Start(context.Background()))
 	t.Cleanup(func() { requireStopsReader(t, r) })
 	return r
 }
@@ -39,7 +39,7 @@ func xadd(t *testing.T, client *redis.Client, maxLen int64, es ...event.Event) [
 	t.Helper()
 	ids := make([]string, len(es))
 	for i, e := range es {
-		data, err := json.Marshal(e)
+		data, err := json.Marshal(storedOf(e))
 		require.NoError(t, err)
 		ids[i], err = client.XAdd(context.Background(), &redis.XAddArgs{
 			Stream: "executor:events", MaxLen: maxLen, Approx: true, Values: []any{eventstream.Field, data},
@@ -153,7 +153,7 @@ func TestReaderHandsOverFromReplayToLiveWithoutGapOrDuplicate(t *testing.T) {
 	go func() {
 		var ids []string
 		for _, e := range events(3000) {
-			data, _ := json.Marshal(e)
+			data, _ := json.Marshal(storedOf(e))
 			id, err := writer.XAdd(context.Background(), &redis.XAddArgs{Stream: "executor:events", Values: []any{eventstream.Field, data}}).Result()
 			if err != nil {
 				break
@@ -246,18 +246,18 @@ func TestReaderLifecycleIsSafeInAnyOrder(t *testing.T) {
 	}{
 		{"stop without start", func(t *testing.T, r *eventstream.Reader) { requireStopsReader(t, r) }},
 		{"stop twice", func(t *testing.T, r *eventstream.Reader) {
-			r.Start()
+			require.NoError(t, r.Start(context.Background()))
 			requireStopsReader(t, r)
 			requireStopsReader(t, r)
 		}},
 		{"start twice", func(t *testing.T, r *eventstream.Reader) {
-			r.Start()
-			r.Start()
+			require.NoError(t, r.Start(context.Background()))
+			require.NoError(t, r.Start(context.Background()))
 			requireStopsReader(t, r)
 		}},
 		{"start after stop", func(t *testing.T, r *eventstream.Reader) {
 			requireStopsReader(t, r)
-			r.Start()
+			require.NoError(t, r.Start(context.Background()))
 			requireStopsReader(t, r)
 		}},
 	}
@@ -283,7 +283,7 @@ func TestReaderStopLeavesNoGoroutine(t *testing.T) {
 	before := redistest.SettledGoroutines(t)
 
 	r := eventstream.NewReader(client, eventstream.ReaderOptions{Local: evs.NewHub(10), Block: time.Minute, Logger: quiet()})
-	r.Start()
+	require.NoError(t, r.Start(context.Background()))
 	w, err := r.Watch(context.Background(), evs.Filter{}, "")
 	require.NoError(t, err)
 	xadd(t, client, 10_000, events(3)...)
@@ -364,7 +364,7 @@ func TestReaderSplitsEntriesIntoEvents(t *testing.T) {
 	s := eventstream.New(client, eventstream.Options{Logger: quiet()})
 	want := events(10)
 	publish(s, want) // before Start: one batch, one entry
-	s.Start()
+	require.NoError(t, s.Start(context.Background()))
 	requireStops(t, s)
 	msgs, err := client.XRange(context.Background(), "executor:events", "-", "+").Result()
 	require.NoError(t, err)

@@ -118,16 +118,17 @@ func (s *Stream) Publish(e event.Event) {
 // after Stop, left pending when Stop's context ended, or lost to a failed write.
 func (s *Stream) Dropped() uint64 { return s.dropped.Load() }
 
-// Start starts the goroutine that writes the events. Starting a started or stopped Stream
-// does nothing.
-func (s *Stream) Start() {
+// Start starts the goroutine that writes the events, until Stop; ctx is not used. It never
+// fails. Starting a started or stopped Stream does nothing.
+func (s *Stream) Start(context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.started || s.stopped {
-		return
+		return nil
 	}
 	s.started = true
 	go s.run()
+	return nil
 }
 
 // Stop stops taking events, writes those pending and waits for the writer. When ctx ends

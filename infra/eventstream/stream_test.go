@@ -15,9 +15,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/executor-dev/executor/domain/event"
+	evs "github.com/executor-dev/executor/events"
 	"github.com/executor-dev/executor/infra/eventstream"
 	"github.com/executor-dev/executor/infra/rediskey"
 	"github.com/executor-dev/executor/infra/redistest"
+	"github.com/executor-dev/executor/wire"
 )
 
 func TestStopWritesEveryEventInPublishOrder(t *testing.T) {
@@ -34,7 +36,7 @@ func TestStopWritesEveryEventInPublishOrder(t *testing.T) {
 			srv := redistest.Start(t)
 			client := srv.Client()
 			s := eventstream.New(client, eventstream.Options{Keys: rediskey.New(tt.prefix), Logger: quiet()})
-			s.Start()
+			require.NoError(t, s.Start(context.Background()))
 			want := events(100)
 			for _, e := range want {
 				s.Publish(e)
@@ -67,7 +69,7 @@ func TestMaxLenCapsTheStreamApproximately(t *testing.T) {
 			srv := redistest.Start(t)
 			client := srv.Client()
 			s := eventstream.New(client, eventstream.Options{MaxLen: tt.maxLen, Buffer: 2 * tt.publish, Logger: quiet()})
-			s.Start()
+			require.NoError(t, s.Start(context.Background()))
 			all := events(tt.publish)
 			for i, e := range all {
 				s.Publish(e)
@@ -93,7 +95,7 @@ func TestEventsPublishedTogetherShareAnEntry(t *testing.T) {
 	srv := redistest.Start(t)
 	client := srv.Client()
 	s := eventstream.New(client, eventstream.Options{Logger: quiet()})
-	s.Start()
+	require.NoError(t, s.Start(context.Background()))
 	all := events(1000)
 	publish(s, all)
 	requireStops(t, s)
@@ -109,7 +111,7 @@ func TestPublishNeverBlocksWhileRedisIsDown(t *testing.T) {
 	client := executorClient(t, srv)
 	logs := &recorder{}
 	s := eventstream.New(client, eventstream.Options{Buffer: 8, Logger: slog.New(logs)})
-	s.Start()
+	require.NoError(t, s.Start(context.Background()))
 	t.Cleanup(func() { _ = s.Stop(context.Background()) })
 
 	srv.Kill()
@@ -159,19 +161,19 @@ func TestLifecycleIsSafeInAnyOrder(t *testing.T) {
 		stopsCalled int
 	}{
 		{"start twice", func(t *testing.T, s *eventstream.Stream, es []event.Event) {
-			s.Start()
-			s.Start()
+			require.NoError(t, s.Start(context.Background()))
+			require.NoError(t, s.Start(context.Background()))
 			publish(s, es)
 			requireStops(t, s)
 		}, 10, 0, 1},
 		{"stop twice", func(t *testing.T, s *eventstream.Stream, es []event.Event) {
-			s.Start()
+			require.NoError(t, s.Start(context.Background()))
 			publish(s, es)
 			requireStops(t, s)
 			requireStops(t, s)
 		}, 10, 0, 2},
 		{"publish after stop", func(t *testing.T, s *eventstream.Stream, es []event.Event) {
-			s.Start()
+			require.NoError(t, s.Start(context.Background()))
 			requireStops(t, s)
 			publish(s, es)
 		}, 0, 10, 1},
@@ -181,17 +183,17 @@ func TestLifecycleIsSafeInAnyOrder(t *testing.T) {
 		}, 0, 10, 1},
 		{"start after stop", func(t *testing.T, s *eventstream.Stream, es []event.Event) {
 			requireStops(t, s)
-			s.Start()
+			require.NoError(t, s.Start(context.Background()))
 			publish(s, es)
 			requireStops(t, s)
 		}, 0, 10, 2},
 		{"published before start", func(t *testing.T, s *eventstream.Stream, es []event.Event) {
 			publish(s, es)
-			s.Start()
+			require.NoError(t, s.Start(context.Background()))
 			requireStops(t, s)
 		}, 10, 0, 1},
 		{"concurrent stops", func(t *testing.T, s *eventstream.Stream, es []event.Event) {
-			s.Start()
+			require.NoError(t, s.Start(context.Background()))
 			publish(s, es)
 			var wg sync.WaitGroup
 			for range 4 {
@@ -225,7 +227,7 @@ func TestStopIsBoundedByItsContext(t *testing.T) {
 	t.Cleanup(func() { _ = client.Close() })
 	require.NoError(t, client.Ping(context.Background()).Err())
 	s := eventstream.New(client, eventstream.Options{Logger: quiet()})
-	s.Start()
+	require.NoError(t, s.Start(context.Background()))
 
 	srv.Freeze() // writes hang until the client's read timeout
 	t.Cleanup(srv.Thaw)
@@ -252,7 +254,7 @@ func TestStopLeavesNoGoroutine(t *testing.T) {
 	before := redistest.SettledGoroutines(t)
 
 	s := eventstream.New(client, eventstream.Options{Logger: quiet()})
-	s.Start()
+	require.NoError(t, s.Start(context.Background()))
 	publish(s, events(1000))
 	require.NoError(t, s.Stop(context.Background()))
 	require.Len(t, readStream(t, client, "executor:events"), 1000)
@@ -315,16 +317,35 @@ func xrange(client *redis.Client, key string) ([]event.Event, error) {
 		if len(m.Values) != 1 || !ok {
 			return nil, fmt.Errorf("entry %s: want one field %q, got %v", m.ID, eventstream.FieldBatch, m.Values)
 		}
-		var batch []event.Event
+		var batch []stored
 		if err := json.Unmarshal([]byte(data), &batch); err != nil {
 			return nil, fmt.Errorf("entry %s: %w", m.ID, err)
 		}
 		if len(batch) == 0 {
 			return nil, fmt.Errorf("entry %s: no event", m.ID)
 		}
-		es = append(es, batch...)
+		for _, s := range batch {
+			es = append(es, s.event())
+		}
 	}
 	return es, nil
+}
+
+// stored is an event as the stream holds it (docs/redis.md, The event stream): its wire form,
+// with the publishing executor's own number as its id.
+type stored struct {
+	ID uint64 `json:"id"`
+	wire.Event
+}
+
+// storedOf is e as the stream holds it.
+func storedOf(e event.Event) stored { return stored{ID: e.ID, Event: evs.ToWire("", e)} }
+
+// event is the event s holds.
+func (s stored) event() event.Event {
+	e := evs.FromWire(s.Event)
+	e.ID = s.ID
+	return e
 }
 
 // executorClient returns a client set up as the executor's (server/server.go): one retry,

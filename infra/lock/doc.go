@@ -26,4 +26,7 @@
 // gone looks for it in the same script that would take the key back, and is lost instead,
 // so the unlock sticks across processes. The tombstone stops no new lease, and a lease with
 // another value ignores it; only an emptied Redis (no tombstone) gets a key taken back.
+//
+// The three run one contract suite, infra/lock/locktest: what the orchestrator's Locker port
+// and the lease contract ask of every locker.
 package lock

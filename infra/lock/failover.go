@@ -305,27 +305,15 @@ func (l *FailoverLease) watch(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer l.exit(&wg)
 
-	interval := l.f.redis.ttl / 3
-	tick := time.NewTicker(interval)
+	w := &watchState{interval: l.f.redis.ttl / 3, results: make(chan stepResult, 1)}
+	tick := time.NewTicker(w.interval)
 	defer tick.Stop()
-	results := make(chan stepResult, 1)
-	var (
-		inFlight   bool
-		started    time.Time
-		reported   bool      // the in-flight step's silence was reported to the monitor
-		staleVal   string    // a same-owner key of another token being waited for
-		staleUntil time.Time // the latest staleVal could expire unless kept alive
-	)
 	forced := l.mem.Lost() // closed by Failover.ForceRelease
 	for {
 		select {
 		case <-ctx.Done():
-			if inFlight {
-				// A step that took the key just now leaves it to Release to delete.
-				if res := <-results; res.lock != nil {
-					l.rlock = res.lock
-				}
-			}
+			// A step that took the key just now leaves it to Release to delete.
+			l.awaitInFlight(w)
 			return
 		case <-forced:
 			// Failover.ForceRelease removed the in-process lease and deletes the key next.
@@ -333,95 +321,133 @@ func (l *FailoverLease) watch(ctx context.Context) {
 			// key this lease still holds (one a step re-took as the force release ran).
 			l.log.Error("lock: lease lost", "reason", "force-released")
 			close(l.lost)
-			if inFlight {
-				if res := <-results; res.lock != nil {
-					l.rlock = res.lock
-				}
-			}
+			l.awaitInFlight(w)
 			return
 		case <-tick.C:
-			if inFlight {
-				if !reported && time.Since(started) >= interval {
-					reported = true
-					l.f.mon.Fail(fmt.Errorf("lock: tenant %s: Redis did not answer within %v: %w",
-						l.tenant, interval, context.DeadlineExceeded))
-				}
-				continue
-			}
-			inFlight, started, reported = true, time.Now(), false
-			held := l.rlock
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				sctx, cancel := context.WithTimeout(ctx, interval)
-				defer cancel()
-				results <- l.step(sctx, held)
-			}()
-		case res := <-results:
-			inFlight = false
-			if ctx.Err() != nil {
-				if res.lock != nil {
-					l.rlock = res.lock
-				}
-				if res.released {
-					l.rlock = nil // the key is gone: nothing left for Release to delete
-				}
-				return
-			}
-			if res.released {
-				// A force release of another process: free the in-process lease too, as
-				// Failover.ForceRelease does in its own process, before the run hears of it.
-				_ = l.mem.Release(ctx) // never fails
-				l.markLost("force-released: the key was removed and its tombstone holds our value")
-				return
-			}
-			if res.movedOn != "" {
-				l.markLost(res.movedOn)
-				return
-			}
-			if res.err != nil {
-				if !l.f.mon.Fail(res.err) {
-					l.log.Warn("lock: lease step failed; retrying", "error", res.err)
-				} else {
-					l.log.Debug("lock: Redis unreachable; the lease goes on in memory", "error", res.err)
-				}
-				continue
-			}
-			if res.other == "" {
-				if l.rlock == nil && res.lock != nil {
-					l.log.Info("lock: lease taken in Redis again")
-				}
-				l.rlock, staleVal = res.lock, ""
-				continue
-			}
-			// Another token holds the key.
-			if l.rlock != nil {
-				l.markLost(fmt.Sprintf("the key is held by %q", ownerOf(res.other)))
-				return
-			}
-			switch owner := ownerOf(res.other); {
-			case owner != l.owner:
-				l.markLost(fmt.Sprintf("the key is held by %q", owner))
-				return
-			case res.left == 0:
-				l.markLost("the key is held without expiry by another lease of the same owner")
-				return
-			case staleVal == "":
-				staleVal, staleUntil = res.other, res.expires.latest
-				l.log.Warn("lock: another lease of the same owner holds the key; waiting for it to expire",
-					"expires_in", res.left)
-			case res.other != staleVal:
-				l.markLost("the key was re-taken by another lease of the same owner")
-				return
-			case res.expires.earliest.After(staleUntil.Add(interval)):
-				// Its expiry moved (by more than a tick: not an artefact of when the reads
-				// ran, which a busy process may delay): someone refreshes it. Judged by
-				// Redis's answers alone, never by when this loop got to read them.
-				l.markLost("another lease of the same owner keeps the key alive")
+			l.onTick(ctx, w, &wg)
+		case res := <-w.results:
+			w.inFlight = false
+			if l.onResult(ctx, w, res) {
 				return
 			}
 		}
 	}
+}
+
+// watchState is what the watch loop keeps between its ticks.
+type watchState struct {
+	interval   time.Duration   // between steps: the Redis lease's TTL/3
+	results    chan stepResult // the in-flight step's result
+	inFlight   bool
+	started    time.Time // when the in-flight step started
+	reported   bool      // the in-flight step's silence was reported to the monitor
+	staleVal   string    // a same-owner key of another token being waited for
+	staleUntil time.Time // the latest staleVal could expire unless kept alive
+}
+
+// awaitInFlight waits for the in-flight step, if any, and keeps the lock it took for Release.
+func (l *FailoverLease) awaitInFlight(w *watchState) {
+	if !w.inFlight {
+		return
+	}
+	if res := <-w.results; res.lock != nil {
+		l.rlock = res.lock
+	}
+}
+
+// onTick starts a step, unless one is in flight: then it reports the step's silence to the
+// monitor once it has lasted an interval.
+func (l *FailoverLease) onTick(ctx context.Context, w *watchState, wg *sync.WaitGroup) {
+	if w.inFlight {
+		if !w.reported && time.Since(w.started) >= w.interval {
+			w.reported = true
+			l.f.mon.Fail(fmt.Errorf("lock: tenant %s: Redis did not answer within %v: %w",
+				l.tenant, w.interval, context.DeadlineExceeded))
+		}
+		return
+	}
+	w.inFlight, w.started, w.reported = true, time.Now(), false
+	held := l.rlock
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		sctx, cancel := context.WithTimeout(ctx, w.interval)
+		defer cancel()
+		w.results <- l.step(sctx, held)
+	}()
+}
+
+// onResult applies a step's result; it reports whether the watch ends (the lease stopped,
+// or is lost).
+func (l *FailoverLease) onResult(ctx context.Context, w *watchState, res stepResult) bool {
+	if ctx.Err() != nil {
+		if res.lock != nil {
+			l.rlock = res.lock
+		}
+		if res.released {
+			l.rlock = nil // the key is gone: nothing left for Release to delete
+		}
+		return true
+	}
+	if res.released {
+		// A force release of another process: free the in-process lease too, as
+		// Failover.ForceRelease does in its own process, before the run hears of it.
+		_ = l.mem.Release(ctx) // never fails
+		l.markLost("force-released: the key was removed and its tombstone holds our value")
+		return true
+	}
+	if res.movedOn != "" {
+		l.markLost(res.movedOn)
+		return true
+	}
+	if res.err != nil {
+		if !l.f.mon.Fail(res.err) {
+			l.log.Warn("lock: lease step failed; retrying", "error", res.err)
+		} else {
+			l.log.Debug("lock: Redis unreachable; the lease goes on in memory", "error", res.err)
+		}
+		return false
+	}
+	if res.other == "" {
+		if l.rlock == nil && res.lock != nil {
+			l.log.Info("lock: lease taken in Redis again")
+		}
+		l.rlock, w.staleVal = res.lock, ""
+		return false
+	}
+	return l.judgeOther(w, res)
+}
+
+// judgeOther judges a step that found another token holding the key; it reports whether the
+// lease is lost. Only another lease of the same owner, whose key expires as it was found
+// (nobody keeps it alive), is waited for.
+func (l *FailoverLease) judgeOther(w *watchState, res stepResult) bool {
+	if l.rlock != nil {
+		l.markLost(fmt.Sprintf("the key is held by %q", ownerOf(res.other)))
+		return true
+	}
+	switch owner := ownerOf(res.other); {
+	case owner != l.owner:
+		l.markLost(fmt.Sprintf("the key is held by %q", owner))
+		return true
+	case res.left == 0:
+		l.markLost("the key is held without expiry by another lease of the same owner")
+		return true
+	case w.staleVal == "":
+		w.staleVal, w.staleUntil = res.other, res.expires.latest
+		l.log.Warn("lock: another lease of the same owner holds the key; waiting for it to expire",
+			"expires_in", res.left)
+	case res.other != w.staleVal:
+		l.markLost("the key was re-taken by another lease of the same owner")
+		return true
+	case res.expires.earliest.After(w.staleUntil.Add(w.interval)):
+		// Its expiry moved (by more than a tick: not an artefact of when the reads ran, which
+		// a busy process may delay): someone refreshes it. Judged by Redis's answers alone,
+		// never by when this loop got to read them.
+		l.markLost("another lease of the same owner keeps the key alive")
+		return true
+	}
+	return false
 }
 
 // exit waits for the in-flight step, finishes the release if a Release gave up waiting,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/executor-dev/executor/domain/lease"
 	"github.com/executor-dev/executor/infra/lock"
+	"github.com/executor-dev/executor/infra/lock/locktest"
 	"github.com/executor-dev/executor/infra/outage"
 	"github.com/executor-dev/executor/infra/rediskey"
 	"github.com/executor-dev/executor/infra/redistest"
@@ -34,42 +35,6 @@ type forceLocker interface {
 type forceSubject struct {
 	locker forceLocker
 	raw    *redis.Client
-}
-
-// forceLockers are the lockers the force-release contract runs over.
-var forceLockers = []struct {
-	name string
-	// start returns a fresh locker whose Redis leases (if any) live for ttl.
-	start func(t *testing.T, ttl time.Duration) forceSubject
-	// inProcess: a force release loses the lease at once, not at its next refresh.
-	inProcess bool
-	// wantTTL checks the time left a force release reports for a lease taken with ttl.
-	wantTTL func(t *testing.T, got, ttl time.Duration)
-}{
-	{
-		name:      "memory",
-		start:     func(*testing.T, time.Duration) forceSubject { return forceSubject{locker: lock.NewMemory()} },
-		inProcess: true,
-		wantTTL:   func(t *testing.T, got, _ time.Duration) { assert.Zero(t, got, "in-process leases never expire") },
-	},
-	{
-		name: "redis",
-		start: func(t *testing.T, ttl time.Duration) forceSubject {
-			f := newRedisFixture(t, ttl)
-			return forceSubject{locker: f.locker, raw: f.raw}
-		},
-		wantTTL: requireRedisTTL,
-	},
-	{
-		name: "failover",
-		start: func(t *testing.T, ttl time.Duration) forceSubject {
-			srv := redistest.Start(t)
-			locker, _ := newForceFailover(t, srv, ttl)
-			return forceSubject{locker: locker, raw: srv.Client()}
-		},
-		inProcess: true,
-		wantTTL:   requireRedisTTL,
-	},
 }
 
 // requireRedisTTL checks the time left of a Redis key taken with ttl.
@@ -139,107 +104,6 @@ func requireLostNow(t *testing.T, l lease.Lease) {
 	case <-l.Lost():
 	default:
 		require.FailNow(t, "lease not lost")
-	}
-}
-
-func TestForceReleaseOfAnUnheldTenant(t *testing.T) {
-	t.Parallel()
-	setups := []struct {
-		name  string
-		setup func(t *testing.T, s forceSubject)
-	}{
-		{name: "never held", setup: func(*testing.T, forceSubject) {}},
-		{
-			name: "released",
-			setup: func(t *testing.T, s forceSubject) {
-				require.NoError(t, acquireFor(t, s.locker, "t1", "plan-1:task-a").Release(context.Background()))
-			},
-		},
-		{
-			name: "another tenant held",
-			setup: func(t *testing.T, s forceSubject) {
-				acquireFor(t, s.locker, "t2", "plan-1:task-a")
-			},
-		},
-	}
-	for _, lk := range forceLockers {
-		for _, st := range setups {
-			t.Run(lk.name+"/"+st.name, func(t *testing.T) {
-				t.Parallel()
-				s := lk.start(t, forceTTL)
-				st.setup(t, s)
-
-				h, ok, err := s.locker.ForceRelease(context.Background(), "t1")
-				require.NoError(t, err)
-				assert.False(t, ok)
-				assert.Equal(t, lease.Holder{}, h)
-				s.requireNotHeld(t, "t1")
-				if st.name == "another tenant held" {
-					s.requireHeldBy(t, "t2", "plan-1:task-a")
-				}
-			})
-		}
-	}
-}
-
-func TestForceReleaseOfAHeldLease(t *testing.T) {
-	t.Parallel()
-	variants := []struct {
-		name string
-		ttl  time.Duration
-		// seeLoss: wait for the old lease to be lost before its Release. Otherwise the TTL
-		// is long enough for a Redis lease to be released before its next refresh.
-		seeLoss bool
-	}{
-		{name: "release after the loss", ttl: forceTTL, seeLoss: true},
-		{name: "release before the loss is seen", ttl: 6 * time.Second},
-	}
-	for _, lk := range forceLockers {
-		for _, v := range variants {
-			t.Run(lk.name+"/"+v.name, func(t *testing.T) {
-				t.Parallel()
-				ctx := context.Background()
-				s := lk.start(t, v.ttl)
-				old := acquireFor(t, s.locker, "t1", "plan-1:task-a")
-				other := acquireFor(t, s.locker, "t2", "plan-1:task-c")
-				requireNotLost(t, old)
-
-				h, ok, err := s.locker.ForceRelease(ctx, "t1")
-				require.NoError(t, err)
-				require.True(t, ok)
-				assert.Equal(t, "plan-1:task-a", h.Owner)
-				lk.wantTTL(t, h.TTL, v.ttl)
-				switch {
-				case lk.name == "memory":
-					requireLostNow(t, old)
-				case lk.inProcess:
-					waitLost(t, old, time.Second) // at once, give or take the watchdog's wake-up
-				}
-				s.requireNotHeld(t, "t1")
-				if lk.inProcess && s.raw != nil {
-					time.Sleep(v.ttl / 2) // past a watchdog tick, in case one were still running
-					s.requireNotHeld(t, "t1")
-				}
-				_, ok, err = s.locker.ForceRelease(ctx, "t1")
-				require.NoError(t, err)
-				assert.False(t, ok, "nothing left to release")
-
-				next := acquireFor(t, s.locker, "t1", "plan-2:task-b")
-				if v.seeLoss {
-					took := waitLost(t, old, 5*v.ttl)
-					t.Logf("lost %v after the new Acquire (TTL %v)", took, v.ttl)
-				}
-				require.NoError(t, old.Release(ctx), "releasing a force-released lease is not an error")
-				require.NoError(t, old.Release(ctx))
-				s.requireHeldBy(t, "t1", "plan-2:task-b") // the old token no longer matches
-				requireNotLost(t, next)
-				requireNotLost(t, other)
-				s.requireHeldBy(t, "t2", "plan-1:task-c")
-
-				require.NoError(t, next.Release(ctx))
-				s.requireNotHeld(t, "t1")
-			})
-		}
 	}
 }
 
@@ -330,11 +194,11 @@ func TestForceReleaseFromAnotherProcess(t *testing.T) {
 			s.requireNotHeld(t, "t1")
 
 			next := acquireFor(t, s.locker, "t1", "plan-2:task-b")
-			took := waitLost(t, old, 5*forceTTL)
+			took := locktest.WaitLost(t, old, 5*forceTTL)
 			t.Logf("lost %v after the new Acquire (TTL %v)", took, forceTTL)
 			require.NoError(t, old.Release(ctx))
 			s.requireHeldBy(t, "t1", "plan-2:task-b")
-			requireNotLost(t, next)
+			locktest.RequireNotLost(t, next)
 		})
 	}
 }
@@ -391,7 +255,7 @@ func TestForceReleaseErrors(t *testing.T) {
 			require.NoError(t, err, "answered from memory")
 			require.True(t, ok)
 			assert.Equal(t, lease.Holder{Owner: "plan-1:task-a"}, h)
-			waitLost(t, held, time.Second)
+			locktest.WaitLost(t, held, time.Second)
 			assert.True(t, degraded(mon))
 			s.requireNotHeld(t, "t1")
 
@@ -401,7 +265,7 @@ func TestForceReleaseErrors(t *testing.T) {
 			next := acquireFor(t, locker, "t1", "plan-2:task-b")
 			require.NoError(t, held.Release(ctx))
 			s.requireHeldBy(t, "t1", "plan-2:task-b")
-			requireNotLost(t, next)
+			locktest.RequireNotLost(t, next)
 		})
 	}
 }
@@ -444,7 +308,7 @@ func TestForceReleaseLeavesNoGoroutines(t *testing.T) {
 					_, ok, err := locker.ForceRelease(context.Background(), "t1")
 					require.NoError(t, err)
 					require.True(t, ok)
-					waitLost(t, l, 5*ttl)
+					locktest.WaitLost(t, l, 5*ttl)
 					if end.release {
 						require.NoError(t, l.Release(context.Background()))
 					}
@@ -528,7 +392,7 @@ func TestForceReleaseOfAFailoverLeaseOfAnotherProcessSticks(t *testing.T) {
 			assert.Greater(t, pttl, lock.MinTombstoneTTL-10*time.Second, "TTLs this short give the floor")
 			assert.LessOrEqual(t, pttl, lock.MinTombstoneTTL)
 
-			took := waitLost(t, old, soon)
+			took := locktest.WaitLost(t, old, soon)
 			t.Logf("A lost its lease %v after B's force release (TTL %v)", took, stickTTL)
 			sa.requireNotHeld(t, "t1") // the in-process lease of A is freed too
 			sb.requireNotHeld(t, "t1")
@@ -606,7 +470,7 @@ func TestFailoverTakesItsKeyBackUnlessForceReleased(t *testing.T) {
 		_, ok, err := b.ForceRelease(ctx, "t1")
 		require.NoError(t, err)
 		require.True(t, ok)
-		waitLost(t, old, soon)
+		locktest.WaitLost(t, old, soon)
 		require.NoError(t, old.Release(ctx))
 
 		// The same owner takes the tenant again (a retried run): a new token, a new value.
@@ -693,7 +557,7 @@ func TestForceReleaseFromAnotherProcessLeavesNoGoroutines(t *testing.T) {
 				_, ok, err := b.ForceRelease(context.Background(), "t1")
 				require.NoError(t, err)
 				require.True(t, ok)
-				waitLost(t, l, soon)
+				locktest.WaitLost(t, l, soon)
 				if release {
 					require.NoError(t, l.Release(context.Background()))
 				}

@@ -116,3 +116,6 @@ func (r *PlanRepo) Update(ctx context.Context, id string, fn func(p *plan.Plan) 
 	return cas.Update(func() (*plan.Plan, error) { return r.Plan(ctx, id) }, fn,
 		func(p *plan.Plan) error { return r.Save(ctx, p) }, plan.ErrConflict)
 }
+
+// Refresh does nothing: the memory store keeps no copies, it is the store.
+func (r *PlanRepo) Refresh(context.Context, string) {}

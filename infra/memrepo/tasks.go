@@ -77,6 +77,26 @@ func (r *TaskRepo) Latest(ctx context.Context, tenantID string) (*task.Task, err
 	return r.Task(ctx, id)
 }
 
+// LatestWithCheckpoint returns the tenant's latest task and its checkpoint (nil when it has
+// none), read in one step.
+func (r *TaskRepo) LatestWithCheckpoint(_ context.Context, tenantID string) (*task.Task, *checkpoint.Checkpoint, error) {
+	r.db.mu.RLock()
+	defer r.db.mu.RUnlock()
+	t, ok := r.db.tasks[r.db.tenants[tenantID]]
+	if !ok {
+		return nil, nil, task.ErrNotFound
+	}
+	var cp *checkpoint.Checkpoint
+	if stored, ok := r.db.ckpts[t.ID()]; ok {
+		cp = stored.Clone()
+	}
+	return t.Clone(), cp, nil
+}
+
+// Peek returns the task with id, as Task does: memory holds the only copy (New), or is the
+// local copy itself (NewMirror).
+func (r *TaskRepo) Peek(ctx context.Context, id string) (*task.Task, error) { return r.Task(ctx, id) }
+
 // ByIDs returns the tasks with the given ids, in that order.
 func (r *TaskRepo) ByIDs(_ context.Context, ids []string) ([]*task.Task, error) {
 	out := make([]*task.Task, len(ids))

@@ -27,8 +27,8 @@ func startBounded(t *testing.T, client redis.UniversalClient, cacheTasks int) (*
 	t.Helper()
 	mon := outage.NewMonitor(slog.New(slog.DiscardHandler))
 	s := redisrepo.New(client, redisrepo.Options{Monitor: mon, Logger: slog.New(slog.DiscardHandler), CacheTasks: cacheTasks})
-	s.Start(context.Background())
-	t.Cleanup(s.Stop)
+	require.NoError(t, s.Start(context.Background()))
+	t.Cleanup(func() { _ = s.Stop(context.Background()) })
 	return s, mon
 }
 

@@ -36,8 +36,8 @@ func startStore(t *testing.T, client redis.UniversalClient, onConflict func(stri
 	t.Helper()
 	mon := outage.NewMonitor(slog.New(slog.DiscardHandler))
 	s := redisrepo.New(client, redisrepo.Options{Monitor: mon, Logger: slog.New(slog.DiscardHandler), OnConflict: onConflict})
-	s.Start(context.Background())
-	t.Cleanup(s.Stop)
+	require.NoError(t, s.Start(context.Background()))
+	t.Cleanup(func() { _ = s.Stop(context.Background()) })
 	return s, mon
 }
 
@@ -138,7 +138,7 @@ func TestDegradedWritesAreWrittenBackToAnEmptyRedis(t *testing.T) {
 			assert.Equal(t, wantCp.CompletedStages(), gotCp.CompletedStages())
 		}
 	}
-	listed, err := srv.Client().ZRevRange(ctx, rediskey.New("").Plans(), 0, -1).Result()
+	listed, err := srv.Client().ZRangeArgs(ctx, redis.ZRangeArgs{Key: rediskey.New("").Plans(), Start: 0, Stop: -1, Rev: true}).Result()
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{before.ID(), during.ID()}, listed)
 
@@ -238,8 +238,8 @@ func TestAnIdleStoreNoticesRedisLostItsData(t *testing.T) {
 	const every = 200 * time.Millisecond
 	mon := outage.NewMonitor(slog.New(slog.DiscardHandler))
 	store := redisrepo.New(fastClient(t, srv.Addr()), redisrepo.Options{Monitor: mon, Logger: slog.New(slog.DiscardHandler), LeaseTTL: 3 * every})
-	store.Start(context.Background())
-	t.Cleanup(store.Stop)
+	require.NoError(t, store.Start(context.Background()))
+	t.Cleanup(func() { _ = store.Stop(context.Background()) })
 	ctx := context.Background()
 	p, tasks := newPlan(t, "idle1")
 	require.NoError(t, store.CreatePlan(ctx, p, tasks))

@@ -21,8 +21,8 @@ func startStoreTTL(t *testing.T, client redis.UniversalClient, leaseTTL time.Dur
 	t.Helper()
 	mon := outage.NewMonitor(slog.New(slog.DiscardHandler))
 	s := redisrepo.New(client, redisrepo.Options{Monitor: mon, Logger: slog.New(slog.DiscardHandler), LeaseTTL: leaseTTL})
-	s.Start(context.Background())
-	t.Cleanup(s.Stop)
+	require.NoError(t, s.Start(context.Background()))
+	t.Cleanup(func() { _ = s.Stop(context.Background()) })
 	return s, mon
 }
 

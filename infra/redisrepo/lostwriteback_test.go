@@ -44,8 +44,8 @@ func startFastStore(t *testing.T, client redis.UniversalClient, leaseTTL time.Du
 	t.Helper()
 	mon := outage.NewMonitor(slog.New(slog.DiscardHandler))
 	s := redisrepo.New(client, redisrepo.Options{Monitor: mon, Logger: slog.New(slog.DiscardHandler), LeaseTTL: leaseTTL, OnConflict: c.add})
-	s.Start(context.Background())
-	t.Cleanup(s.Stop)
+	require.NoError(t, s.Start(context.Background()))
+	t.Cleanup(func() { _ = s.Stop(context.Background()) })
 	return s, mon
 }
 
@@ -170,8 +170,8 @@ func TestRestoredAfterADataLossWaitsForTheClaimsPause(t *testing.T) {
 	mon := outage.NewMonitor(slog.New(slog.DiscardHandler))
 	s := redisrepo.New(fastClient(t, srv.Addr()), redisrepo.Options{Monitor: mon, Logger: slog.New(slog.DiscardHandler),
 		LeaseTTL: leaseTTL, OnRestored: func(lost bool) { told <- restored{lost, time.Now()} }})
-	s.Start(context.Background())
-	t.Cleanup(s.Stop)
+	require.NoError(t, s.Start(context.Background()))
+	t.Cleanup(func() { _ = s.Stop(context.Background()) })
 	ctx := context.Background()
 	p, tasks := newPlan(t, "rw1")
 	require.NoError(t, s.CreatePlan(ctx, p, tasks))
@@ -305,8 +305,8 @@ func TestAnOutageAfterAHandledLossIsNotAnotherLoss(t *testing.T) {
 	mon := outage.NewMonitor(slog.New(slog.DiscardHandler))
 	s := redisrepo.New(fastClient(t, proxy.Addr()), redisrepo.Options{Monitor: mon, Logger: slog.New(slog.DiscardHandler),
 		LeaseTTL: 3 * time.Second, OnRestored: func(lost bool) { told <- lost }})
-	s.Start(context.Background())
-	t.Cleanup(s.Stop)
+	require.NoError(t, s.Start(context.Background()))
+	t.Cleanup(func() { _ = s.Stop(context.Background()) })
 	ctx := context.Background()
 	p, tasks := newPlan(t, "ol1")
 	require.NoError(t, s.CreatePlan(ctx, p, tasks))

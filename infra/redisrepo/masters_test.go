@@ -24,8 +24,8 @@ func TestAClusterMasterLostIsTakenForALossOfData(t *testing.T) {
 	client := cluster.Client()
 	mon := outage.NewMonitor(slog.New(slog.DiscardHandler))
 	s := redisrepo.New(client, redisrepo.Options{Monitor: mon, Logger: slog.New(slog.DiscardHandler), LeaseTTL: 600 * time.Millisecond})
-	s.Start(context.Background())
-	t.Cleanup(s.Stop)
+	require.NoError(t, s.Start(context.Background()))
+	t.Cleanup(func() { _ = s.Stop(context.Background()) })
 	ctx := context.Background()
 	key := rediskey.New("").Generation()
 	token := func() string {

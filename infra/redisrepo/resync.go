@@ -23,10 +23,14 @@ const (
 )
 
 // Start checks Redis (an executor may start while it is down: it then runs degraded from the
-// start) and starts the probe: while degraded it PINGs Redis with backoff and, when Redis
-// answers, writes back everything journaled (everything in the mirror, when Redis came back
-// empty) through the fenced scripts, then leaves degraded mode. Stop ends it.
-func (s *Store) Start(ctx context.Context) {
+// start; ctx bounds the check, at most a second) and starts the probe: while degraded it
+// PINGs Redis with backoff and, when Redis answers, writes back everything journaled
+// (everything in the mirror, when Redis came back empty) through the fenced scripts, then
+// leaves degraded mode. Stop ends it. It never fails; only the first Start has an effect.
+func (s *Store) Start(ctx context.Context) error {
+	if s.done != nil {
+		return nil
+	}
 	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	err := s.touchSentinel(pctx)
 	if err == nil {
@@ -39,18 +43,26 @@ func (s *Store) Start(ctx context.Context) {
 	cancel()
 	s.stop, s.done = make(chan struct{}), make(chan struct{})
 	go s.probe()
+	return nil
 }
 
-// Stop ends the probe and waits for it, then writes the index rows still deferred; none is
-// written later.
-func (s *Store) Stop() {
+// Stop ends the probe and waits for it (or gives up when ctx ends: the probe returns by
+// itself then, after its write-back pass), then writes the index rows still deferred; none is
+// written later. Stop is idempotent, and works without Start.
+func (s *Store) Stop(ctx context.Context) error {
+	var err error
 	if s.stop != nil {
 		close(s.stop)
-		<-s.done
+		select {
+		case <-s.done:
+		case <-ctx.Done():
+			err = fmt.Errorf("redisrepo: stop: %w", ctx.Err())
+		}
 		s.stop = nil
 	}
 	s.flushIndex() // the rows deferred by the last writes
 	s.pending.stop()
+	return err
 }
 
 func (s *Store) probe() {
@@ -333,6 +345,16 @@ func (s *Store) restore(ctx context.Context, planBases, taskBases map[string]bas
 // (restore_tenant.lua). A task another executor took meanwhile is a conflict: Redis keeps the
 // other executor's state, the mirror forgets this one, and OnConflict stops the local run.
 func (s *Store) restoreTasks(ctx context.Context, tasks []*task.Task, bases map[string]base) error {
+	cmds, err := s.writeBackTasks(ctx, tasks, bases)
+	if err != nil {
+		return err
+	}
+	return s.restoreTenants(ctx, s.restored(ctx, tasks, bases, cmds), bases)
+}
+
+// writeBackTasks sends restore_task.lua for each task, in one pipeline, and returns the
+// commands with their answers.
+func (s *Store) writeBackTasks(ctx context.Context, tasks []*task.Task, bases map[string]base) ([]*redis.Cmd, error) {
 	cmds := make([]*redis.Cmd, len(tasks))
 	var encErr error
 	_, err := s.exec(ctx, func(pipe redis.Pipeliner) {
@@ -361,8 +383,15 @@ func (s *Store) restoreTasks(ctx context.Context, tasks []*task.Task, bases map[
 		}
 	})
 	if err = firstErr(encErr, err); err != nil {
-		return wrap("write back tasks", err)
+		return nil, wrap("write back tasks", err)
 	}
+	return cmds, nil
+}
+
+// restored returns the tasks Redis took (cmds answered), and deals with the others: dropped
+// when Redis lost its data and holds a newer copy, a conflict when another writer changed
+// the task while Redis was away.
+func (s *Store) restored(ctx context.Context, tasks []*task.Task, bases map[string]base, cmds []*redis.Cmd) []*task.Task {
 	var written []*task.Task
 	for i, t := range tasks {
 		switch n, _ := cmds[i].Int(); n {
@@ -389,8 +418,14 @@ func (s *Store) restoreTasks(ctx context.Context, tasks []*task.Task, bases map[
 			s.cancelWins(ctx, t)
 		}
 	}
+	return written
+}
+
+// restoreTenants points the tenants of the written tasks at them (restore_tenant.lua), indexes
+// the tasks, and stops the run of a task whose tenant moved on meanwhile.
+func (s *Store) restoreTenants(ctx context.Context, written []*task.Task, bases map[string]base) error {
 	tenantCmds := make([]*redis.Cmd, len(written))
-	_, err = s.exec(ctx, func(pipe redis.Pipeliner) {
+	_, err := s.exec(ctx, func(pipe redis.Pipeliner) {
 		for i, t := range written {
 			ended, lost := "0", "0"
 			if t.Status().Terminal() {
@@ -419,6 +454,8 @@ func (s *Store) restoreTasks(ctx context.Context, tasks []*task.Task, bases map[
 	return nil
 }
 
+// conflict stops this executor's run of t, which Redis holds another writer's change of, and
+// forgets its copy.
 func (s *Store) conflict(t *task.Task, reason string) {
 	s.log.Warn("conflict on write-back: this executor's run stops; Redis keeps the other executor's state",
 		"task_id", t.ID(), "tenant_id", t.TenantID(), "plan_id", t.PlanID(), "reason", reason)

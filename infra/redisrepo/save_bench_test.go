@@ -21,6 +21,7 @@ import (
 	"github.com/executor-dev/executor/infra/redisrepo"
 	"github.com/executor-dev/executor/infra/redistest"
 	"github.com/executor-dev/executor/infra/repotest"
+	"github.com/executor-dev/executor/infra/roundtrips"
 )
 
 // saveBenchStages is the number of stages of the benchmark's tasks: the executor bench's
@@ -36,7 +37,7 @@ var saveBenchSpecs = repotest.NoopStages(saveBenchStages)
 // saveBench is a Store on a private redis-server, over a client whose round trips are counted.
 type saveBench struct {
 	client *redis.Client
-	trips  *redistest.RoundTrips
+	trips  *roundtrips.Counter
 	mon    *outage.Monitor
 	store  *redisrepo.Store
 }
@@ -47,7 +48,7 @@ func newSaveBench(b *testing.B, srv *redistest.Server, autoPipeline bool) *saveB
 	b.Helper()
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	b.Cleanup(func() { _ = client.Close() }) // closes the AutoPipeline too
-	trips := &redistest.RoundTrips{}
+	trips := &roundtrips.Counter{}
 	client.AddHook(trips)
 	logger := slog.New(slog.DiscardHandler)
 	mon := outage.NewMonitor(logger)

@@ -15,14 +15,14 @@ import (
 	"github.com/executor-dev/executor/infra/outage"
 )
 
-// Create claims the tasks' tenants (a *task.BusyError when one is taken), then writes the
+// createOnline claims the tasks' tenants (a *task.BusyError when one is taken), then writes the
 // tasks (fence 0) and points each tenant's index at its task, in pipelined batches of
 // batchSize commands: one round trip per batch, not per tenant.
 func (r *TaskRepo) createOnline(ctx context.Context, tasks []*task.Task) error {
 	return r.s.create(ctx, nil, tasks)
 }
 
-// Reactivate makes t its tenant's active task again (reactivate.lua).
+// reactivateOnline makes t its tenant's active task again in Redis (reactivate.lua).
 func (r *TaskRepo) reactivateOnline(ctx context.Context, t *task.Task) error {
 	s := r.s
 	if err := s.claimsAllowed(ctx); err != nil {
@@ -39,7 +39,7 @@ func (r *TaskRepo) reactivateOnline(ctx context.Context, t *task.Task) error {
 	return nil
 }
 
-// Task returns the task with id as Redis holds it.
+// taskOnline returns the task with id as Redis holds it.
 func (r *TaskRepo) taskOnline(ctx context.Context, id string) (*task.Task, error) {
 	h, err := r.s.client.HGetAll(ctx, r.s.keys.Task(id)).Result()
 	if err != nil {
@@ -78,7 +78,7 @@ func (r *TaskRepo) decode(ctx context.Context, id string, h map[string]string) (
 	return t, nil
 }
 
-// Latest returns the tenant's latest task, through Redis's index: another executor may have
+// latestOnline returns the tenant's latest task, through Redis's index: another executor may have
 // given the tenant a newer task.
 func (r *TaskRepo) latestOnline(ctx context.Context, tenantID string) (*task.Task, error) {
 	id, err := r.s.client.Get(ctx, r.s.keys.TenantIndex(tenantID)).Result()
@@ -127,7 +127,7 @@ func (r *TaskRepo) latestWithCheckpointOnline(ctx context.Context, tenantID stri
 	return t, cp, err
 }
 
-// ByIDs returns the tasks with the given ids, in order, read from Redis in pipelined batches.
+// byIDsOnline returns the tasks with the given ids, in order, read from Redis in pipelined batches.
 func (r *TaskRepo) byIDsOnline(ctx context.Context, ids []string) ([]*task.Task, error) {
 	s := r.s
 	out := make([]*task.Task, len(ids))
@@ -180,7 +180,7 @@ func (r *TaskRepo) statusesOnline(ctx context.Context, ids []string) ([]task.Sta
 	return out, nil
 }
 
-// Save writes t and, when cp is not nil, its checkpoint with one command: save_task.lua, a
+// saveOnline writes t and, when cp is not nil, its checkpoint with one command: save_task.lua, a
 // compare-and-set on t's fence epoch and version, given only the fields changed since the
 // version this executor last wrote or read whole (writtenFields), on the batched client. A
 // superseded epoch writes nothing and returns task.ErrFenced; another writer's change since
@@ -230,8 +230,10 @@ func (r *TaskRepo) saveOnline(ctx context.Context, t *task.Task, cp *checkpoint.
 	case behind: // this executor's copy is the newest: written back (change journals it)
 		s.rollback.Store(true) // the other executors must learn of it too
 		return fmt.Errorf("redisrepo: save task %s: Redis holds an older version than %d: %w", t.ID(), t.Version(), outage.ErrDataLost)
-	default:
+	case noSuchTask:
 		return s.missing(ctx, t.ID())
+	default:
+		return fmt.Errorf("redisrepo: save task %s: save_task.lua answered %d", t.ID(), n)
 	}
 	t.Stored(t.Version() + 1)
 	s.mirror.Tasks().Put(t, cp)
@@ -262,7 +264,7 @@ func (s *Store) tenantKeys(t *task.Task) []string {
 	return []string{s.keys.TenantActive(t.TenantID()), s.keys.TenantIndex(t.TenantID())}
 }
 
-// BumpFence raises the task's fence epoch in Redis and returns the task as Redis holds it at
+// bumpFenceOnline raises the task's fence epoch in Redis and returns the task as Redis holds it at
 // that epoch (bump_fence.lua: both in one atomic step), replacing the mirror's copy.
 func (r *TaskRepo) bumpFenceOnline(ctx context.Context, id, token string) (*task.Task, error) {
 	s := r.s

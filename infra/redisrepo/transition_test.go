@@ -20,6 +20,7 @@ import (
 	"github.com/executor-dev/executor/infra/rediskey"
 	"github.com/executor-dev/executor/infra/redisrepo"
 	"github.com/executor-dev/executor/infra/redistest"
+	"github.com/executor-dev/executor/infra/roundtrips"
 	"github.com/executor-dev/executor/orchestrator"
 	"github.com/executor-dev/executor/stagekind"
 )
@@ -27,7 +28,7 @@ import (
 // An executor on Redis, whose Redis round trips are counted.
 type counted struct {
 	svc   *app.Service
-	trips *redistest.RoundTrips
+	trips *roundtrips.Counter
 }
 
 func newCounted(t *testing.T, srv *redistest.Server, register func(*stagekind.Registry)) counted {

@@ -55,10 +55,6 @@ func (s *Sentinels) URL() string {
 	return "redis+sentinel://" + strings.Join(addrs, ",") + "/" + SentinelMaster
 }
 
-// Data returns the master as started and its replicas (roles change with failovers: see
-// Master).
-func (s *Sentinels) Data() []*Server { return s.data }
-
 // SentinelServers returns the sentinels.
 func (s *Sentinels) SentinelServers() []*Server { return s.sentinels }
 

@@ -45,63 +45,7 @@ func testIndexFollowsTheWrites(t *testing.T, s Store) {
 	before, err := s.Tasks.Task(ctx, ids[0]) // a PENDING copy, written late below
 	require.NoError(t, err)
 
-	classes := []stage.Class{stage.ClassPermanent, stage.ClassTimeout}
-	run := func(i int) error {
-		tk, err := s.Tasks.BumpFence(ctx, ids[i])
-		if err != nil {
-			return err
-		}
-		now := at(10 + i)
-		if err := tk.Start(tk.Fence(), now); err != nil {
-			return err
-		}
-		if err := s.Tasks.Save(ctx, tk, nil); err != nil {
-			return err
-		}
-		cp := checkpoint.New(ids[i])
-		switch i % 4 {
-		case 0: // completes
-			for st := range tk.Stages() {
-				if err := CompleteStage(tk, cp, st, now.Add(time.Duration(st+1)*time.Second)); err != nil {
-					return err
-				}
-			}
-			if err := tk.Complete(now.Add(3 * time.Second)); err != nil {
-				return err
-			}
-		case 1: // fails at the second stage
-			if err := CompleteStage(tk, cp, 0, now.Add(time.Second)); err != nil {
-				return err
-			}
-			f := task.Failure{Stage: "deploy", Class: classes[i%8/4], Message: fmt.Sprintf("boom %d", i)}
-			if err := tk.Fail(f, now.Add(2*time.Second)); err != nil {
-				return err
-			}
-		case 2: // runs its second stage
-			if err := CompleteStage(tk, cp, 0, now.Add(time.Second)); err != nil {
-				return err
-			}
-		default: // runs its first stage
-			return nil
-		}
-		return s.Tasks.Save(ctx, tk, cp)
-	}
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	for i := range n {
-		wg.Add(2)
-		go func() { defer wg.Done(); errs[i] = run(i) }()
-		go func() { // an operator cancels every fifth task meanwhile; the run may lose to it
-			defer wg.Done()
-			if i%5 == 4 {
-				_, _ = s.Tasks.Update(ctx, ids[i], func(tk *task.Task) (*checkpoint.Checkpoint, error) {
-					return nil, tk.Cancel(nil, at(100))
-				})
-			}
-		}()
-	}
-	wg.Wait()
-	for i, err := range errs {
+	for i, err := range runsAndCancels(ctx, s, ids) {
 		if err != nil {
 			if !errors.Is(err, task.ErrInvalidTransition) { // cancelled before it started
 				require.ErrorIs(t, err, task.ErrConflict, "task %d: only a lost race to the cancel fails a run", i)
@@ -112,66 +56,167 @@ func testIndexFollowsTheWrites(t *testing.T, s Store) {
 	all, err := s.Tasks.ByIDs(ctx, ids)
 	require.NoError(t, err)
 	want := task.NewSummary()
-	var running []task.Row
 	for _, tk := range all {
 		want.Add(task.RowOf(tk), 1)
-		if tk.Status() == task.Running {
-			running = append(running, task.RowOf(tk))
-		}
 	}
 	require.Positive(t, want.Statuses[task.Completed])
 	require.Positive(t, want.Statuses[task.Failed])
 	require.Positive(t, want.Statuses[task.Running])
 
-	check := func(msg string) {
-		t.Helper()
-		got, err := s.Index.Summary(ctx, p.ID())
-		require.NoError(t, err)
-		assert.Equal(t, n, got.Total, msg)
-		assert.Equal(t, want.Statuses, got.Statuses, msg)
-		assert.Equal(t, want.Stages, got.Stages, msg)
-		require.Len(t, got.Classes, len(want.Classes), msg)
-		for class, c := range want.Classes {
-			assert.Equal(t, c.Count, got.Classes[class].Count, "%s: class %s", msg, class)
-			sample := got.Classes[class]
-			found := false
-			for _, tk := range all {
-				if f := tk.LastError(); f != nil && string(f.Class) == class && tk.TenantID() == sample.TenantID {
-					found = f.Message == sample.Message
-				}
-			}
-			assert.True(t, found, "%s: class %s's sample %+v is one of its tasks", msg, class, sample)
-		}
-		slowest := map[string]bool{}
-		for _, r := range got.Slowest {
-			slowest[r.ID] = true
-			assert.Equal(t, task.Running, r.Status, msg)
-		}
-		assert.Len(t, slowest, min(len(running), task.SlowestLen), msg)
-		ids, err := s.Index.Running(ctx, p.ID())
-		require.NoError(t, err)
-		var wantIDs []string
-		for _, r := range running {
-			wantIDs = append(wantIDs, r.ID)
-		}
-		assert.ElementsMatch(t, wantIDs, ids, msg)
+	ix := indexed{s: s, planID: p.ID(), all: all, want: want}
+	ix.check(t, "after the runs")
+	require.NoError(t, s.Index.Reindex(ctx, []*task.Task{before}))
+	ix.check(t, "after a late copy")
+	require.NoError(t, s.Index.Reindex(ctx, all))
+	ix.check(t, "after the same copies again")
+}
 
-		rows, err := s.Index.Rows(ctx, p.ID())
-		require.NoError(t, err)
-		require.Len(t, rows, n, msg)
-		for _, tk := range all {
-			r := rows[tk.ID()]
-			assert.Equal(t, tk.TenantID(), r.TenantID, msg)
-			assert.Equal(t, tk.Status(), r.Status, "%s: %s", msg, tk.TenantID())
-			assert.Equal(t, tk.CurrentStage(), r.Stage, "%s: %s", msg, tk.TenantID())
-			assert.Equal(t, task.RowOf(tk).Class, r.Class, "%s: %s", msg, tk.TenantID())
+// runsAndCancels runs every task of ids (indexRun) while an operator cancels every fifth
+// one meanwhile, which the run may lose to; it returns each run's error.
+func runsAndCancels(ctx context.Context, s Store, ids []string) []error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(ids))
+	for i := range ids {
+		wg.Add(2)
+		go func() { defer wg.Done(); errs[i] = indexRun(ctx, s, ids, i) }()
+		go func() { // an operator cancels every fifth task meanwhile; the run may lose to it
+			defer wg.Done()
+			if i%5 == 4 {
+				_, _ = s.Tasks.Update(ctx, ids[i], func(tk *task.Task) (*checkpoint.Checkpoint, error) {
+					return nil, tk.Cancel(nil, at(100))
+				})
+			}
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+// indexRun starts task ids[i], then by i: completes it, fails it at its second stage (of a
+// permanent or timeout class), has it run its second stage, or leaves it at its first.
+func indexRun(ctx context.Context, s Store, ids []string, i int) error {
+	tk, err := s.Tasks.BumpFence(ctx, ids[i])
+	if err != nil {
+		return err
+	}
+	now := at(10 + i)
+	if err := tk.Start(tk.Fence(), now); err != nil {
+		return err
+	}
+	if err := s.Tasks.Save(ctx, tk, nil); err != nil {
+		return err
+	}
+	cp := checkpoint.New(ids[i])
+	switch i % 4 {
+	case 0: // completes
+		for st := range tk.Stages() {
+			if err := CompleteStage(tk, cp, st, now.Add(time.Duration(st+1)*time.Second)); err != nil {
+				return err
+			}
+		}
+		if err := tk.Complete(now.Add(3 * time.Second)); err != nil {
+			return err
+		}
+	case 1: // fails at the second stage
+		if err := CompleteStage(tk, cp, 0, now.Add(time.Second)); err != nil {
+			return err
+		}
+		classes := []stage.Class{stage.ClassPermanent, stage.ClassTimeout}
+		f := task.Failure{Stage: "deploy", Class: classes[i%8/4], Message: fmt.Sprintf("boom %d", i)}
+		if err := tk.Fail(f, now.Add(2*time.Second)); err != nil {
+			return err
+		}
+	case 2: // runs its second stage
+		if err := CompleteStage(tk, cp, 0, now.Add(time.Second)); err != nil {
+			return err
+		}
+	default: // runs its first stage
+		return nil
+	}
+	return s.Tasks.Save(ctx, tk, cp)
+}
+
+// indexed is what testIndexFollowsTheWrites expects of the index of plan planID: the summary
+// want, and the rows, of its tasks all as stored.
+type indexed struct {
+	s      Store
+	planID string
+	all    []*task.Task
+	want   task.Summary
+}
+
+// running returns the rows of the RUNNING tasks.
+func (ix indexed) running() []task.Row {
+	var running []task.Row
+	for _, tk := range ix.all {
+		if tk.Status() == task.Running {
+			running = append(running, task.RowOf(tk))
 		}
 	}
-	check("after the runs")
-	require.NoError(t, s.Index.Reindex(ctx, []*task.Task{before}))
-	check("after a late copy")
-	require.NoError(t, s.Index.Reindex(ctx, all))
-	check("after the same copies again")
+	return running
+}
+
+// check checks the plan's summary, RUNNING tasks and rows; msg says when.
+func (ix indexed) check(t *testing.T, msg string) {
+	t.Helper()
+	ix.checkSummary(t, msg)
+	ix.checkRunning(t, msg)
+	ix.checkRows(t, msg)
+}
+
+// checkSummary checks the plan's summary: its counts, each class's sample, the slowest runs.
+func (ix indexed) checkSummary(t *testing.T, msg string) {
+	t.Helper()
+	got, err := ix.s.Index.Summary(t.Context(), ix.planID)
+	require.NoError(t, err)
+	assert.Equal(t, len(ix.all), got.Total, msg)
+	assert.Equal(t, ix.want.Statuses, got.Statuses, msg)
+	assert.Equal(t, ix.want.Stages, got.Stages, msg)
+	require.Len(t, got.Classes, len(ix.want.Classes), msg)
+	for class, c := range ix.want.Classes {
+		assert.Equal(t, c.Count, got.Classes[class].Count, "%s: class %s", msg, class)
+		sample := got.Classes[class]
+		found := false
+		for _, tk := range ix.all {
+			if f := tk.LastError(); f != nil && string(f.Class) == class && tk.TenantID() == sample.TenantID {
+				found = f.Message == sample.Message
+			}
+		}
+		assert.True(t, found, "%s: class %s's sample %+v is one of its tasks", msg, class, sample)
+	}
+	slowest := map[string]bool{}
+	for _, r := range got.Slowest {
+		slowest[r.ID] = true
+		assert.Equal(t, task.Running, r.Status, msg)
+	}
+	assert.Len(t, slowest, min(len(ix.running()), task.SlowestLen), msg)
+}
+
+// checkRunning checks the ids of the plan's RUNNING tasks.
+func (ix indexed) checkRunning(t *testing.T, msg string) {
+	t.Helper()
+	ids, err := ix.s.Index.Running(t.Context(), ix.planID)
+	require.NoError(t, err)
+	var wantIDs []string
+	for _, r := range ix.running() {
+		wantIDs = append(wantIDs, r.ID)
+	}
+	assert.ElementsMatch(t, wantIDs, ids, msg)
+}
+
+// checkRows checks the plan's rows, one per task.
+func (ix indexed) checkRows(t *testing.T, msg string) {
+	t.Helper()
+	rows, err := ix.s.Index.Rows(t.Context(), ix.planID)
+	require.NoError(t, err)
+	require.Len(t, rows, len(ix.all), msg)
+	for _, tk := range ix.all {
+		r := rows[tk.ID()]
+		assert.Equal(t, tk.TenantID(), r.TenantID, msg)
+		assert.Equal(t, tk.Status(), r.Status, "%s: %s", msg, tk.TenantID())
+		assert.Equal(t, tk.CurrentStage(), r.Stage, "%s: %s", msg, tk.TenantID())
+		assert.Equal(t, task.RowOf(tk).Class, r.Class, "%s: %s", msg, tk.TenantID())
+	}
 }
 
 // A plan created with its tasks is indexed whole, PENDING at the first stage; recording the

@@ -55,6 +55,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"Plan/CreateAndRead", testPlanCreateAndRead},
 		{"Plan/NotFound", testPlanNotFound},
 		{"Plan/Save", testPlanSave},
+		{"Plan/Refresh", testPlanRefresh},
 		{"Plan/StoreDoesNotShareAggregates", testPlanNotShared},
 		{"Plan/IdempotencyKeyFirstPlanWins", testPlanIdempotencyKey},
 		{"Plan/ListNewestFirst", testPlanList},
@@ -62,6 +63,8 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"Task/CreateAndRead", testTaskCreateAndRead},
 		{"Task/NotFound", testTaskNotFound},
 		{"Task/LatestIsNewestTask", testTaskLatest},
+		{"Task/LatestWithCheckpoint", testLatestWithCheckpoint},
+		{"Task/Peek", testPeek},
 		{"Task/ByIDs", testTaskByIDs},
 		{"Task/Statuses", testTaskStatuses},
 		{"Task/StoreDoesNotShareAggregates", testTaskNotShared},
@@ -735,70 +738,13 @@ func testConcurrency(t *testing.T, s Store) {
 	createTasks(t, s, tasks...)
 
 	ctx := t.Context()
-	run := func(i int) error {
-		id := ids[i]
-		epochTask, err := s.Tasks.BumpFence(ctx, id)
-		if err != nil {
-			return fmt.Errorf("bump: %w", err)
-		}
-		epoch := epochTask.Fence()
-		tk, err := s.Tasks.Task(ctx, id)
-		if err != nil {
-			return fmt.Errorf("task: %w", err)
-		}
-		cp := checkpoint.New(id)
-		now := at(1 + i)
-		steps := []func() error{
-			func() error { return tk.Start(epoch, now) },
-			func() error {
-				return tk.Record(task.Attempt{Stage: "build", Run: 1, Attempt: 1, StartedAt: now, EndedAt: now, Outcome: task.OutcomeSucceeded})
-			},
-			func() error { return tk.CompleteStage(0, now) },
-			func() error { return cp.Record(0, "build", json.RawMessage(fmt.Sprintf(`{"i":%d}`, i)), epoch, now) },
-			func() error { return s.Tasks.Save(ctx, tk, cp) },
-		}
-		for _, step := range steps {
-			if err := step(); err != nil {
-				return err
-			}
-		}
-		latest, err := s.Tasks.Latest(ctx, tk.TenantID())
-		if err != nil {
-			return fmt.Errorf("latest: %w", err)
-		}
-		if latest.ID() != id {
-			return fmt.Errorf("latest of %s is %s, want %s", tk.TenantID(), latest.ID(), id)
-		}
-		all, err := s.Tasks.ByIDs(ctx, ids)
-		if err != nil {
-			return fmt.Errorf("by ids: %w", err)
-		}
-		if len(all) != n {
-			return fmt.Errorf("by ids: %d tasks, want %d", len(all), n)
-		}
-		got, err := s.Checkpoints.Checkpoint(ctx, id)
-		if err != nil {
-			return fmt.Errorf("checkpoint: %w", err)
-		}
-		if got.Next() != 1 {
-			return fmt.Errorf("checkpoint of %s: next %d, want 1", id, got.Next())
-		}
-		if _, err := s.Plans.Plan(ctx, p.ID()); err != nil {
-			return fmt.Errorf("plan: %w", err)
-		}
-		if _, err := s.Plans.List(ctx, plan.Filter{Limit: 10}); err != nil {
-			return fmt.Errorf("list: %w", err)
-		}
-		return nil
-	}
-
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = run(i)
+			errs[i] = concurrentRun(ctx, s, p.ID(), ids, i)
 		}()
 	}
 	wg.Wait()
@@ -815,6 +761,72 @@ func testConcurrency(t *testing.T, s Store) {
 		cp := readCheckpoint(t, s, tk.ID())
 		assert.Equal(t, map[string]any{"build": map[string]any{"i": float64(i)}}, cp.Outputs())
 	}
+}
+
+// concurrentRun is run i of testConcurrency, among the others: it runs the first stage of
+// task ids[i] (of plan planID) and saves it with its checkpoint, then reads the store.
+func concurrentRun(ctx context.Context, s Store, planID string, ids []string, i int) error {
+	id := ids[i]
+	epochTask, err := s.Tasks.BumpFence(ctx, id)
+	if err != nil {
+		return fmt.Errorf("bump: %w", err)
+	}
+	epoch := epochTask.Fence()
+	tk, err := s.Tasks.Task(ctx, id)
+	if err != nil {
+		return fmt.Errorf("task: %w", err)
+	}
+	cp := checkpoint.New(id)
+	now := at(1 + i)
+	steps := []func() error{
+		func() error { return tk.Start(epoch, now) },
+		func() error {
+			return tk.Record(task.Attempt{Stage: "build", Run: 1, Attempt: 1, StartedAt: now, EndedAt: now, Outcome: task.OutcomeSucceeded})
+		},
+		func() error { return tk.CompleteStage(0, now) },
+		func() error { return cp.Record(0, "build", json.RawMessage(fmt.Sprintf(`{"i":%d}`, i)), epoch, now) },
+		func() error { return s.Tasks.Save(ctx, tk, cp) },
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return concurrentReads(ctx, s, planID, tk, ids)
+}
+
+// concurrentReads is the reads of a concurrentRun that saved tk: its tenant's latest task,
+// every task, its checkpoint, the plan and the list of plans.
+func concurrentReads(ctx context.Context, s Store, planID string, tk *task.Task, ids []string) error {
+	id := tk.ID()
+	latest, err := s.Tasks.Latest(ctx, tk.TenantID())
+	if err != nil {
+		return fmt.Errorf("latest: %w", err)
+	}
+	if latest.ID() != id {
+		return fmt.Errorf("latest of %s is %s, want %s", tk.TenantID(), latest.ID(), id)
+	}
+	all, err := s.Tasks.ByIDs(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("by ids: %w", err)
+	}
+	if len(all) != len(ids) {
+		return fmt.Errorf("by ids: %d tasks, want %d", len(all), len(ids))
+	}
+	got, err := s.Checkpoints.Checkpoint(ctx, id)
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if got.Next() != 1 {
+		return fmt.Errorf("checkpoint of %s: next %d, want 1", id, got.Next())
+	}
+	if _, err := s.Plans.Plan(ctx, planID); err != nil {
+		return fmt.Errorf("plan: %w", err)
+	}
+	if _, err := s.Plans.List(ctx, plan.Filter{Limit: 10}); err != nil {
+		return fmt.Errorf("list: %w", err)
+	}
+	return nil
 }
 
 // endTask cancels a stored task, so its tenant may take a new one.

@@ -29,11 +29,11 @@ func benchLateness(b *testing.B, s scheduler) {
 	b.Helper()
 	ctx := context.Background()
 	called := make(chan time.Time, 1)
-	s.Start(func(context.Context, string) error {
+	startWith(b, s, func(context.Context, string) error {
 		called <- time.Now()
 		return nil
 	})
-	defer s.Stop()
+	defer stop(b, s)
 
 	late := make([]time.Duration, 0, b.N)
 	b.ResetTimer()

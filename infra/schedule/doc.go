@@ -1,6 +1,8 @@
 // Package schedule starts scheduled plans at their time (docs/design.md §5), exactly once across
-// executor instances. Two schedulers share one contract (Start, Stop, Schedule, Unschedule)
-// and call a Due callback with a plan id whose startAt has come:
+// executor instances. Two schedulers share one contract (SetDue, Start, Stop, Schedule,
+// Unschedule) and call a Due callback with a plan id whose startAt has come. Due is set with
+// SetDue before Start rather than given to the constructor: what it starts (the orchestrator)
+// takes the scheduler as its own, so it is built after it.
 //
 //   - Memory is in-process: a timer heap with one goroutine and one time.Timer armed for the
 //     earliest entry. It serves a single executor; its entries die with the process.
@@ -33,4 +35,7 @@
 //
 // Every Redis key comes from package rediskey; every script is Redis Cluster safe (one key
 // per call).
+//
+// Both run one contract suite, infra/schedule/schedtest: what the orchestrator's Scheduler
+// port asks of every scheduler.
 package schedule

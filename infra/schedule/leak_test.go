@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/executor-dev/executor/infra/redistest"
+	"github.com/executor-dev/executor/infra/schedule/schedtest"
 )
 
 // Not parallel: the goroutine counts are the whole process's.
@@ -33,17 +34,17 @@ func TestStopLeaksNoGoroutines(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tc.new(t)
 			before := redistest.SettledGoroutines(t)
-			rec := newRecorder()
-			rec.failNext("failing", 1)
-			s.Start(rec.due)
+			rec := schedtest.NewRecorder()
+			rec.FailNext("failing", 1)
+			startWith(t, s, rec.Due)
 			now := time.Now()
 			require.NoError(t, s.Schedule(ctx, "P1", now))
 			require.NoError(t, s.Schedule(ctx, "failing", now))
 			require.NoError(t, s.Schedule(ctx, "in an hour", now.Add(time.Hour)))
-			rec.waitCalls(t, "P1", 1)
-			rec.waitCalls(t, "failing", 2)
-			s.Stop()
-			s.Stop() // idempotent
+			rec.WaitCalls(t, "P1", 1)
+			rec.WaitCalls(t, "failing", 2)
+			stop(t, s)
+			stop(t, s) // idempotent
 			redistest.RequireGoroutinesBackTo(t, before)
 		})
 	}

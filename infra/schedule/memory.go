@@ -42,7 +42,8 @@ type Memory struct {
 	byID map[string]*memEntry
 	poke chan struct{} // capacity 1: the earliest entry changed
 
-	life    sync.Mutex // serialises Start and Stop
+	life    sync.Mutex // serialises SetDue, Start and Stop
+	due     Due        // set by SetDue, run by Start
 	started bool
 	cancel  context.CancelFunc // cancels the loop and the ctx of Due calls
 	done    chan struct{}      // closed when the loop has returned
@@ -65,32 +66,47 @@ func NewMemory(opts MemoryOptions) *Memory {
 	}
 }
 
-// Start runs the loop that calls due for each entry whose time has come. Only the first
-// Start of a Memory has an effect; a stopped Memory is not started again.
-func (m *Memory) Start(due Due) {
+// SetDue sets the callback that starts the plans whose time has come; call it before Start.
+func (m *Memory) SetDue(due Due) {
+	m.life.Lock()
+	defer m.life.Unlock()
+	m.due = due
+}
+
+// Start runs the loop that calls Due (see SetDue) for each entry whose time has come, until
+// Stop: ctx only passes its values on to the Due calls. It fails when SetDue was not called.
+// Only the first Start of a Memory has an effect; a stopped Memory is not started again.
+func (m *Memory) Start(ctx context.Context) error {
 	m.life.Lock()
 	defer m.life.Unlock()
 	if m.started {
-		return
+		return nil
+	}
+	if m.due == nil {
+		return errNoDue
 	}
 	m.started = true
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m.cancel, m.done = cancel, make(chan struct{})
-	go m.loop(ctx, due)
+	go m.loop(ctx, m.due)
+	return nil
 }
 
-// Stop stops the loop, cancels the context given to Due calls and waits for them to return.
-// The entries stay (Schedule and Unschedule still work) but no longer fire. Stop is
-// idempotent; stopping a Memory that was never started does nothing.
-func (m *Memory) Stop() {
+// Stop stops the loop, cancels the context given to Due calls and waits for them to return,
+// or gives up when ctx ends (they return by themselves then, being cancelled). The entries
+// stay (Schedule and Unschedule still work) but no longer fire. Stop is idempotent; stopping
+// a Memory that was never started does nothing.
+func (m *Memory) Stop(ctx context.Context) error {
 	m.life.Lock()
 	defer m.life.Unlock()
 	if m.cancel == nil {
-		return
+		return nil
 	}
 	m.cancel()
-	<-m.done
-	m.calls.Wait()
+	if err := awaitClosed(ctx, m.done); err != nil {
+		return err
+	}
+	return awaitCalls(ctx, &m.calls)
 }
 
 // Schedule makes plan planID due at at; re-scheduling an id replaces its time. It fails only

@@ -59,7 +59,8 @@ type Redis struct {
 
 	poke chan struct{} // capacity 1: something was queued in pending
 
-	life    sync.Mutex // serialises Start and Stop
+	life    sync.Mutex // serialises SetDue, Start and Stop
+	due     Due        // set by SetDue, run by Start
 	started bool
 	stopped bool
 	cancel  context.CancelFunc // cancels the loop and the ctx of Due calls

@@ -14,6 +14,7 @@ import (
 
 	"github.com/executor-dev/executor/infra/rediskey"
 	"github.com/executor-dev/executor/infra/redistest"
+	"github.com/executor-dev/executor/infra/schedule/schedtest"
 )
 
 // newRedis returns a Redis scheduler on client under prefix, not started, stopped when the
@@ -24,7 +25,7 @@ func newRedis(t *testing.T, client redis.UniversalClient, opts RedisOptions) *Re
 		opts.Logger = testLogger(t)
 	}
 	r := NewRedis(client, opts)
-	t.Cleanup(r.Stop)
+	t.Cleanup(func() { stop(t, r) })
 	return r
 }
 
@@ -49,8 +50,8 @@ func TestRedisTwoInstancesStartEachEntryOnce(t *testing.T) {
 	opts := RedisOptions{Prefix: "two:", Logger: testLogger(t)}
 	a := newRedis(t, srv.Client(), opts)
 	b := newRedis(t, srv.Client(), opts)
-	a.Start(dueOn(0))
-	b.Start(dueOn(1))
+	startWith(t, a, dueOn(0))
+	startWith(t, b, dueOn(1))
 
 	rng := rand.New(rand.NewSource(1))
 	start := time.Now()
@@ -66,7 +67,7 @@ func TestRedisTwoInstancesStartEachEntryOnce(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(counts) == n
-	}, waitFor, tick, "every entry started")
+	}, schedtest.WaitFor, schedtest.Tick, "every entry started")
 	settle(t, a)
 	settle(t, b)
 	left, err := srv.Client().ZCard(ctx, rediskey.New("two:").Schedule()).Result()
@@ -89,14 +90,14 @@ func TestRedisWakeFromAnotherInstance(t *testing.T) {
 	opts := RedisOptions{Prefix: "wake:", Fallback: time.Hour}
 	idle := newRedis(t, srv.Client(), opts) // never started
 	running := newRedis(t, srv.Client(), opts)
-	rec := newRecorder()
-	running.Start(rec.due)
+	rec := schedtest.NewRecorder()
+	startWith(t, running, rec.Due)
 
 	require.NoError(t, running.Schedule(ctx, "in an hour", time.Now().Add(time.Hour)))
 	time.Sleep(100 * time.Millisecond) // the loop sleeps for the hour
 	at := time.Now().Add(200 * time.Millisecond)
 	require.NoError(t, idle.Schedule(ctx, "P1", at))
-	got := rec.waitCalls(t, "P1", 1)
+	got := rec.WaitCalls(t, "P1", 1)
 	assert.False(t, got[0].Before(at))
 }
 
@@ -105,15 +106,15 @@ func TestRedisFallbackFindsEntriesWithoutWake(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
 	s := newRedis(t, srv.Client(), RedisOptions{Prefix: "fallback:", Fallback: 200 * time.Millisecond})
-	rec := newRecorder()
-	s.Start(rec.due)
+	rec := schedtest.NewRecorder()
+	startWith(t, s, rec.Due)
 
 	time.Sleep(50 * time.Millisecond) // the loop's first pass found nothing
 	at := time.Now().Add(100 * time.Millisecond)
 	// Written directly: no wake message.
 	require.NoError(t, srv.Client().ZAdd(ctx, rediskey.New("fallback:").Schedule(),
 		redis.Z{Score: float64(millis(at)), Member: "P1"}).Err())
-	got := rec.waitCalls(t, "P1", 1)
+	got := rec.WaitCalls(t, "P1", 1)
 	assert.False(t, got[0].Before(at))
 }
 
@@ -145,17 +146,17 @@ func TestRedisUnacknowledgedClaimIsStartedAgain(t *testing.T) {
 		{"instance whose Due failed, then stopped", func(t *testing.T, srv *redistest.Server, opts RedisOptions) time.Time {
 			t.Helper()
 			first := newRedis(t, srv.Client(), opts)
-			rec := newRecorder()
-			rec.failNext("P1", 1)
-			first.Start(rec.due)
+			rec := schedtest.NewRecorder()
+			rec.FailNext("P1", 1)
+			startWith(t, first, rec.Due)
 			// The claim comes after this instant: its expiry is at least claimTTL later (less a
 			// millisecond of rounding). The Due call's own time is no bound: on a busy machine it
 			// may come well after the claim.
 			scheduled := time.Now()
 			require.NoError(t, first.Schedule(ctx, "P1", scheduled))
-			rec.waitCalls(t, "P1", 1)
-			first.Stop()
-			require.Equal(t, 1, rec.count("P1"))
+			rec.WaitCalls(t, "P1", 1)
+			stop(t, first)
+			require.Equal(t, 1, rec.Count("P1"))
 			return scheduled.Add(claimTTL - time.Millisecond)
 		}},
 	}
@@ -167,9 +168,9 @@ func TestRedisUnacknowledgedClaimIsStartedAgain(t *testing.T) {
 			expiry := tc.crash(t, srv, opts)
 
 			second := newRedis(t, srv.Client(), opts)
-			rec := newRecorder()
-			second.Start(rec.due)
-			got := rec.waitCalls(t, "P1", 1)
+			rec := schedtest.NewRecorder()
+			startWith(t, second, rec.Due)
+			got := rec.WaitCalls(t, "P1", 1)
 			assert.False(t, got[0].Before(expiry), "claimed again only after the claim expired")
 			settle(t, second)
 			n, err := srv.Client().ZCard(ctx, second.keys.Schedule()).Result()
@@ -187,8 +188,8 @@ func TestRedisOutage(t *testing.T) {
 		t.Parallel()
 		srv := redistest.Start(t)
 		s := newRedis(t, srv.Client(), RedisOptions{Prefix: "outage:", Fallback: time.Hour})
-		rec := newRecorder()
-		s.Start(rec.due)
+		rec := schedtest.NewRecorder()
+		startWith(t, s, rec.Due)
 
 		srv.Stop()
 		at := time.Now().Add(200 * time.Millisecond)
@@ -199,14 +200,14 @@ func TestRedisOutage(t *testing.T) {
 		assert.True(t, removed, "the entry kept in memory is removed")
 		require.Equal(t, 2, s.pendingCount(), "kept in memory: a schedule and a removal")
 		time.Sleep(300 * time.Millisecond)
-		assert.Zero(t, rec.count("P1"), "no start without Redis")
+		assert.Zero(t, rec.Count("P1"), "no start without Redis")
 
 		srv.Restart()
-		got := rec.waitCalls(t, "P1", 1)
+		got := rec.WaitCalls(t, "P1", 1)
 		assert.False(t, got[0].Before(at))
 		settle(t, s)
 		assert.Zero(t, s.pendingCount())
-		assert.Zero(t, rec.count("cancelled"))
+		assert.Zero(t, rec.Count("cancelled"))
 		n, err := srv.Client().ZCard(ctx, s.keys.Schedule()).Result()
 		require.NoError(t, err)
 		assert.Zero(t, n)
@@ -216,22 +217,22 @@ func TestRedisOutage(t *testing.T) {
 		t.Parallel()
 		srv := redistest.Start(t)
 		s := newRedis(t, srv.Client(), RedisOptions{Prefix: "outage:", Fallback: time.Hour})
-		rec := newRecorder()
+		rec := schedtest.NewRecorder()
 		srv.Stop()
-		s.Start(rec.due) // returns after about 2 s, still trying
+		startWith(t, s, rec.Due) // returns after about 2 s, still trying
 		require.NoError(t, s.Schedule(ctx, "P1", time.Now()))
 
 		srv.Restart()
-		rec.waitCalls(t, "P1", 1)
+		rec.WaitCalls(t, "P1", 1)
 		// The subscription came back too: a wake from another instance is heard.
 		at := time.Now().Add(200 * time.Millisecond)
 		require.Eventually(t, func() bool {
 			n, err := srv.Client().PubSubNumSub(ctx, s.keys.ScheduleWake()).Result()
 			return err == nil && n[s.keys.ScheduleWake()] == 1
-		}, waitFor, tick, "re-subscribed")
+		}, schedtest.WaitFor, schedtest.Tick, "re-subscribed")
 		other := newRedis(t, srv.Client(), RedisOptions{Prefix: "outage:"})
 		require.NoError(t, other.Schedule(ctx, "P2", at))
-		got := rec.waitCalls(t, "P2", 1)
+		got := rec.WaitCalls(t, "P2", 1)
 		assert.False(t, got[0].Before(at))
 	})
 
@@ -253,18 +254,18 @@ func TestRedisEntriesOutliveTheirInstance(t *testing.T) {
 	opts := RedisOptions{Prefix: "restart:", Fallback: time.Hour}
 
 	first := newRedis(t, srv.Client(), opts)
-	firstRec := newRecorder()
-	first.Start(firstRec.due)
+	firstRec := schedtest.NewRecorder()
+	startWith(t, first, firstRec.Due)
 	now := time.Now()
 	require.NoError(t, first.Schedule(ctx, "past", now.Add(200*time.Millisecond)))
 	require.NoError(t, first.Schedule(ctx, "future", now.Add(600*time.Millisecond)))
-	first.Stop()
+	stop(t, first)
 
 	time.Sleep(300 * time.Millisecond) // "past" is due while no instance runs
 	second := newRedis(t, srv.Client(), opts)
-	rec := newRecorder()
-	second.Start(rec.due)
-	rec.waitCalls(t, "past", 1)
-	rec.waitCalls(t, "future", 1)
-	assert.Empty(t, firstRec.order(), "the stopped instance started nothing")
+	rec := schedtest.NewRecorder()
+	startWith(t, second, rec.Due)
+	rec.WaitCalls(t, "past", 1)
+	rec.WaitCalls(t, "future", 1)
+	assert.Empty(t, firstRec.Order(), "the stopped instance started nothing")
 }

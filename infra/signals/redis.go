@@ -29,13 +29,14 @@ type Redis struct {
 	log     *slog.Logger
 
 	mu      sync.Mutex
+	receive func(msg string) // set by SetReceive, run by Start's reader
 	ps      *redis.PubSub
 	cancel  context.CancelFunc
 	done    chan struct{}
 	stopped bool
 }
 
-// New returns a bus on client's Redis. Start it to receive.
+// New returns a bus on client's Redis. SetReceive, then Start it to receive.
 func New(client redis.UniversalClient, opts Options) *Redis {
 	if opts.Keys == (rediskey.Keys{}) {
 		opts.Keys = rediskey.New("")
@@ -54,15 +55,27 @@ func (r *Redis) Send(ctx context.Context, msg string) error {
 	return nil
 }
 
-// Start subscribes to the channel and hands every message to receive, in a goroutine of its
-// own, until Stop. It returns once the subscription is confirmed or, when Redis does not
-// answer, after about 2 s (go-redis keeps trying in the background). A second Start is an
-// error.
-func (r *Redis) Start(ctx context.Context, receive func(msg string)) error {
+// SetReceive sets the callback every message is handed to; call it before Start. It is not
+// an argument of New: what it hands the messages to (the orchestrator) takes the bus as its
+// own, so it is built after it.
+func (r *Redis) SetReceive(receive func(msg string)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.receive = receive
+}
+
+// Start subscribes to the channel and hands every message to the callback of SetReceive, in
+// a goroutine of its own, until Stop. It returns once the subscription is confirmed or, when
+// Redis does not answer, after about 2 s or when ctx ends (go-redis keeps trying in the
+// background). A second Start is an error, and so is a Start before SetReceive.
+func (r *Redis) Start(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.done != nil {
 		return errors.New("signals: started already")
+	}
+	if r.receive == nil {
+		return errors.New("signals: start: no receive callback (SetReceive)")
 	}
 	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r.cancel, r.done = cancel, make(chan struct{})
@@ -75,7 +88,7 @@ func (r *Redis) Start(ctx context.Context, receive func(msg string)) error {
 	case <-subCtx.Done():
 		r.log.Warn("signals: channel not subscribed yet (Redis unavailable?); retrying in the background", "channel", r.channel)
 	}
-	go r.loop(loopCtx, ch, receive)
+	go r.loop(loopCtx, ch, r.receive)
 	return nil
 }
 

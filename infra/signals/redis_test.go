@@ -43,7 +43,8 @@ func TestEverySignalReachesEveryExecutorOfItsPrefix(t *testing.T) {
 		t.Cleanup(func() { _ = client.Close() })
 		bus := signals.New(client, signals.Options{Keys: rediskey.New(prefix)})
 		in := &inbox{}
-		require.NoError(t, bus.Start(ctx, in.receive))
+		bus.SetReceive(in.receive)
+		require.NoError(t, bus.Start(ctx))
 		return bus, in
 	}
 	a, inA := newBus("")
@@ -62,7 +63,7 @@ func TestEverySignalReachesEveryExecutorOfItsPrefix(t *testing.T) {
 		require.NoError(t, bus.Stop(ctx))
 		require.NoError(t, bus.Stop(ctx), "a second Stop does nothing")
 	}
-	require.Error(t, a.Start(ctx, func(string) {}), "a stopped bus is not started again")
+	require.Error(t, a.Start(ctx), "a stopped bus is not started again")
 	redistest.RequireGoroutinesBackTo(t, before)
 }
 

@@ -50,11 +50,11 @@ func With(t testing.TB, cfg server.Config, register ...func(*stagekind.Registry)
 	for _, reg := range register {
 		reg(srv.Kinds())
 	}
-	require.NoError(t, srv.Start())
+	require.NoError(t, srv.Start(context.Background()))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		assert.NoError(t, srv.Shutdown(ctx))
+		assert.NoError(t, srv.Stop(ctx))
 	})
 	return srv
 }

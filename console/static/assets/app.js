@@ -134,6 +134,20 @@
     return { data, status: res.status, headers: res.headers };
   }
 
+  // taskRules reads GET /v1/task-statuses once: what each task status means and allows
+  // (terminal, settled, atRest, retryable, cancellable) as the executor applies it, so the
+  // console keeps no list of its own. It resolves to a map from status to its rules; a failed
+  // read is tried again on the next call.
+  let rulesRead = null;
+  function taskRules() {
+    if (!rulesRead) {
+      rulesRead = api('GET', '/v1/task-statuses')
+        .then(({ data }) => Object.fromEntries(data.statuses.map((r) => [r.status, r])))
+        .catch((e) => { rulesRead = null; throw e; });
+    }
+    return rulesRead;
+  }
+
   // showRole shows who is logged in, and the log-out button, once the API reports a role
   // (it does only when auth is enabled).
   function showRole(role) {
@@ -577,14 +591,17 @@
       let task;
       let cp = null;
       let lock = null;
+      let rules;
       try {
-        const [t, c, l] = await Promise.all([
+        const [t, c, l, r] = await Promise.all([
           api('GET', `/v1/tenants/${enc(tenantId)}/task`),
           api('GET', `/v1/tenants/${enc(tenantId)}/checkpoint`).catch((e) => { if (e.status === 404) return null; throw e; }),
           // The lock is shown with the task; failing to read it does not hide the task.
           api('GET', `/v1/tenants/${enc(tenantId)}/lock`).then((r) => r.data, (e) => ({ error: e })),
+          taskRules(),
         ]);
         task = t.data;
+        rules = r[task.status] || {};
         cp = c && c.data;
         lock = l;
       } catch (e) {
@@ -601,7 +618,7 @@
       const sig = JSON.stringify([task, cp, lock && !lock.error ? lock : null]);
       if (sig === shownSig && !(lock && lock.error)) return;
       shownSig = sig;
-      render(task, cp, lock);
+      render(task, cp, lock, rules);
     }
 
     // waitSection shows the task's gate while it is WAITING; the same element is kept across
@@ -619,7 +636,9 @@
       return waitEl;
     }
 
-    function render(t, cp, lock) {
+    // render shows the task t, its checkpoint cp and its tenant's lock; rules are what t's
+    // status allows (taskRules).
+    function render(t, cp, lock, rules) {
       const stages = t.stages || [];
       const row = rowFromTask(t);
       const lease = t.lease || { held: false, ttlMs: 0 };
@@ -637,8 +656,8 @@
         leaseText.textContent = 'not held';
       }
 
-      const canRetry = ['FAILED', 'CANCELLED', 'PAUSED', 'INTERRUPTED'].includes(t.status);
-      const ended = ['COMPLETED', 'FAILED', 'CANCELLED'].includes(t.status);
+      const canRetry = !!rules.retryable;
+      const ended = !!rules.terminal;
       const actions = [
         button('tenant-pause', 'Pause', `Pause tenant ${tenantId}?`, () => post('pause')),
         button('tenant-resume', 'Resume', `Resume tenant ${tenantId}?`, () => post('resume')),
@@ -649,7 +668,7 @@
       ];
       actions[0].disabled = ended || t.status === 'PAUSED' || t.status === 'WAITING';
       actions[1].disabled = t.status !== 'PAUSED' && !t.pauseRequested;
-      actions[2].disabled = t.status === 'COMPLETED' || t.status === 'CANCELLED' || t.status === 'FAILED';
+      actions[2].disabled = !rules.cancellable;
       actions[3].disabled = !canRetry;
       actions[4].disabled = !canRetry;
 
@@ -923,7 +942,7 @@ tenants:
     $, h, enc, api, showError, clearError, problemBox, confirmed, onLeave, watch, debounce, throttle,
     fmtTime, fmtMs, fmtSpan, fmtCount, timeKey, ageEl, statusBadge, statusCounts, labelChips, progressBar,
     phaseBadge, planStatusExtra, waitingItem, decisionText, rowFromTask, stageCells, paintCells, stageName,
-    STATUSES, TERMINAL_PLAN, GATED_PHASES,
+    STATUSES, TERMINAL_PLAN, GATED_PHASES, taskRules,
     // registerView adds a view: render(main, id, alive, query) for the route #/<name>/<id>.
     registerView(name, render) { views[name] = render; },
   });

@@ -15,7 +15,7 @@
     $, h, enc, api, showError, clearError, confirmed, onLeave, watch, debounce, throttle,
     fmtTime, fmtSpan, fmtCount, ageEl, statusBadge, statusCounts, labelChips, progressBar,
     phaseBadge, waitingItem, decisionText, rowFromTask, stageCells, paintCells, stageName,
-    STATUSES, TERMINAL_PLAN, GATED_PHASES,
+    STATUSES, TERMINAL_PLAN, GATED_PHASES, taskRules,
   } = window.executorConsole;
 
   const PAGE_SIZE = 100; // tenants per page: the list never holds more rows than that
@@ -23,13 +23,23 @@
   const SKIPPED_SHOWN = 100; // skipped tasks listed under a bulk action's result
 
   // ACTIONS are the bulk actions: the statuses each can change (docs/api.md), those it takes
-  // when the filter names none, and the words of its confirmation and result.
+  // when the filter names none, and the words of its confirmation and result. The statuses a
+  // retry or a cancel can change are the executor's rules (applyRules), read before the page
+  // shows.
   const ACTIONS = {
     approve: { can: ['WAITING'], verb: 'Approve', done: 'Approved' },
     reject: { can: ['WAITING'], verb: 'Reject', done: 'Rejected' },
-    retry: { can: ['FAILED', 'INTERRUPTED', 'CANCELLED', 'PAUSED'], defaults: ['FAILED', 'INTERRUPTED'], verb: 'Retry', done: 'Retried' },
-    cancel: { can: ['PENDING', 'RUNNING', 'WAITING', 'PAUSED', 'INTERRUPTED'], verb: 'Cancel', done: 'Cancelled' },
+    retry: { can: [], defaults: ['FAILED', 'INTERRUPTED'], verb: 'Retry', done: 'Retried' },
+    cancel: { can: [], verb: 'Cancel', done: 'Cancelled' },
   };
+
+  // applyRules sets the statuses a retry and a cancel can change from GET /v1/task-statuses.
+  async function applyRules() {
+    const rules = await taskRules();
+    ACTIONS.retry.can = STATUSES.filter((s) => rules[s] && rules[s].retryable);
+    ACTIONS.cancel.can = STATUSES.filter((s) => rules[s] && rules[s].cancellable);
+  }
+
 
   // RING_LOOK gives each ring state the colour of a status badge (the state itself is the
   // badge's data-state): moving, waiting for an operator, stopped, settled.
@@ -890,6 +900,7 @@
           api('GET', `/v1/plans/${enc(planId)}`).then((r) => r.data),
           api('GET', summaryURL).then((r) => r.data),
           api('GET', pageURL()).then((r) => r.data, (e) => ({ error: e })),
+          applyRules(),
         ]);
       } catch (e) {
         if (alive()) showError(e);
@@ -901,7 +912,10 @@
       const first = !plan;
       plan = p;
       stages = p.stages || [];
-      if (first) syncControls();
+      if (first) {
+        syncControls();
+        updateBulk(); // with the executor's rules, now read
+      }
       renderThead();
       renderHead();
       planShown();

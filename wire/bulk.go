@@ -1,4 +1,4 @@
-package api
+package wire
 
 // BulkTasksBody is the body of POST /v1/plans/{planId}/tasks/{action} (approve, reject,
 // retry, cancel): which of the plan's tasks to act on, with the filters of the task listing,

@@ -1,4 +1,4 @@
-package api
+package wire
 
 // The bodies of the rollout-control routes (docs/api.md, Rollout control): bulk retry, gate
 // decisions and the tenant lock tools.

@@ -1,11 +1,6 @@
-package api
+package wire
 
-import (
-	"strings"
-	"time"
-
-	"github.com/executor-dev/executor/domain/plan"
-)
+import "time"
 
 // Rings is a rolling plan's rollout as returned: its rings in order and where it stands.
 // Current is the index of the current ring; Halted, when set, says which ring halted and why
@@ -43,47 +38,4 @@ type RingView struct {
 	Then           string     `json:"then"`
 	FailureBudget  string     `json:"failureBudget"` // the ring's own, or the plan's: "0" halts at any failure
 	Health         *StageRef  `json:"health,omitempty"`
-}
-
-// ringsFrom is a plan's rollout as returned at now, nil without waves.
-func ringsFrom(p *plan.Plan, now time.Time) *Rings {
-	r := p.Rollout()
-	if !r.Enabled() {
-		return nil
-	}
-	cur := p.Ring()
-	out := &Rings{Order: string(r.Order), Seed: r.Seed, Current: cur.Index, Waves: make([]RingView, len(r.Waves))}
-	if r.FailureBudget != nil {
-		out.FailureBudget = r.FailureBudget.String()
-	}
-	if cur.Phase == plan.RingHalted || cur.Phase == plan.RingRejected {
-		reason := cur.Halt
-		if cur.Phase == plan.RingRejected {
-			reason = "rejected by an operator"
-		}
-		out.Halted = &RingHalt{Ring: cur.Index, Wave: r.Waves[cur.Index].Name, Reason: reason}
-	}
-	for k, w := range r.Waves {
-		v := RingView{Name: w.Name, Size: w.Size.String(), Tenants: len(p.RingTaskIDs(k)),
-			State: strings.ToLower(string(p.RingPhaseOf(k))), MaxConcurrency: w.MaxConcurrency,
-			Then: string(w.Then), FailureBudget: r.Budget(k).String()}
-		if w.Rest {
-			v.Size = "rest"
-		}
-		if w.Bake > 0 {
-			v.Bake = w.Bake.String()
-		}
-		if w.Health != nil {
-			v.Health = &StageRef{Name: w.Health.Name, Kind: w.Health.Kind}
-		}
-		if k == cur.Index {
-			v.Since = timePtr(cur.Since)
-			if ends := p.BakeEnds(); !ends.IsZero() {
-				v.BakeEndsAt = timePtr(ends)
-				v.BakeLeftMs = max(0, ends.Sub(now).Milliseconds())
-			}
-		}
-		out.Waves[k] = v
-	}
-	return out
 }

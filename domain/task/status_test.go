@@ -1,0 +1,113 @@
+package task_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/executor-dev/executor/domain/task"
+)
+
+// declaredStatuses parses status.go and returns the values of its constants of type Status,
+// so that a status added there without an entry in Statuses (and so in the rules) fails.
+func declaredStatuses(t *testing.T) []task.Status {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "status.go", nil, 0)
+	require.NoError(t, err)
+	var out []task.Status
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range g.Specs {
+			v := spec.(*ast.ValueSpec)
+			if id, ok := v.Type.(*ast.Ident); !ok || id.Name != "Status" {
+				continue
+			}
+			lit, ok := v.Values[0].(*ast.BasicLit)
+			require.True(t, ok, "status %s is not a string literal", v.Names[0])
+			s, err := strconv.Unquote(lit.Value)
+			require.NoError(t, err)
+			out = append(out, task.Status(s))
+		}
+	}
+	return out
+}
+
+// TestEveryStatusHasItsRules fails when a status is declared without being listed in
+// Statuses: a status the rules do not know is not Valid, and every rule is false for it
+// (a new status would otherwise silently count as not settled, not retryable...).
+func TestEveryStatusHasItsRules(t *testing.T) {
+	t.Parallel()
+	declared := declaredStatuses(t)
+	require.NotEmpty(t, declared)
+	assert.ElementsMatch(t, declared, task.Statuses)
+	for _, s := range declared {
+		assert.True(t, s.Valid(), "status %s has no rules", s)
+	}
+}
+
+func TestStatusRules(t *testing.T) {
+	t.Parallel()
+	type rules struct{ settled, atRest, retryable, cancellable bool }
+	want := map[task.Status]rules{
+		task.Pending:     {cancellable: true},
+		task.Running:     {cancellable: true},
+		task.Waiting:     {atRest: true, cancellable: true},
+		task.Paused:      {atRest: true, retryable: true, cancellable: true},
+		task.Completed:   {settled: true, atRest: true},
+		task.Failed:      {settled: true, atRest: true, retryable: true},
+		task.Cancelled:   {settled: true, atRest: true, retryable: true},
+		task.Interrupted: {settled: true, atRest: true, retryable: true, cancellable: true},
+	}
+	require.Len(t, task.Statuses, len(want))
+	for _, s := range task.Statuses {
+		t.Run(string(s), func(t *testing.T) {
+			t.Parallel()
+			w, ok := want[s]
+			require.True(t, ok, "no expectation for %s", s)
+			assert.Equal(t, w, rules{s.Settled(), s.AtRest(), s.Retryable(), s.Cancellable()})
+			if s.Terminal() {
+				assert.True(t, s.Settled(), "a terminal status is settled")
+				assert.True(t, s.AtRest(), "a terminal status is at rest")
+			}
+		})
+	}
+	assert.Equal(t, []task.Status{task.Paused, task.Failed, task.Cancelled, task.Interrupted}, task.RetryableStatuses())
+	assert.Equal(t, []task.Status{task.Pending, task.Running, task.Waiting, task.Paused, task.Interrupted}, task.CancellableStatuses())
+	for _, bogus := range []task.Status{"", "BOGUS"} {
+		assert.False(t, bogus.Settled() || bogus.AtRest() || bogus.Retryable() || bogus.Cancellable() || bogus.Terminal())
+	}
+}
+
+// TestTransitionsFollowTheRules checks that Retry and Cancel accept exactly the statuses
+// Retryable and Cancellable report, so the API and the console, which read the rules, offer
+// what the aggregate allows.
+func TestTransitionsFollowTheRules(t *testing.T) {
+	t.Parallel()
+	now := t0.Add(time.Hour)
+	for _, s := range task.Statuses {
+		t.Run(string(s), func(t *testing.T) {
+			t.Parallel()
+			err := inStatus(t, s).Retry(0, now)
+			if s.Retryable() {
+				assert.NoError(t, err)
+			} else {
+				require.ErrorIs(t, err, task.ErrInvalidTransition)
+			}
+			err = inStatus(t, s).Cancel(nil, now)
+			if s.Cancellable() {
+				assert.NoError(t, err)
+			} else {
+				require.ErrorIs(t, err, task.ErrInvalidTransition)
+			}
+		})
+	}
+}

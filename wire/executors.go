@@ -1,0 +1,20 @@
+package wire
+
+import "time"
+
+// Executor is one executor of the cluster as GET /v1/executors lists it.
+type Executor struct {
+	Name          string    `json:"name"`
+	Address       string    `json:"address"`
+	Version       string    `json:"version,omitempty"`
+	StartedAt     time.Time `json:"startedAt"`
+	LastHeartbeat time.Time `json:"lastHeartbeat"`
+	Runs          int       `json:"runs"`  // tasks it was running at its last heartbeat
+	Alive         bool      `json:"alive"` // it refreshed its liveness within the lease TTL
+	Self          bool      `json:"self"`  // it is the executor that answered
+}
+
+// ExecutorList is the body of GET /v1/executors, sorted by name.
+type ExecutorList struct {
+	Executors []Executor `json:"executors"`
+}

@@ -1,0 +1,88 @@
+package wire
+
+import "time"
+
+// Plan is a plan as returned.
+type Plan struct {
+	PlanID         string            `json:"planId"`
+	Name           string            `json:"name"`
+	Labels         map[string]string `json:"labels,omitempty"`
+	Status         string            `json:"status"`
+	Reason         string            `json:"reason,omitempty"` // why the executor PAUSED the plan itself (an executor was lost)
+	MaxConcurrency int               `json:"maxConcurrency"`
+	FailureBudget  int               `json:"failureBudget"`
+	Stages         []StageRef        `json:"stages"`
+	TaskIDs        []string          `json:"taskIds,omitempty"`      // GET answers: only with ?include=taskIds; the submission's and a retry's answers: always
+	Progress       map[string]int    `json:"progress"`               // "total", one count per task status, and "MISSING" when tasks are missing
+	MissingTasks   []MissingTask     `json:"missingTasks,omitempty"` // tasks the store no longer holds; absent when none
+	StartAt        *time.Time        `json:"startAt,omitempty"`
+	StartRate      int               `json:"startRate,omitempty"` // task starts per minute; absent: no pacing
+	Canary         *Canary           `json:"canary,omitempty"`    // absent: no canary wave
+	Rings          *Rings            `json:"rings,omitempty"`     // absent: no rollout in rings (a canary plan's two rings are here too)
+	CreatedAt      time.Time         `json:"createdAt"`
+	StartedAt      *time.Time        `json:"startedAt,omitempty"`
+	FinishedAt     *time.Time        `json:"finishedAt,omitempty"`
+}
+
+// MissingTask is a task of a plan that the store no longer holds (Redis lost it while the
+// plan survived): its id, and its index in the plan's taskIds, which is also its tenant's
+// index in the submission's tenants (the task's tenant was lost with it).
+type MissingTask struct {
+	TaskID string `json:"taskId"`
+	Index  int    `json:"index"`
+}
+
+// Canary is a plan's canary wave as returned, with the phase the plan stands in:
+// CANARY, AWAITING_APPROVAL, PROMOTED or HALTED.
+type Canary struct {
+	Tenants int    `json:"tenants"`
+	Then    string `json:"then"`
+	Phase   string `json:"phase"`
+}
+
+// StageRef names a stage of a plan or task.
+type StageRef struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+}
+
+// PlanList is a page of plans, newest first. NextCursor, when set, is the ?cursor= of the
+// next page.
+type PlanList struct {
+	Plans      []Plan `json:"plans"`
+	NextCursor string `json:"nextCursor,omitempty"`
+}
+
+// ProgressMissing is the key of a plan's progress counting the tasks the store no longer
+// holds; present only when there are some.
+const ProgressMissing = "MISSING"
+
+// DryRun is the answer to POST /v1/plans?dryRun=true: what would run, and which tenants
+// would conflict. Nothing is created.
+type DryRun struct {
+	DryRun    bool            `json:"dryRun"`
+	Tenants   []TenantPreview `json:"tenants"` // in ring order for a plan with waves
+	Conflicts []string        `json:"conflicts"`
+	Rings     []RingPreview   `json:"rings,omitempty"` // which tenants fall in which ring; absent without waves
+}
+
+// RingPreview is one ring of a dry run: its wave and its tenants, in the order they start.
+type RingPreview struct {
+	Wave    string   `json:"wave"`
+	Tenants []string `json:"tenants"`
+}
+
+// TenantPreview is one tenant's rendered stages in a dry run.
+type TenantPreview struct {
+	TenantID string          `json:"tenantId"`
+	Stages   []RenderedStage `json:"stages"`
+}
+
+// RenderedStage is a stage with its params rendered for one tenant. Outputs of earlier
+// stages are not known before they run: what index reads from them renders as a placeholder,
+// "<output STAGE.KEY>".
+type RenderedStage struct {
+	Name   string         `json:"name"`
+	Kind   string         `json:"kind"`
+	Params map[string]any `json:"params,omitempty"`
+}
