@@ -163,7 +163,7 @@ func (o *Orchestrator) stopForShutdown(run *taskRun, next string, log *slog.Logg
 	if o.queue.Shared() {
 		err := o.commit(run, nil, func(t *task.Task) error { return t.HandBack(o.now()) })
 		if errors.Is(err, errRunOver) {
-			log.Info("run stopped: the task was ended by an operator", "status", run.task.Status())
+			log.Info("run stopped: the task was ended by an operator", "status", run.cur().Status())
 			return endDone
 		}
 		if err != nil {

@@ -27,7 +27,7 @@ type stageResult struct {
 // transition it causes (one write per transition). A gate that waits for an operator's
 // decision returns no entry and no failure, but its *stage.AwaitError.
 func (o *Orchestrator) runStage(run *taskRun, ph *planHere, i int, cp *checkpoint.Checkpoint, log *slog.Logger) stageResult {
-	spec := run.task.Stages()[i]
+	spec := run.cur().Stages()[i]
 	fail := func(entry *task.Attempt, class stage.Class, msg string, code int) stageResult {
 		attempt := 0
 		if entry != nil {
@@ -48,7 +48,7 @@ func (o *Orchestrator) runStage(run *taskRun, ph *planHere, i int, cp *checkpoin
 		entry := &task.Attempt{StageIndex: i, Stage: spec.Name, Run: run.attempt, Attempt: attempt, StartedAt: o.now()}
 		params, err := ph.renderer.Render("params", spec.Params, stage.Data{
 			TenantID: run.tenantID, PlanID: run.planID, TaskID: run.id, Attempt: run.attempt,
-			Params: run.task.Params(), Outputs: outputs, ExecutorURL: o.cfg.ExecutorURL(),
+			Params: run.cur().Params(), Outputs: outputs, ExecutorURL: o.cfg.ExecutorURL(),
 		}, stage.URLParamsOf(h)...)
 		if err != nil {
 			entry.EndedAt, entry.Outcome, entry.Class, entry.Error = o.now(), task.OutcomeFailed, stage.ClassPermanent, err.Error()
@@ -56,7 +56,7 @@ func (o *Orchestrator) runStage(run *taskRun, ph *planHere, i int, cp *checkpoin
 		}
 		out, err := o.attempt(run.ctx, h, spec.Timeout, stage.Request{
 			PlanID: run.planID, TaskID: run.id, TenantID: run.tenantID, Stage: spec.Name,
-			StageIndex: i, Run: run.attempt, Attempt: attempt, Params: params, Decision: run.task.Decision(),
+			StageIndex: i, Run: run.attempt, Attempt: attempt, Params: params, Decision: run.cur().Decision(),
 		})
 		entry.EndedAt = o.now()
 		if err == nil {

@@ -12,7 +12,7 @@ import (
 // runStages runs the started task's stages from cp on, each after its boundary (a cancel, a
 // pause, a shutdown), and reports how the run ended.
 func (o *Orchestrator) runStages(run *taskRun, ph *planHere, cp *checkpoint.Checkpoint, epoch uint64, log *slog.Logger) runEnd {
-	stages := run.task.Stages()
+	stages := run.cur().Stages()
 	resumedDone := cp.Next() >= len(stages) // a checkpoint with every stage done: only Complete is left
 	for i := cp.Next(); i < len(stages); i++ {
 		stageLog := log.With("stage", stages[i].Name)
@@ -46,7 +46,7 @@ func (o *Orchestrator) runStages(run *taskRun, ph *planHere, cp *checkpoint.Chec
 // entry and the next stage in one write (the last stage's write also completes the task). It
 // reports whether the run goes on.
 func (o *Orchestrator) completeStage(run *taskRun, i int, cp *checkpoint.Checkpoint, res stageResult, epoch uint64, log *slog.Logger) bool {
-	last := i == len(run.task.Stages())-1
+	last := i == len(run.cur().Stages())-1
 	if err := cp.Record(i, res.entry.Stage, res.out, epoch, o.now()); err != nil {
 		o.end(run, res.entry, task.Failure{Stage: res.entry.Stage, Class: stage.ClassPermanent, Message: "checkpoint: " + err.Error()}, true, log)
 		return false
@@ -69,7 +69,7 @@ func (o *Orchestrator) completeStage(run *taskRun, i int, cp *checkpoint.Checkpo
 		if err := o.keepCheckpoint(run, cp); err != nil {
 			log.Warn("keep the checkpoint of a stage completed after the task was ended", "err", err)
 		}
-		log.Info("run stopped: the task was ended by an operator", "status", run.task.Status())
+		log.Info("run stopped: the task was ended by an operator", "status", run.cur().Status())
 		return false
 	}
 	if err != nil {

@@ -26,13 +26,18 @@ type taskRun struct {
 	planID   string
 	tenantID string
 	attempt  int
-	task     *task.Task // the run's copy, as it last wrote or read it; guarded by the task lock
-	started  bool       // the run has started the task (RUNNING at its fence epoch); guarded by the task lock
+	task     atomic.Pointer[task.Task] // the run's copy, as it last wrote or read it (cur); set under the task lock
+	started  bool                      // the run has started the task (RUNNING at its fence epoch); guarded by the task lock
 	recheck  atomic.Bool
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
 	done     chan struct{} // closed when the run has written its last change
 }
+
+// cur returns the run's copy of its task. A copy is never changed once the run holds it: a
+// write applies its change to a clone and sets that once the store took it (commitAs), a read
+// sets the task as read (reload), so the run's goroutine reads it while its heartbeat writes.
+func (r *taskRun) cur() *task.Task { return r.task.Load() }
 
 // claim makes task id this process's run, if it is still PENDING (nil, nil when it is not,
 // or when another claim here runs it). A previous run of the same task here (it paused, and
@@ -71,8 +76,9 @@ func (o *Orchestrator) claim(ctx context.Context, id string, cancel context.Canc
 	}
 	run := &taskRun{
 		id: id, planID: t.PlanID(), tenantID: t.TenantID(), attempt: t.Attempt(),
-		task: t, ctx: ctx, cancel: cancel, done: make(chan struct{}),
+		ctx: ctx, cancel: cancel, done: make(chan struct{}),
 	}
+	run.task.Store(t)
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.active[id] != nil {
@@ -123,7 +129,7 @@ func (o *Orchestrator) runTask(ph *planHere, id string) runEnd {
 	// Every line of a run names its plan, task, tenant, run attempt and stage (log is the
 	// run's logger; at adds the stage the run starts at, each stage's lines add their own).
 	log := o.cfg.Logger.With("plan_id", run.planID, "task_id", id, "tenant_id", run.tenantID, "attempt", run.attempt)
-	at := log.With("stage", stageAt(run.task))
+	at := log.With("stage", stageAt(run.cur()))
 	if o.draining.Load() { // claimed as the shutdown began: it never starts here
 		return o.endUnstarted(run, at)
 	}
@@ -140,7 +146,7 @@ func (o *Orchestrator) runTask(ph *planHere, id string) runEnd {
 		at.Warn("task not started", "err", err)
 		return endDone
 	}
-	at.Info("task started", "run", run.attempt, "from_stage", run.task.CurrentStage())
+	at.Info("task started", "run", run.attempt, "from_stage", run.cur().CurrentStage())
 	stopBeat := o.heartbeat(run, at)
 	defer stopBeat()
 	cp, err := o.resumePoint(run)
@@ -197,15 +203,15 @@ func (o *Orchestrator) releaseLease(run *taskRun, held lease.Lease, at *slog.Log
 // resumePoint returns the checkpoint the run resumes from: empty at stage 0 (a stored one
 // holds nothing to resume from), else the stored one, which must resume at the task's stage.
 func (o *Orchestrator) resumePoint(run *taskRun) (*checkpoint.Checkpoint, error) {
-	if run.task.CurrentStage() == 0 {
+	if run.cur().CurrentStage() == 0 {
 		return checkpoint.New(run.id), nil
 	}
 	cp, err := o.ckpts.Checkpoint(run.ctx, run.id)
 	if errors.Is(err, checkpoint.ErrNotFound) {
 		cp, err = checkpoint.New(run.id), nil
 	}
-	if err == nil && cp.Next() != run.task.CurrentStage() {
-		err = fmt.Errorf("checkpoint resumes at stage %d, task at %d", cp.Next(), run.task.CurrentStage())
+	if err == nil && cp.Next() != run.cur().CurrentStage() {
+		err = fmt.Errorf("checkpoint resumes at stage %d, task at %d", cp.Next(), run.cur().CurrentStage())
 	}
 	return cp, err
 }
@@ -223,7 +229,7 @@ func (o *Orchestrator) start(run *taskRun) (uint64, error) {
 	unlock := o.taskLocks.lock(run.id)
 	fresh, err := o.tasks.BumpFence(run.ctx, run.id)
 	if err == nil {
-		run.task = fresh
+		run.task.Store(fresh)
 	}
 	unlock()
 	if err != nil {
@@ -255,7 +261,7 @@ func (o *Orchestrator) boundary(run *taskRun, next string, log *slog.Logger) (st
 	}
 	if err := o.refresh(run); err != nil { // a signal said an operator changed the task
 		if errors.Is(err, errRunOver) {
-			log.Info("run stopped: the task was ended by an operator", "status", run.task.Status())
+			log.Info("run stopped: the task was ended by an operator", "status", run.cur().Status())
 			return true, endDone
 		}
 		log.Error("read task again", "err", err)
@@ -270,7 +276,7 @@ func (o *Orchestrator) boundary(run *taskRun, next string, log *slog.Logger) (st
 		return t.Pause(o.now())
 	})
 	if errors.Is(err, errRunOver) {
-		log.Info("run stopped: the task was ended by an operator", "status", run.task.Status())
+		log.Info("run stopped: the task was ended by an operator", "status", run.cur().Status())
 		return true, endDone
 	}
 	if err != nil && !errors.Is(err, errSkip) {
@@ -307,8 +313,8 @@ func (o *Orchestrator) end(run *taskRun, entry *task.Attempt, f task.Failure, in
 		log.Warn("run stopped: fenced", "class", stage.ClassFenced, "stage", f.Stage)
 		return false
 	}
-	if run.task.Status() != task.Running { // an operator ended it meanwhile: the store has its status
-		log.Info("run stopped: the task was ended by an operator", "status", run.task.Status())
+	if run.cur().Status() != task.Running { // an operator ended it meanwhile: the store has its status
+		log.Info("run stopped: the task was ended by an operator", "status", run.cur().Status())
 		return false
 	}
 	err := o.commit(run, nil, func(t *task.Task) error {
@@ -330,7 +336,7 @@ func (o *Orchestrator) end(run *taskRun, entry *task.Attempt, f task.Failure, in
 		}
 	})
 	if errors.Is(err, errRunOver) {
-		log.Info("run stopped: the task was ended by an operator", "status", run.task.Status())
+		log.Info("run stopped: the task was ended by an operator", "status", run.cur().Status())
 		return false
 	}
 	if err != nil {
@@ -341,7 +347,7 @@ func (o *Orchestrator) end(run *taskRun, entry *task.Attempt, f task.Failure, in
 	if errors.Is(cause, errCancelRequested) {
 		level = slog.LevelInfo
 	}
-	log.Log(context.Background(), level, "task ended", "status", run.task.Status(), "class", f.Class, "stage_attempt", f.Attempt, "err", f.Message)
+	log.Log(context.Background(), level, "task ended", "status", run.cur().Status(), "class", f.Class, "stage_attempt", f.Attempt, "err", f.Message)
 	return failed
 }
 

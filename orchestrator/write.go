@@ -74,7 +74,9 @@ func (o *Orchestrator) commit(run *taskRun, cp *checkpoint.Checkpoint, fn func(t
 // writer changed the task since (an operator's pause request, or cancel), the run reads it
 // again (reload) and applies fn to the fresh copy. This is how a run learns of commands
 // from the reply to its own next write. fn must only apply task transitions: it may run
-// more than once.
+// more than once. It runs on a copy, which becomes the run's only once the store took it: a
+// transition applied half-way (fn failed), or a write refused, never reaches the run's next
+// write (a heartbeat would otherwise store it).
 func (o *Orchestrator) commitAs(run *taskRun, cp *checkpoint.Checkpoint, fn func(t *task.Task) error,
 	save func(context.Context, *task.Task, *checkpoint.Checkpoint) error) error {
 	unlock := o.taskLocks.lock(run.id)
@@ -82,13 +84,20 @@ func (o *Orchestrator) commitAs(run *taskRun, cp *checkpoint.Checkpoint, fn func
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(run.ctx), persistTimeout)
 	defer cancel()
 	for tries := 1; ; tries++ {
-		if err := fn(run.task); err != nil {
+		next := run.cur().Clone() // the run's copy changes only with a write the store took
+		if err := fn(next); err != nil {
 			return err
 		}
-		err := o.countFenced(save(ctx, run.task, cp))
+		err := o.countFenced(save(ctx, next, cp))
+		if err == nil {
+			run.task.Store(next)
+			return nil
+		}
 		if !errors.Is(err, task.ErrConflict) || tries == maxCommitTries {
 			return err
 		}
+		o.cfg.Logger.Debug("write lost to another writer: the task is read again", "task_id", run.id,
+			"version", next.Version(), "stage", next.CurrentStage(), "try", tries, "err", err)
 		if err := o.reload(ctx, run); err != nil {
 			return err
 		}
@@ -105,10 +114,10 @@ func (o *Orchestrator) reload(ctx context.Context, run *taskRun) error {
 	if err != nil {
 		return fmt.Errorf("orchestrator: read task %s again: %w", run.id, err)
 	}
-	if fresh.Fence() > run.task.Fence() {
+	if fresh.Fence() > run.cur().Fence() {
 		return task.ErrFenced
 	}
-	run.task = fresh
+	run.task.Store(fresh)
 	if run.started && fresh.Status() != task.Running {
 		if fresh.Status() == task.Cancelled {
 			run.cancel(errCancelRequested)
@@ -143,5 +152,10 @@ func (o *Orchestrator) keepCheckpoint(run *taskRun, cp *checkpoint.Checkpoint) e
 	defer unlock()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(run.ctx), persistTimeout)
 	defer cancel()
-	return o.tasks.Save(ctx, run.task, cp)
+	t := run.cur().Clone()
+	if err := o.tasks.Save(ctx, t, cp); err != nil {
+		return err
+	}
+	run.task.Store(t)
+	return nil
 }

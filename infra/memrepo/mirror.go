@@ -53,15 +53,32 @@ func (r *TaskRepo) PutIfNewer(t *task.Task) *task.Task {
 	db := r.db
 	db.mu.Lock()
 	defer db.unlock()
-	if cur, ok := db.tasks[t.ID()]; ok {
-		if cur.Fence() > t.Fence() || (cur.Fence() == t.Fence() && cur.Version() > t.Version()) {
-			db.recordTask(cur, false)
-			return cur.Clone()
-		}
+	if cur, ok := db.tasks[t.ID()]; ok && newerTask(cur, t) {
+		db.recordTask(cur, false)
+		return cur.Clone()
 	}
 	db.setTask(t)
 	db.recordTask(t, false)
 	return t
+}
+
+// Newest returns the stored copy of t when it is newer than t (as PutIfNewer judges), else
+// t, and records nothing: for a read of a task whose write is under way, which that write's
+// outcome, not the read, records.
+func (r *TaskRepo) Newest(t *task.Task) *task.Task {
+	db := r.db
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if cur, ok := db.tasks[t.ID()]; ok && newerTask(cur, t) {
+		return cur.Clone()
+	}
+	return t
+}
+
+// newerTask reports whether a is a later state than b: a higher fence epoch, or the same
+// epoch at a higher version.
+func newerTask(a, b *task.Task) bool {
+	return a.Fence() > b.Fence() || (a.Fence() == b.Fence() && a.Version() > b.Version())
 }
 
 // PutLatest records taskID as tenantID's latest task. A bounded mirror (NewMirror) records it

@@ -15,7 +15,8 @@ func (c *CheckpointStore) checkpointOnline(ctx context.Context, taskID string) (
 	return c.s.checkpointOf(taskID, c.s.client.Get(ctx, c.s.keys.Checkpoint(taskID)))
 }
 
-// checkpointOf decodes the reply to a GET of taskID's checkpoint and records it in the mirror.
+// checkpointOf decodes the reply to a GET of taskID's checkpoint and records it in the mirror
+// (unless its task is being written: see inflight).
 func (s *Store) checkpointOf(taskID string, get *redis.StringCmd) (*checkpoint.Checkpoint, error) {
 	b, err := get.Bytes()
 	if errors.Is(err, redis.Nil) {
@@ -27,6 +28,9 @@ func (s *Store) checkpointOf(taskID string, get *redis.StringCmd) (*checkpoint.C
 	cp, err := decCheckpoint(taskID, b)
 	if err != nil {
 		return nil, fmt.Errorf("redisrepo: checkpoint %s: %w", taskID, err)
+	}
+	if s.writing.has(taskID) {
+		return cp, nil // its task's write records it (see inflight)
 	}
 	return s.mirror.Checkpoints().PutIfNewer(cp), nil
 }

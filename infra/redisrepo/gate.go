@@ -37,7 +37,9 @@ func read[T any](s *Store, online, offline func() (T, error)) (T, error) {
 // have landed, so online must send the same write (the caller's one token), which Redis then
 // recognises as written, never a conflict with itself. A write whose ctx must be shared
 // (task.MustShare) is never made on the mirror: while Redis is away it fails with the outage.
+// While change runs, reads from Redis do not record its aggregates in the mirror (inflight).
 func (s *Store) change(ctx context.Context, online, offline func() error, plans, tasks []string) error {
+	defer s.writing.begin(plans, tasks)()
 	for {
 		if !s.degraded() {
 			err := online()

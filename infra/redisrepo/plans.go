@@ -86,7 +86,7 @@ func (r *PlanRepo) planOnline(ctx context.Context, id string) (*plan.Plan, error
 		if err != nil {
 			return nil, fmt.Errorf("redisrepo: decode plan %s: %w", id, err)
 		}
-		if p.Version() > cached.Version() {
+		if p.Version() > cached.Version() && !s.writing.has(id) {
 			// A slow read never undoes a change recorded since, nor one journaled (PutIfNewer).
 			s.mirror.Plans().PutIfNewer(p)
 			if p.Status().Terminal() && !cached.Status().Terminal() {
@@ -106,7 +106,9 @@ func (r *PlanRepo) planOnline(ctx context.Context, id string) (*plan.Plan, error
 	if err != nil {
 		return nil, fmt.Errorf("redisrepo: decode plan %s: %w", id, err)
 	}
-	s.mirror.Plans().PutIfNewer(p) // a read: cached, not kept
+	if !s.writing.has(id) {
+		s.mirror.Plans().PutIfNewer(p) // a read: cached, not kept
+	}
 	return p, nil
 }
 

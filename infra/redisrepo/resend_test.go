@@ -3,14 +3,17 @@ package redisrepo_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/task"
+	"github.com/executor-dev/executor/infra/rediskey"
 	"github.com/executor-dev/executor/infra/redisrepo"
 	"github.com/executor-dev/executor/infra/redistest"
 )
@@ -93,4 +96,76 @@ type taskWrites struct {
 		BumpFence(ctx context.Context, id string) (*task.Task, error)
 	}
 	arm func()
+}
+
+// A write Redis applied but whose reply never came (StallReply: the client waits for its read
+// timeout) may be read back meanwhile through another connection, here a tenant query. The
+// store then finds Redis away and makes the write on its mirror: it must be the write's own
+// outcome that moves the mirror, not the read's, or the mirror's compare-and-set fails as a
+// conflict with the write itself (the run then re-applies its stage completion to its own
+// change read back, and stops with "stage completed out of order", its task RUNNING without
+// a run). The next stage's write and the write-back go on from the write as made.
+func TestAWriteReadBackBeforeItsReplyIsLostIsNotAConflictWithItself(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	var armed atomic.Bool
+	proxy := srv.NewFaultProxy(redistest.Faults{Rule: func(chunk []byte) redistest.Fault {
+		if bytes.Contains(bytes.ToLower(chunk), []byte("evalsha")) && armed.CompareAndSwap(true, false) {
+			return redistest.Fault{Kind: redistest.StallReply}
+		}
+		return redistest.Fault{}
+	}})
+	proxy.Inject(true)
+	c := redis.NewClient(&redis.Options{Addr: proxy.Addr(), ReadTimeout: 2 * time.Second, MaxRetries: -1})
+	t.Cleanup(func() { _ = c.Close() })
+	store, mon := startStore(t, c, nil)
+	ctx := context.Background()
+	p, tasks := newPlan(t, "readback")
+	require.NoError(t, store.CreatePlan(ctx, p, tasks))
+	id := tasks[0].ID()
+	tk, err := store.Tasks().BumpFence(ctx, id)
+	require.NoError(t, err)
+	require.NoError(t, tk.Start(tk.Fence(), time.Now()))
+	require.NoError(t, store.Tasks().Save(ctx, tk, nil))
+	before := tk.Version()
+
+	// The read: as soon as Redis holds the write, while its writer still waits for the reply.
+	readBack := make(chan uint64, 1)
+	go func() {
+		defer close(readBack)
+		for range 400 {
+			v, err := srv.Client().HGet(ctx, rediskey.New("").Task(id), "version").Uint64()
+			if err == nil && v == before+1 {
+				got, err := store.Tasks().Task(ctx, id)
+				if err == nil {
+					readBack <- got.Version()
+				}
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	cp := checkpoint.New(id)
+	require.NoError(t, tk.CompleteStage(0, time.Now()))
+	require.NoError(t, cp.Record(0, specs3[0].Name, json.RawMessage(`{}`), tk.Fence(), time.Now()))
+	armed.Store(true)
+	err = store.Tasks().Save(ctx, tk, cp)
+	require.Equal(t, before+1, <-readBack, "the read saw the write before its writer learnt anything")
+	require.NoError(t, err, "the write made on the mirror is the write Redis holds, not a conflict with it")
+	require.Equal(t, before+1, tk.Version())
+
+	require.NoError(t, tk.CompleteStage(1, time.Now()))
+	require.NoError(t, cp.Record(1, specs3[1].Name, json.RawMessage(`{}`), tk.Fence(), time.Now()))
+	require.NoError(t, store.Tasks().Save(ctx, tk, cp), "the next stage goes on from it")
+	require.Eventually(t, func() bool { d, _ := mon.Degraded(); return !d && store.JournalLen() == 0 },
+		10*time.Second, 20*time.Millisecond, "written back")
+
+	fresh := redisrepo.New(srv.Client(), redisrepo.Options{}) // reads Redis alone
+	got, err := fresh.Tasks().Task(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, before+2, got.Version())
+	require.Equal(t, 2, got.CurrentStage())
+	gotCp, err := fresh.Checkpoints().Checkpoint(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, 1, gotCp.LastCompletedStageIndex(), "the checkpoint has both stages")
 }

@@ -113,6 +113,7 @@ type Store struct {
 	gen         generation    // the generation of Redis's data this store saw last
 	lostData    atomic.Bool   // a write found Redis without data it held: write everything back
 	doubts      sync.Map      // aggregate id → token of its last write that failed without a reply
+	writing     *inflight     // this executor's writes under way (reads do not record those aggregates)
 	writer      string        // the prefix of this process's write tokens (token)
 	pending     pendingRows   // index rows not written yet (index.go)
 	afterFail   func()        // tests only: runs when a change found Redis away, before it journals
@@ -154,7 +155,7 @@ func New(client redis.UniversalClient, opts Options) *Store {
 	id := ulid.Make().String()
 	return &Store{
 		client: client, batched: opts.Batched, keys: opts.Keys, ttl: opts.TTL, mirror: newMirror(opts), mon: opts.Monitor,
-		journal: newJournal(), log: opts.Logger, onConflict: opts.OnConflict, onRestored: opts.OnRestored,
+		journal: newJournal(), writing: newInflight(), log: opts.Logger, onConflict: opts.OnConflict, onRestored: opts.OnRestored,
 		instance: opts.Keys.Instance(id), ready: opts.Keys.Ready(id), leaseTTL: opts.LeaseTTL,
 		pending: pendingRows{delay: opts.IndexDelay},
 		writer:  strconv.FormatUint(rand.Uint64()|1<<63, 36)[:6] + ".", // the top bit: always 13 digits

@@ -49,11 +49,15 @@ func (r *TaskRepo) taskOnline(ctx context.Context, id string) (*task.Task, error
 }
 
 // hydrate decodes a task hash read from Redis and records it in the mirror, unless the
-// mirror meanwhile got a newer version (a write that raced this read).
+// mirror meanwhile got a newer version (a write that raced this read), or this executor is
+// writing the task (see inflight): the mirror's copy, when newer, is returned instead.
 func (r *TaskRepo) hydrate(ctx context.Context, id string, h map[string]string) (*task.Task, error) {
 	t, err := r.decode(ctx, id, h)
 	if err != nil {
 		return nil, err
+	}
+	if r.s.writing.has(id) {
+		return r.s.mirror.Tasks().Newest(t), nil
 	}
 	return r.s.mirror.Tasks().PutIfNewer(t), nil
 }

@@ -4,6 +4,7 @@ import (
 	"math/rand"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -28,6 +29,12 @@ const (
 	// in all and out of order, as a request stuck in the network would be. Without Late it is
 	// discarded with its connection: a request lost in the network, which Redis never sees.
 	Delay
+	// StallReply forwards the chunk and keeps the connection open, but from then on no reply
+	// on it reaches the client: Redis applies the request, and the client waits for its read
+	// timeout, as behind a reply path that went black. Meanwhile the client's other
+	// connections work: it can read what Redis applied before it learns that the write
+	// failed.
+	StallReply
 )
 
 // Fault is the proxy's decision for one request chunk.
@@ -69,7 +76,7 @@ type Faults struct {
 type FaultStats struct {
 	Chunks      int64 // chunks decided
 	Dropped     int64 // connections dropped before forwarding the chunk
-	RepliesLost int64 // connections dropped after forwarding the chunk
+	RepliesLost int64 // chunks forwarded whose reply was lost (LoseReply, StallReply)
 	Delayed     int64 // chunks held
 }
 
@@ -182,7 +189,7 @@ func (p *FaultProxy) decide(chunk []byte) Fault {
 	switch d.Kind {
 	case Drop:
 		p.stats.Dropped++
-	case LoseReply:
+	case LoseReply, StallReply:
 		p.stats.RepliesLost++
 	case Delay:
 		p.stats.Delayed++
@@ -213,13 +220,14 @@ func (p *FaultProxy) accept() {
 		cutCh := p.cutCh
 		p.mu.Unlock()
 		p.wg.Add(2)
-		go p.requests(c, up, cutCh)
-		go p.replies(up, c)
+		mute := new(atomic.Bool) // set by a StallReply: the replies go nowhere
+		go p.requests(c, up, cutCh, mute)
+		go p.replies(up, c, mute)
 	}
 }
 
 // requests forwards the client's chunks to Redis, deciding each one's fate.
-func (p *FaultProxy) requests(c, up net.Conn, cutCh <-chan struct{}) {
+func (p *FaultProxy) requests(c, up net.Conn, cutCh <-chan struct{}, mute *atomic.Bool) {
 	defer p.wg.Done()
 	defer p.closePair(c, up)
 	buf := make([]byte, 64<<10)
@@ -230,6 +238,8 @@ func (p *FaultProxy) requests(c, up net.Conn, cutCh <-chan struct{}) {
 			switch d.Kind {
 			case Drop:
 				return
+			case StallReply:
+				mute.Store(true)
 			case Delay:
 				timer := time.NewTimer(d.Hold)
 				select {
@@ -255,14 +265,14 @@ func (p *FaultProxy) requests(c, up net.Conn, cutCh <-chan struct{}) {
 	}
 }
 
-// replies copies Redis's replies back to the client.
-func (p *FaultProxy) replies(up, c net.Conn) {
+// replies copies Redis's replies back to the client (none once muted by a StallReply).
+func (p *FaultProxy) replies(up, c net.Conn, mute *atomic.Bool) {
 	defer p.wg.Done()
 	defer p.closePair(c, up)
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := up.Read(buf)
-		if n > 0 {
+		if n > 0 && !mute.Load() {
 			if _, werr := c.Write(buf[:n]); werr != nil {
 				return
 			}
