@@ -65,13 +65,7 @@ func TestAWriteSentAgainAfterALostReplyIsNotAConflictWithItself(t *testing.T) {
 			store, mon := startStore(t, fastClient(t, proxy.Addr()), nil)
 			store.AfterOnlineFailure(mon.Recover) // Redis is back at once: the write is sent again online
 			ctx := context.Background()
-			p, tasks := newPlan(t, "resend")
-			require.NoError(t, store.CreatePlan(ctx, p, tasks))
-			id := tasks[0].ID()
-			tk, err := store.Tasks().BumpFence(ctx, id)
-			require.NoError(t, err)
-			require.NoError(t, tk.Start(tk.Fence(), time.Now()))
-			require.NoError(t, store.Tasks().Save(ctx, tk, nil))
+			id := startedTask(t, store, "resend").ID()
 
 			w := &taskWrites{repo: store.Tasks(), arm: func() { armed.Store(true) }}
 			version := tc.write(ctx, t, w, id)
@@ -120,14 +114,8 @@ func TestAWriteReadBackBeforeItsReplyIsLostIsNotAConflictWithItself(t *testing.T
 	t.Cleanup(func() { _ = c.Close() })
 	store, mon := startStore(t, c, nil)
 	ctx := context.Background()
-	p, tasks := newPlan(t, "readback")
-	require.NoError(t, store.CreatePlan(ctx, p, tasks))
-	id := tasks[0].ID()
-	tk, err := store.Tasks().BumpFence(ctx, id)
-	require.NoError(t, err)
-	require.NoError(t, tk.Start(tk.Fence(), time.Now()))
-	require.NoError(t, store.Tasks().Save(ctx, tk, nil))
-	before := tk.Version()
+	tk := startedTask(t, store, "readback")
+	id, before := tk.ID(), tk.Version()
 
 	// The read: as soon as Redis holds the write, while its writer still waits for the reply.
 	readBack := make(chan uint64, 1)
@@ -149,7 +137,7 @@ func TestAWriteReadBackBeforeItsReplyIsLostIsNotAConflictWithItself(t *testing.T
 	require.NoError(t, tk.CompleteStage(0, time.Now()))
 	require.NoError(t, cp.Record(0, specs3[0].Name, json.RawMessage(`{}`), tk.Fence(), time.Now()))
 	armed.Store(true)
-	err = store.Tasks().Save(ctx, tk, cp)
+	err := store.Tasks().Save(ctx, tk, cp)
 	require.Equal(t, before+1, <-readBack, "the read saw the write before its writer learnt anything")
 	require.NoError(t, err, "the write made on the mirror is the write Redis holds, not a conflict with it")
 	require.Equal(t, before+1, tk.Version())
@@ -168,4 +156,18 @@ func TestAWriteReadBackBeforeItsReplyIsLostIsNotAConflictWithItself(t *testing.T
 	gotCp, err := fresh.Checkpoints().Checkpoint(ctx, id)
 	require.NoError(t, err)
 	require.Equal(t, 1, gotCp.LastCompletedStageIndex(), "the checkpoint has both stages")
+}
+
+// startedTask creates a plan for tenant in store and starts its task (a fence bump, then the
+// RUNNING write), as a run does.
+func startedTask(t *testing.T, store *redisrepo.Store, tenant string) *task.Task {
+	t.Helper()
+	ctx := context.Background()
+	p, tasks := newPlan(t, tenant)
+	require.NoError(t, store.CreatePlan(ctx, p, tasks))
+	tk, err := store.Tasks().BumpFence(ctx, tasks[0].ID())
+	require.NoError(t, err)
+	require.NoError(t, tk.Start(tk.Fence(), time.Now()))
+	require.NoError(t, store.Tasks().Save(ctx, tk, nil))
+	return tk
 }
