@@ -28,7 +28,8 @@ import (
 )
 
 // Fault injection between one executor and Redis (see redistest.Faults for the mechanism):
-// FAULT_PLANS plans (default faultPlans), FAULT_SEED seeds the proxy's decisions (default 1).
+// FAULT_PLANS plans (default faultPlans), FAULT_SEED seeds the proxy's decisions (default 1),
+// FAULT_DUMP=1 prints every write that lost a compare-and-set and every write-back refusal.
 // Each plan has two tenants of its own and three stages: noop, a 100 ms sleep, noop; the
 // sleep and the few plans in flight spread the run over 15-45 s, so that the faults hit an
 // executor that is on Redis most of the time (with 8 plans in flight and no sleep, 200 plans
@@ -128,6 +129,9 @@ func ftRun(t *testing.T, late bool) {
 		}
 	}
 	ftLogOutages(t, logs)
+	if os.Getenv("FAULT_DUMP") != "" {
+		ftDump(t, logs)
+	}
 	t.Logf("plans by status: %v; slowest %v", byStatus, slowest.Round(time.Millisecond))
 	for _, r := range results {
 		assert.NoError(t, r.err, "plan #%d %s", r.n, r.planID)
@@ -649,4 +653,18 @@ func TestFaultRepro(t *testing.T) {
 		assert.Equal(t, "COMPLETED", status, "Redis's plan status")
 		assert.Equal(t, "COMPLETED", end.Status, "the plan as the executor reads it")
 	})
+}
+
+// ftDump logs the lines of logs that tell of a lost compare-and-set: a run's write that lost
+// to another writer, a write-back refused, a stage completed out of order.
+func ftDump(t *testing.T, logs *servertest.Buffer) {
+	t.Helper()
+	for _, line := range strings.Split(logs.String(), "\n") {
+		for _, mark := range []string{"write lost", "write-back refused", "conflict on write-back", "out of order"} {
+			if strings.Contains(line, mark) {
+				t.Log(line)
+				break
+			}
+		}
+	}
 }
