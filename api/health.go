@@ -25,7 +25,7 @@ func (h *handlers) readyz(w http.ResponseWriter, r *http.Request) {
 		err := h.opts.Probe(ctx)
 		cancel()
 		if err != nil {
-			health = wire.Health{Status: "unavailable", Redis: "unavailable", Reason: err.Error()}
+			health = wire.Health{Status: "unavailable", Redis: "unavailable", Reason: err.Error(), Topology: health.Topology}
 		}
 	}
 	if health.Executor == "" {

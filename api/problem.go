@@ -135,16 +135,22 @@ func (h *handlers) enrich(r *http.Request, err error, code errcode.Code, p wire.
 	return p
 }
 
-// internalProblem answers an error no code covers: a 503 while Redis is away (the request
-// may succeed once it is back, or on an executor that reaches it: never a 500 for a Redis
-// outage), else a 500 whose detail names the request id the server log has the error under.
+// internalProblem answers an error no code covers: a 503 while Redis is away or refuses the
+// executor (the request may succeed once it is back, or on an executor that reaches it: never
+// a 500 for a Redis outage), naming why (the outage's reason, else the request's own Redis
+// error: a refusal the executor has not noticed yet), else a 500 whose detail names the
+// request id the server log has the error under.
 func (h *handlers) internalProblem(r *http.Request, err error) wire.Problem {
 	id := requestIDOf(r)
 	if health := h.opts.Readiness(); (health.Redis == "degraded" || h.outage(err)) && !errors.Is(err, errPanic) {
+		reason := health.Reason
+		if reason == "" {
+			reason = err.Error()
+		}
 		h.opts.Logger.Warn("http request failed while Redis is away",
-			"request_id", id, "method", r.Method, "path", r.URL.Path, "err", err, "reason", health.Reason)
+			"request_id", id, "method", r.Method, "path", r.URL.Path, "err", err, "reason", reason)
 		return newProblem(http.StatusServiceUnavailable, wire.ProblemUnavailable,
-			"Redis is unavailable and this executor runs degraded; try again"+reasonSuffix(health.Reason))
+			"Redis is unavailable to this executor; try again"+reasonSuffix(reason))
 	}
 	h.opts.Logger.Error("http request failed",
 		"request_id", id, "method", r.Method, "path", r.URL.Path, "err", err)

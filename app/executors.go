@@ -17,6 +17,8 @@ type Member struct {
 	LastHeartbeat time.Time
 	Runs          int  // tasks it was running at its last heartbeat
 	Alive         bool // its liveness key exists
+	// Topology is how it was started: "shared" (several executors on the Redis) or "alone".
+	Topology string
 }
 
 // Members is the registry of the executors sharing this one's store (infra/members, through

@@ -531,10 +531,10 @@ func TestExecutorsCommand(t *testing.T) {
 			t.Helper()
 			lines := strings.Split(strings.TrimRight(stdout, "\n"), "\n")
 			require.Len(t, lines, 2, "header and one row: %q", stdout)
-			for _, h := range []string{"NAME", "ADDRESS", "ALIVE", "SELF", "RUNS", "STARTED", "LAST HEARTBEAT"} {
+			for _, h := range []string{"NAME", "ADDRESS", "ALIVE", "SELF", "TOPOLOGY", "RUNS", "STARTED", "LAST HEARTBEAT"} {
 				assert.Contains(t, lines[0], h)
 			}
-			assert.Regexp(t, `^cli-solo\s+`+srv.Addr()+`\s+yes\s+\*\s+0\s+\S+Z\s+\d+s ago$`, lines[1])
+			assert.Regexp(t, `^cli-solo\s+`+srv.Addr()+`\s+yes\s+\*\s+alone\s+0\s+\S+Z\s+\d+s ago$`, lines[1])
 		}},
 		{name: "json", args: []string{"executors", "-o", "json"}, check: func(t *testing.T, stdout string) {
 			t.Helper()

@@ -20,7 +20,9 @@ func (a *invocation) executorsCmd() *cobra.Command {
 An executor is alive while it refreshes its liveness key (every lease TTL/3); one that stopped
 cleanly is not listed; one that died is listed as not alive until its entry is pruned, an hour
 after its last heartbeat. SELF marks the executor that answered (--server). RUNS is how many
-tasks it was running at its last heartbeat. On the in-memory store the server lists itself.`,
+tasks it was running at its last heartbeat. TOPOLOGY is how it was started (serve --topology):
+shared (several executors on the Redis) or alone (the only one). On the in-memory store the
+server lists itself.`,
 		Example: `  executor executors
   executor executors -o json | jq -r '.executors[] | select(.alive | not) | .name'`,
 		Args: noArgs,
@@ -36,13 +38,13 @@ tasks it was running at its last heartbeat. On the in-memory store the server li
 func executorsTable(now time.Time) func(wire.ExecutorList) func(io.Writer) {
 	return func(l wire.ExecutorList) func(io.Writer) {
 		return func(w io.Writer) {
-			fmt.Fprintln(w, "NAME\tADDRESS\tALIVE\tSELF\tRUNS\tSTARTED\tLAST HEARTBEAT")
+			fmt.Fprintln(w, "NAME\tADDRESS\tALIVE\tSELF\tTOPOLOGY\tRUNS\tSTARTED\tLAST HEARTBEAT")
 			for _, e := range l.Executors {
 				self := ""
 				if e.Self {
 					self = "*"
 				}
-				row(w, e.Name, e.Address, yesNo(e.Alive), self, strconv.Itoa(e.Runs), formatTime(&e.StartedAt),
+				row(w, e.Name, e.Address, yesNo(e.Alive), self, e.Topology, strconv.Itoa(e.Runs), formatTime(&e.StartedAt),
 					heartbeatAge(now, e.LastHeartbeat))
 			}
 		}

@@ -275,7 +275,7 @@ func TestServeUsageAndStartErrors(t *testing.T) {
 		{name: "retention under a minute", args: []string{"serve", "--retention", "10s"}, want: ExitUsage, names: "--retention"},
 		{name: "negative cache", args: []string{"serve", "--cache-tasks", "-1"}, want: ExitUsage, names: "--cache-tasks"},
 		{name: "retention env not a duration", env: map[string]string{EnvRetention: "a week"}, args: []string{"serve"}, want: ExitUsage},
-		{name: "degraded-new-plans neither accept nor reject", args: []string{"serve", "--degraded-new-plans", "maybe"}, want: ExitUsage},
+		{name: "topology neither shared nor alone", args: []string{"serve", "--topology", "maybe"}, want: ExitUsage},
 		{name: "deprecated events stream flag not a bool", args: []string{"serve", "--events-stream=maybe"}, want: ExitUsage},
 		{name: "deprecated events stream env not a bool", env: map[string]string{EnvEventsStream: "maybe"}, args: []string{"serve"}, want: ExitUsage},
 		{name: "lease TTL env not a duration", env: map[string]string{EnvLeaseTTL: "soon"}, args: []string{"serve"}, want: ExitUsage},

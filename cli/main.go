@@ -46,7 +46,7 @@ const (
 	EnvLeaseTTL         = "EXECUTOR_LEASE_TTL"
 	EnvRetention        = "EXECUTOR_RETENTION"
 	EnvCacheTasks       = "EXECUTOR_CACHE_TASKS"
-	EnvDegradedNewPlans = "EXECUTOR_DEGRADED_NEW_PLANS"
+	EnvTopology         = "EXECUTOR_TOPOLOGY"
 	EnvEventsStream     = "EXECUTOR_EVENTS_STREAM"
 	EnvTokens           = "EXECUTOR_TOKENS" // serve: "role:secret,..." (the client's token is EnvToken)
 	EnvTokensFile       = "EXECUTOR_TOKENS_FILE"
@@ -59,7 +59,6 @@ const (
 	EnvMaxQueued        = "EXECUTOR_MAX_QUEUED"
 	EnvMaxBodyBytes     = "EXECUTOR_MAX_BODY_BYTES"
 	EnvLogLevel         = "EXECUTOR_LOG_LEVEL"
-	EnvStartDegraded    = "EXECUTOR_START_DEGRADED"
 )
 
 // Defaults of the global and serve flags.

@@ -33,9 +33,11 @@ when stderr is a terminal.
 
 With --redis, an executor that has not reached Redis once since it started is not ready
 (/readyz 503) and refuses new plans and commands on what it cannot see (503 with Retry-After):
-it cannot tell which tenants other executors run. Once it has, a later outage follows
---degraded-new-plans. --start-degraded runs degraded on memory from the start instead, as
-during an outage (--degraded-new-plans applies).
+it cannot tell which tenants other executors run. --topology says what a later outage does:
+shared (the default: several executors share the Redis, the only source of truth; a run stops
+before its tenant lease could expire, never starts a stage it could not checkpoint in Redis,
+and requests answer 503 naming why) or alone (the only executor on its Redis: it keeps
+running on memory, journals and writes everything back when Redis answers).
 
 Auth: bearer tokens with role read or operate, from ` + EnvTokens + ` ("role:secret,...") and
 --tokens-file (one role:secret per line). Once any token is configured, every /v1 route, the
@@ -59,7 +61,6 @@ const serveExample = `  executor serve
 
 // serve's own defaults and bounds (the executor's defaults are server's: server.Default*).
 const (
-	defaultDegradedNewPlans = "reject"
 	defaultLogLevel         = "info"
 	minLeaseTTL             = 300 * time.Millisecond
 	minRetention            = time.Minute
@@ -70,7 +71,7 @@ const (
 type serveOptions struct {
 	cfg              server.Config
 	httpAllow        []string
-	degradedNewPlans string
+	topology         string
 	tokensFile       string
 	logLevel         string
 	cacheTasks       int
@@ -115,8 +116,8 @@ func serveFlags(cmd *cobra.Command, o *serveOptions) {
 		"how long Redis keeps an ended plan with its tasks, checkpoints and tenant indexes, from its end; nothing of an active plan expires (env "+EnvRetention+")")
 	f.IntVar(&o.cacheTasks, "cache-tasks", server.DefaultCacheTasks,
 		"with --redis: how many tasks that Redis holds (ended, or only read) the memory mirror caches, each with its checkpoint, besides the tasks and plans this executor runs or accepted and what it journaled while Redis is away (about 4.5 KB of heap each); 0: no cache (env "+EnvCacheTasks+")")
-	f.StringVar(&o.degradedNewPlans, "degraded-new-plans", defaultDegradedNewPlans,
-		"while Redis is away: reject new plans with 503 (the default: this executor cannot see which tenants the others run), or accept them and run them on memory (only where no other executor shares the Redis) (env "+EnvDegradedNewPlans+")")
+	f.StringVar(&o.topology, "topology", string(server.TopologyShared),
+		"with --redis: shared (several executors share the Redis, the only source of truth: while Redis is away runs stop before their leases could expire and requests answer 503) or alone (this executor is the only one on its Redis: while Redis is away it runs on memory and writes back later; refused when another executor is alive there) (env "+EnvTopology+")")
 	f.BoolVar(&cfg.EventStream, "events-stream", false,
 		"deprecated, no effect: with --redis every executor writes its events to the Redis stream <prefix>events and serves GET /v1/events from it (env "+EnvEventsStream+")")
 	f.StringVar(&o.tokensFile, "tokens-file", "", "file of bearer tokens, one role:secret per line, role read or operate (env "+EnvTokensFile+"; tokens also come from "+EnvTokens+")")
@@ -132,8 +133,6 @@ func serveFlags(cmd *cobra.Command, o *serveOptions) {
 	f.IntVar(&cfg.Limits.MaxQueued, "max-queued", app.DefaultMaxQueued,
 		"most tasks waiting to start across all plans; more is refused with 429 and Retry-After (env "+EnvMaxQueued+")")
 	f.Int64Var(&cfg.MaxBodyBytes, "max-body-bytes", api.DefaultMaxBodyBytes, "largest request body (env "+EnvMaxBodyBytes+")")
-	f.BoolVar(&cfg.StartDegraded, "start-degraded", false,
-		"with --redis: when Redis does not answer at start, run degraded on memory at once, as during an outage (--degraded-new-plans applies); without it the executor is not ready and refuses new plans and commands on other executors' work until it has reached Redis once (env "+EnvStartDegraded+")")
 	f.StringVar(&o.logLevel, "log-level", defaultLogLevel, "lowest level logged: debug, info, warn or error (env "+EnvLogLevel+")")
 }
 
@@ -159,7 +158,7 @@ func (a *invocation) serveConfig(o serveOptions) (server.Config, slog.Level, err
 	if err := o.check(); err != nil {
 		return cfg, 0, err
 	}
-	cfg.RejectNewPlansWhileDegraded = o.degradedNewPlans == "reject"
+	cfg.Topology, _ = server.ParseTopology(o.topology) // checked by check
 	cfg.CacheTasks = o.cacheTasks
 	if o.cacheTasks == 0 {
 		cfg.CacheTasks = -1 // no cache (0 in the config means the default)
@@ -191,8 +190,8 @@ func (o serveOptions) check() error {
 	if cfg.Workers < 1 {
 		return usagef("invalid workers %d: want at least 1", cfg.Workers)
 	}
-	if o.degradedNewPlans != "accept" && o.degradedNewPlans != "reject" {
-		return usagef("invalid --degraded-new-plans %q: want accept or reject", o.degradedNewPlans)
+	if _, err := server.ParseTopology(o.topology); err != nil {
+		return usagef("invalid --topology %q: want shared (several executors on one Redis, the default) or alone (the only executor on its Redis)", o.topology)
 	}
 	if cfg.LeaseTTL < minLeaseTTL {
 		return usagef("invalid lease TTL %s: want at least %s", cfg.LeaseTTL, minLeaseTTL)
@@ -245,11 +244,11 @@ const shutdownGrace = 10 * time.Second
 // serveEnv names the environment variable of each serve flag; the flag beats its variable.
 var serveEnv = map[string]string{
 	"addr": EnvAddr, "name": EnvName, "workers": EnvWorkers, "redis": EnvRedis, "redis-cluster": EnvRedisCluster, "prefix": EnvPrefix, "lease-ttl": EnvLeaseTTL, "retention": EnvRetention, "cache-tasks": EnvCacheTasks,
-	"degraded-new-plans": EnvDegradedNewPlans, "events-stream": EnvEventsStream,
+	"topology": EnvTopology, "events-stream": EnvEventsStream,
 	"tokens-file": EnvTokensFile, "insecure": EnvInsecure, "http-allow": EnvHTTPAllow,
 	"shutdown-timeout": EnvShutdownTimeout, "max-tenants": EnvMaxTenants, "max-stages": EnvMaxStages,
 	"max-params-bytes": EnvMaxParamsBytes, "max-queued": EnvMaxQueued, "max-body-bytes": EnvMaxBodyBytes,
-	"start-degraded": EnvStartDegraded, "log-level": EnvLogLevel,
+	"log-level": EnvLogLevel,
 }
 
 // serveTokens reads the tokens of EXECUTOR_TOKENS and of the tokens file, if any.

@@ -23,7 +23,7 @@ func TestServeHelpListsOnlyServeFlags(t *testing.T) {
 	t.Parallel()
 	o := runWith(t, "", nil, "serve", "--help")
 	require.Equal(t, ExitOK, o.code, o.stderr)
-	for _, flag := range []string{"--addr", "--redis", "--start-degraded", "--log-level", "--shutdown-timeout", "--help"} {
+	for _, flag := range []string{"--addr", "--redis", "--topology", "--log-level", "--shutdown-timeout", "--help"} {
 		assert.Contains(t, o.stdout, flag)
 	}
 	for _, flag := range []string{"--server ", "--token ", "--output ", "Global Flags"} {

@@ -34,11 +34,14 @@ type Config struct {
 	// holds): no task is claimed from the shared Queue meanwhile, since its queue may hold
 	// entries the loss brought back for tasks that run or ended elsewhere. Default: never.
 	ClaimsPaused func() time.Duration
-	// SettleFromRedis makes a plan whose task ended while the store runs degraded wait for
-	// Redis to be settled: among several executors this one's copies of the plan's other
-	// tasks may be stale (retried or cancelled elsewhere). Without it (an executor alone on
-	// its Redis), a plan ends on memory when its last task does.
-	SettleFromRedis bool
+	// Shared says that other executors share the store (the `shared` topology): the store is
+	// the only source of truth. A run then holds a self-fencing lease: it never starts a stage
+	// once its lease's deadline (lease.Deadline) has passed, and its writes wait for the store
+	// no longer than that deadline. A plan whose task ended while the store is away is settled
+	// once it answers, never from memory (this executor's copies of the plan's other tasks
+	// may be stale). Without it (an executor alone on its Redis), a plan ends on memory when
+	// its last task does.
+	Shared bool
 	// Events is told of every plan, task and stage transition (docs/api.md, GET /v1/events).
 	// Default: nobody.
 	Events event.Publisher

@@ -16,7 +16,8 @@ import (
 )
 
 // Every stage attempt that started has a ledger entry: one cut short is "interrupted", with
-// the class that says why, written by whoever learns of it (docs/api.md, the attempt ledger).
+// the class that says why, written by whoever learns of it (docs/api.md, the attempt ledger);
+// one whose run was taken over while it may have been inside the call is "in_doubt".
 
 // lastAttempt returns the last entry of the tenant's ledger, and the task.
 func (h *harness) lastAttempt(t *testing.T, tenant string) (task.Attempt, *task.Task) {
@@ -136,7 +137,7 @@ func TestAFencedRunsAttemptIsRecordedByTheFencer(t *testing.T) {
 	cut, tk := h.lastAttempt(t, "fe-000")
 	assert.Equal(t, task.Interrupted, tk.Status())
 	require.Len(t, tk.Ledger(), 1, "one entry: the fenced run wrote none")
-	assert.Equal(t, task.OutcomeInterrupted, cut.Outcome)
+	assert.Equal(t, task.OutcomeInDoubt, cut.Outcome, "the fenced run may have been inside the call")
 	assert.Equal(t, stage.ClassLeaseLost, cut.Class)
 	assert.Equal(t, 1, cut.Attempt)
 	assert.False(t, cut.StartedAt.After(enteredAt), "at the earliest it could have started")
@@ -165,7 +166,7 @@ func TestTheReaperRecordsTheAttemptOfARunThatStoppedBeating(t *testing.T) {
 	cut, reaped := h.lastAttempt(t, "rp-000") // a read reaps it
 	assert.Equal(t, task.Interrupted, reaped.Status())
 	require.Len(t, reaped.Ledger(), 2)
-	assert.Equal(t, task.OutcomeInterrupted, cut.Outcome)
+	assert.Equal(t, task.OutcomeInDoubt, cut.Outcome, "the lost run may have been inside the call")
 	assert.Equal(t, stage.ClassLeaseLost, cut.Class)
 	assert.Equal(t, 2, cut.Attempt, "the attempt after the failed one")
 	assert.True(t, cut.StartedAt.Equal(stale.Add(3*time.Second)), "at the earliest when it was due: %s", cut.StartedAt)

@@ -183,7 +183,7 @@ func (o *Orchestrator) settle(planID string) {
 
 // settleHeld is settle for a caller that holds the plan lock.
 func (o *Orchestrator) settleHeld(planID string) {
-	if o.cfg.SettleFromRedis && o.cfg.Degraded() {
+	if o.cfg.Shared && o.cfg.Degraded() {
 		// This executor's copies of the plan's other tasks may be stale (they may have been
 		// retried or cancelled on another executor): the plan is settled from Redis once it
 		// answers, never ended from memory.

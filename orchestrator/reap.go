@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/executor-dev/executor/domain/checkpoint"
+	"github.com/executor-dev/executor/domain/lease"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/domain/task"
 )
@@ -69,9 +70,12 @@ func (o *Orchestrator) pauseLost(ctx context.Context, planID string, ids []strin
 	}
 }
 
-// suspect is the cheap test: RUNNING, not run here, heartbeat older than the lease TTL.
+// suspect is the cheap test: RUNNING, not run here, heartbeat older than the lease TTL (plus
+// lease.Margin where executors share the store: the owner's self-fencing lease stops its run
+// a margin before the TTL, counted from its last confirmed refresh, so by then it has
+// stopped, however slow its Redis).
 func (o *Orchestrator) suspect(t *task.Task) bool {
-	if t.Status() != task.Running || o.now().Sub(t.HeartbeatAt()) <= o.cfg.LeaseTTL || o.cfg.Degraded() {
+	if t.Status() != task.Running || o.now().Sub(t.HeartbeatAt()) <= o.judgeAfter() || o.cfg.Degraded() {
 		return false
 	}
 	o.mu.Lock()
@@ -136,6 +140,15 @@ func (o *Orchestrator) takeOver(ctx context.Context, id string) (*task.Task, err
 	return cur, nil
 }
 
+// judgeAfter is how long after a RUNNING task's last heartbeat a reader may judge its owner
+// gone (suspect).
+func (o *Orchestrator) judgeAfter() time.Duration {
+	if o.cfg.Shared {
+		return o.cfg.LeaseTTL + lease.Margin(o.cfg.LeaseTTL)
+	}
+	return o.cfg.LeaseTTL
+}
+
 func stageName(t *task.Task) string {
 	if i := t.CurrentStage(); i < len(t.Stages()) {
 		return t.Stages()[i].Name
@@ -144,7 +157,9 @@ func stageName(t *task.Task) string {
 }
 
 // ownerAlive reports whether the executor that started t's run may still be running it, so a
-// reader must not judge it: that executor is alive as the same process since the run started;
+// reader must not judge it: that executor is alive as the same process since the run started
+// (alone; where executors share the store a run's lease self-fences, so an owner alive past
+// its lease has stopped that run);
 // or this executor's own liveness lapsed within a lease TTL (Redis stalled past the TTL or lost
 // its data: every executor's lease, liveness and heartbeat lapsed alike, and the owner gets a
 // lease TTL to beat again before anyone judges it). A run of this executor's own name that is
@@ -160,6 +175,11 @@ func (o *Orchestrator) ownerAlive(ctx context.Context, t *task.Task) (bool, erro
 	}
 	if !steady {
 		return true, nil
+	}
+	if o.cfg.Shared {
+		// A self-fencing lease: its key gone and the heartbeat older than the TTL and its
+		// margin, the run has stopped, whether or not its executor lives on.
+		return false, nil
 	}
 	if t.Executor() == "" || t.Executor() == o.cfg.Name {
 		return false, nil

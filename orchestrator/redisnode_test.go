@@ -85,7 +85,7 @@ func newNode(t *testing.T, opts nodeOptions) *node {
 	n.fallback = dispatch.NewMemory(dispatch.MemoryOptions{})
 	cfg := orchestrator.Config{
 		Name: opts.name, Workers: opts.workers, Logger: log, Rand: func() float64 { return 0.5 }, LeaseTTL: opts.leaseTTL,
-		Degraded: func() bool { down, _ := n.mon.Degraded(); return down }, SettleFromRedis: opts.settleFromRedis,
+		Degraded: func() bool { down, _ := n.mon.Degraded(); return down }, Shared: opts.settleFromRedis,
 		ClaimsPaused: store.ClaimsPausedFor,
 		Queue:        dispatch.ForRedis(n.queue), Fallback: dispatch.ForMemory(n.fallback),
 	}

@@ -126,7 +126,7 @@ func TestATaskApprovedWhileDegradedRunsAndItsPlanSettlesAfterTheWriteBack(t *tes
 	require.Equal(t, plan.Cancelled, a.planStatus(t, p.ID()))
 }
 
-// Among several executors (SettleFromRedis), a plan whose last task ends while its executor
+// Among several executors (Shared), a plan whose last task ends while its executor
 // is cut off from Redis is not ended from memory (its copies of the other tasks may be stale):
 // it stays RUNNING there, and ends from Redis once the executor has written back.
 func TestAmongSeveralExecutorsAPlanIsNotEndedFromMemory(t *testing.T) {

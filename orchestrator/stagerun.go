@@ -44,6 +44,7 @@ func (o *Orchestrator) runStage(run *taskRun, ph *planHere, i int, cp *checkpoin
 	if len(spec.Params) > 0 { // only templates read earlier outputs: decode them for those alone
 		outputs = cp.Outputs()
 	}
+	keyRun := inDoubtKeyRun(run.cur(), i)
 	for attempt := 1; ; attempt++ {
 		entry := &task.Attempt{StageIndex: i, Stage: spec.Name, Run: run.attempt, Attempt: attempt, StartedAt: o.now()}
 		params, err := ph.renderer.Render("params", spec.Params, stage.Data{
@@ -57,6 +58,7 @@ func (o *Orchestrator) runStage(run *taskRun, ph *planHere, i int, cp *checkpoin
 		out, err := o.attempt(run.ctx, h, spec.Timeout, stage.Request{
 			PlanID: run.planID, TaskID: run.id, TenantID: run.tenantID, Stage: spec.Name,
 			StageIndex: i, Run: run.attempt, Attempt: attempt, Params: params, Decision: run.cur().Decision(),
+			Fence: run.cur().Fence(), KeyRun: keyRun,
 		})
 		entry.EndedAt = o.now()
 		if err == nil {
@@ -92,6 +94,18 @@ func (o *Orchestrator) runStage(run *taskRun, ph *planHere, i int, cp *checkpoin
 			return fail(nil, f.Class, f.Message, 0)
 		}
 	}
+}
+
+// inDoubtKeyRun is the run whose Idempotency-Key every attempt of stage i sends in this run
+// (stage.Request.KeyRun): when the stage's latest attempt, over all runs, is in doubt (a lost
+// run may have been inside the call), that attempt's run, so that a target honouring the key
+// does the work once; 0 (the run's own key) otherwise. It is read once, when the stage starts:
+// the run's own attempts of the stage keep the key it chose.
+func inDoubtKeyRun(t *task.Task, i int) int {
+	if a, ok := t.InDoubt(i); ok {
+		return a.Run
+	}
+	return 0
 }
 
 // cappedRetryAfter says, when a failure's Retry-After hint is above stage.MaxRetryAfter (the

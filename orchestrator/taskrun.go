@@ -32,7 +32,25 @@ type taskRun struct {
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
 	done     chan struct{} // closed when the run has written its last change
+	held     atomic.Pointer[heldLease] // the tenant's lease, once taken
 }
+
+// heldLease is the lease a run holds.
+type heldLease struct{ lease.Lease }
+
+// deadline is the run's lease deadline (lease.Lease.Deadline): zero before the lease is taken,
+// or when it does not self-fence.
+func (r *taskRun) deadline() time.Time {
+	if h := r.held.Load(); h != nil {
+		return h.Deadline()
+	}
+	return time.Time{}
+}
+
+// selfFenced reports whether the run's self-fencing lease has passed its deadline: the run
+// must stop before anything else, and write nothing more (another executor may have judged
+// its owner gone, and taken the tenant).
+func (r *taskRun) selfFenced() bool { return !lease.Valid(r.deadline(), time.Now()) }
 
 // cur returns the run's copy of its task. A copy is never changed once the run holds it: a
 // write applies its change to a clone and sets that once the store took it (commitAs), a read
@@ -165,6 +183,11 @@ func (o *Orchestrator) takeLease(run *taskRun, at *slog.Logger) (lease.Lease, ru
 		if run.ctx.Err() != nil {
 			return nil, o.endUnstarted(run, at)
 		}
+		if o.cfg.Shared && !errors.Is(err, lease.ErrHeld) {
+			// Redis away: nothing proves the tenant free, and nothing was started; the task
+			// goes back to its plan's queue, PENDING, to run once Redis answers.
+			return nil, o.claimFailed(run.id, err)
+		}
 		class := stage.ClassRetryable
 		if errors.Is(err, lease.ErrHeld) {
 			class = stage.ClassTenantLocked
@@ -180,6 +203,7 @@ func (o *Orchestrator) takeLease(run *taskRun, at *slog.Logger) (lease.Lease, ru
 		at.Warn("task failed: tenant lease not taken", "class", class, "err", f.Message, "save_err", err)
 		return nil, endFailed
 	}
+	run.held.Store(&heldLease{held})
 	go func() {
 		select {
 		case <-held.Lost():
@@ -253,6 +277,9 @@ func (o *Orchestrator) start(run *taskRun) (uint64, error) {
 
 // boundary honours, between two stages, a cancelled run, a clean stop or a requested pause.
 func (o *Orchestrator) boundary(run *taskRun, next string, log *slog.Logger) (stop bool, end runEnd) {
+	if run.selfFenced() { // before anything else: a process woken from a pause past its deadline
+		run.cancel(errLeaseLost)
+	}
 	if run.ctx.Err() != nil {
 		return true, ended(o.end(run, nil, o.causeFailure(run, next), false, log))
 	}
@@ -311,6 +338,14 @@ func (o *Orchestrator) end(run *taskRun, entry *task.Attempt, f task.Failure, in
 	if run.ctx.Err() != nil && errors.Is(cause, errFenced) {
 		// The store keeps the other executor's state: this run has nothing left to write.
 		log.Warn("run stopped: fenced", "class", stage.ClassFenced, "stage", f.Stage)
+		return false
+	}
+	if o.cfg.Shared && run.ctx.Err() != nil && errors.Is(cause, errLeaseLost) {
+		// Self-fenced (or the lease taken): the run may no longer hold the tenant, and writes
+		// nothing more. The task stays RUNNING in the store until a reader judges its owner
+		// gone (reap.go), which records the attempt that was underway as in doubt.
+		log.Warn("run stopped: tenant lease lost; the task is left to be judged by a reader", "class", stage.ClassLeaseLost,
+			"stage", f.Stage, "err", f.Message)
 		return false
 	}
 	if run.cur().Status() != task.Running { // an operator ended it meanwhile: the store has its status

@@ -81,9 +81,13 @@ func (o *Orchestrator) commitAs(run *taskRun, cp *checkpoint.Checkpoint, fn func
 	save func(context.Context, *task.Task, *checkpoint.Checkpoint) error) error {
 	unlock := o.taskLocks.lock(run.id)
 	defer unlock()
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(run.ctx), persistTimeout)
+	ctx, cancel := o.writeContext(run)
 	defer cancel()
 	for tries := 1; ; tries++ {
+		if run.selfFenced() {
+			run.cancel(errLeaseLost)
+			return fmt.Errorf("orchestrator: write of task %s refused: %w", run.id, errLeaseLost)
+		}
 		next := run.cur().Clone() // the run's copy changes only with a write the store took
 		if err := fn(next); err != nil {
 			return err
@@ -102,6 +106,18 @@ func (o *Orchestrator) commitAs(run *taskRun, cp *checkpoint.Checkpoint, fn func
 			return err
 		}
 	}
+}
+
+// writeContext bounds a write of the run: persistTimeout, and no later than its lease's
+// deadline (a self-fencing lease: a write that waits for the store, which retries while it is
+// away, never lands after another executor may have judged the run gone).
+func (o *Orchestrator) writeContext(run *taskRun) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(run.ctx), persistTimeout)
+	if d := run.deadline(); !d.IsZero() {
+		dctx, dcancel := context.WithDeadline(ctx, d)
+		return dctx, func() { dcancel(); cancel() }
+	}
+	return ctx, cancel
 }
 
 // reload replaces the run's copy of its task with the task as stored, after a write of the

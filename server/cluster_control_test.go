@@ -333,10 +333,12 @@ func TestConcurrentRetriesThroughTwoExecutorsOneWins(t *testing.T) {
 	}
 }
 
-// Redis frozen (SIGSTOP) longer than the lease TTL while A runs a long stage: every lease,
-// liveness key and heartbeat lapses alike. Read-only status queries on B right after Redis
-// comes back must not interrupt A's healthy run: the run completes, its stage called once.
-func TestReadsAfterARedisStallDoNotInterruptAHealthyRun(t *testing.T) {
+// Redis frozen (SIGSTOP) longer than the lease TTL while A runs a long stage (the shared
+// topology): A cannot prove it still holds the tenant, so its self-fencing lease stops the run
+// at its deadline (the stage call hung up, nothing more written) instead of deploying on.
+// After the thaw any reader finds the owner gone: INTERRUPTED, the plan PAUSED; the stage is
+// called again only when an operator retries, and never while A's call was in flight.
+func TestARedisStallPastTheLeaseStopsTheRunBeforeAnyoneElseRunsIt(t *testing.T) {
 	t.Parallel()
 	const ttl = time.Second
 	tg := newTarget(t)
@@ -349,25 +351,30 @@ func TestReadsAfterARedisStallDoNotInterruptAHealthyRun(t *testing.T) {
 
 	rs.Freeze()
 	time.Sleep(2*ttl + ttl/2)
-	rs.Thaw()
-	deadline := time.Now().Add(2 * ttl)
-	for time.Now().Before(deadline) {
-		var tk wire.Task
-		if _, err := cfTryHTTP(http.MethodGet, b.URL()+"/v1/tenants/st-1/task", "", &tk); err == nil {
-			require.NotEqual(t, "INTERRUPTED", tk.Status, "a read after the stall interrupted A's run")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	var done wire.Plan
-	cfHTTP(t, http.MethodGet, a.URL()+"/v1/plans/"+p.PlanID+"?wait=30s", "", &done)
-	require.Equal(t, "COMPLETED", done.Status)
 	bake := tg.callsOf("st-1", "bake")
-	require.Len(t, bake, 1, "the stage was called once")
-	assert.False(t, bake[0].cancelled)
-	assert.Len(t, tg.callsOf("st-1", "check"), 1)
+	require.Len(t, bake, 1)
+	require.True(t, bake[0].cancelled, "A hung up its call at its lease deadline, while Redis was frozen")
+	rs.Thaw()
+
 	var tk wire.Task
-	cfHTTP(t, http.MethodGet, b.URL()+"/v1/tenants/st-1/task", "", &tk)
-	assert.Equal(t, "COMPLETED", tk.Status)
-	assert.Equal(t, 1, tk.Attempt)
-	assert.Equal(t, a.Name(), tk.Executor, "the task names the executor that ran it")
+	require.Eventually(t, func() bool {
+		_, err := cfTryHTTP(http.MethodGet, b.URL()+"/v1/tenants/st-1/task", "", &tk)
+		return err == nil && tk.Status == "INTERRUPTED"
+	}, 10*ttl, 50*time.Millisecond, "a reader finds the self-fenced run's owner gone")
+	require.Eventually(t, func() bool {
+		var pl wire.Plan
+		_, err := cfTryHTTP(http.MethodGet, b.URL()+"/v1/plans/"+p.PlanID, "", &pl)
+		return err == nil && pl.Status == "PAUSED"
+	}, 10*ttl, 50*time.Millisecond, "the plan pauses for the loss")
+	assert.Len(t, tg.callsOf("st-1", "bake"), 1, "nothing ran the stage again without an operator")
+
+	cfHTTP(t, http.MethodPost, b.URL()+"/v1/plans/"+p.PlanID+"/resume", "", nil)
+	cfHTTP(t, http.MethodPost, b.URL()+"/v1/tenants/st-1/retry", `{"fromCheckpoint":true}`, &tk)
+	var done wire.Plan
+	cfHTTP(t, http.MethodGet, b.URL()+"/v1/plans/"+p.PlanID+"?wait=30s", "", &done)
+	require.Equal(t, "COMPLETED", done.Status)
+	bake = tg.callsOf("st-1", "bake")
+	require.Len(t, bake, 2, "the operator's retry ran the stage again")
+	assert.False(t, bake[1].start.Before(bake[0].end), "the retry's call began after A's call ended")
+	assert.Len(t, tg.callsOf("st-1", "check"), 1)
 }

@@ -49,17 +49,10 @@ type Config struct {
 	// besides what this executor runs or accepted and what it journaled: 0 the default
 	// (DefaultCacheTasks), negative no cache.
 	CacheTasks int
-	// RejectNewPlansWhileDegraded makes POST /v1/plans answer 503 while Redis is away
-	// (--degraded-new-plans=reject), for operators who run several executors.
-	RejectNewPlansWhileDegraded bool
-	// StartDegraded (--start-degraded) lets an executor on Redis that has not reached it yet
-	// since it started run degraded on memory, as during an outage (RejectNewPlansWhileDegraded
-	// decides about new plans). Without it, such an executor is not ready (GET /readyz 503)
-	// and answers new plans, the commands on what it cannot see and queries with app.ErrNotReady until
-	// it has reached Redis once: it cannot tell which tenants other executors run. Later
-	// outages follow RejectNewPlansWhileDegraded.
-	StartDegraded bool
-	Logger        *slog.Logger // default slog.Default()
+	// Topology says whether other executors share the Redis (serve --topology): "" or
+	// TopologyShared (the default), or TopologyAlone. Ignored on the in-memory store.
+	Topology Topology
+	Logger   *slog.Logger // default slog.Default()
 	// EventHeartbeat is how often GET /v1/events writes a heartbeat; default
 	// api.DefaultEventHeartbeat.
 	EventHeartbeat time.Duration
@@ -100,6 +93,10 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, fmt.Errorf("server: --name: %w", err)
 	}
 	cfg.Logger = cfg.Logger.With("executor", cfg.Name)
+	if _, err := ParseTopology(string(cfg.Topology)); err != nil {
+		return cfg, fmt.Errorf("server: --topology: %w", err)
+	}
+	cfg.Topology = cfg.topology()
 	if cfg.LeaseTTL <= 0 {
 		cfg.LeaseTTL = DefaultLeaseTTL
 	}

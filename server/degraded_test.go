@@ -400,7 +400,7 @@ func TestRedisKilledMidPlanThenBackEmpty(t *testing.T) {
 	t.Parallel()
 	rs := redistest.Start(t)
 	rec := newDGBake()
-	srv := servertest.With(t, server.Config{RedisURL: rs.URL(), LeaseTTL: 2 * time.Second, Logger: dgLogger()}, rec.register)
+	srv := servertest.With(t, server.Config{RedisURL: rs.URL(), Topology: server.TopologyAlone, LeaseTTL: 2 * time.Second, Logger: dgLogger()}, rec.register)
 	c := newDGClient(t, srv)
 	require.Equal(t, "ok", c.readyz().Redis)
 
@@ -448,7 +448,7 @@ func TestRedisFrozenLongerThanTheClientTimeout(t *testing.T) {
 
 	ok := t.Run("executor", func(t *testing.T) {
 		rec := newDGBake()
-		srv := servertest.With(t, server.Config{RedisURL: rs.URL(), LeaseTTL: 2 * time.Second, Logger: dgLogger()}, rec.register)
+		srv := servertest.With(t, server.Config{RedisURL: rs.URL(), Topology: server.TopologyAlone, LeaseTTL: 2 * time.Second, Logger: dgLogger()}, rec.register)
 		frozen := false
 		// Registered after servertest's cleanup, so it runs first: a test that fails while
 		// Redis is frozen does not leave the executor's shutdown waiting on it.
@@ -509,15 +509,15 @@ func TestRedisFrozenLongerThanTheClientTimeout(t *testing.T) {
 	t.Logf("goroutines: %d before, %d after", before, runtime.NumGoroutine())
 }
 
-// An executor started with StartDegraded while its Redis is down serves, degraded, runs a
-// plan on memory, and writes it back once Redis is up.
-func TestServeStartsDegradedWhenRedisIsDown(t *testing.T) {
+// An executor alone on its Redis whose Redis goes down serves, degraded, runs a new plan on
+// memory, and writes it back once Redis is up.
+func TestServeAloneTakesPlansWhileRedisIsDown(t *testing.T) {
 	t.Parallel()
 	rs := redistest.Start(t)
-	rs.Kill()
 	rec := newDGBake()
-	srv := servertest.With(t, server.Config{RedisURL: rs.URL(), StartDegraded: true, LeaseTTL: 2 * time.Second, Logger: dgLogger()}, rec.register)
+	srv := servertest.With(t, server.Config{RedisURL: rs.URL(), Topology: server.TopologyAlone, LeaseTTL: 2 * time.Second, Logger: dgLogger()}, rec.register)
 	c := newDGClient(t, srv)
+	rs.Kill()
 
 	dgRequireDegraded(t, c.waitRedis("degraded"))
 
@@ -535,17 +535,17 @@ func TestServeStartsDegradedWhenRedisIsDown(t *testing.T) {
 	dgRequireRedisMatchesAPI(t, c, rs.Client(), p, submitted.PlanID)
 }
 
-// With RejectNewPlansWhileDegraded (and StartDegraded: the refusal is the degraded one, not
-// the not-ready one), an executor whose Redis is down refuses new plans with a 503 problem, and
-// accepts them again once Redis is back.
+// An executor sharing its Redis (the default topology) whose Redis does not answer (frozen)
+// refuses new plans with a 503 problem, creating nothing, and accepts them again once Redis is
+// back.
 func TestServeRejectsNewPlansWhileRedisIsDown(t *testing.T) {
 	t.Parallel()
 	rs := redistest.Start(t)
-	rs.Kill()
 	rec := newDGBake()
-	srv := servertest.With(t, server.Config{RedisURL: rs.URL(), RejectNewPlansWhileDegraded: true, StartDegraded: true, Logger: dgLogger()}, rec.register)
+	srv := servertest.With(t, server.Config{RedisURL: rs.URL(), LeaseTTL: 2 * time.Second, Logger: dgLogger()}, rec.register)
 	c := newDGClient(t, srv)
-	dgRequireDegraded(t, c.waitRedis("degraded"))
+	rs.Freeze()
+	c.waitNotReady()
 
 	p := newDGPlan("refused", 2, []int{20}, 0)
 	var prob wire.Problem
@@ -555,12 +555,14 @@ func TestServeRejectsNewPlansWhileRedisIsDown(t *testing.T) {
 	assert.Equal(t, wire.ProblemUnavailable, prob.Type)
 	assert.Equal(t, http.StatusServiceUnavailable, prob.Status)
 	assert.NotEmpty(t, prob.Detail)
+	// Shared: nothing is read from memory either.
+	assert.Equal(t, http.StatusServiceUnavailable, c.do(http.MethodGet, "/v1/plans", nil, nil).StatusCode)
+
+	rs.Thaw()
+	c.waitRedis("ok")
 	var list wire.PlanList
 	require.Equal(t, http.StatusOK, c.do(http.MethodGet, "/v1/plans", nil, &list).StatusCode)
 	assert.Empty(t, list.Plans, "a refused plan was created")
-
-	rs.Restart()
-	c.waitRedis("ok")
 	submitted := c.submit(p)
 	c.waitCompleted(submitted.PlanID)
 	rec.requireEachRanOnce(t, p.tenants, p.stages)
@@ -575,7 +577,7 @@ func TestRedisRestartedEmptyUnnoticedMidPlan(t *testing.T) {
 	t.Parallel()
 	rs := redistest.Start(t)
 	rec := newDGBake()
-	srv := servertest.With(t, server.Config{RedisURL: rs.URL(), LeaseTTL: 2 * time.Second, Logger: dgLogger()}, rec.register)
+	srv := servertest.With(t, server.Config{RedisURL: rs.URL(), Topology: server.TopologyAlone, LeaseTTL: 2 * time.Second, Logger: dgLogger()}, rec.register)
 	c := newDGClient(t, srv)
 	require.Equal(t, "ok", c.readyz().Redis)
 

@@ -86,7 +86,7 @@ func ftRun(t *testing.T, late bool) {
 	rs := redistest.Start(t)
 	fp := rs.NewFaultProxy(redistest.Faults{Seed: seed, Drop: faultDrop, LoseReply: faultLoseReply, Delay: faultDelay, Hold: faultHold, Late: late})
 	logs := &servertest.Buffer{}
-	srv := servertest.With(t, server.Config{RedisURL: fp.URL(), LeaseTTL: 2 * time.Second,
+	srv := servertest.With(t, server.Config{RedisURL: fp.URL(), Topology: server.TopologyAlone, LeaseTTL: 2 * time.Second,
 		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	fp.Inject(true)
 	start := time.Now()
@@ -383,7 +383,7 @@ func ftReproExecutor(t *testing.T, rule func([]byte) redistest.Fault, register .
 	t.Helper()
 	rs := redistest.Start(t)
 	fp := rs.NewFaultProxy(redistest.Faults{Rule: rule})
-	srv := servertest.With(t, server.Config{RedisURL: fp.URL(), LeaseTTL: time.Second}, register...)
+	srv := servertest.With(t, server.Config{RedisURL: fp.URL(), Topology: server.TopologyAlone, LeaseTTL: time.Second}, register...)
 	warm := ftReproPlan(t, srv, "warm-up", "warm", `{"name":"s","kind":"noop"}`)
 	require.Equal(t, "COMPLETED", ftReproWait(t, srv, warm.PlanID, 10*time.Second).Status)
 	fp.Inject(true)
@@ -461,6 +461,7 @@ func TestFaultRepro(t *testing.T) {
 		var tk wire.Task
 		cfHTTP(t, http.MethodGet, srv.URL()+"/v1/tasks/"+p.TaskIDs[0], "", &tk)
 		t.Logf("the executor reads %s stage %d; Redis holds %s stage %s, checkpoint %s", tk.Status, tk.CurrentStage, h["status"], h["stage"], ckpt)
+		require.NoError(t, srv.Stop(context.Background())) // alone on its Redis: the reader comes after it
 		other := servertest.With(t, server.Config{RedisURL: rs.URL(), LeaseTTL: time.Second})
 		cfHTTP(t, http.MethodGet, other.URL()+"/v1/tasks/"+p.TaskIDs[0], "", &tk)
 		assert.Equal(t, "COMPLETED", tk.Status, "another executor (or this one restarted) reads the task")
@@ -504,6 +505,7 @@ func TestFaultRepro(t *testing.T) {
 		t.Logf("Redis holds the task %s stage %s fence %s", h["status"], h["stage"], h["fence"])
 		assert.Equal(t, "COMPLETED", h["status"], "Redis's task hash")
 		assert.NotEqual(t, "0", h["fence"], "Redis's task fence")
+		require.NoError(t, srv.Stop(context.Background())) // alone on its Redis: the reader comes after it
 		other := servertest.With(t, server.Config{RedisURL: rs.URL(), LeaseTTL: time.Second})
 		var tk wire.Task
 		cfHTTP(t, http.MethodGet, other.URL()+"/v1/tenants/late-task-create/task", "", &tk)

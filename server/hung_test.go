@@ -83,7 +83,7 @@ func TestAHungRedisStallsStagesAtMostOneTimeout(t *testing.T) {
 	t.Parallel()
 	rs := redistest.Start(t)
 	ticks := &hungTicks{calls: map[string]int{}}
-	srv := servertest.With(t, server.Config{RedisURL: rs.URL(), Logger: dgLogger()}, ticks.register)
+	srv := servertest.With(t, server.Config{RedisURL: rs.URL(), Topology: server.TopologyAlone, Logger: dgLogger()}, ticks.register)
 	frozen := false
 	t.Cleanup(func() {
 		if frozen {

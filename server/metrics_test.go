@@ -211,7 +211,7 @@ func TestMetricsReportDegradedModeAndTheJournal(t *testing.T) {
 	t.Parallel()
 	rs := redistest.Start(t)
 	rec := newDGBake()
-	srv := servertest.With(t, server.Config{RedisURL: rs.URL(), LeaseTTL: 2 * time.Second, Logger: dgLogger()}, rec.register)
+	srv := servertest.With(t, server.Config{RedisURL: rs.URL(), Topology: server.TopologyAlone, LeaseTTL: 2 * time.Second, Logger: dgLogger()}, rec.register)
 	c := newDGClient(t, srv)
 	s := scrapeMetrics(t, c)
 	require.Zero(t, s.value(t, "executor_redis_degraded", nil))

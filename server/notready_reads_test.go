@@ -20,8 +20,7 @@ import (
 // checkpoints Redis holds: every query of them (and their long polls) answers 503
 // `unavailable` with Retry-After and the reason, never a 404 or an empty list that would tell
 // an operator that a plan or a tenant's task does not exist. Once Redis answers, the same
-// queries answer what Redis holds. With --start-degraded the executor answers from its
-// memory, as it always did.
+// queries answer what Redis holds.
 func TestQueriesAnswerNotReadyUntilRedisReached(t *testing.T) {
 	t.Parallel()
 	rs := redistest.Start(t)
@@ -63,14 +62,6 @@ func TestQueriesAnswerNotReadyUntilRedisReached(t *testing.T) {
 	var prob wire.Problem
 	resp := b.do(http.MethodPost, "/v1/tenants/"+tenant+"/retry", nil, &prob)
 	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "a tenant command, not a 404: %+v", prob)
-
-	t.Run("start degraded answers from memory", func(t *testing.T) {
-		c := newDGClient(t, servertest.With(t, server.Config{RedisURL: proxy.URL(), StartDegraded: true}, rec.register))
-		var list wire.PlanList
-		require.Equal(t, http.StatusOK, c.do(http.MethodGet, "/v1/plans", nil, &list).StatusCode)
-		assert.Empty(t, list.Plans)
-		assert.Equal(t, http.StatusNotFound, c.do(http.MethodGet, "/v1/plans/"+submitted.PlanID, nil, nil).StatusCode)
-	})
 
 	proxy.Restore()
 	b.waitRedis("ok")

@@ -167,7 +167,7 @@ func TestRedisOutOfMemoryIsAnOutage(t *testing.T) {
 	ctx := context.Background()
 	tg := newTarget(t)
 	logs := &servertest.Buffer{}
-	srv := servertest.With(t, server.Config{RedisURL: rs.URL(), LeaseTTL: 2 * time.Second,
+	srv := servertest.With(t, server.Config{RedisURL: rs.URL(), Topology: server.TopologyAlone, LeaseTTL: 2 * time.Second,
 		Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	defer func() {
 		if t.Failed() {

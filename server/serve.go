@@ -109,19 +109,19 @@ func (s *Server) shutdownHTTP(ctx context.Context) error {
 
 // logServing logs that the executor serves, and on what.
 func (s *Server) logServing() {
-	attrs := []any{"addr", s.ln.Addr().String(), "lease_ttl", s.cfg.LeaseTTL.String()}
+	attrs := []any{"addr", s.ln.Addr().String(), "lease_ttl", s.cfg.LeaseTTL.String(), "topology", string(s.cfg.Topology)}
 	switch {
 	case s.redis == nil:
 		attrs = append(attrs, "store", "memory")
 	case s.reach.reached.Load():
 		attrs = append(attrs, "store", "redis", "redis", "ok")
 	default:
-		attrs = append(attrs, "store", "redis", "redis", "unreachable", "err", s.mon.Reason())
+		attrs = append(attrs, "store", "redis", "redis", "unreachable", "err", s.unreachedReason())
 	}
 	s.cfg.Logger.Info("executor serving", attrs...)
 	if s.notReady() {
-		s.cfg.Logger.Warn("redis not reached since start: not ready, new plans, commands on other executors' work and queries refused until it is (serve --start-degraded runs on memory meanwhile)",
-			"err", s.mon.Reason())
+		s.cfg.Logger.Warn("redis not reached since start: not ready, new plans, commands on other executors' work and queries refused until it is",
+			"err", s.unreachedReason())
 	}
 }
 

@@ -75,21 +75,21 @@ func NewExecutor(cfg Config) (*Executor, error) {
 	}
 	e.redis, e.redisMode, e.batched, e.store, e.mon = b.redis, b.redisMode, b.batched, b.store, b.mon
 	if e.store != nil {
-		e.readiness, e.probe = e.redisReadiness, e.store.Ready
+		e.readiness, e.probe = e.topologyReadiness, e.readyProbe
 	}
 	source := e.wireEvents()
 	e.kinds = stagekind.Builtin(stagekind.HTTPOptions{AllowList: cfg.HTTPAllow})
 	e.metrics = metrics.New(metrics.Options{StatusCounts: b.counts, Degraded: e.Degraded, JournalLen: e.journalLen, Queued: e.queued})
 	e.wireOrchestrator(b.stores)
 	var shared func() bool // other executors share the store: commands must reach it
-	if cfg.RejectNewPlansWhileDegraded {
+	if cfg.shared() {
 		shared = e.Degraded
 	}
 	e.svc = app.New(app.Deps{
 		Creator: b.creator, Plans: b.plans, Tasks: b.tasks, Checkpoints: b.ckpts, Index: b.index,
 		Kinds: e.kinds, Holders: b.locker, Events: source, Members: e.members,
 		Launcher: e.orch, PlanControl: e.orch, TaskControl: e.orch, Reaper: e.orch, Watcher: e.orch, Unlocker: e.orch,
-		RefuseNewPlans: func() bool { return cfg.RejectNewPlansWhileDegraded && e.Degraded() },
+		RefuseNewPlans: func() bool { return cfg.shared() && e.Degraded() },
 		Degraded:       shared,
 		NotReady:       e.notReady,
 		ShuttingDown:   e.orch.ShuttingDown,
@@ -132,12 +132,14 @@ func (e *Executor) wireOrchestrator(st stores) {
 	if e.redis != nil { // every executor takes work from every plan; the limits hold plan-wide
 		rq := dispatch.NewRedis(e.redis, dispatch.RedisOptions{Prefix: cfg.Prefix, Logger: cfg.Logger, Scripter: e.batched})
 		queue, dq = dispatch.ForRedis(rq), rq
-		fallback = dispatch.ForMemory(mq) // while Redis is away, work queued here runs here
+		if !cfg.shared() {
+			fallback = dispatch.ForMemory(mq) // alone, while Redis is away, work queued here runs here
+		}
 	}
 	e.dispatch = dq
 	e.orch = orchestrator.New(st.plans, st.tasks, st.ckpts, st.locker, e.kinds,
 		orchestrator.Config{Name: cfg.Name, Cluster: e.members, Workers: cfg.Workers, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger, Degraded: e.Degraded,
-			SettleFromRedis: cfg.RejectNewPlansWhileDegraded, ClaimsPaused: e.claimsPaused, Events: e.events, Metrics: e.metrics, Scheduler: e.sched, Signals: sigs, Queue: queue, Fallback: fallback,
+			Shared: cfg.shared(), ClaimsPaused: e.claimsPaused, Events: e.events, Metrics: e.metrics, Scheduler: e.sched, Signals: sigs, Queue: queue, Fallback: fallback,
 			ExecutorURL: e.self.get, StopGrace: cfg.ShutdownTimeout})
 	e.sched.SetDue(e.orch.StartScheduled)
 	if e.signals != nil {

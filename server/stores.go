@@ -94,18 +94,21 @@ func openBackend(cfg Config, hooks storeHooks) (backend, error) {
 		LeaseTTL:   cfg.LeaseTTL, // Redis's data loss noticed within a lease TTL, however idle; new claims wait one after it
 		TTL:        cfg.Retention,
 		CacheTasks: cfg.CacheTasks,
+		Shared:     cfg.shared(), // Redis the only source of truth: nothing journaled, no read from memory
 	})
 	conn.OnMasterChange(b.store.MasterChanged) // Sentinel: the new master may lack acknowledged writes
 	b.stores = b.redisStores(cfg)
 	return b, nil
 }
 
-// redisStores are the Redis store's repositories and the failover locker.
+// redisStores are the Redis store's repositories and the failover locker (self-fencing where
+// executors share the Redis).
 func (b backend) redisStores(cfg Config) stores {
 	db := b.store
 	return stores{
 		creator: db, plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(), index: db.Tasks(), counts: db.StatusCounts,
-		locker: lock.NewFailover(b.redis, lock.RedisOptions{Keys: rediskey.New(cfg.Prefix), TTL: cfg.LeaseTTL, Logger: cfg.Logger, Scripter: b.batched}, b.mon),
+		locker: lock.NewFailover(b.redis, lock.RedisOptions{Keys: rediskey.New(cfg.Prefix), TTL: cfg.LeaseTTL, Logger: cfg.Logger, Scripter: b.batched,
+			SelfFence: cfg.shared()}, b.mon),
 	}
 }
 

@@ -4,8 +4,10 @@
 // Built-in kinds (see Builtin):
 //   - noop: does nothing and outputs null;
 //   - sleep: waits for params.duration (bake time), returning as soon as its context is done;
-//   - http: sends one HTTP request per attempt, with an Idempotency-Key header, and turns the
-//     response into the stage's output or into a classified *stage.Error (docs/design.md §4).
+//   - http: sends one HTTP request per attempt, with an Idempotency-Key header (the in-doubt
+//     attempt's key when the stage's last attempt is in doubt) and the run's fencing token in
+//     Executor-Fence, and turns the response into the stage's output or into a classified
+//     *stage.Error (docs/design.md §4).
 //
 // The http kind guards against server-side request forgery: every address it connects to
 // (checked at dial time, after DNS, so a rebinding name cannot slip through) and every

@@ -70,8 +70,12 @@ type HTTPOptions struct {
 //	body     optional string; when non-empty, Content-Type defaults to application/json
 //
 // Every attempt carries Idempotency-Key: req.IdempotencyKey() (plan/task/stage/run: the same
-// on every attempt of the stage within one run, a new one for a new run), so params may not
-// set that header, nor Content-Length or Transfer-Encoding.
+// on every attempt of the stage within one run, a new one for a new run unless the stage's
+// last attempt is in doubt: then the in-doubt attempt's key), and Executor-Fence:
+// req.FenceToken() ("<tenantId>:<epoch>", the fence epoch of the run making the call: a target
+// can refuse an epoch lower than the highest it has seen for the task; see stage.Request.Fence
+// and FenceHeader), so params may not set those headers, nor Content-Length or
+// Transfer-Encoding.
 //
 // A 2xx response succeeds: a JSON body is the output as is, an empty body outputs null, and
 // any other body outputs {"status":<code>,"body":"<text>"}. Transport errors are retryable
@@ -140,7 +144,7 @@ func (h *HTTP) Run(ctx context.Context, req stage.Request) (json.RawMessage, err
 	if err != nil {
 		return nil, invalidParams(err)
 	}
-	hreq, err := p.newRequest(ctx, req.IdempotencyKey())
+	hreq, err := p.newRequest(ctx, req)
 	if err != nil {
 		return nil, invalidParams(paramError("url", err.Error()))
 	}

@@ -18,8 +18,12 @@ var httpMethods = []string{
 	http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete,
 }
 
+// FenceHeader is the header that carries a call's fencing token, stage.Request.FenceToken
+// ("<tenantId>:<epoch>"), on every attempt of the http kind.
+const FenceHeader = "Executor-Fence"
+
 // reservedHeaders are set by the handler or derived from the body, so params may not set them.
-var reservedHeaders = []string{"Idempotency-Key", "Content-Length", "Transfer-Encoding"}
+var reservedHeaders = []string{"Idempotency-Key", FenceHeader, "Content-Length", "Transfer-Encoding"}
 
 // httpParams are the http kind's params, checked.
 type httpParams struct {
@@ -163,8 +167,8 @@ func validHeaderValue(v string) bool {
 	return true
 }
 
-// newRequest builds the request of one attempt.
-func (p httpParams) newRequest(ctx context.Context, idempotencyKey string) (*http.Request, error) {
+// newRequest builds the request of one attempt of sreq.
+func (p httpParams) newRequest(ctx context.Context, sreq stage.Request) (*http.Request, error) {
 	var body io.Reader // a *strings.Reader lets the client resend the body on a 307/308
 	if p.body != "" {
 		body = strings.NewReader(p.body)
@@ -183,7 +187,8 @@ func (p httpParams) newRequest(ctx context.Context, idempotencyKey string) (*htt
 	if p.body != "" && req.Header.Get("Content-Type") == "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	req.Header.Set("Idempotency-Key", idempotencyKey)
+	req.Header.Set("Idempotency-Key", sreq.IdempotencyKey())
+	req.Header.Set(FenceHeader, sreq.FenceToken())
 	return req, nil
 }
 

@@ -12,6 +12,10 @@ type Executor struct {
 	Runs          int       `json:"runs"`  // tasks it was running at its last heartbeat
 	Alive         bool      `json:"alive"` // it refreshed its liveness within the lease TTL
 	Self          bool      `json:"self"`  // it is the executor that answered
+	// Topology is how it was started: "shared" (several executors share the Redis, the only
+	// source of truth) or "alone" (one executor on its Redis, running on memory while Redis is
+	// away).
+	Topology string `json:"topology,omitempty"`
 }
 
 // ExecutorList is the body of GET /v1/executors, sorted by name.

@@ -10,4 +10,8 @@ type Health struct {
 	Since    *time.Time `json:"since,omitempty"`    // degraded: since when
 	Journal  *int       `json:"journal,omitempty"`  // degraded: aggregates waiting to be written back
 	Reason   string     `json:"reason,omitempty"`   // degraded: the Redis error that began the outage; unavailable: the probe's error
+	// Topology is, on Redis (readyz), "shared" (several executors share the Redis, the only
+	// source of truth) or "alone" (the only executor on its Redis: it runs on memory while
+	// Redis is away).
+	Topology string `json:"topology,omitempty"`
 }

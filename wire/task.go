@@ -78,7 +78,7 @@ type Attempt struct {
 	Attempt    int       `json:"attempt"`
 	StartedAt  time.Time `json:"startedAt"`
 	EndedAt    time.Time `json:"endedAt"`
-	Outcome    string    `json:"outcome"` // succeeded, failed or interrupted (cut short; docs/api.md, the attempt ledger)
+	Outcome    string    `json:"outcome"` // succeeded, failed, interrupted (cut short) or in_doubt (its run was taken over while it may have been inside the call); docs/api.md, the attempt ledger
 	Class      string    `json:"class,omitempty"`
 	Error      string    `json:"error,omitempty"`
 	Code       int       `json:"code,omitempty"`

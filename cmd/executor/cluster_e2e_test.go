@@ -34,6 +34,10 @@ type recorder struct {
 	current  int
 	peak     int
 	answered map[string]int // "<tenant>/<stage>"
+	// keys holds, per "<tenant>/<stage>", the Idempotency-Keys of its answered calls: a stage
+	// answered again under the key it was answered with (the retry of an in-doubt attempt) is
+	// work a target honouring the key does once.
+	keys     map[string]map[string]bool
 	started  map[string]int
 	tenantIn map[string]int // calls of each tenant in flight
 	overlaps []string       // calls that started while another call of their tenant was in flight
@@ -41,7 +45,7 @@ type recorder struct {
 
 func newRecorder(t *testing.T) *recorder {
 	t.Helper()
-	rc := &recorder{answered: map[string]int{}, started: map[string]int{}, tenantIn: map[string]int{}}
+	rc := &recorder{answered: map[string]int{}, keys: map[string]map[string]bool{}, started: map[string]int{}, tenantIn: map[string]int{}}
 	rc.srv = httptest.NewServer(http.HandlerFunc(rc.serve))
 	t.Cleanup(rc.srv.Close)
 	return rc
@@ -77,6 +81,10 @@ func (rc *recorder) serve(w http.ResponseWriter, r *http.Request) {
 	rc.tenantIn[tenant]--
 	if answered {
 		rc.answered[key]++
+		if rc.keys[key] == nil {
+			rc.keys[key] = map[string]bool{}
+		}
+		rc.keys[key][r.Header.Get("Idempotency-Key")] = true
 	}
 	rc.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
@@ -92,17 +100,27 @@ func (rc *recorder) stages(ms int, names ...string) []wire.StageRequest {
 	return out
 }
 
-// twice lists the (tenant, stage) pairs answered more than once: a completed stage run again.
+// twice lists the (tenant, stage) pairs answered under more than one Idempotency-Key: a
+// completed stage run again as new work. (The retry of an in-doubt attempt sends the key that
+// attempt sent: a target honouring it does the work once.)
 func (rc *recorder) twice() []string {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	var out []string
-	for k, n := range rc.answered {
-		if n > 1 {
-			out = append(out, fmt.Sprintf("%s x%d", k, n))
+	for k, keys := range rc.keys {
+		if len(keys) > 1 {
+			out = append(out, fmt.Sprintf("%s x%d", k, len(keys)))
 		}
 	}
 	return out
+}
+
+// completions returns how many distinct pieces of work the stage key ("<tenant>/<stage>")
+// completed: its answered calls' distinct Idempotency-Keys.
+func (rc *recorder) completions(key string) int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return len(rc.keys[key])
 }
 
 // overlapping lists the calls that started while another call of the same tenant was in

@@ -66,7 +66,7 @@ func TestKilledMidSleepLeavesTheInterruptedAttemptInTheLedger(t *testing.T) {
 	assert.Equal(t, "s2", cut.Stage)
 	assert.Equal(t, 1, cut.Run)
 	assert.Equal(t, 1, cut.Attempt)
-	assert.Equal(t, "interrupted", cut.Outcome)
+	assert.Equal(t, "in_doubt", cut.Outcome, "B cannot know whether the killed run's call reached the target")
 	assert.Equal(t, "lease_lost", cut.Class)
 	assert.NotEmpty(t, cut.Error)
 	assert.True(t, cut.StartedAt.Before(killedAt), "started (at the earliest) before the kill: %s", cut.StartedAt)

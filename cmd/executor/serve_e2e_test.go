@@ -61,8 +61,8 @@ func TestServeNotReadyUntilRedisReached(t *testing.T) {
 	t.Parallel()
 	rs := redistest.Start(t)
 	rs.Kill()
-	// accept: before this executor ever reached Redis, even that does not take plans.
-	a := spawnServing(t, "A", rs.URL(), "--degraded-new-plans", "accept")
+	// alone: before this executor ever reached Redis, even that does not take plans.
+	a := spawnServing(t, "A", rs.URL(), "--topology", "alone")
 	code, h := readyz(t, a)
 	assert.Equal(t, http.StatusServiceUnavailable, code)
 	assert.Equal(t, "unavailable", h.Status)
@@ -87,19 +87,66 @@ func TestServeNotReadyUntilRedisReached(t *testing.T) {
 	assert.Equal(t, int64(1), n, "the plan is written to Redis")
 }
 
-// With --start-degraded (and --degraded-new-plans accept: the degraded rules apply from the
-// start), an executor whose Redis does not answer takes a plan at once, on memory.
-func TestServeStartDegradedTakesPlansAtOnce(t *testing.T) {
+// The two topologies cannot mix on one Redis: an executor refuses to start alone where another
+// live executor is registered, and a shared one refuses to join a Redis where one runs alone;
+// each exits 1 naming the other executor and what to do. Both report their topology in
+// /readyz and `executor executors`.
+func TestServeTopologiesDoNotMix(t *testing.T) {
 	t.Parallel()
 	rs := redistest.Start(t)
-	rs.Kill()
-	a := spawnServing(t, "A", rs.URL(), "--start-degraded", "--degraded-new-plans", "accept")
-	code, h := readyz(t, a)
-	assert.Equal(t, http.StatusServiceUnavailable, code)
-	assert.Equal(t, "degraded", h.Status)
-	planFile := writePlan(t, wire.PlanRequest{Name: "degraded", Stages: []wire.StageRequest{{Name: "one", Kind: "noop"}},
-		Tenants: []wire.TenantRequest{{ID: "sd-1"}}})
-	requireExit(t, 0, a.cli(t, "submit", "-f", planFile))
+	shared := startExecutor(t, "S", rs.URL(), "--name", "exec-shared")
+	_, h := readyz(t, shared)
+	assert.Equal(t, "shared", h.Topology)
+
+	refused := spawnExecutor(t, "A", rs.URL(), "--name", "exec-alone", "--topology", "alone")
+	waitRefused(t, refused, "exec-shared", "--topology shared")
+
+	shared.kill(t) // its liveness key expires within the lease TTL
+	alone := startExecutorEventually(t, "A2", rs.URL(), "--name", "exec-alone", "--topology", "alone")
+	_, h = readyz(t, alone)
+	assert.Equal(t, "alone", h.Topology)
+	r := alone.cli(t, "executors", "-o", "json")
+	requireExit(t, 0, r)
+	list := decode[wire.ExecutorList](t, r.stdout)
+	require.NotEmpty(t, list.Executors)
+	for _, e := range list.Executors {
+		if e.Name == "exec-alone" {
+			assert.Equal(t, "alone", e.Topology)
+		}
+	}
+
+	joining := spawnExecutor(t, "S2", rs.URL(), "--name", "exec-shared-2")
+	waitRefused(t, joining, "exec-alone", "runs alone")
+}
+
+// waitRefused waits for p to exit 1 with an error naming other and saying want.
+func waitRefused(t *testing.T, p *executorProc, other, want string) {
+	t.Helper()
+	select {
+	case <-p.exited:
+	case <-time.After(healthTimeout):
+		require.FailNow(t, p.name+" was not refused", p.output.String())
+	}
+	require.Error(t, p.err, "%s exits non-zero", p.name)
+	out := p.output.String()
+	assert.Contains(t, out, "topology conflict", p.name)
+	assert.Contains(t, out, other, p.name)
+	assert.Contains(t, out, want, p.name)
+}
+
+// startExecutorEventually starts an executor that may be refused for a while (a dead
+// executor's liveness key has not expired yet): it tries again until it serves.
+func startExecutorEventually(t *testing.T, name, redisURL string, extra ...string) *executorProc {
+	t.Helper()
+	deadline := time.Now().Add(3*leaseTTL + healthTimeout)
+	for {
+		p := spawnExecutor(t, name, redisURL, extra...)
+		if p.waitHealthy(t) {
+			return p
+		}
+		require.True(t, time.Now().Before(deadline), "%s never started:\n%s", name, p.output.String())
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // With a Redis that does not answer, go-redis's own complaints (failed dials) go through the
@@ -108,7 +155,7 @@ func TestServeLogsOnlyJSONWithRedisDown(t *testing.T) {
 	t.Parallel()
 	rs := redistest.Start(t)
 	rs.Kill()
-	a := spawnServing(t, "A", rs.URL(), "--start-degraded")
+	a := spawnServing(t, "A", rs.URL())
 	for range 10 { // traffic that makes the client dial
 		code, _ := readyz(t, a)
 		require.Equal(t, http.StatusServiceUnavailable, code)

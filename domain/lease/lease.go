@@ -15,7 +15,28 @@ type Lease interface {
 	Release(ctx context.Context) error
 	// Lost is closed when the lease is lost before Release.
 	Lost() <-chan struct{}
+	// Deadline is the instant, on this process's monotonic clock, after which the holder
+	// must assume the lease may be gone and stop (a self-fencing lease: the last refresh the
+	// store confirmed, counted from when it was sent, plus the TTL less Margin); Lost closes
+	// then at the latest. The zero time: the lease does not self-fence (it lasts until Lost
+	// closes or Release).
+	Deadline() time.Time
 }
+
+// Margin is how much earlier than its TTL a self-fencing lease counts itself gone: room for
+// the drift between the holder's clock and the store's, and for the time the holder takes to
+// stop its run once the deadline passes. A reader judging the holder gone waits the TTL plus
+// Margin since the holder's last sign of life, so that the holder has stopped by then.
+func Margin(ttl time.Duration) time.Duration {
+	return max(ttl/5, minMargin)
+}
+
+// minMargin is Margin's floor.
+const minMargin = 10 * time.Millisecond
+
+// Valid reports whether a lease with deadline d still holds at now: d is zero (no
+// self-fencing) or later than now.
+func Valid(d, now time.Time) bool { return d.IsZero() || now.Before(d) }
 
 // Holder describes who holds a tenant's lease.
 type Holder struct {

@@ -16,6 +16,22 @@ type Request struct {
 	Run        int            // the task's attempt: 1 on the first run, +1 per retry
 	Attempt    int            // the stage's attempt within this run, from 1
 	Params     map[string]any // rendered for this tenant and attempt
+	// Fence is the tenant's fence epoch held by the run making this call: the epoch of the
+	// tenant's task (TaskID), which every run of the task (and every takeover of it) bumps, so
+	// a later run of the task always calls with a higher one. A target can refuse a caller
+	// whose epoch is lower than one it has already seen for the task (a stale run, cut off or
+	// paused, that has not noticed yet): the textbook fencing token. The epoch belongs to the
+	// task: a tenant's next task (a new plan) starts again at 1, and its id, a ULID, sorts
+	// after the previous one's (docs/runbook.md, "A target that refuses stale callers").
+	// FenceToken is its portable form, which the http kind sends as the Executor-Fence header;
+	// a custom kind passes it on to its target in whatever form the target reads. A run's
+	// epoch is at least 1; 0 means the request does not come from a fenced run.
+	Fence uint64
+	// KeyRun, when not 0, is the run whose key IdempotencyKey sends instead of Run's: the run
+	// of an earlier attempt of this stage whose outcome is in doubt (it may have reached the
+	// target, and no run saw how it ended), so that a target that honours Idempotency-Key does
+	// the work once across the retry. 0 means Run.
+	KeyRun int
 	// Decision is the operator's decision on this stage in this run, or nil while there is
 	// none: a gate (see Await) waits until it is set.
 	Decision *Decision
@@ -23,9 +39,22 @@ type Request struct {
 
 // IdempotencyKey identifies this stage in this run: plan/task/stage/run. It is the same on
 // every attempt of the stage within the run, so that a target can recognise a retried
-// request; a new run (an operator's retry of the task) gets a new key.
+// request; a new run (an operator's retry of the task) gets a new key, unless the stage's
+// last attempt before it is in doubt: then KeyRun names that attempt's run, and the key is
+// the one that attempt sent.
 func (r Request) IdempotencyKey() string {
-	return r.PlanID + "/" + r.TaskID + "/" + r.Stage + "/" + strconv.Itoa(r.Run)
+	run := r.Run
+	if r.KeyRun != 0 {
+		run = r.KeyRun
+	}
+	return r.PlanID + "/" + r.TaskID + "/" + r.Stage + "/" + strconv.Itoa(run)
+}
+
+// FenceToken is the fencing token of this call, "<tenantId>:<epoch>" (Fence in decimal): what
+// the http kind sends as the Executor-Fence header. A tenant id has no colon, so the epoch is
+// what follows the colon.
+func (r Request) FenceToken() string {
+	return r.TenantID + ":" + strconv.FormatUint(r.Fence, 10)
 }
 
 // Handler runs one attempt of a stage kind. It returns the stage's output (JSON, may be nil),

@@ -41,8 +41,11 @@
 //   - the run itself, when it is cut short and may still write: an attempt cut by a shutdown
 //     or a lost lease is recorded with its exact start (Record, then InterruptStage); a cut
 //     during the backoff before the next attempt is derived (InterruptStage);
-//   - an operator's cancel of a RUNNING task (Cancel), or the reaper, or an unlock, taking over
-//     a task whose run is gone (Abandon): derived;
+//   - an operator's cancel of a RUNNING task (Cancel): derived;
+//   - the reaper, or an unlock, taking over a task whose run is gone (Abandon): derived, with
+//     outcome in_doubt instead (OutcomeInDoubt) when the attempt may have begun, since the
+//     lost run may have been inside the call; the next run's call of that stage sends the
+//     in-doubt attempt's Idempotency-Key again (InDoubt);
 //   - the next run (Retry), for a task stored before interrupted attempts were recorded.
 //
 // A stop at a stage boundary (a pause, a hand-back, Interrupt) is not an attempt: nothing is

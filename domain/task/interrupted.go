@@ -25,14 +25,15 @@ func (t *Task) InterruptStage(f Failure, now time.Time) error {
 // recordUnderway appends the entry of the attempt a RUNNING task's run was in when it was cut
 // short for f, learned at now, if there is one to record.
 func (t *Task) recordUnderway(f Failure, now time.Time) {
-	if a, ok := t.underway(f, now); ok {
+	if a, _, ok := t.underway(f, now); ok {
 		t.ledger = append(t.ledger, a)
 	}
 }
 
 // underway derives, from what is stored alone, the ledger entry of the attempt the task's run
-// was in at its current stage when it was cut short for f, learned at now; false when there is
-// none to record:
+// was in at its current stage when it was cut short for f, learned at now (outcome
+// interrupted), and whether that attempt may have begun (false when the run was cut during the
+// backoff before it); ok is false when there is none to record:
 //   - the stage's last entry in this run tells which attempt: none → attempt 1; a failed one →
 //     the next (a failed attempt that ends a run is written with the run's end, so a RUNNING
 //     task's failed entry was retried); a succeeded or interrupted one, or no stage left to
@@ -42,17 +43,17 @@ func (t *Task) recordUnderway(f Failure, now time.Time) {
 //   - otherwise StartedAt is the earliest the attempt could have started (the latest of the
 //     run's start, the end of the run's last recorded attempt, and when the attempt was due),
 //     and EndedAt is now, when the writer learned of the interruption (at the latest).
-func (t *Task) underway(f Failure, now time.Time) (Attempt, bool) {
+func (t *Task) underway(f Failure, now time.Time) (a Attempt, begun, ok bool) {
 	i := t.currentStage
 	if i >= len(t.stages) {
-		return Attempt{}, false
+		return Attempt{}, false, false
 	}
 	now = now.UTC()
 	reason := f.Message
 	if reason == "" {
 		reason = string(f.Class)
 	}
-	a := Attempt{
+	a = Attempt{
 		StageIndex: i, Stage: t.stages[i].Name, Run: t.attempt, Attempt: 1,
 		EndedAt: now, Outcome: OutcomeInterrupted, Class: f.Class,
 	}
@@ -62,7 +63,7 @@ func (t *Task) underway(f Failure, now time.Time) (Attempt, bool) {
 	}
 	if last, ok := t.lastAttempt(i, t.attempt); ok {
 		if last.Outcome != OutcomeFailed {
-			return Attempt{}, false
+			return Attempt{}, false, false
 		}
 		a.Attempt = last.Attempt + 1
 		due := last.EndedAt.Add(last.Backoff)
@@ -70,7 +71,7 @@ func (t *Task) underway(f Failure, now time.Time) (Attempt, bool) {
 			a.StartedAt = now
 			a.Error = fmt.Sprintf("%s (cut during the backoff before attempt %d, due at %s: it never started)",
 				reason, a.Attempt, due.UTC().Format(time.RFC3339Nano))
-			return a, true
+			return a, false, true
 		}
 		earliest = later(earliest, due)
 	}
@@ -83,7 +84,7 @@ func (t *Task) underway(f Failure, now time.Time) (Attempt, bool) {
 		a.Error = fmt.Sprintf("%s (its end was not seen; the run was last seen at %s, before it was due: it may not have started)",
 			reason, t.heartbeatAt.UTC().Format(time.RFC3339Nano))
 	}
-	return a, true
+	return a, true, true
 }
 
 // recordStaleCut is the next run's share (Retry): a task that stopped inside a stage without

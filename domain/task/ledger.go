@@ -19,10 +19,16 @@ const (
 	// StartedAt at the earliest the attempt could have started and EndedAt when the writer
 	// learned of it (see Task.InterruptStage).
 	OutcomeInterrupted Outcome = "interrupted"
+	// OutcomeInDoubt: the attempt's call may have reached the target, and no run recorded how
+	// it ended: the executor that took over a RUNNING task whose run was gone (Task.Abandon)
+	// derived it, as it derives an interrupted one, while the lost run may have been inside
+	// the call. The target may have done the work: the next run's call of the stage sends the
+	// same Idempotency-Key (Task.InDoubt).
+	OutcomeInDoubt Outcome = "in_doubt"
 )
 
 // Outcomes lists every attempt outcome.
-var Outcomes = []Outcome{OutcomeSucceeded, OutcomeFailed, OutcomeInterrupted}
+var Outcomes = []Outcome{OutcomeSucceeded, OutcomeFailed, OutcomeInterrupted, OutcomeInDoubt}
 
 // Valid reports whether o is one of Outcomes.
 func (o Outcome) Valid() bool {

@@ -112,8 +112,11 @@ func (t *Task) Interrupt(f Failure, now time.Time) error {
 // Abandon records that the run owning a RUNNING task is gone (its lease expired and its
 // heartbeat is older than the lease TTL, or an operator unlocked its tenant): the caller took
 // the task over by bumping its fence epoch to epoch, so the lost run can never write again,
-// and the task becomes INTERRUPTED with f as its last error, the attempt the lost run was in
-// recorded as interrupted (InterruptStage). RUNNING → INTERRUPTED.
+// and the task becomes INTERRUPTED with f as its last error. The attempt the lost run was in
+// is derived as InterruptStage derives it, but recorded as in doubt (OutcomeInDoubt): the
+// lost run may have been inside the call, so the target may have done the work. An attempt
+// the run was still waiting to start (cut during the backoff before it) stays interrupted: it
+// never began. RUNNING → INTERRUPTED.
 func (t *Task) Abandon(epoch uint64, f Failure, now time.Time) error {
 	if t.status != Running {
 		return t.refuse("abandon")
@@ -122,7 +125,8 @@ func (t *Task) Abandon(epoch uint64, f Failure, now time.Time) error {
 		return ErrFenced
 	}
 	t.fence = epoch
-	return t.InterruptStage(f, now)
+	t.recordInDoubt(f, now)
+	return t.Interrupt(f, now)
 }
 
 // HandBack gives a RUNNING task back to its plan's queue at a stage boundary, because its

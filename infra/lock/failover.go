@@ -33,10 +33,15 @@ import (
 //
 // Failover reports connectivity errors to the outage monitor (Fail) and asks it whether to
 // try Redis at all (Degraded); recovering the monitor is the store's business.
+//
+// With RedisOptions.SelfFence (executors sharing the Redis) nothing of that is on memory
+// alone: a lease is taken on Redis or not at all, and it is lost at its Deadline unless Redis
+// confirmed a refresh (or a take-back) before; a take-back is never tried past it.
 type Failover struct {
-	redis *Redis
-	mem   *Memory
-	mon   *outage.Monitor
+	redis     *Redis
+	mem       *Memory
+	mon       *outage.Monitor
+	selfFence bool
 }
 
 var _ interface {
@@ -52,7 +57,7 @@ func NewFailover(client redis.UniversalClient, opts RedisOptions, mon *outage.Mo
 	if mon == nil {
 		mon = outage.NewMonitor(r.log)
 	}
-	return &Failover{redis: r, mem: NewMemory(), mon: mon}
+	return &Failover{redis: r, mem: NewMemory(), mon: mon, selfFence: opts.SelfFence}
 }
 
 // TTL returns the Redis lease TTL the locker uses; its leases' watchdogs tick every TTL/3.
@@ -77,7 +82,8 @@ func (f *Failover) Acquire(ctx context.Context, tenantID, owner string) (lease.L
 	log := f.redis.log.With("tenant", tenantID, "owner", owner, "key", key)
 
 	var lk *redislock.Lock
-	if down, _ := f.mon.Degraded(); down {
+	sent := time.Now() // the key's TTL starts after this instant
+	if down, _ := f.mon.Degraded(); down && !f.selfFence {
 		log.Debug("lock: lease taken on memory: running degraded")
 	} else {
 		lk, err = f.redis.obtain(ctx, key, "", owner)
@@ -86,6 +92,10 @@ func (f *Failover) Acquire(ctx context.Context, tenantID, owner string) (lease.L
 		case errors.Is(err, redislock.ErrNotObtained):
 			_ = mem.Release(ctx)
 			return nil, f.redis.heldError(ctx, tenantID)
+		case f.selfFence:
+			_ = mem.Release(ctx)
+			f.mon.Fail(err)
+			return nil, fmt.Errorf("lock: acquire tenant %s: %w", tenantID, err)
 		case ctx.Err() == nil && f.mon.Fail(err):
 			// The caller's own deadline is not an outage; a refused or silent Redis is.
 			log.Debug("lock: lease taken on memory: Redis unreachable", "error", err)
@@ -107,6 +117,9 @@ func (f *Failover) Acquire(ctx context.Context, tenantID, owner string) (lease.L
 		lost:   make(chan struct{}),
 		done:   make(chan struct{}),
 		rlock:  lk,
+	}
+	if f.selfFence {
+		l.deadline.confirmed(sent, f.redis.ttl)
 	}
 	go l.watch(wctx)
 	return l, nil
@@ -171,6 +184,23 @@ type FailoverLease struct {
 	mu        sync.Mutex
 	released  bool // finish has run
 	abandoned bool // a Release gave up waiting: the watchdog finishes the release on exit
+
+	deadline deadline // with SelfFence: see Deadline
+}
+
+// Deadline is, with RedisOptions.SelfFence, when the lease counts itself gone unless Redis
+// confirms a refresh before (Lost closes then); the zero time without it (the lease goes on
+// on memory while Redis is away).
+func (l *FailoverLease) Deadline() time.Time {
+	if !l.f.selfFence {
+		return time.Time{}
+	}
+	return l.deadline.get()
+}
+
+// pastDeadline reports whether a self-fencing lease's deadline has passed.
+func (l *FailoverLease) pastDeadline() bool {
+	return l.f.selfFence && !time.Now().Before(l.deadline.get())
 }
 
 //go:embed scripts/take_back.lua
@@ -295,6 +325,10 @@ type stepResult struct {
 	// movedOn: the key was gone and the tenant's active marker names another task (a new
 	// plan claimed the tenant after Redis lost the lease): the lease is lost.
 	movedOn string
+	// confirmed: Redis refreshed (or took back) the key with the lease's value; sent is when
+	// the step's command was sent (a self-fencing lease's deadline counts from it).
+	confirmed bool
+	sent      time.Time
 }
 
 // watch runs the lease's Redis steps every TTL/3 until ctx is cancelled (Release) or the
@@ -309,8 +343,25 @@ func (l *FailoverLease) watch(ctx context.Context) {
 	tick := time.NewTicker(w.interval)
 	defer tick.Stop()
 	forced := l.mem.Lost() // closed by Failover.ForceRelease
+	var expire <-chan time.Time
+	if l.f.selfFence {
+		t := time.NewTimer(time.Until(l.deadline.get()))
+		defer t.Stop()
+		expire, w.expire = t.C, t
+	}
 	for {
 		select {
+		case <-expire:
+			if ctx.Err() != nil {
+				l.awaitInFlight(w)
+				return
+			}
+			if l.pastDeadline() {
+				l.markLost("self-fenced: no refresh confirmed by Redis within the lease TTL less its margin")
+				l.awaitInFlight(w)
+				return
+			}
+			w.expire.Reset(time.Until(l.deadline.get()))
 		case <-ctx.Done():
 			// A step that took the key just now leaves it to Release to delete.
 			l.awaitInFlight(w)
@@ -324,6 +375,11 @@ func (l *FailoverLease) watch(ctx context.Context) {
 			l.awaitInFlight(w)
 			return
 		case <-tick.C:
+			if l.pastDeadline() { // woken past the deadline (a pause): before anything else
+				l.markLost("self-fenced: the lease deadline passed before its refresh")
+				l.awaitInFlight(w)
+				return
+			}
 			l.onTick(ctx, w, &wg)
 		case res := <-w.results:
 			w.inFlight = false
@@ -343,6 +399,7 @@ type watchState struct {
 	reported   bool      // the in-flight step's silence was reported to the monitor
 	staleVal   string    // a same-owner key of another token being waited for
 	staleUntil time.Time // the latest staleVal could expire unless kept alive
+	expire     *time.Timer // with SelfFence: fires at the deadline
 }
 
 // awaitInFlight waits for the in-flight step, if any, and keeps the lock it took for Release.
@@ -399,6 +456,19 @@ func (l *FailoverLease) onResult(ctx context.Context, w *watchState, res stepRes
 	if res.movedOn != "" {
 		l.markLost(res.movedOn)
 		return true
+	}
+	if res.confirmed && l.f.selfFence {
+		if res.sent.After(l.deadline.get()) { // sent past the deadline: the run has stopped
+			l.markLost("self-fenced: the lease deadline passed before its refresh")
+			return true
+		}
+		l.deadline.confirmed(res.sent, l.f.redis.ttl)
+	}
+	if res.err != nil && l.f.selfFence {
+		l.f.mon.Fail(res.err)
+		l.log.Warn("lock: lease step failed; retrying until the lease deadline", "error", res.err,
+			"deadline_in", time.Until(l.deadline.get()))
+		return false
 	}
 	if res.err != nil {
 		if !l.f.mon.Fail(res.err) {
@@ -475,10 +545,11 @@ func (l *FailoverLease) exit(wg *sync.WaitGroup) {
 // of another process removed: the tombstone it left holds the lease's value, and the step
 // answers released.
 func (l *FailoverLease) step(ctx context.Context, held *redislock.Lock) stepResult {
+	sent := time.Now()
 	if held != nil {
 		err := held.Refresh(ctx, l.f.redis.ttl, nil)
 		if err == nil {
-			return stepResult{lock: held}
+			return stepResult{lock: held, confirmed: true, sent: sent}
 		}
 		if !errors.Is(err, redislock.ErrNotObtained) {
 			return stepResult{lock: held, err: fmt.Errorf("lock: refresh tenant %s: %w", l.tenant, err)}
@@ -489,7 +560,13 @@ func (l *FailoverLease) step(ctx context.Context, held *redislock.Lock) stepResu
 		// The key is gone (expired, an emptied Redis, or a force release) or another token
 		// holds it: re-take it with the same value if it is absent and no tombstone says a
 		// force release removed it. The fence epoch is the caller's business. held stays
-		// valid: it refreshes and releases by value, which is unchanged.
+		// valid: it refreshes and releases by value, which is unchanged. A self-fencing lease
+		// takes nothing back past its deadline: its run has stopped, and another executor may
+		// have judged it gone.
+		if l.pastDeadline() {
+			return stepResult{lock: held, err: fmt.Errorf("lock: tenant %s: the key is gone and the lease deadline passed", l.tenant)}
+		}
+		sent = time.Now()
 		switch ans, err := l.f.redis.takeBack(ctx, l.tenant, l.owner, held.Token()+held.Metadata()); {
 		case err != nil:
 			return stepResult{lock: held, err: fmt.Errorf("lock: re-take tenant %s: %w", l.tenant, err)}
@@ -497,7 +574,7 @@ func (l *FailoverLease) step(ctx context.Context, held *redislock.Lock) stepResu
 			return stepResult{released: true}
 		case ans == takenBack:
 			l.log.Info("lock: lease key was gone; taken again with the same value")
-			return stepResult{lock: held}
+			return stepResult{lock: held, confirmed: true, sent: sent}
 		case ans == movedOn:
 			return stepResult{movedOn: "the key was gone and the tenant has moved on to another task"}
 		}

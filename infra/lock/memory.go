@@ -1,6 +1,8 @@
 package lock
 
 import (
+	"time"
+
 	"context"
 	"fmt"
 	"sync"
@@ -64,3 +66,6 @@ func (l *MemoryLease) Release(context.Context) error {
 
 // Lost is closed when ForceRelease removes the lease; nothing else loses an in-process lease.
 func (l *MemoryLease) Lost() <-chan struct{} { return l.lost }
+
+// Deadline is zero: an in-process lease does not expire.
+func (l *MemoryLease) Deadline() time.Time { return time.Time{} }

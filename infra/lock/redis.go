@@ -38,6 +38,13 @@ type RedisOptions struct {
 	Scripter redis.Scripter
 	// Logger receives refresh failures and lease losses; nil means slog.Default().
 	Logger *slog.Logger
+	// SelfFence makes a Failover locker's leases self-fencing, for executors that share the
+	// Redis (the `shared` topology): a lease is never taken nor kept on memory alone while
+	// Redis is away (Acquire fails with Redis's error), and it is lost at its Deadline, the
+	// send time of the last refresh Redis confirmed plus the TTL less lease.Margin, whatever
+	// the watchdog was doing (a process woken from a pause loses it before anything else). A
+	// Redis locker's leases always self-fence.
+	SelfFence bool
 }
 
 // Redis is a tenant locker on Redis (bsm/redislock): one key per tenant,
@@ -214,9 +221,9 @@ func ownerOf(val string) string {
 
 // RedisLease is a lease held in a Redis locker. A watchdog goroutine refreshes it every TTL/3
 // until Release or loss. The lease is lost (Lost closes) when a refresh finds the key gone or
-// taken by another token, or when no refresh has succeeded for a whole TTL, after which
-// Redis may have expired the key; transient refresh errors are retried at the next tick
-// until then.
+// taken by another token, or at its Deadline: when no refresh has been confirmed for the TTL
+// less lease.Margin, counted from when the last confirmed one was sent (Redis may expire the
+// key a margin later); transient refresh errors are retried at the next tick until then.
 type RedisLease struct {
 	lock   *redislock.Lock
 	tenant string
@@ -230,7 +237,38 @@ type RedisLease struct {
 
 	mu       sync.Mutex // serialises Release's Redis call
 	released bool
+
+	deadline deadline // see Deadline
 }
+
+// deadline is a self-fencing lease's: the send time of the last refresh the store confirmed,
+// plus the TTL less lease.Margin; read by the run while the watchdog moves it.
+type deadline struct {
+	mu sync.Mutex
+	at time.Time
+}
+
+// confirmed moves the deadline to okAt + ttl - margin (okAt: when the confirmed command was
+// sent), never back.
+func (d *deadline) confirmed(okAt time.Time, ttl time.Duration) time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if at := okAt.Add(ttl - lease.Margin(ttl)); at.After(d.at) {
+		d.at = at
+	}
+	return d.at
+}
+
+// get returns the deadline.
+func (d *deadline) get() time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.at
+}
+
+// Deadline is when the lease counts itself gone unless a refresh is confirmed before: the
+// send time of the last confirmed refresh plus the TTL less lease.Margin (Lost closes then).
+func (l *RedisLease) Deadline() time.Time { return l.deadline.get() }
 
 // Lost is closed when the lease is lost before Release; the run holding it must stop.
 func (l *RedisLease) Lost() <-chan struct{} { return l.lost }
@@ -292,7 +330,7 @@ func (l *RedisLease) watch(ctx context.Context, okAt time.Time) {
 	interval := l.ttl / 3
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
-	expire := time.NewTimer(time.Until(okAt.Add(l.ttl)))
+	expire := time.NewTimer(time.Until(l.deadline.confirmed(okAt, l.ttl)))
 	defer expire.Stop()
 	results := make(chan refreshResult, 1)
 	inFlight := false
@@ -305,9 +343,13 @@ func (l *RedisLease) watch(ctx context.Context, okAt time.Time) {
 			if ctx.Err() != nil {
 				return
 			}
-			l.markLost("no successful refresh within the lease TTL")
+			l.markLost("self-fenced: no refresh confirmed within the lease TTL less its margin")
 			return
 		case <-tick.C:
+			if !time.Now().Before(l.deadline.get()) { // woken past the deadline (a pause)
+				l.markLost("self-fenced: the lease deadline passed before its refresh")
+				return
+			}
 			if inFlight {
 				continue
 			}
@@ -316,7 +358,7 @@ func (l *RedisLease) watch(ctx context.Context, okAt time.Time) {
 			go func() {
 				defer wg.Done()
 				start := time.Now()
-				rctx, cancel := context.WithTimeout(ctx, interval)
+				rctx, cancel := context.WithDeadline(ctx, l.deadline.get())
 				defer cancel()
 				results <- refreshResult{start: start, err: l.lock.Refresh(rctx, l.ttl, nil)}
 			}()
@@ -326,14 +368,13 @@ func (l *RedisLease) watch(ctx context.Context, okAt time.Time) {
 			case ctx.Err() != nil:
 				return
 			case res.err == nil:
-				okAt = res.start
-				expire.Reset(time.Until(okAt.Add(l.ttl)))
+				expire.Reset(time.Until(l.deadline.confirmed(res.start, l.ttl)))
 			case errors.Is(res.err, redislock.ErrNotObtained):
 				l.markLost("the key is gone or held by another token")
 				return
 			default:
 				l.log.Warn("lock: lease refresh failed; retrying", "error", res.err,
-					"expires_in", time.Until(okAt.Add(l.ttl)))
+					"deadline_in", time.Until(l.deadline.get()))
 			}
 		}
 	}

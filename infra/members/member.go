@@ -37,6 +37,9 @@ type Member struct {
 	// Alive reports whether its liveness key exists: it refreshed it within the TTL and did
 	// not stop.
 	Alive bool
+	// Topology is how it was started (Options.Topology): "shared", "alone", or "" when it
+	// did not say (an executor of an earlier version).
+	Topology string
 }
 
 // Options configure a registry.
@@ -54,7 +57,22 @@ type Options struct {
 	// Runs reports how many tasks this executor runs right now; nil reports 0.
 	Runs   func() int
 	Logger *slog.Logger // default slog.Default()
+	// Topology is this executor's: TopologyShared or TopologyAlone (server.Topology's
+	// values). Start refuses an executor alone on a Redis where another live executor is
+	// registered, and a shared one on a Redis where a live executor runs alone
+	// (ErrTopology).
+	Topology string
 }
+
+// The topologies Options.Topology names.
+const (
+	TopologyShared = "shared"
+	TopologyAlone  = "alone"
+)
+
+// ErrTopology is Start's error when this executor's topology and another live executor's
+// registration cannot both hold: an executor alone on its Redis must be the only one.
+var ErrTopology = errors.New("members: topology conflict")
 
 func (o Options) withDefaults() Options {
 	if o.TTL <= 0 {

@@ -13,6 +13,7 @@ type registration struct {
 	Version     string    `json:"version,omitempty"`
 	HeartbeatAt time.Time `json:"heartbeatAt"`
 	Runs        int       `json:"runs"`
+	Topology    string    `json:"topology,omitempty"`
 }
 
 // heartbeat is the value of an executor's liveness key.

@@ -33,6 +33,9 @@ type Redis struct {
 	done      chan struct{} // closed when the loop has returned
 
 	state beatState // the loop's view of its last refresh; the loop's alone
+	// topologyChecked: checkTopology ran (at Start, or at the loop's first refresh when Redis
+	// did not answer at Start); Start's before the loop, then the loop's alone.
+	topologyChecked bool
 
 	lapsedAt atomic.Int64 // unix ns when this executor last found its own liveness key gone; 0: never
 }
@@ -138,7 +141,7 @@ func (r *Redis) List(ctx context.Context) ([]Member, error) {
 			continue
 		}
 		m := Member{Name: name, Address: reg.Address, Version: reg.Version, StartedAt: reg.StartedAt,
-			LastHeartbeat: reg.HeartbeatAt, Runs: reg.Runs}
+			LastHeartbeat: reg.HeartbeatAt, Runs: reg.Runs, Topology: reg.Topology}
 		raw, err := gets[i].Result()
 		switch {
 		case err == nil:

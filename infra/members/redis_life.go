@@ -45,6 +45,12 @@ func (r *Redis) Start(ctx context.Context) error {
 			r.state = beatFailing
 			r.opts.Logger.Warn("members: Redis unavailable; this executor's entry is written at its next refresh",
 				"executor_name", r.opts.Name, "err", err)
+			break
+		}
+		r.topologyChecked = true
+		if err := r.checkTopology(ctx); err != nil {
+			r.leave(ctx)
+			return err
 		}
 	}
 	r.started = true
@@ -100,7 +106,7 @@ func (r *Redis) ownKey(ctx context.Context, key string) (bool, error) {
 // register writes this executor's entry in the executors HASH.
 func (r *Redis) register(ctx context.Context, at time.Time, runs int) error {
 	reg := registration{Name: r.opts.Name, Address: r.opts.Address, StartedAt: r.startedAt, Version: r.opts.Version,
-		HeartbeatAt: at, Runs: runs}
+		HeartbeatAt: at, Runs: runs, Topology: r.opts.Topology}
 	if err := r.client.HSet(ctx, r.keys.Executors(), r.opts.Name, marshal(reg)).Err(); err != nil {
 		return fmt.Errorf("members: register: %w", err)
 	}

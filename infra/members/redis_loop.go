@@ -73,5 +73,13 @@ func (r *Redis) beat(ctx context.Context) {
 			r.opts.Logger.Info("members: heartbeat written again", "executor_name", r.opts.Name, "key_was_gone", res == scriptWasGone)
 		}
 		r.state = beatOK
+		if !r.topologyChecked {
+			// Redis did not answer at Start: the check Start makes comes now, and can only
+			// be logged (the executor serves already).
+			r.topologyChecked = true
+			if err := r.checkTopology(ctx); err != nil {
+				r.opts.Logger.Error("members: this executor's topology conflicts with another live executor's; stop one of them", "err", err)
+			}
+		}
 	}
 }

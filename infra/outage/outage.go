@@ -5,6 +5,8 @@ package outage
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"io"
 	"log/slog"
@@ -36,7 +38,11 @@ var ErrDataLost = errors.New("outage: redis lost data this executor wrote")
 //     CLUSTERDOWN, and "max number of clients reached";
 //   - EXECABORT: a transaction discarded because one of its commands was refused when it was
 //     queued (by OOM, typically: Redis 7 refuses every command queued in a MULTI while it is
-//     out of memory).
+//     out of memory);
+//   - Redis refusing the executor itself (see Denied): no or a wrong password (NOAUTH,
+//     WRONGPASS), an ACL user lacking a key, channel or command the executor needs (NOPERM, or
+//     its form inside a script), a command the executor needs unknown to the server (renamed
+//     or disabled), a TLS certificate the executor does not trust.
 //
 // The typed errors of go-redis are matched (they survive wrapping); MISCONF and BUSY, which
 // go-redis does not type, by their reply prefix (BUSY followed by a space: BUSYKEY and
@@ -60,9 +66,12 @@ func Is(err error) bool {
 }
 
 // refused reports whether err is a reply by which Redis refuses to serve any command of its
-// kind for now (out of memory, read-only, loading, …: see Is), as opposed to a reply about
-// the command or its data.
+// kind for now (out of memory, read-only, loading, …: see Is) or refuses the executor itself
+// (Denied), as opposed to a reply about the command or its data.
 func refused(err error) bool {
+	if Denied(err) {
+		return true
+	}
 	var re redis.Error
 	if !errors.As(err, &re) {
 		return false
@@ -71,6 +80,45 @@ func refused(err error) bool {
 		redis.IsLoadingError(err) || redis.IsMasterDownError(err) || redis.IsTryAgainError(err) ||
 		redis.IsNoReplicasError(err) || redis.IsClusterDownError(err) || redis.IsMaxClientsError(err) ||
 		redis.HasErrorPrefix(err, "MISCONF ") || redis.HasErrorPrefix(err, "BUSY ")
+}
+
+// Denied reports whether err is Redis refusing the executor itself, whatever the moment: an
+// outage that only a change of configuration (of Redis, of its ACL, of --redis or of the
+// trusted CAs) ends, as opposed to one that ends by itself (a restart, memory freed). These
+// are:
+//
+//   - NOAUTH (a Redis with requirepass or ACL users, reached without a password) and
+//     WRONGPASS (a wrong user or password, or a disabled user);
+//   - NOPERM: the ACL user may not run a command, or not on a key or channel; inside a Lua
+//     script Redis 7.0 answers "ERR The user executing the script can't …" instead;
+//   - an unknown command ("ERR unknown command 'TIME'", "ERR Unknown Redis command called
+//     from script"): the executor sends only commands it needs, so one the server does not
+//     know was renamed or disabled (rename-command);
+//   - a TLS handshake refused on this side: a server certificate the executor does not trust
+//     (an unknown authority, expired, for another host), or a server that does not speak TLS
+//     on a rediss:// address.
+func Denied(err error) bool {
+	if err == nil {
+		return false
+	}
+	var (
+		verify    *tls.CertificateVerificationError
+		authority x509.UnknownAuthorityError
+		invalid   x509.CertificateInvalidError
+		host      x509.HostnameError
+		record    tls.RecordHeaderError
+	)
+	if errors.As(err, &verify) || errors.As(err, &authority) || errors.As(err, &invalid) ||
+		errors.As(err, &host) || errors.As(err, &record) {
+		return true
+	}
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return false
+	}
+	return redis.IsAuthError(err) || redis.IsPermissionError(err) ||
+		redis.HasErrorPrefix(err, "unknown command ") || redis.HasErrorPrefix(err, "Unknown Redis command called from script") ||
+		redis.HasErrorPrefix(err, "The user executing the script can't ")
 }
 
 // Monitor is the executor's view of Redis: healthy, or degraded since some time.
@@ -160,13 +208,20 @@ func (m *Monitor) signal() {
 }
 
 // kind names what made Redis unavailable, for the log: "unreachable" (no answer in time, a
-// closed or refused connection), "data lost" (it restarted empty), or the refusal's reply
-// prefix (OOM, READONLY, LOADING, ...).
+// closed or refused connection), "data lost" (it restarted empty), "TLS" (a certificate not
+// trusted), "unknown command" (renamed or disabled), or the refusal's reply prefix (OOM,
+// READONLY, LOADING, NOAUTH, WRONGPASS, NOPERM, ...).
 func kind(err error) string {
 	var re redis.Error
 	switch {
 	case errors.Is(err, ErrDataLost):
 		return "data lost"
+	case Denied(err) && !errors.As(err, &re):
+		return "TLS"
+	case redis.HasErrorPrefix(err, "unknown command ") || redis.HasErrorPrefix(err, "Unknown Redis command"):
+		return "unknown command"
+	case redis.HasErrorPrefix(err, "The user executing the script can't "):
+		return "NOPERM"
 	case errors.As(err, &re) && refused(err):
 		msg := strings.TrimPrefix(re.Error(), "ERR ")
 		if i := strings.IndexByte(msg, ' '); i > 0 {

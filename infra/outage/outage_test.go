@@ -2,6 +2,8 @@ package outage_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -36,6 +38,11 @@ func TestIsTellsOutagesFromAnswers(t *testing.T) {
 		{"data lost", fmt.Errorf("redisrepo: task T: %w", outage.ErrDataLost), true},
 		{"pool exhausted", redis.ErrPoolExhausted, true},
 		{"closed client", redis.ErrClosed, true},
+		{"untrusted certificate", &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}, true},
+		{"certificate for another host", fmt.Errorf("dial: %w", x509.HostnameError{Certificate: &x509.Certificate{}, Host: "redis"}), true},
+		{"expired certificate", x509.CertificateInvalidError{Reason: x509.Expired}, true},
+		{"no TLS on the port", tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}, true},
+		{"a text that looks like a refusal", errors.New("NOPERM but not a reply"), false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

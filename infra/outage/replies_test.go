@@ -7,6 +7,7 @@ package outage_test
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -287,14 +288,107 @@ func rpScriptError(t *testing.T) error {
 	return rpClient(t, redistest.Start(t)).Eval(context.Background(), "return redis.error_reply('conflict')", nil).Err()
 }
 
+// Redis refusing the executor itself: its password, its ACL user, a command it needs, the TLS
+// certificate.
+
+// rpAuthClient is a client of srv as user (default: "") with password.
+func rpAuthClient(t *testing.T, srv *redistest.Server, user, password string) *redis.Client {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr(), Username: user, Password: password, MaxRetries: -1,
+		ReadTimeout: time.Second, WriteTimeout: time.Second})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// rpPassworded starts a server with requirepass s3cret (set once it answers: redistest pings it
+// without a password).
+func rpPassworded(t *testing.T) *redistest.Server {
+	t.Helper()
+	srv := redistest.Start(t)
+	require.NoError(t, rpClient(t, srv).ConfigSet(context.Background(), "requirepass", "s3cret").Err())
+	return srv
+}
+
+func rpNoAuth(t *testing.T) error {
+	return rpAuthClient(t, rpPassworded(t), "", "").Set(context.Background(), "k", "v", 0).Err()
+}
+
+func rpWrongPass(t *testing.T) error {
+	return rpAuthClient(t, rpPassworded(t), "", "wrong").Set(context.Background(), "k", "v", 0).Err()
+}
+
+// rpACLUser is a client of a new server logged in as an ACL user with rule (keys k*, channel
+// c, every command unless rule says otherwise).
+func rpACLUser(t *testing.T, rule ...any) *redis.Client {
+	t.Helper()
+	srv := redistest.Start(t)
+	args := append([]any{"ACL", "SETUSER", "executor", "on", ">pw", "~k*", "&c", "+@all"}, rule...)
+	require.NoError(t, rpClient(t, srv).Do(context.Background(), args...).Err())
+	return rpAuthClient(t, srv, "executor", "pw")
+}
+
+func rpNoPermCommand(t *testing.T) error {
+	return rpACLUser(t, "-eval").Eval(context.Background(), "return 1", nil).Err()
+}
+
+func rpNoPermKey(t *testing.T) error {
+	return rpACLUser(t).Set(context.Background(), "other", "v", 0).Err()
+}
+
+func rpNoPermChannel(t *testing.T) error {
+	return rpACLUser(t).Publish(context.Background(), "other", "m").Err()
+}
+
+// rpNoPermInScript is a script's PUBLISH to a channel the user may not use (as push.lua's on
+// the dispatch wake channel): Redis 7.0 answers it with ERR, not NOPERM.
+func rpNoPermInScript(t *testing.T) error {
+	return rpACLUser(t).Eval(context.Background(), "return redis.call('PUBLISH', KEYS[1], 'm')", []string{"k"}).Err()
+}
+
 func rpUnknownCommand(t *testing.T) error {
 	return rpClient(t, redistest.Start(t)).Do(context.Background(), "NOSUCHCOMMAND").Err()
+}
+
+// rpRenamed starts a server without TIME (rename-command TIME "").
+func rpRenamed(t *testing.T) *redis.Client {
+	t.Helper()
+	return rpClient(t, redistest.Start(t, redistest.Config("rename-command TIME \"\"\n")))
+}
+
+func rpRenamedTime(t *testing.T) error {
+	return rpRenamed(t).Time(context.Background()).Err()
+}
+
+func rpRenamedInScript(t *testing.T) error {
+	return rpRenamed(t).Eval(context.Background(), "return redis.call('TIME')", nil).Err()
+}
+
+// rpUntrusted is a rediss:// connection to a server whose certificate a private CA signed.
+func rpUntrusted(t *testing.T) error {
+	dir := t.TempDir()
+	rpTLSFiles(t, dir)
+	port := rpFreePort(t)
+	redistest.Start(t, redistest.Args("--tls-port", port,
+		"--tls-cert-file", filepath.Join(dir, "redis.crt"), "--tls-key-file", filepath.Join(dir, "redis.key"),
+		"--tls-ca-cert-file", filepath.Join(dir, "ca.crt"), "--tls-auth-clients", "no"))
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + port, MaxRetries: -1, TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12}})
+	t.Cleanup(func() { _ = c.Close() })
+	return c.Ping(context.Background()).Err()
 }
 
 func rpCancelled(t *testing.T) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	return rpClient(t, redistest.Start(t)).Ping(ctx).Err()
+}
+
+// rpDenied are the cases of TestIsClassifiesRealRedisReplies where Redis refuses the executor
+// itself (outage.Denied): only a change of configuration ends them.
+var rpDenied = map[string]bool{
+	"NOAUTH without a password": true, "WRONGPASS": true,
+	"NOPERM on a command": true, "NOPERM on a key": true, "NOPERM on a channel": true, "NOPERM on a channel, in a script": true,
+	"unknown command": true, "TIME renamed away": true, "TIME renamed away, in a script": true,
+	"TLS certificate from an unknown authority": true,
 }
 
 func TestIsClassifiesRealRedisReplies(t *testing.T) {
@@ -321,13 +415,22 @@ func TestIsClassifiesRealRedisReplies(t *testing.T) {
 		{"connection refused", rpRefused, true, ""},
 		{"server died under a pooled connection", rpEOF, true, ""},
 		{"frozen server times out", rpFrozen, true, ""},
+		{"NOAUTH without a password", rpNoAuth, true, "NOAUTH "},
+		{"WRONGPASS", rpWrongPass, true, "WRONGPASS "},
+		{"NOPERM on a command", rpNoPermCommand, true, "NOPERM "},
+		{"NOPERM on a key", rpNoPermKey, true, "NOPERM "},
+		{"NOPERM on a channel", rpNoPermChannel, true, "NOPERM "},
+		{"NOPERM on a channel, in a script", rpNoPermInScript, true, "ERR The user executing the script can't publish to the channel"},
+		{"unknown command", rpUnknownCommand, true, "ERR unknown command"},
+		{"TIME renamed away", rpRenamedTime, true, "ERR unknown command 'time'"},
+		{"TIME renamed away, in a script", rpRenamedInScript, true, "ERR Unknown Redis command called from script"},
+		{"TLS certificate from an unknown authority", rpUntrusted, true, "tls: failed to verify certificate: x509: certificate signed by unknown authority"},
 		{"key missing", rpNil, false, ""},
 		{"WRONGTYPE", rpWrongType, false, "WRONGTYPE "},
 		{"BUSYKEY", rpBusyKey, false, "BUSYKEY "},
 		{"BUSYGROUP", rpBusyGroup, false, "BUSYGROUP "},
 		{"NOSCRIPT", rpNoScript, false, "NOSCRIPT "},
 		{"a script's own error", rpScriptError, false, "ERR conflict"},
-		{"unknown command", rpUnknownCommand, false, "ERR unknown command"},
 		{"caller cancelled", rpCancelled, false, ""},
 	}
 	for _, tc := range tests {
@@ -342,6 +445,7 @@ func TestIsClassifiesRealRedisReplies(t *testing.T) {
 			wrapped := fmt.Errorf("redisrepo: save task: %w", err)
 			assert.Equal(t, tc.want, outage.Is(wrapped), "outage.Is(%v)", wrapped)
 			assert.Equal(t, tc.want, outage.Is(errors.Join(errors.New("write back tasks"), wrapped)), "joined")
+			assert.Equal(t, rpDenied[tc.name], outage.Denied(wrapped), "outage.Denied(%v)", wrapped)
 		})
 	}
 }

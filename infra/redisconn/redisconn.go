@@ -203,10 +203,12 @@ func withPort(h string) string {
 	return h + ":26379"
 }
 
-// Check refuses a configuration that would fail on its first write: a node of a Redis
-// Cluster given as one node (every command of another node's slot would answer MOVED). A
-// Redis that does not answer is not refused here: the executor starts, not ready until it
-// reaches Redis (or degraded, with serve --start-degraded).
+// Check refuses a configuration that would fail on its first write, and that no change on
+// Redis's side can fix: a node of a Redis Cluster given as one node (every command of another
+// node's slot would answer MOVED). A Redis that does not answer is not refused here: the
+// executor starts, not ready until it reaches Redis. Nor is a Redis that refuses the executor
+// (its password, its ACL user's permissions, a command, its TLS certificate): Access checks
+// that, and the executor starts not ready, naming what is refused, until Redis grants it.
 func Check(ctx context.Context, c *Conn) error {
 	if c.Mode != Single {
 		return nil

@@ -18,6 +18,13 @@ func (s *Store) degraded() bool {
 // read answers from Redis, or from the mirror while Redis is away (or when this read finds it
 // away).
 func read[T any](s *Store, online, offline func() (T, error)) (T, error) {
+	if s.shared {
+		v, err := online()
+		if s.mon.Fail(err) && errors.Is(err, outage.ErrDataLost) {
+			s.lostData.Store(true)
+		}
+		return v, err
+	}
 	if !s.degraded() {
 		v, err := online()
 		if !s.mon.Fail(err) {
@@ -40,6 +47,9 @@ func read[T any](s *Store, online, offline func() (T, error)) (T, error) {
 // While change runs, reads from Redis do not record its aggregates in the mirror (inflight).
 func (s *Store) change(ctx context.Context, online, offline func() error, plans, tasks []string) error {
 	defer s.writing.begin(plans, tasks)()
+	if s.shared {
+		return s.changeShared(ctx, online, offline, plans, tasks)
+	}
 	for {
 		if !s.degraded() {
 			err := online()

@@ -81,7 +81,18 @@ type Options struct {
 	// end) may wait before it is written, with the rows deferred meanwhile (index.go,
 	// deferIndex). Default DefaultIndexDelay.
 	IndexDelay time.Duration
+	// Shared says that other executors share the Redis (the `shared` topology): Redis is the
+	// only source of truth. A read that cannot reach Redis fails with the outage (never an
+	// answer from the mirror, which may be stale or miss what others wrote); a write is sent
+	// again, with the same token, until it reaches Redis or its context ends (SharedWriteWait
+	// at most without a deadline), and is never made on the mirror alone nor journaled.
+	// What the mirror holds still serves to write back after Redis lost its data.
+	Shared bool
 }
+
+// SharedWriteWait bounds how long a write of a Shared store waits for Redis when its context
+// has no deadline of its own (an operator's command: it answers 503 after that).
+const SharedWriteWait = 2 * time.Second
 
 // DefaultIndexDelay is Options.IndexDelay's default.
 const DefaultIndexDelay = 20 * time.Millisecond
@@ -116,6 +127,7 @@ type Store struct {
 	writing     *inflight     // this executor's writes under way (reads do not record those aggregates)
 	writer      string        // the prefix of this process's write tokens (token)
 	pending     pendingRows   // index rows not written yet (index.go)
+	shared      bool          // see Options.Shared
 	afterFail   func()        // tests only: runs when a change found Redis away, before it journals
 
 	stop chan struct{}
@@ -157,7 +169,7 @@ func New(client redis.UniversalClient, opts Options) *Store {
 		client: client, batched: opts.Batched, keys: opts.Keys, ttl: opts.TTL, mirror: newMirror(opts), mon: opts.Monitor,
 		journal: newJournal(), writing: newInflight(), log: opts.Logger, onConflict: opts.OnConflict, onRestored: opts.OnRestored,
 		instance: opts.Keys.Instance(id), ready: opts.Keys.Ready(id), leaseTTL: opts.LeaseTTL,
-		pending: pendingRows{delay: opts.IndexDelay},
+		pending: pendingRows{delay: opts.IndexDelay}, shared: opts.Shared,
 		writer:  strconv.FormatUint(rand.Uint64()|1<<63, 36)[:6] + ".", // the top bit: always 13 digits
 	}
 }

@@ -45,7 +45,7 @@ func testInterruptedAttemptIsKept(t *testing.T, s Store) {
 	assert.NotEmpty(t, cut.Error)
 	cut.Error = ""
 	requireSameState(t, task.Attempt{StageIndex: 0, Stage: "build", Run: 1, Attempt: 2, StartedAt: at(5), EndedAt: at(10),
-		Outcome: task.OutcomeInterrupted, Class: stage.ClassLeaseLost}, cut,
+		Outcome: task.OutcomeInDoubt, Class: stage.ClassLeaseLost}, cut,
 		"attempt 2, at the earliest when it was due, ended when the reaper learned of it")
 
 	retried, err := s.Tasks.Update(ctx, tk.ID(), func(cur *task.Task) (*checkpoint.Checkpoint, error) {

@@ -1,0 +1,59 @@
+package redisrepo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/executor-dev/executor/infra/outage"
+)
+
+// The waits between two tries of a Shared store's write.
+const (
+	sharedRetryMin = 50 * time.Millisecond
+	sharedRetryMax = 500 * time.Millisecond
+)
+
+// changeShared is change for a Shared store: Redis is the only source of truth, so a write
+// that finds Redis away is sent again, the same write with the same token (a write whose
+// reply was lost and that landed is then recognised as written, never a conflict with
+// itself), until Redis answers or ctx ends (SharedWriteWait at most when ctx has no
+// deadline); an outage never makes it on the mirror alone. Redis that lost data this executor
+// wrote (an empty restart, a failover to a replica that lacked acknowledged writes) is the one
+// case where memory holds the only copy: the write is then made on the mirror and journaled,
+// as alone, and the write-back after the loss carries it with everything else
+// (docs/degraded.md, "Redis lost its data").
+func (s *Store) changeShared(ctx context.Context, online, offline func() error, plans, tasks []string) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, SharedWriteWait)
+		defer cancel()
+	}
+	wait := sharedRetryMin
+	for {
+		err := online()
+		if !s.mon.Fail(err) {
+			return err
+		}
+		s.written.clear() // the next try, or the next write, sends whole tasks
+		if s.afterFail != nil {
+			s.afterFail()
+		}
+		if errors.Is(err, outage.ErrDataLost) {
+			s.lostData.Store(true)
+			if done, jerr := s.journaled(offline, plans, tasks); done {
+				return jerr
+			}
+			continue // the write-back is over already: write online
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("redisrepo: a write refused while redis is away: %w", err)
+		case <-t.C:
+		}
+		wait = min(2*wait, sharedRetryMax)
+	}
+}

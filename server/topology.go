@@ -1,0 +1,55 @@
+package server
+
+import (
+	"fmt"
+
+	"github.com/executor-dev/executor/wire"
+)
+
+// Topology says whether other executors share this executor's Redis (docs/architecture.md,
+// "Topologies"). It decides what memory may stand for while Redis is away.
+type Topology string
+
+const (
+	// TopologyShared (the default with a Redis): several executors share the Redis, which is
+	// the only source of truth. A run holds a self-fencing lease, never writes to memory
+	// alone, and never starts a stage it could not checkpoint in Redis first; a request that
+	// cannot reach Redis answers 503 naming why.
+	TopologyShared Topology = "shared"
+	// TopologyAlone: one executor on its Redis (serve --topology alone). While Redis is away it
+	// keeps running on memory, journals every write and writes it back when Redis answers
+	// (docs/degraded.md). It refuses to start on a Redis where another live executor is
+	// registered.
+	TopologyAlone Topology = "alone"
+)
+
+// ParseTopology reads --topology: "shared", "alone", or "" for the default (shared).
+func ParseTopology(s string) (Topology, error) {
+	switch Topology(s) {
+	case "", TopologyShared:
+		return TopologyShared, nil
+	case TopologyAlone:
+		return TopologyAlone, nil
+	}
+	return "", fmt.Errorf("server: topology %q: want shared or alone", s)
+}
+
+// shared reports whether cfg runs on a Redis that other executors may share: Redis is then the
+// only source of truth.
+func (cfg Config) shared() bool { return cfg.RedisURL != "" && cfg.Topology != TopologyAlone }
+
+// topologyReadiness is GET /readyz's answer on Redis: redisReadiness, with the topology.
+func (e *Executor) topologyReadiness() wire.Health {
+	h := e.redisReadiness()
+	h.Topology = string(e.cfg.Topology)
+	return h
+}
+
+// topology is what GET /readyz and the registry of executors report: "alone" on the in-memory
+// store (one process by construction).
+func (cfg Config) topology() Topology {
+	if cfg.shared() {
+		return TopologyShared
+	}
+	return TopologyAlone
+}
