@@ -61,21 +61,21 @@ const serveExample = `  executor serve
 
 // serve's own defaults and bounds (the executor's defaults are server's: server.Default*).
 const (
-	defaultLogLevel         = "info"
-	minLeaseTTL             = 300 * time.Millisecond
-	minRetention            = time.Minute
+	defaultLogLevel = "info"
+	minLeaseTTL     = 300 * time.Millisecond
+	minRetention    = time.Minute
 )
 
 // serveOptions are serve's flags: the executor's configuration, and what becomes part of it
 // once checked (serveConfig).
 type serveOptions struct {
-	cfg              server.Config
-	httpAllow        []string
-	topology         string
-	tokensFile       string
-	logLevel         string
-	cacheTasks       int
-	insecure         bool
+	cfg        server.Config
+	httpAllow  []string
+	topology   string
+	tokensFile string
+	logLevel   string
+	cacheTasks int
+	insecure   bool
 }
 
 func (a *invocation) serveCmd() *cobra.Command {

@@ -31,7 +31,7 @@ type taskRun struct {
 	recheck  atomic.Bool
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
-	done     chan struct{} // closed when the run has written its last change
+	done     chan struct{}             // closed when the run has written its last change
 	held     atomic.Pointer[heldLease] // the tenant's lease, once taken
 }
 

@@ -395,10 +395,10 @@ type watchState struct {
 	interval   time.Duration   // between steps: the Redis lease's TTL/3
 	results    chan stepResult // the in-flight step's result
 	inFlight   bool
-	started    time.Time // when the in-flight step started
-	reported   bool      // the in-flight step's silence was reported to the monitor
-	staleVal   string    // a same-owner key of another token being waited for
-	staleUntil time.Time // the latest staleVal could expire unless kept alive
+	started    time.Time   // when the in-flight step started
+	reported   bool        // the in-flight step's silence was reported to the monitor
+	staleVal   string      // a same-owner key of another token being waited for
+	staleUntil time.Time   // the latest staleVal could expire unless kept alive
 	expire     *time.Timer // with SelfFence: fires at the deadline
 }
 

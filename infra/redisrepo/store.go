@@ -170,7 +170,7 @@ func New(client redis.UniversalClient, opts Options) *Store {
 		journal: newJournal(), writing: newInflight(), log: opts.Logger, onConflict: opts.OnConflict, onRestored: opts.OnRestored,
 		instance: opts.Keys.Instance(id), ready: opts.Keys.Ready(id), leaseTTL: opts.LeaseTTL,
 		pending: pendingRows{delay: opts.IndexDelay}, shared: opts.Shared,
-		writer:  strconv.FormatUint(rand.Uint64()|1<<63, 36)[:6] + ".", // the top bit: always 13 digits
+		writer: strconv.FormatUint(rand.Uint64()|1<<63, 36)[:6] + ".", // the top bit: always 13 digits
 	}
 }
 

@@ -72,32 +72,38 @@ type Faults struct {
 	Rule func(chunk []byte) Fault
 }
 
-// FaultStats counts the proxy's decisions while injecting.
+// FaultStats counts the proxy's decisions while injecting (Chunks, Dropped, RepliesLost,
+// Delayed), and what the partitions did whether injecting or not (BlackHoled, Lagged).
 type FaultStats struct {
 	Chunks      int64 // chunks decided
 	Dropped     int64 // connections dropped before forwarding the chunk
 	RepliesLost int64 // chunks forwarded whose reply was lost (LoseReply, StallReply)
 	Delayed     int64 // chunks held
+	BlackHoled  int64 // chunks (requests and replies) that vanished in a black hole (BlackHole)
+	Lagged      int64 // request chunks delayed by the link's latency (SetLatency)
 }
 
 // FaultProxy is a TCP proxy in front of a Server that injects Faults into its clients'
-// traffic while injecting is on (Inject), and can cut them off Redis altogether (Cut,
-// Restore) as Proxy does.
+// traffic while injecting is on (Inject), and can partition them from Redis: Cut (resets:
+// connections closed, new ones refused), BlackHole (a dropped route: connections stay open,
+// nothing gets through) and SetLatency (a slow link), until Restore (SetLatency(0)).
 type FaultProxy struct {
 	t      testing.TB
 	target string
 	ln     net.Listener
 	faults Faults
 
-	mu     sync.Mutex
-	rng    *rand.Rand
-	inject bool
-	cut    bool
-	closed chan struct{} // closed when the proxy closes
-	cutCh  chan struct{} // closed (and replaced) at every Cut
-	conns  map[net.Conn]bool
-	stats  FaultStats
-	wg     sync.WaitGroup
+	mu        sync.Mutex
+	rng       *rand.Rand
+	inject    bool
+	cut       bool
+	closed    chan struct{} // closed when the proxy closes
+	cutCh     chan struct{} // closed (and replaced) at every Cut
+	conns     map[net.Conn]bool
+	stats     FaultStats
+	blackHole atomic.Bool  // BlackHole until Restore
+	latency   atomic.Int64 // SetLatency: the request path's delay, in nanoseconds
+	wg        sync.WaitGroup
 }
 
 // NewFaultProxy starts a fault-injecting proxy to s on a free loopback port, injecting
@@ -155,11 +161,49 @@ func (p *FaultProxy) Cut() {
 	}
 }
 
-// Restore lets connections through again.
+// Restore lets connections through again: it ends a Cut and a BlackHole (not a latency:
+// SetLatency(0) does).
 func (p *FaultProxy) Restore() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.cut = false
+	p.blackHole.Store(false)
+}
+
+// BlackHole partitions the proxy's clients from Redis as a dropped route does, until Restore:
+// connections stay open and new ones are accepted, but nothing is forwarded in either
+// direction. Requests vanish (Redis never sees them) and so do replies (Redis applied a
+// request whose reply the client never reads), including the pushes of a subscription and a
+// blocked command's late answer: the client learns of the partition only from its own
+// timeouts. A chunk is lost for good, not delivered after Restore (by then a client has timed
+// out and closed the connection, as it does behind a real dropped route), so a connection
+// that lost nothing while black-holed works on after Restore.
+func (p *FaultProxy) BlackHole() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.blackHole.Store(true)
+}
+
+// SetLatency delays every request chunk read from now on by d before it is forwarded (decided
+// and forwarded as usual then, never dropped for it), in order per connection: a chunk waits
+// for d from its arrival, or behind the chunk before it on its connection, whichever is later,
+// as on a link whose one-way delay is d, so a client's round trip grows by d. A request whose
+// client timed out meanwhile still reaches Redis, late, as it would through a slow network.
+// Replies are not delayed. SetLatency(0) ends it: chunks already delayed keep their delay
+// (and the order), later ones pass at once behind them.
+func (p *FaultProxy) SetLatency(d time.Duration) {
+	p.latency.Store(int64(max(d, 0)))
+}
+
+// swallowed reports whether the proxy is black-holed; if it is, it counts n chunks lost.
+func (p *FaultProxy) swallowed(n int64) bool {
+	if !p.blackHole.Load() {
+		return false
+	}
+	p.mu.Lock()
+	p.stats.BlackHoled += n
+	p.mu.Unlock()
+	return true
 }
 
 func (p *FaultProxy) decide(chunk []byte) Fault {
@@ -219,43 +263,42 @@ func (p *FaultProxy) accept() {
 		p.conns[c], p.conns[up] = true, true
 		cutCh := p.cutCh
 		p.mu.Unlock()
-		p.wg.Add(2)
+		p.wg.Add(3)
 		mute := new(atomic.Bool) // set by a StallReply: the replies go nowhere
-		go p.requests(c, up, cutCh, mute)
+		line := make(chan chunk, 64)
+		done := make(chan struct{})
+		go p.requests(c, line, done)
+		go p.forward(c, up, line, done, cutCh, mute)
 		go p.replies(up, c, mute)
 	}
 }
 
-// requests forwards the client's chunks to Redis, deciding each one's fate.
-func (p *FaultProxy) requests(c, up net.Conn, cutCh <-chan struct{}, mute *atomic.Bool) {
+// chunk is one request chunk on its way to Redis, forwarded at due.
+type chunk struct {
+	b   []byte
+	due time.Time
+}
+
+// requests reads the client's chunks into the connection's delay line, stamped with when each
+// may be forwarded (at once without a latency); it closes the line when the client's side
+// ends, and gives up when the forwarder has (done).
+func (p *FaultProxy) requests(c net.Conn, line chan<- chunk, done <-chan struct{}) {
 	defer p.wg.Done()
-	defer p.closePair(c, up)
+	defer close(line)
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := c.Read(buf)
-		if n > 0 {
-			d := p.decide(buf[:n])
-			switch d.Kind {
-			case Drop:
-				return
-			case StallReply:
-				mute.Store(true)
-			case Delay:
-				timer := time.NewTimer(d.Hold)
-				select {
-				case <-timer.C:
-					if !d.Late {
-						return
-					}
-				case <-cutCh:
-					timer.Stop()
-					return
-				case <-p.closed:
-					timer.Stop()
-					return
-				}
+		if n > 0 && !p.swallowed(1) {
+			ch := chunk{b: append([]byte(nil), buf[:n]...), due: time.Now()}
+			if lag := time.Duration(p.latency.Load()); lag > 0 {
+				ch.due = ch.due.Add(lag)
+				p.mu.Lock()
+				p.stats.Lagged++
+				p.mu.Unlock()
 			}
-			if _, werr := up.Write(buf[:n]); werr != nil || d.Kind == LoseReply {
+			select {
+			case line <- ch:
+			case <-done:
 				return
 			}
 		}
@@ -265,14 +308,70 @@ func (p *FaultProxy) requests(c, up net.Conn, cutCh <-chan struct{}, mute *atomi
 	}
 }
 
-// replies copies Redis's replies back to the client (none once muted by a StallReply).
+// forward takes the chunks off the delay line in order, each at its due time, decides each
+// one's fate and forwards it to Redis; it closes the connection's pair when the line ends (the
+// client's side closed and what it had sent has gone on) or a fault ends the connection.
+func (p *FaultProxy) forward(c, up net.Conn, line <-chan chunk, done chan<- struct{}, cutCh <-chan struct{}, mute *atomic.Bool) {
+	defer p.wg.Done()
+	defer close(done)
+	defer p.closePair(c, up)
+	for ch := range line {
+		if !p.hold(time.Until(ch.due), cutCh) {
+			return
+		}
+		if p.swallowed(1) { // a chunk still on its way when the route dropped
+			continue
+		}
+		d := p.decide(ch.b)
+		switch d.Kind {
+		case Drop:
+			return
+		case StallReply:
+			mute.Store(true)
+		case Delay:
+			if !p.hold(d.Hold, cutCh) || !d.Late {
+				return
+			}
+		}
+		if _, werr := up.Write(ch.b); werr != nil || d.Kind == LoseReply {
+			return
+		}
+	}
+}
+
+// hold waits for d; false when the proxy was cut or closed meanwhile.
+func (p *FaultProxy) hold(d time.Duration, cutCh <-chan struct{}) bool {
+	if d <= 0 {
+		select {
+		case <-cutCh:
+			return false
+		case <-p.closed:
+			return false
+		default:
+			return true
+		}
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-cutCh:
+		return false
+	case <-p.closed:
+		return false
+	}
+}
+
+// replies copies Redis's replies back to the client (none once muted by a StallReply, none
+// while black-holed).
 func (p *FaultProxy) replies(up, c net.Conn, mute *atomic.Bool) {
 	defer p.wg.Done()
 	defer p.closePair(c, up)
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := up.Read(buf)
-		if n > 0 && !mute.Load() {
+		if n > 0 && !mute.Load() && !p.swallowed(1) {
 			if _, werr := c.Write(buf[:n]); werr != nil {
 				return
 			}
