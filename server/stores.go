@@ -62,18 +62,19 @@ func openBackend(cfg Config, hooks storeHooks) (backend, error) {
 		return backend{stores: stores{creator: db, plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(),
 			index: db.Tasks(), locker: lock.NewMemory(), counts: db.StatusCounts}}, nil
 	}
-	conn, err := redisconn.Open(redisconn.Config{URL: cfg.RedisURL, Cluster: cfg.RedisCluster, MasterChanged: outage.ErrDataLost})
+	conn, err := redisconn.Open(redisconn.Config{URL: cfg.RedisURL, Cluster: cfg.RedisCluster, MasterChanged: outage.ErrDataLost,
+		Timeout: cfg.clientTimeout()})
 	if err != nil {
 		return backend{}, fmt.Errorf("server: --redis: %w", err)
 	}
-	cctx, cancel := context.WithTimeout(context.Background(), 2*redisconn.Timeout)
+	cctx, cancel := context.WithTimeout(context.Background(), 2*cfg.clientTimeout())
 	err = redisconn.Check(cctx, conn)
 	cancel()
 	if err != nil {
 		_ = conn.Client.Close()
 		return backend{}, fmt.Errorf("server: --redis: %w", err)
 	}
-	actx, cancel := context.WithTimeout(context.Background(), 2*redisconn.Timeout)
+	actx, cancel := context.WithTimeout(context.Background(), 2*cfg.clientTimeout())
 	if advice := redisconn.Advice(actx, conn); advice != "" {
 		cfg.Logger.Info(advice)
 	}
@@ -81,7 +82,7 @@ func openBackend(cfg Config, hooks storeHooks) (backend, error) {
 	// Runs' scripts (fence bumps, writes, leases, dones) share pipelines: many runs' commands
 	// travel in one round trip (docs/performance.md), each wait for a reply bounded by the
 	// read timeout (a frozen Redis costs a run one second, then it goes on degraded).
-	batched, err := batch.New(conn.Client, batch.Options{Timeout: redisconn.Timeout, Pipeline: autoPipeline()})
+	batched, err := batch.New(conn.Client, batch.Options{Timeout: cfg.clientTimeout(), Pipeline: autoPipeline()})
 	if err != nil {
 		_ = conn.Client.Close()
 		return backend{}, fmt.Errorf("server: redis auto-pipeline: %w", err)

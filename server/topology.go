@@ -2,6 +2,9 @@ package server
 
 import (
 	"fmt"
+	"time"
+
+	"github.com/executor-dev/executor/infra/redisconn"
 
 	"github.com/executor-dev/executor/wire"
 )
@@ -37,6 +40,26 @@ func ParseTopology(s string) (Topology, error) {
 // shared reports whether cfg runs on a Redis that other executors may share: Redis is then the
 // only source of truth.
 func (cfg Config) shared() bool { return cfg.RedisURL != "" && cfg.Topology != TopologyAlone }
+
+// The bounds of a shared executor's Redis client timeout (clientTimeout).
+const (
+	minClientTimeout = redisconn.Timeout
+	maxClientTimeout = 5 * time.Second
+)
+
+// clientTimeout bounds every Redis command's dial, read and write, and every wait of the
+// runs' pipelined scripts. Alone, 1 s (redisconn.Timeout): a Redis that does not answer soon is
+// away, and the executor goes on on memory at once. Shared, half the lease TTL (between 1 s and
+// 5 s): a Redis that answers within it is slow, not away. Its runs wait for it rather than
+// stopping, and their leases' refreshes and writes land before their deadlines (a lease's
+// deadline is the TTL less a fifth after its last confirmed refresh), so seconds of latency
+// interrupt nothing.
+func (cfg Config) clientTimeout() time.Duration {
+	if !cfg.shared() {
+		return redisconn.Timeout
+	}
+	return min(max(cfg.LeaseTTL/2, minClientTimeout), maxClientTimeout)
+}
 
 // topologyReadiness is GET /readyz's answer on Redis: redisReadiness, with the topology.
 func (e *Executor) topologyReadiness() wire.Health {

@@ -428,7 +428,11 @@ func (l *FailoverLease) onTick(ctx context.Context, w *watchState, wg *sync.Wait
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		sctx, cancel := context.WithTimeout(ctx, w.interval)
+		end := time.Now().Add(w.interval)
+		if l.f.selfFence { // a slow Redis has until the deadline to confirm the refresh
+			end = l.deadline.get()
+		}
+		sctx, cancel := context.WithDeadline(ctx, end)
 		defer cancel()
 		w.results <- l.step(sctx, held)
 	}()

@@ -26,7 +26,9 @@ func (r *Redis) loop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
-			bctx, cancel := context.WithTimeout(ctx, every)
+			// Half the TTL: a slow Redis (seconds of latency) still refreshes the key in time;
+			// the ticker drops the ticks a slow beat overlaps.
+			bctx, cancel := context.WithTimeout(ctx, r.opts.TTL/2)
 			r.beat(bctx)
 			cancel()
 		}

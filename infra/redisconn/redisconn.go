@@ -59,6 +59,17 @@ type Config struct {
 	// MasterChanged is wrapped into the error of the first connection to a new master
 	// (Sentinel), besides ErrMasterChanged: the executor passes outage.ErrDataLost.
 	MasterChanged error
+	// Timeout bounds every dial, read and write and the wait for a pooled connection;
+	// 0 means Timeout (the package's constant).
+	Timeout time.Duration
+}
+
+// timeout is cfg.Timeout, or the package's Timeout.
+func (cfg Config) timeout() time.Duration {
+	if cfg.Timeout > 0 {
+		return cfg.Timeout
+	}
+	return Timeout
 }
 
 // Conn is an opened client and what it connects to.
@@ -91,26 +102,27 @@ func Open(cfg Config) (*Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		return openSentinel(goURL, cfg.MasterChanged)
+		return openSentinel(goURL, cfg.MasterChanged, cfg.timeout())
 	case u.Query().Has("master_name"):
 		if cfg.Cluster {
 			return nil, fmt.Errorf("%w: --redis-cluster with a Sentinel URL (master_name)", ErrURL)
 		}
-		return openSentinel(cfg.URL, cfg.MasterChanged)
+		return openSentinel(cfg.URL, cfg.MasterChanged, cfg.timeout())
 	case cfg.Cluster || u.Query().Has("addr"):
-		return openCluster(u, cfg.URL)
+		return openCluster(u, cfg.URL, cfg.timeout())
 	default:
 		o, err := redis.ParseURL(cfg.URL)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrURL, err)
 		}
-		o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = Timeout, Timeout, Timeout, Timeout
+		d := cfg.timeout()
+		o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = d, d, d, d
 		o.MaxRetries, o.DialerRetries = 1, 1 // go-redis re-dials a refused connection 5 times by default
 		return &Conn{Client: redis.NewClient(o), Mode: Single, Addrs: []string{o.Addr}}, nil
 	}
 }
 
-func openCluster(u *url.URL, raw string) (*Conn, error) {
+func openCluster(u *url.URL, raw string, d time.Duration) (*Conn, error) {
 	if db := strings.Trim(u.Path, "/"); db != "" && db != "0" {
 		return nil, fmt.Errorf("%w: a Redis Cluster has database 0 only, not %q", ErrURL, db)
 	}
@@ -118,7 +130,7 @@ func openCluster(u *url.URL, raw string) (*Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrURL, err)
 	}
-	o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = Timeout, Timeout, Timeout, Timeout
+	o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = d, d, d, d
 	o.MaxRetries, o.DialerRetries = 1, 1
 	// go-redis reloads the slot map on MOVED, ASK and READONLY, but not when a master stops
 	// answering: without a reload it would dial the dead master until the next periodic one
@@ -131,7 +143,7 @@ func openCluster(u *url.URL, raw string) (*Conn, error) {
 	return &Conn{Client: redis.NewClusterClient(o), Mode: Cluster, Addrs: o.Addrs}, nil
 }
 
-func openSentinel(raw string, changed error) (*Conn, error) {
+func openSentinel(raw string, changed error, d time.Duration) (*Conn, error) {
 	o, err := redis.ParseFailoverURL(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrURL, err)
@@ -139,7 +151,7 @@ func openSentinel(raw string, changed error) (*Conn, error) {
 	if o.MasterName == "" {
 		return nil, fmt.Errorf("%w: a Sentinel URL names the master (redis+sentinel://host:26379/<master>)", ErrURL)
 	}
-	o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = Timeout, Timeout, Timeout, Timeout
+	o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = d, d, d, d
 	o.MaxRetries, o.DialerRetries = 1, 1
 	if changed == nil {
 		changed = ErrMasterChanged
