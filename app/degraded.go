@@ -10,8 +10,8 @@ import (
 	"github.com/executor-dev/executor/domain/task"
 )
 
-// ErrDegraded: the executor runs degraded (Redis unreachable from it) where other executors
-// share its Redis (--degraded-new-plans=reject), and the command would act on what it cannot
+// ErrDegraded: the executor cannot reach Redis where other executors share it (the `shared`
+// topology), and the command would act on what it cannot
 // see: a task another executor may be running (a cancel or pause of a task that does not run
 // here: its run would go on), or work started from a copy that may be stale (a retry, a
 // resume, a gate's decision, a plan-wide command). HTTP 503: the command takes effect through
@@ -19,17 +19,15 @@ import (
 var ErrDegraded = errcode.New(errcode.Unavailable, "app: redis is unreachable from this executor, which cannot change what another executor may be running; "+
 	"send the command to an executor that reaches Redis, or again once this one does")
 
-// ErrNotReady: the executor has not reached Redis once since it started (serve without
-// --start-degraded): it cannot tell which tenants other executors run, so it takes no new
+// ErrNotReady: the executor has not reached Redis once since it started: it cannot tell which tenants other executors run, so it takes no new
 // plan, and no command ErrDegraded refuses, until it has; nor does it answer queries
 // (ErrNotReadyToRead). HTTP 503 with Retry-After (NotReadyRetryAfter).
 var ErrNotReady = errcode.New(errcode.NotReady, "app: this executor has not reached Redis since it started and takes no new work until it has; "+
 	"try again shortly, or send it to an executor that reaches Redis")
 
 // ErrNotReadyToRead: a read of plans, tasks, tenants or checkpoints on an executor that has
-// not reached Redis since it started (serve without --start-degraded): its memory holds none of
-// them, and an answer from it would say that they do not exist. It matches ErrNotReady (HTTP 503
-// with Retry-After). With --start-degraded the executor answers from its memory instead.
+// not reached Redis since it started: its memory holds none of them, and an answer from it would
+// say that they do not exist. It matches ErrNotReady (HTTP 503 with Retry-After).
 var ErrNotReadyToRead error = notReadyToRead{}
 
 type notReadyToRead struct{}

@@ -29,7 +29,7 @@ func redisStores(t *testing.T) apptest.Stores {
 // dispatch queue, shared by every executor on that Redis (started, stopped when t ends).
 func redisWired(t *testing.T) (apptest.Stores, orchestrator.Config) {
 	t.Helper()
-	w := wireRedis(t, redistest.Start(t).Client())
+	w := wireRedis(t, redistest.Start(t).Client(), false)
 	return w.stores, w.cfg
 }
 
@@ -42,22 +42,23 @@ type redisWiring struct {
 }
 
 // wireRedis wires the executor's Redis backend (store, failover locker, dispatch queue) on
-// client, started, stopped when t ends.
-func wireRedis(t *testing.T, client *redis.Client) redisWiring {
+// client, started, stopped when t ends; shared: as in the shared topology (a store that never
+// journals an outage, self-fencing leases).
+func wireRedis(t *testing.T, client *redis.Client, shared bool) redisWiring {
 	t.Helper()
 	logger := slog.New(slog.DiscardHandler)
 	queue := dispatch.NewRedis(client, dispatch.RedisOptions{Logger: logger})
 	require.NoError(t, queue.Start(context.Background()))
 	t.Cleanup(func() { require.NoError(t, queue.Stop(context.Background())) })
 	mon := outage.NewMonitor(logger)
-	st := redisrepo.New(client, redisrepo.Options{Monitor: mon, Logger: logger})
+	st := redisrepo.New(client, redisrepo.Options{Monitor: mon, Logger: logger, Shared: shared})
 	require.NoError(t, st.Start(context.Background()))
 	t.Cleanup(func() { require.NoError(t, st.Stop(context.Background())) })
 	return redisWiring{
 		stores: apptest.Stores{
 			Creator: st, Plans: st.Plans(), Tasks: st.Tasks(), Checkpoints: st.Checkpoints(),
-			Locker: lock.NewFailover(client, lock.RedisOptions{Logger: logger}, mon),
+			Locker: lock.NewFailover(client, lock.RedisOptions{Logger: logger, SelfFence: shared}, mon),
 		},
-		cfg: orchestrator.Config{Queue: dispatch.ForRedis(queue)}, store: st, mon: mon,
+		cfg: orchestrator.Config{Queue: dispatch.ForRedis(queue), Shared: shared}, store: st, mon: mon,
 	}
 }

@@ -29,14 +29,14 @@ type Deps struct {
 	Events      EventSource      // GET /v1/events; nil: none (WatchEvents says ErrNoEvents)
 	Members     Members          // GET /v1/executors; nil: none (Executors lists nothing)
 	Clock       func() time.Time // default time.Now
-	// RefuseNewPlans, when set and true, makes Submit answer ErrUnavailable (the executor runs
-	// degraded and --degraded-new-plans=reject).
+	// RefuseNewPlans, when set and true, makes Submit answer ErrUnavailable (the executor
+	// shares its Redis with others, the `shared` topology, and cannot reach it).
 	RefuseNewPlans func() bool
-	// Degraded is set where other executors share the store (--degraded-new-plans=reject):
-	// then the commands on what this executor cannot see (cancels and pauses of tasks it does
-	// not run, retries, resumes, gate decisions and plan-wide commands) write with
-	// task.MustShare, and answer ErrDegraded while it reports true (Redis away) or when their
-	// writes find Redis away.
+	// Degraded is set where other executors share the store (the `shared` topology): then the
+	// commands on what this executor cannot see (cancels and pauses of tasks it does not run,
+	// retries, resumes, gate decisions and plan-wide commands) write with task.MustShare
+	// (never journaled, even after Redis lost its data), and answer ErrDegraded while it
+	// reports true (Redis away) or when their writes find Redis away.
 	Degraded func() bool
 	// NotReady, when set and true, makes new plans and the commands Degraded refuses answer
 	// ErrNotReady, and the queries of plans, tasks, tenants and checkpoints ErrNotReadyToRead

@@ -17,8 +17,8 @@ import (
 	"github.com/executor-dev/executor/stagekind"
 )
 
-// A command on a task another executor runs that meets a Redis outage the executor has not
-// noticed yet (Redis refuses writes: out of memory) is refused (ErrDegraded), not journaled
+// In the shared topology, a command on a task another executor runs that meets a Redis outage
+// the executor has not noticed yet (Redis refuses writes: out of memory) is refused (ErrDegraded), not journaled
 // and acknowledged: journaled, it would reach Redis only at the write-back, after the run it
 // meant to stop may have completed elsewhere (an acknowledged cancel lost; chaos found it).
 // Nothing of the refused commands is written, neither then nor once Redis takes writes again.
@@ -26,7 +26,7 @@ func TestSharedCommandMeetingAnOutageIsRefusedNotJournaled(t *testing.T) {
 	t.Parallel()
 	rs := redistest.Start(t)
 	client := rs.Client()
-	w := wireRedis(t, client)
+	w := wireRedis(t, client, true)
 	store, mon, st := w.store, w.mon, w.stores
 	kinds := stagekind.Builtin(stagekind.HTTPOptions{})
 	cfg := w.cfg

@@ -3,9 +3,7 @@ package redisrepo
 import (
 	"context"
 	"errors"
-	"fmt"
 
-	"github.com/executor-dev/executor/domain/task"
 	"github.com/executor-dev/executor/infra/outage"
 )
 
@@ -42,9 +40,8 @@ func read[T any](s *Store, online, offline func() (T, error)) (T, error) {
 // half-way is harmless: the write-back writes the full latest state, fenced. When Redis is
 // back before the change is journaled, online runs again: a write whose reply was lost may
 // have landed, so online must send the same write (the caller's one token), which Redis then
-// recognises as written, never a conflict with itself. A write whose ctx must be shared
-// (task.MustShare) is never made on the mirror: while Redis is away it fails with the outage.
-// While change runs, reads from Redis do not record its aggregates in the mirror (inflight).
+// recognises as written, never a conflict with itself. A Shared store never makes a write on
+// the mirror for an outage (changeShared). While change runs, reads from Redis do not record its aggregates in the mirror (inflight).
 func (s *Store) change(ctx context.Context, online, offline func() error, plans, tasks []string) error {
 	defer s.writing.begin(plans, tasks)()
 	if s.shared {
@@ -63,14 +60,6 @@ func (s *Store) change(ctx context.Context, online, offline func() error, plans,
 			if errors.Is(err, outage.ErrDataLost) {
 				s.lostData.Store(true)
 			}
-			if task.MustBeShared(ctx) {
-				return fmt.Errorf("redisrepo: a write other executors must see, refused: %w", err)
-			}
-		} else if task.MustBeShared(ctx) {
-			if cause := s.mon.Cause(); cause != nil {
-				return fmt.Errorf("redisrepo: a write other executors must see, refused while redis is away: %w", cause)
-			}
-			continue // Redis came back since the check: write online
 		}
 		if done, err := s.journaled(offline, plans, tasks); done {
 			return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/executor-dev/executor/domain/task"
 	"github.com/executor-dev/executor/infra/outage"
 )
 
@@ -23,7 +24,10 @@ const (
 // wrote (an empty restart, a failover to a replica that lacked acknowledged writes) is the one
 // case where memory holds the only copy: the write is then made on the mirror and journaled,
 // as alone, and the write-back after the loss carries it with everything else
-// (docs/degraded.md, "Redis lost its data").
+// (docs/degraded.md, "Redis lost its data"), unless ctx is marked task.MustShare (an
+// operator's command on what another executor may run): journaled, it would take effect
+// only at the write-back, maybe after the run it meant to change completed elsewhere, so it
+// fails instead.
 func (s *Store) changeShared(ctx context.Context, online, offline func() error, plans, tasks []string) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -42,6 +46,9 @@ func (s *Store) changeShared(ctx context.Context, online, offline func() error, 
 		}
 		if errors.Is(err, outage.ErrDataLost) {
 			s.lostData.Store(true)
+			if task.MustBeShared(ctx) {
+				return fmt.Errorf("redisrepo: a write other executors must see, refused: %w", err)
+			}
 			if done, jerr := s.journaled(offline, plans, tasks); done {
 				return jerr
 			}
