@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
 // Mode is the kind of deployment a URL names.
@@ -62,6 +63,14 @@ type Config struct {
 	// Timeout bounds every dial, read and write and the wait for a pooled connection;
 	// 0 means Timeout (the package's constant).
 	Timeout time.Duration
+}
+
+// noMaintNotifications turns go-redis's maintenance notifications off. With DisableIdentity
+// (no CLIENT SETINFO), a new connection costs one round trip (HELLO) before its first command
+// instead of three: on a slow link (seconds of latency) that is what a command that timed out,
+// and so lost its connection, waits for on the next one.
+func noMaintNotifications() *maintnotifications.Config {
+	return &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 }
 
 // timeout is cfg.Timeout, or the package's Timeout.
@@ -118,6 +127,7 @@ func Open(cfg Config) (*Conn, error) {
 		d := cfg.timeout()
 		o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = d, d, d, d
 		o.MaxRetries, o.DialerRetries = 1, 1 // go-redis re-dials a refused connection 5 times by default
+		o.DisableIdentity, o.MaintNotificationsConfig = true, noMaintNotifications()
 		return &Conn{Client: redis.NewClient(o), Mode: Single, Addrs: []string{o.Addr}}, nil
 	}
 }
@@ -132,6 +142,7 @@ func openCluster(u *url.URL, raw string, d time.Duration) (*Conn, error) {
 	}
 	o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = d, d, d, d
 	o.MaxRetries, o.DialerRetries = 1, 1
+	o.DisableIdentity, o.MaintNotificationsConfig = true, noMaintNotifications()
 	// go-redis reloads the slot map on MOVED, ASK and READONLY, but not when a master stops
 	// answering: without a reload it would dial the dead master until the next periodic one
 	// (60 s by default), though its replica took over within the cluster's node timeout. One
@@ -153,6 +164,7 @@ func openSentinel(raw string, changed error, d time.Duration) (*Conn, error) {
 	}
 	o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = d, d, d, d
 	o.MaxRetries, o.DialerRetries = 1, 1
+	o.DisableIdentity = true
 	if changed == nil {
 		changed = ErrMasterChanged
 	}
