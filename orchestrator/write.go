@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/event"
@@ -112,12 +113,11 @@ func (o *Orchestrator) commitAs(run *taskRun, cp *checkpoint.Checkpoint, fn func
 // deadline (a self-fencing lease: a write that waits for the store, which retries while it is
 // away, never lands after another executor may have judged the run gone).
 func (o *Orchestrator) writeContext(run *taskRun) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(run.ctx), persistTimeout)
-	if d := run.deadline(); !d.IsZero() {
-		dctx, dcancel := context.WithDeadline(ctx, d)
-		return dctx, func() { dcancel(); cancel() }
+	end := time.Now().Add(persistTimeout)
+	if d := run.deadline(); !d.IsZero() && d.Before(end) {
+		end = d
 	}
-	return ctx, cancel
+	return context.WithDeadline(context.WithoutCancel(run.ctx), end) // one timer per write
 }
 
 // reload replaces the run's copy of its task with the task as stored, after a write of the
