@@ -366,7 +366,7 @@ func rpRenamedInScript(t *testing.T) error {
 // rpUntrusted is a rediss:// connection to a server whose certificate a private CA signed.
 func rpUntrusted(t *testing.T) error {
 	dir := t.TempDir()
-	rpTLSFiles(t, dir)
+	redistest.WriteTLSFiles(t, dir)
 	port := rpFreePort(t)
 	redistest.Start(t, redistest.Args("--tls-port", port,
 		"--tls-cert-file", filepath.Join(dir, "redis.crt"), "--tls-key-file", filepath.Join(dir, "redis.key"),

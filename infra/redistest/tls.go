@@ -1,4 +1,4 @@
-package outage_test
+package redistest
 
 import (
 	"crypto/ecdsa"
@@ -13,28 +13,32 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/require"
 )
 
-// rpTLSFiles writes a private CA (ca.crt) and a certificate for 127.0.0.1 it signed (redis.crt,
-// redis.key) into dir: a redis-server serving them is trusted by no client that has not
-// been given ca.crt.
-func rpTLSFiles(t *testing.T, dir string) {
+// WriteTLSFiles writes a private CA (ca.crt) and a certificate for 127.0.0.1 it signed
+// (redis.crt, redis.key) into dir, for a redis-server started with --tls-port and those
+// files: no client trusts it unless given the CA, which the returned pool holds.
+func WriteTLSFiles(t testing.TB, dir string) *x509.CertPool {
 	t.Helper()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("redistest: TLS files: %v", err)
+		}
+	}
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
+	must(err)
 	ca := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "outage test CA"},
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "redistest CA"},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
 		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
 	}
 	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
-	require.NoError(t, err)
+	must(err)
 	caCert, err := x509.ParseCertificate(caDER)
-	require.NoError(t, err)
+	must(err)
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
+	must(err)
 	leaf := &x509.Certificate{
 		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
@@ -42,14 +46,17 @@ func rpTLSFiles(t *testing.T, dir string) {
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 	}
 	leafDER, err := x509.CreateCertificate(rand.Reader, leaf, caCert, &key.PublicKey, caKey)
-	require.NoError(t, err)
+	must(err)
 	keyDER, err := x509.MarshalECPrivateKey(key)
-	require.NoError(t, err)
+	must(err)
 	for name, block := range map[string]*pem.Block{
 		"ca.crt":    {Type: "CERTIFICATE", Bytes: caDER},
 		"redis.crt": {Type: "CERTIFICATE", Bytes: leafDER},
 		"redis.key": {Type: "EC PRIVATE KEY", Bytes: keyDER},
 	} {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(block), 0o600))
+		must(os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(block), 0o600))
 	}
+	pool := x509.NewCertPool()
+	pool.AddCert(caCert)
+	return pool
 }
