@@ -63,7 +63,7 @@ func openBackend(cfg Config, hooks storeHooks) (backend, error) {
 			index: db.Tasks(), locker: lock.NewMemory(), counts: db.StatusCounts}}, nil
 	}
 	conn, err := redisconn.Open(redisconn.Config{URL: cfg.RedisURL, Cluster: cfg.RedisCluster, MasterChanged: outage.ErrDataLost,
-		Timeout: cfg.clientTimeout()})
+		Timeout: cfg.clientTimeout(), MinIdle: cfg.minIdleConns()})
 	if err != nil {
 		return backend{}, fmt.Errorf("server: --redis: %w", err)
 	}
@@ -106,9 +106,16 @@ func openBackend(cfg Config, hooks storeHooks) (backend, error) {
 // executors share the Redis).
 func (b backend) redisStores(cfg Config) stores {
 	db := b.store
+	// Shared, a lease's refresh must not wait behind the runs' writes in the auto-pipeline,
+	// whose batches queue up on a slow link: its deadline stops the run. Leases take their own
+	// round trips on the pool's warm connections (redisconn.Config.MinIdle) instead.
+	var leaseScripter redis.Scripter = b.batched
+	if cfg.shared() {
+		leaseScripter = b.redis
+	}
 	return stores{
 		creator: db, plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(), index: db.Tasks(), counts: db.StatusCounts,
-		locker: lock.NewFailover(b.redis, lock.RedisOptions{Keys: rediskey.New(cfg.Prefix), TTL: cfg.LeaseTTL, Logger: cfg.Logger, Scripter: b.batched,
+		locker: lock.NewFailover(b.redis, lock.RedisOptions{Keys: rediskey.New(cfg.Prefix), TTL: cfg.LeaseTTL, Logger: cfg.Logger, Scripter: leaseScripter,
 			SelfFence: cfg.shared()}, b.mon),
 	}
 }

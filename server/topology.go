@@ -61,6 +61,25 @@ func (cfg Config) clientTimeout() time.Duration {
 	return min(max(cfg.LeaseTTL/2, minClientTimeout), maxClientTimeout)
 }
 
+// minIdleConns is how many connections the Redis client keeps open while idle: shared, enough
+// for the leases' refreshes to find a warm one (a new connection costs a round trip before
+// its first command, which on a slow link is what pushes a refresh past its lease's
+// deadline); alone, go-redis's default.
+func (cfg Config) minIdleConns() int {
+	if !cfg.shared() {
+		return 0
+	}
+	return min(cfg.workers(), 16)
+}
+
+// workers is Config.Workers or its default.
+func (cfg Config) workers() int {
+	if cfg.Workers > 0 {
+		return cfg.Workers
+	}
+	return DefaultWorkers
+}
+
 // topologyReadiness is GET /readyz's answer on Redis: redisReadiness, with the topology.
 func (e *Executor) topologyReadiness() wire.Health {
 	h := e.redisReadiness()

@@ -339,18 +339,29 @@ func (l *FailoverLease) watch(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer l.exit(&wg)
 
-	w := &watchState{interval: l.f.redis.ttl / 3, results: make(chan stepResult, 1)}
+	w := &watchState{interval: l.f.redis.ttl / 3, results: make(chan stepResult, maxSteps)}
 	tick := time.NewTicker(w.interval)
 	defer tick.Stop()
 	forced := l.mem.Lost() // closed by Failover.ForceRelease
-	var expire <-chan time.Time
+	var expire, first <-chan time.Time
 	if l.f.selfFence {
 		t := time.NewTimer(time.Until(l.deadline.get()))
 		defer t.Stop()
 		expire, w.expire = t.C, t
+		// The first refresh is due an interval after the acquisition was sent, not after it
+		// returned: on a slow link the acquisition's own round trip is most of that.
+		ttl := l.f.redis.ttl
+		sent := l.deadline.get().Add(-(ttl - lease.Margin(ttl)))
+		f := time.NewTimer(max(time.Until(sent.Add(w.interval)), 0))
+		defer f.Stop()
+		first = f.C
 	}
 	for {
 		select {
+		case <-first:
+			if !l.pastDeadline() {
+				l.onTick(ctx, w, &wg)
+			}
 		case <-expire:
 			if ctx.Err() != nil {
 				l.awaitInFlight(w)
@@ -382,7 +393,7 @@ func (l *FailoverLease) watch(ctx context.Context) {
 			}
 			l.onTick(ctx, w, &wg)
 		case res := <-w.results:
-			w.inFlight = false
+			w.inFlight--
 			if l.onResult(ctx, w, res) {
 				return
 			}
@@ -393,29 +404,44 @@ func (l *FailoverLease) watch(ctx context.Context) {
 // watchState is what the watch loop keeps between its ticks.
 type watchState struct {
 	interval   time.Duration   // between steps: the Redis lease's TTL/3
-	results    chan stepResult // the in-flight step's result
-	inFlight   bool
-	started    time.Time   // when the in-flight step started
-	reported   bool        // the in-flight step's silence was reported to the monitor
-	staleVal   string      // a same-owner key of another token being waited for
-	staleUntil time.Time   // the latest staleVal could expire unless kept alive
-	expire     *time.Timer // with SelfFence: fires at the deadline
+	results    chan stepResult // the in-flight steps' results (room for maxSteps)
+	inFlight   int             // steps started and not received
+	started    time.Time       // when the last step started
+	reported   bool            // the in-flight steps' silence was reported to the monitor
+	staleVal   string          // a same-owner key of another token being waited for
+	staleUntil time.Time       // the latest staleVal could expire unless kept alive
+	expire     *time.Timer     // with SelfFence: fires at the deadline
 }
 
-// awaitInFlight waits for the in-flight step, if any, and keeps the lock it took for Release.
+// maxSteps bounds the watchdog's steps in flight at once: one, unless the lease self-fences
+// (selfFenceSteps).
+const maxSteps = 3
+
+// awaitInFlight waits for the in-flight steps, if any, and keeps the lock they took for Release.
 func (l *FailoverLease) awaitInFlight(w *watchState) {
-	if !w.inFlight {
-		return
+	for ; w.inFlight > 0; w.inFlight-- {
+		if res := <-w.results; res.lock != nil {
+			l.rlock = res.lock
+		}
 	}
-	if res := <-w.results; res.lock != nil {
-		l.rlock = res.lock
+}
+
+// stepsAtOnce is how many steps the watchdog lets be in flight at once. A self-fencing lease
+// refreshes every TTL/3 even while earlier refreshes wait for their replies: on a slow link
+// (a round trip above TTL/3) each refresh then extends the deadline TTL/3 after the one
+// before, instead of the skipped tick costing a whole TTL/3 and the deadline passing while
+// Redis answers in time. Others keep one step in flight.
+func (l *FailoverLease) stepsAtOnce() int {
+	if l.f.selfFence {
+		return maxSteps
 	}
+	return 1
 }
 
 // onTick starts a step, unless one is in flight: then it reports the step's silence to the
 // monitor once it has lasted an interval.
 func (l *FailoverLease) onTick(ctx context.Context, w *watchState, wg *sync.WaitGroup) {
-	if w.inFlight {
+	if w.inFlight >= l.stepsAtOnce() {
 		if !w.reported && time.Since(w.started) >= w.interval {
 			w.reported = true
 			l.f.mon.Fail(fmt.Errorf("lock: tenant %s: Redis did not answer within %v: %w",
@@ -423,7 +449,7 @@ func (l *FailoverLease) onTick(ctx context.Context, w *watchState, wg *sync.Wait
 		}
 		return
 	}
-	w.inFlight, w.started, w.reported = true, time.Now(), false
+	w.inFlight, w.started, w.reported = w.inFlight+1, time.Now(), false
 	held := l.rlock
 	wg.Add(1)
 	go func() {

@@ -63,6 +63,9 @@ type Config struct {
 	// Timeout bounds every dial, read and write and the wait for a pooled connection;
 	// 0 means Timeout (the package's constant).
 	Timeout time.Duration
+	// MinIdle is how many connections (per node) the client keeps open while idle, so that a
+	// command seldom waits for a new one (go-redis's MinIdleConns); 0: none.
+	MinIdle int
 }
 
 // noMaintNotifications turns go-redis's maintenance notifications off. With DisableIdentity
@@ -111,14 +114,14 @@ func Open(cfg Config) (*Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		return openSentinel(goURL, cfg.MasterChanged, cfg.timeout())
+		return openSentinel(goURL, cfg.MasterChanged, cfg.timeout(), cfg.MinIdle)
 	case u.Query().Has("master_name"):
 		if cfg.Cluster {
 			return nil, fmt.Errorf("%w: --redis-cluster with a Sentinel URL (master_name)", ErrURL)
 		}
-		return openSentinel(cfg.URL, cfg.MasterChanged, cfg.timeout())
+		return openSentinel(cfg.URL, cfg.MasterChanged, cfg.timeout(), cfg.MinIdle)
 	case cfg.Cluster || u.Query().Has("addr"):
-		return openCluster(u, cfg.URL, cfg.timeout())
+		return openCluster(u, cfg.URL, cfg.timeout(), cfg.MinIdle)
 	default:
 		o, err := redis.ParseURL(cfg.URL)
 		if err != nil {
@@ -128,11 +131,12 @@ func Open(cfg Config) (*Conn, error) {
 		o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = d, d, d, d
 		o.MaxRetries, o.DialerRetries = 1, 1 // go-redis re-dials a refused connection 5 times by default
 		o.DisableIdentity, o.MaintNotificationsConfig = true, noMaintNotifications()
+		o.MinIdleConns = cfg.MinIdle
 		return &Conn{Client: redis.NewClient(o), Mode: Single, Addrs: []string{o.Addr}}, nil
 	}
 }
 
-func openCluster(u *url.URL, raw string, d time.Duration) (*Conn, error) {
+func openCluster(u *url.URL, raw string, d time.Duration, minIdle int) (*Conn, error) {
 	if db := strings.Trim(u.Path, "/"); db != "" && db != "0" {
 		return nil, fmt.Errorf("%w: a Redis Cluster has database 0 only, not %q", ErrURL, db)
 	}
@@ -143,6 +147,7 @@ func openCluster(u *url.URL, raw string, d time.Duration) (*Conn, error) {
 	o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = d, d, d, d
 	o.MaxRetries, o.DialerRetries = 1, 1
 	o.DisableIdentity, o.MaintNotificationsConfig = true, noMaintNotifications()
+	o.MinIdleConns = minIdle
 	// go-redis reloads the slot map on MOVED, ASK and READONLY, but not when a master stops
 	// answering: without a reload it would dial the dead master until the next periodic one
 	// (60 s by default), though its replica took over within the cluster's node timeout. One
@@ -154,7 +159,7 @@ func openCluster(u *url.URL, raw string, d time.Duration) (*Conn, error) {
 	return &Conn{Client: redis.NewClusterClient(o), Mode: Cluster, Addrs: o.Addrs}, nil
 }
 
-func openSentinel(raw string, changed error, d time.Duration) (*Conn, error) {
+func openSentinel(raw string, changed error, d time.Duration, minIdle int) (*Conn, error) {
 	o, err := redis.ParseFailoverURL(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrURL, err)
@@ -165,6 +170,7 @@ func openSentinel(raw string, changed error, d time.Duration) (*Conn, error) {
 	o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = d, d, d, d
 	o.MaxRetries, o.DialerRetries = 1, 1
 	o.DisableIdentity = true
+	o.MinIdleConns = minIdle
 	if changed == nil {
 		changed = ErrMasterChanged
 	}
