@@ -28,6 +28,10 @@ type Answer struct {
 	RetryAfter time.Duration // its Retry-After
 	Err        error         // the transport error, when no answer came
 	Sent, Got  time.Time
+	// Undecided (Try): some try of the request got no answer, or a 503, so it may have taken
+	// effect although the answer that decided it says otherwise (an executor killed, frozen or
+	// cut off after it acted and before it answered).
+	Undecided bool
 }
 
 // OK reports a 2xx answer.
@@ -118,12 +122,15 @@ func (a *API) Do(ctx context.Context, e *Executor, method, path string, body any
 }
 
 // Try sends the request to executors chosen by pick until an answer is not Retryable or ctx
-// ends, waiting between tries (Retry-After, at most 3 s). It returns the last answer and how
-// many tries it took.
+// ends, waiting between tries (Retry-After, at most 3 s). It returns the last answer (with
+// Undecided set when a try got no answer or a 503) and how many tries it took.
 func (a *API) Try(ctx context.Context, pick func() *Executor, method, path string, body any, header http.Header) (Answer, int) {
 	var ans Answer
+	undecided := false
 	for tries := 1; ; tries++ {
 		ans = a.Do(ctx, pick(), method, path, body, header)
+		undecided = undecided || ans.Err != nil || ans.Code == http.StatusServiceUnavailable
+		ans.Undecided = undecided
 		if !ans.Retryable() || ctx.Err() != nil {
 			return ans, tries
 		}

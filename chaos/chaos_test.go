@@ -33,10 +33,11 @@ func buildAndRun(m *testing.M) int {
 }
 
 // TestChaos runs the chaos suite for CHAOS_DURATION (default 25s; `make chaos` runs 5m) and
-// asserts its invariants: no tenant in flight twice, no completed stage re-run without an
-// operator retry, every acknowledged cancel and retry honoured and every acknowledged plan
-// kept, no task stranded, the API's view equal to Redis's; and no executor crashed, no API
-// answer 5xx other than 503.
+// asserts its invariants: no tenant in flight twice and no stale caller served, no completed
+// stage re-run but the operator's retry of an in-doubt attempt with its Idempotency-Key, every
+// acknowledged cancel and retry honoured and every acknowledged plan kept, no task stranded,
+// the API's view equal to Redis's, no task INTERRUPTED under latency alone; and no executor
+// crashed, no API answer 5xx other than 503.
 func TestChaos(t *testing.T) {
 	cfg, err := ConfigFromEnv()
 	require.NoError(t, err)
@@ -49,7 +50,10 @@ func TestChaos(t *testing.T) {
 	assert.Positive(t, rep.Calls, "the workload ran stages")
 	assert.Positive(t, len(rep.Faults), "faults were injected")
 	assert.LessOrEqual(t, r.MaxInFlight, 1, "1. no tenant in flight twice: %v", r.Overlaps)
-	assert.Empty(t, r.ReRuns, "2. no completed stage re-run without an operator retry")
+	assert.Empty(t, r.StaleCalls, "1. no stale caller served")
+	assert.Empty(t, r.FenceMissing, "1. every stage call carries its Executor-Fence")
+	assert.Empty(t, r.ReRuns, "2. no completed stage re-run but the retry of an in-doubt attempt, with its key")
+	assert.Empty(t, r.LatencyInterrupts, "6. no task INTERRUPTED under latency alone")
 	assert.Empty(t, r.CancelViolations, "3. every acknowledged cancel honoured")
 	assert.Empty(t, r.RetryViolations, "3. every acknowledged retry honoured")
 	assert.Empty(t, r.LostPlans, "3. every acknowledged plan kept")

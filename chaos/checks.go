@@ -21,6 +21,8 @@ type Evidence struct {
 	Snapshot          *Snapshot
 	Grace             time.Duration // a call starting this long after a cancel's answer breaks it
 	LogAlarms         []string      // data races, panics in the executors' logs
+	Reaps             []Reap        // the tasks the executors judged INTERRUPTED (their logs)
+	LeaseTTL          time.Duration // the executors' --lease-ttl
 }
 
 // Results are the checks' figures and, for every violation, one line of evidence.
@@ -29,18 +31,30 @@ type Results struct {
 	MaxInFlight       int
 	MaxInFlightTenant string
 	Overlaps          []string
+	StaleCalls        []string // calls of a lower fence epoch than one the target answered before for the task
+	FenceMissing      []string // calls without a valid Executor-Fence
 	// 2. no completed stage re-run without an operator retry
 	ReRuns         []string
-	ReRunsRetried  int // completed stages run again after a retry (allowed)
+	ReRunsRetried  int // completed stages run again by a retry's run with the in-doubt key (allowed)
 	CompletedCalls int
+	// No false INTERRUPTED under latency: tasks reaped whose run beat last within a
+	// conn-latency window (checkLatency); the windows, and the reapings during them.
+	LatencyInterrupts []string
+	LatencyWindows    int
+	ReapedInLatency   int
+	Reaped            int // tasks judged INTERRUPTED, in all
 	// 3. acknowledged operator commands honoured
 	CancelsAcked     int
 	CancelsHonoured  int
 	CancelViolations []string
+	// CancelsSuperseded are acknowledged cancels of tasks an operator's retry may have given
+	// a new run after the cancel took effect (supersededByRetry): not checked.
+	CancelsSuperseded int
 	// CancelsLost are acknowledged cancels of tasks whose plan ended and was then lost with
 	// Redis's data (documented): nothing to check.
 	CancelsLost      int
 	RetriesAcked     int // tasks given a new run by an acknowledged retry
+	RetriesUndecided int // tasks a retry whose answer never came may have given a new run (not checked)
 	RetriesHonoured  int
 	RetryViolations  []string
 	SubmissionsAcked int
@@ -62,7 +76,7 @@ type Results struct {
 
 // Violations counts every violation.
 func (r Results) Violations() int {
-	return len(r.Overlaps) + len(r.ReRuns) + len(r.CancelViolations) + len(r.RetryViolations) +
+	return len(r.Overlaps) + len(r.StaleCalls) + len(r.FenceMissing) + len(r.ReRuns) + len(r.LatencyInterrupts) + len(r.CancelViolations) + len(r.RetryViolations) +
 		len(r.LostPlans) + len(r.Stranded) + len(r.PlansOpen) + len(r.Mismatches) + len(r.Exits) + len(r.ServerErrors)
 }
 
@@ -74,7 +88,10 @@ func Check(ev Evidence) Results {
 		r.Overlaps = append(r.Overlaps, fmt.Sprintf("tenant %s in flight twice: %s | %s%s", o.Tenant, o.First, o.Second,
 			faultsNear(ev.History, o.Second.Start)))
 	}
+	checkFences(ev, &r)
 	checkReRuns(ev, &r)
+	checkLatency(ev, &r)
+	r.Reaped = len(ev.Reaps)
 	checkSubmissions(ev, &r)
 	checkCancels(ev, &r)
 	checkRetries(ev, &r)
@@ -89,8 +106,14 @@ func Check(ev Evidence) Results {
 	return r
 }
 
-// checkReRuns: a (plan, tenant, stage) called again after a call of it completed, with no
-// operator retry of its task since that call started.
+// checkReRuns: a (plan, tenant, stage) called again after a call of it completed (the target
+// answered 2xx to a caller still waiting) is allowed only as the retry of an in-doubt attempt:
+// the new call carries the completed call's Idempotency-Key (the in-doubt attempt's, which the
+// retry sends again), comes from a later run than the completed call's, an operator retry of
+// the task was sent between the completed call's start and its own (acknowledged, or whose
+// answer never came: it may have taken effect), and its run re-calls no other completed stage
+// (one stage at most is in doubt per interrupted run). A completed stage called again under
+// another key is a violation, after a retry or not.
 func checkReRuns(ev Evidence, r *Results) {
 	byStage := map[string][]Call{}
 	for _, c := range ev.Calls {
@@ -99,17 +122,36 @@ func checkReRuns(ev Evidence, r *Results) {
 			r.CompletedCalls++
 		}
 	}
+	type runKey struct {
+		task string
+		run  int
+	}
+	reRunBy := map[runKey]map[string]Call{} // allowed re-runs: run → stage → its first re-call
 	for _, calls := range byStage {
 		sort.Slice(calls, func(i, j int) bool { return calls[i].Start.Before(calls[j].Start) })
 		var done *Call // the latest call that completed before the current one started
 		for i := range calls {
 			c := calls[i]
 			if done != nil && !done.End.After(c.Start) {
-				if retriedBetween(ev.History, c.Task, done.Start, c.Start) {
-					r.ReRunsRetried++
-				} else {
+				retried := retriedBetween(ev.History, c.Task, done.Start, c.Start)
+				switch {
+				case c.Key != done.Key:
+					r.ReRuns = append(r.ReRuns, fmt.Sprintf("%s re-run under a new key (%s): completed %s, again %s%s",
+						c.Tenant, retryWord(retried), done, c, faultsBetween(ev.History, done.Start, c.Start)))
+				case c.Run <= done.Run:
+					r.ReRuns = append(r.ReRuns, fmt.Sprintf("%s re-run by run %d, not by a later run: completed %s, again %s%s",
+						c.Tenant, c.Run, done, c, faultsBetween(ev.History, done.Start, c.Start)))
+				case !retried:
 					r.ReRuns = append(r.ReRuns, fmt.Sprintf("%s re-run without a retry: completed %s, again %s%s",
-						c.Tenant, done, c, faultsNear(ev.History, c.Start)))
+						c.Tenant, done, c, faultsBetween(ev.History, done.Start, c.Start)))
+				default:
+					k := runKey{c.Task, c.Run}
+					if reRunBy[k] == nil {
+						reRunBy[k] = map[string]Call{}
+					}
+					if _, seen := reRunBy[k][c.Stage]; !seen { // later calls of it: the same re-run's attempts
+						reRunBy[k][c.Stage] = c
+					}
 				}
 			}
 			if c.Completed && (done == nil || c.End.After(done.End)) {
@@ -117,9 +159,35 @@ func checkReRuns(ev Evidence, r *Results) {
 			}
 		}
 	}
+	for _, stages := range reRunBy {
+		r.ReRunsRetried += len(stages)
+		if len(stages) < 2 {
+			continue
+		}
+		calls := make([]Call, 0, len(stages))
+		for _, c := range stages {
+			calls = append(calls, c)
+		}
+		sort.Slice(calls, func(i, j int) bool { return calls[i].StageIndex < calls[j].StageIndex })
+		var names []string
+		for _, c := range calls {
+			names = append(names, c.String())
+		}
+		r.ReRuns = append(r.ReRuns, fmt.Sprintf("%s run %d re-ran %d completed stages with their in-doubt keys (one at most is in doubt per interrupted run): %s%s",
+			calls[0].Tenant, calls[0].Run, len(calls), strings.Join(names, " | "), faultsNear(ev.History, calls[0].Start)))
+	}
 	sort.Strings(r.ReRuns)
 }
 
+func retryWord(retried bool) string {
+	if retried {
+		return "after a retry"
+	}
+	return "without a retry"
+}
+
+// retriedBetween reports whether an operator retry of task taskID was sent between from and
+// to: acknowledged, or undecided (no answer came: it may have taken effect).
 func retriedBetween(h *History, taskID string, from, to time.Time) bool {
 	for _, rt := range h.RetriesOf(taskID) {
 		if rt.Sent.After(from) && rt.Sent.Before(to) {
@@ -127,6 +195,87 @@ func retriedBetween(h *History, taskID string, from, to time.Time) bool {
 		}
 	}
 	return false
+}
+
+// checkFences: every stage call carries an Executor-Fence naming its tenant, and no call's
+// epoch is lower than that of a call of the same task the target answered before it arrived
+// (a stale caller served: a run superseded by a newer one still calling).
+func checkFences(ev Evidence, r *Results) {
+	byTask := map[string][]Call{}
+	for _, c := range ev.Calls {
+		byTask[c.Task] = append(byTask[c.Task], c)
+		if !c.FenceOK {
+			r.FenceMissing = append(r.FenceMissing, fmt.Sprintf("%s: Executor-Fence %q (want %s:<epoch ≥ 1>)", c, c.Fence, c.Tenant))
+		}
+	}
+	for _, calls := range byTask {
+		for _, c := range calls {
+			if !c.FenceOK {
+				continue
+			}
+			var newer *Call // the answered call of the highest epoch before c arrived
+			for i, d := range calls {
+				if d.FenceOK && d.Status != 0 && !d.End.After(c.Start) && d.Epoch > c.Epoch && (newer == nil || d.Epoch > newer.Epoch) {
+					newer = &calls[i]
+				}
+			}
+			if newer != nil {
+				r.StaleCalls = append(r.StaleCalls, fmt.Sprintf("%s: stale caller served: epoch %d after the target answered epoch %d: %s, then %s%s",
+					c.Tenant, c.Epoch, newer.Epoch, newer, c, faultsNear(ev.History, c.Start)))
+			}
+		}
+	}
+	sort.Strings(r.StaleCalls)
+	sort.Strings(r.FenceMissing)
+}
+
+// latencyGuard is how long after a fault's end a run lost to it may still have beaten: its
+// lease deadline comes at most TTL − TTL/5 after its last confirmed refresh, and it writes
+// nothing after it. checkLatency counts a reaped run against a conn-latency window only when
+// its last heartbeat is later than the previous fault's end + 2 TTLs (a margin for the
+// executor noticing a data loss, which stops a run a little later).
+func latencyGuard(ttl time.Duration) time.Duration { return 2 * ttl }
+
+// checkLatency: no task judged INTERRUPTED for a conn-latency (a slow link is not a lost
+// owner). Faults come one at a time, so a reaped task (the reaper's log line, with the heartbeat
+// it judged) is counted against a latency window when its run's last heartbeat falls within
+// it, or within a heartbeat period (TTL/3) before it (a run that beat just before the latency
+// began and never again): such a run was alive after the previous fault's effects were over
+// (the heartbeat is later than that fault's end + latencyGuard; the injector leaves room for
+// it) and stopped beating before the latency ended (a run alive after the latency beat again
+// after it, and the next fault waits a lease TTL after it). The reapings whose time falls in a
+// latency window are counted too, whatever their heartbeat.
+func checkLatency(ev Evidence, r *Results) {
+	ttl := ev.LeaseTTL
+	if ttl <= 0 {
+		ttl = 3 * time.Second
+	}
+	faults := append([]FaultRecord(nil), ev.History.Faults...)
+	sort.Slice(faults, func(i, j int) bool { return faults[i].Start.Before(faults[j].Start) })
+	for i, f := range faults {
+		if f.Kind != FaultConnLatency {
+			continue
+		}
+		r.LatencyWindows++
+		from := f.Start.Add(-ttl / 3)
+		if i > 0 {
+			if guard := faults[i-1].End.Add(latencyGuard(ttl)); guard.After(from) {
+				from = guard
+			}
+		}
+		for _, rp := range ev.Reaps {
+			if !rp.At.Before(f.Start) && !rp.At.After(f.End) {
+				r.ReapedInLatency++
+			}
+			if rp.HeartbeatAt.Before(from) || rp.HeartbeatAt.After(f.End) {
+				continue
+			}
+			r.LatencyInterrupts = append(r.LatencyInterrupts, fmt.Sprintf("%s (task %s, plan %s) reaped INTERRUPTED by %s at %s, its last heartbeat %s: within %s on %s %s–%s (%s), no other fault then; %s",
+				rp.Tenant, shortID(rp.TaskID), shortID(rp.PlanID), rp.By, rp.At.Format("15:04:05.000"), rp.HeartbeatAt.Format("15:04:05.000"),
+				f.Kind, f.Target, f.Start.Format("15:04:05.000"), f.End.Format("15:04:05.000"), f.Note, rp.Where))
+		}
+	}
+	sort.Strings(r.LatencyInterrupts)
 }
 
 // checkCancels: an acknowledged cancel ends its task CANCELLED, and no stage call of the task
@@ -137,6 +286,10 @@ func checkCancels(ev Evidence, r *Results) {
 			continue
 		}
 		r.CancelsAcked++
+		if supersededByRetry(ev.History, c) {
+			r.CancelsSuperseded++
+			continue
+		}
 		var problems []string
 		v, ok := ev.Snapshot.Tasks[c.TaskID]
 		if (!ok || v.Gone()) && mayBeLost(ev, c.PlanID) {
@@ -166,9 +319,34 @@ func checkCancels(ev Evidence, r *Results) {
 	}
 }
 
+// retryReach bounds how long after it was first sent a retry whose answer never came may
+// still take effect: its tries (30 s at most) and the last one's request timeout.
+const retryReach = 30*time.Second + requestTimeout
+
+// supersededByRetry reports whether an operator's retry of the cancelled task may have taken
+// effect after the cancel did (the operator on call reads a task INTERRUPTED and retries it
+// while the workload cancels it: a retry of a CANCELLED task gives it a new run, as the API
+// says): a retry acknowledged after the cancel was sent, or one whose answer never came sent
+// at most retryReach before it. Such a cancel is not checked (CancelsSuperseded).
+func supersededByRetry(h *History, c CommandRecord) bool {
+	for _, rt := range h.RetriesOf(c.TaskID) {
+		if !rt.Undecided && rt.Acked.After(c.Sent) {
+			return true
+		}
+		if rt.Undecided && rt.Sent.After(c.Sent.Add(-retryReach)) {
+			return true
+		}
+	}
+	return false
+}
+
 // checkRetries: a task an acknowledged retry gave a new run has at least that run's attempt.
 func checkRetries(ev Evidence, r *Results) {
 	for _, rt := range ev.History.Retries {
+		if rt.Undecided {
+			r.RetriesUndecided++
+			continue
+		}
 		r.RetriesAcked++
 		v, ok := ev.Snapshot.Tasks[rt.TaskID]
 		switch {
@@ -381,6 +559,25 @@ func sortedPlanIDs(s *Snapshot) []string {
 	}
 	sort.Strings(ids)
 	return ids
+}
+
+// faultsBetween names the faults whose window, widened by 5 s, meets [from, to]: what came
+// between a completed call and its re-run.
+func faultsBetween(h *History, from, to time.Time) string {
+	var names []string
+	for _, f := range h.Faults {
+		end := f.End
+		if end.IsZero() {
+			end = time.Now()
+		}
+		if !to.Before(f.Start.Add(-5*time.Second)) && !from.After(end.Add(5*time.Second)) {
+			names = append(names, fmt.Sprintf("%s on %s %s–%s", f.Kind, f.Target, f.Start.Format("15:04:05.000"), f.End.Format("15:04:05.000")))
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return " [faults between: " + strings.Join(names, ", ") + "]"
 }
 
 // faultsNear names the faults whose window, widened by 5 s, contains at.

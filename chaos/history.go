@@ -35,10 +35,14 @@ type CommandRecord struct {
 	Tries    int       `json:"tries"`
 	Acked    bool      `json:"acked"`
 	Detail   string    `json:"detail,omitempty"`
+	// During: sent by the operator acting while faults are injected (else after them, or the
+	// workload's cancel).
+	During bool `json:"during,omitempty"`
 }
 
-// RetryRecord is one task an operator's acknowledged retry gave a new run. MinAttempt is the
-// attempt the task must reach at least (its attempt when it was retried, + 1).
+// RetryRecord is one task an operator's acknowledged retry gave a new run (or, Undecided, one
+// a retry may have). MinAttempt is the attempt the task must reach at least (its attempt when
+// it was retried, + 1).
 type RetryRecord struct {
 	Tenant     string    `json:"tenant"`
 	PlanID     string    `json:"planId"`
@@ -47,6 +51,12 @@ type RetryRecord struct {
 	Acked      time.Time `json:"acked"`
 	MinAttempt int       `json:"minAttempt"`
 	Via        string    `json:"via"`
+	Kind       string    `json:"kind"`             // plan-retry (bulk) or tenant-retry
+	During     bool      `json:"during,omitempty"` // while faults were injected
+	// Undecided: no answer decided the retry (a try got none, or a 503: it may have taken
+	// effect on an executor killed or cut off before it answered). Check 2 counts it as an
+	// operator retry; check 3 does not check it (Acked is zero).
+	Undecided bool `json:"undecided,omitempty"`
 }
 
 // SubmissionRecord is one plan submission: every try with its Idempotency-Key until an

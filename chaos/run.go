@@ -32,10 +32,12 @@ func Run(t *testing.T, cfg Config, bin string) Report {
 	api := NewAPI(hist)
 	w := NewWorkload(c, api, tg, hist, rng, cfg)
 	op := NewOperator(c, api, hist, rng, w)
-	in := NewInjector(c, hist, rng, kinds)
+	// The SRE on call while faults are injected: its own source, seeded from the run's seed.
+	watch := NewOperator(c, api, hist, NewRand(cfg.Seed^watchSeed), w)
+	in := NewInjector(c, hist, rng, kinds, w.RunningOn)
 	hist.Notef("run starts: seed %d, %s, %d executors (lease TTL %s), faults %v", cfg.Seed, cfg.Duration, cfg.Executors, cfg.LeaseTTL, kinds)
 
-	dur := injectFaults(t, cfg, c, w, in, hist, rng)
+	dur := injectFaults(t, cfg, c, w, watch, in, hist, rng)
 	recovery := recoverCluster(t, cfg, c, op, tg)
 
 	ids := op.AllPlans(context.Background())
@@ -53,7 +55,7 @@ func Run(t *testing.T, cfg Config, bin string) Report {
 	maxIF, maxTenant := tg.MaxInFlightPerTenant()
 	calls := tg.Calls()
 	res := Check(Evidence{History: h, Calls: calls, Overlaps: tg.Overlaps(), MaxInFlight: maxIF, MaxInFlightTenant: maxTenant,
-		Plans: w.Plans(), Snapshot: snap, Grace: cfg.Grace, LogAlarms: ScanLogs(dir)})
+		Plans: w.Plans(), Snapshot: snap, Grace: cfg.Grace, LogAlarms: ScanLogs(dir), Reaps: ScanReaps(dir), LeaseTTL: cfg.LeaseTTL})
 	rep := NewReport(cfg, dur, recovery, h, calls, snap, res)
 	_ = os.WriteFile(filepath.Join(dir, "report.txt"), []byte(rep.String()+"\n"+rep.Timeline()), 0o600)
 	if err := hist.WriteJSON(filepath.Join(dir, "history.json"), map[string]any{"calls": calls}); err != nil {
@@ -80,12 +82,27 @@ func artifactsDir(t *testing.T, cfg Config) string {
 	return dir
 }
 
-// injectFaults runs the workload for cfg.Duration, injecting one fault at a time and waiting
-// for the cluster to be ready after each, and returns how long it ran.
-func injectFaults(t *testing.T, cfg Config, c *Cluster, w *Workload, in *Injector, hist *History, rng *Rand) time.Duration {
+// watchSeed derives the seed of the operator acting during faults from the run's.
+const watchSeed = 0x5ae
+
+// injectFaults runs the workload and the operator on call (watch) for cfg.Duration, injecting
+// one fault at a time and waiting for the cluster to be ready after each, and returns how long
+// it ran.
+func injectFaults(t *testing.T, cfg Config, c *Cluster, w *Workload, watch *Operator, in *Injector, hist *History, rng *Rand) time.Duration {
 	t.Helper()
 	w.Start()
 	t.Cleanup(w.Stop)
+	wctx, stopWatch := context.WithCancel(context.Background())
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		watch.Watch(wctx)
+	}()
+	endWatch := func() {
+		stopWatch()
+		<-watched
+	}
+	t.Cleanup(endWatch)
 	start := time.Now()
 	end := start.Add(cfg.Duration)
 	time.Sleep(min(3*time.Second, cfg.Duration/4)) // the first plans get going
@@ -100,6 +117,7 @@ func injectFaults(t *testing.T, cfg Config, c *Cluster, w *Workload, in *Injecto
 			time.Sleep(min(rng.Jitter(3*time.Second), left))
 		}
 	}
+	endWatch()
 	w.Stop()
 	dur := time.Since(start)
 	hist.Notef("faults and workload stopped after %s", dur.Round(time.Millisecond))

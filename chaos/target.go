@@ -18,17 +18,22 @@ import (
 // Call is one stage call the target received: which (plan, task, tenant, stage, run) it
 // was, when it started and when the target answered, and how.
 type Call struct {
-	ID         int       `json:"id"`
-	Plan       string    `json:"plan"`
-	Task       string    `json:"task"`
-	Tenant     string    `json:"tenant"`
-	Stage      string    `json:"stage"`
-	StageIndex int       `json:"stageIndex"`
-	Run        int       `json:"run"` // the task's attempt (run number)
-	Key        string    `json:"key"` // the Idempotency-Key: plan/task/stage/run (the same on every attempt of a run)
-	Start      time.Time `json:"start"`
-	End        time.Time `json:"end"`    // the target answered, or saw the caller go away
-	Status     int       `json:"status"` // what the target answered; 0: the caller went away first
+	ID         int    `json:"id"`
+	Plan       string `json:"plan"`
+	Task       string `json:"task"`
+	Tenant     string `json:"tenant"`
+	Stage      string `json:"stage"`
+	StageIndex int    `json:"stageIndex"`
+	Run        int    `json:"run"` // the task's attempt (run number)
+	Key        string `json:"key"` // the Idempotency-Key: plan/task/stage/run (the same on every attempt of a run; an in-doubt attempt's again on its retry)
+	// Fence is the Executor-Fence header as received ("<tenantId>:<epoch>"); Epoch is its
+	// epoch, 0 when the header is missing or malformed (FenceOK false).
+	Fence   string    `json:"fence"`
+	Epoch   uint64    `json:"epoch"`
+	FenceOK bool      `json:"fenceOk"`
+	Start   time.Time `json:"start"`
+	End     time.Time `json:"end"`    // the target answered, or saw the caller go away
+	Status  int       `json:"status"` // what the target answered; 0: the caller went away first
 	// Completed: the target answered 2xx to a caller still waiting, and the answer was
 	// written: from the target's side, the stage ran.
 	Completed bool `json:"completed"`
@@ -36,8 +41,31 @@ type Call struct {
 
 // String names the call for evidence lines.
 func (c Call) String() string {
-	return fmt.Sprintf("call#%d %s/%s stage %s run %d [%s → %s] status %d completed %t",
-		c.ID, c.Tenant, shortID(c.Task), c.Stage, c.Run, c.Start.Format("15:04:05.000"), c.End.Format("15:04:05.000"), c.Status, c.Completed)
+	return fmt.Sprintf("call#%d %s/%s stage %s run %d epoch %d key …/%s [%s → %s] status %d completed %t",
+		c.ID, c.Tenant, shortID(c.Task), c.Stage, c.Run, c.Epoch, keyTail(c.Key), c.Start.Format("15:04:05.000"), c.End.Format("15:04:05.000"), c.Status, c.Completed)
+}
+
+// keyTail is an Idempotency-Key's stage/run (its plan and task are the call's own).
+func keyTail(key string) string {
+	parts := strings.Split(key, "/")
+	if len(parts) < 2 {
+		return key
+	}
+	return strings.Join(parts[len(parts)-2:], "/")
+}
+
+// parseFence reads an Executor-Fence header, "<tenantId>:<epoch>", of a call of tenant: its
+// epoch, and whether the header is well formed and names that tenant.
+func parseFence(header, tenant string) (uint64, bool) {
+	t, e, found := strings.Cut(header, ":")
+	if !found {
+		return 0, false
+	}
+	epoch, err := strconv.ParseUint(e, 10, 64)
+	if err != nil || epoch == 0 {
+		return 0, false
+	}
+	return epoch, t == tenant
 }
 
 // Overlap is two calls of one tenant in flight at once.
@@ -51,7 +79,8 @@ type Overlap struct {
 // Target is the deployment target every stage calls: an httptest server answering
 // /call/<plan>/<task>/<tenant>/<stage>?ms=N&i=<stage index>&run=<attempt> after N ms with 200
 // (or, for a FailRate share of calls, 503: a transient failure the stage retries). It records
-// every call and tracks the calls in flight per tenant: a call is in flight from its arrival
+// every call, with its Idempotency-Key and Executor-Fence headers (it refuses no caller: the
+// checks judge them afterwards), and tracks the calls in flight per tenant: a call is in flight from its arrival
 // until the target answers it (the answer is recorded before it is written, so that the
 // caller's next call can never be seen as overlapping it) or sees its caller go away.
 type Target struct {
@@ -97,8 +126,10 @@ func (tg *Target) serve(w http.ResponseWriter, r *http.Request) {
 	ms, _ := strconv.Atoi(q.Get("ms"))
 	idx, _ := strconv.Atoi(q.Get("i"))
 	run, _ := strconv.Atoi(q.Get("run"))
+	fence := r.Header.Get("Executor-Fence")
+	epoch, fenceOK := parseFence(fence, parts[3])
 	id := tg.begin(Call{Plan: parts[1], Task: parts[2], Tenant: parts[3], Stage: parts[4], StageIndex: idx,
-		Run: run, Key: r.Header.Get("Idempotency-Key"), Start: time.Now()})
+		Run: run, Key: r.Header.Get("Idempotency-Key"), Fence: fence, Epoch: epoch, FenceOK: fenceOK, Start: time.Now()})
 
 	timer := time.NewTimer(time.Duration(ms) * time.Millisecond)
 	defer timer.Stop()

@@ -78,6 +78,10 @@ type wirePlanRetry struct {
 	Skipped []wireTaskRef `json:"skipped"`
 }
 
+type wireRetryBody struct {
+	FromCheckpoint *bool `json:"fromCheckpoint,omitempty"`
+}
+
 type wirePlanRetryBody struct {
 	Status         []string `json:"status,omitempty"`
 	FromCheckpoint *bool    `json:"fromCheckpoint,omitempty"`

@@ -315,6 +315,21 @@ func (w *Workload) canceller(ctx context.Context) {
 	}
 }
 
+// RunningOn counts the tasks the workload last saw RUNNING, by the executor running them.
+func (w *Workload) RunningOn() map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[string]int{}
+	for _, p := range w.plans {
+		for _, tk := range p.Tasks {
+			if tk.Status == statusRunning && tk.Executor != "" {
+				out[tk.Executor]++
+			}
+		}
+	}
+	return out
+}
+
 func (w *Workload) randomRunning() (wireTask, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
