@@ -202,6 +202,42 @@ func (in *Injector) Inject(t *testing.T, kind FaultKind) FaultRecord {
 		ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
 		require.NoError(t, in.c.RDB.ConfigSet(ctx, "maxmemory", "0").Err(), "OOM off")
 		cancel()
+	case FaultConnResets, FaultConnCut, FaultConnBlackHole, FaultConnLatency:
+		in.injectProxy(t, kind, &f)
+	case FaultExecFreeze:
+		e := in.pick()
+		f.Target = e.Name
+		require.NoError(t, in.c.Freeze(e))
+		require.Greater(t, freezeOf(ttl), ttl, "the freeze outlasts the lease")
+		time.Sleep(freezeOf(ttl))
+		require.NoError(t, in.c.Thaw(e))
+	case FaultExecKill:
+		e := in.pick()
+		f.Target = e.Name
+		require.NoError(t, in.c.Kill(e))
+		// Its liveness key expires within a lease TTL: then the name is free again.
+		time.Sleep(ttl + time.Second)
+		require.NoError(t, in.c.Start(e), "%s starts again", e.Name)
+		in.lastKill = time.Now()
+	default:
+		require.FailNow(t, "unknown fault", "%q", kind)
+	}
+	f.End = time.Now()
+	if f.Target != "redis" {
+		f.Note = strings.TrimSuffix(fmt.Sprintf("%d tasks seen running on it; %s", in.picked, f.Note), "; ")
+	}
+	in.lastEnd = f.End
+	in.hist.AddFault(f)
+	in.hist.Notef("fault %s on %s: %s → %s %s", f.Kind, f.Target, f.Start.Format("15:04:05.000"), f.End.Format("15:04:05.000"), f.Note)
+	return f
+}
+
+// injectProxy injects a fault of one executor's proxy (conn-*) into f, which it completes
+// with the executor's name and what the fault did.
+func (in *Injector) injectProxy(t *testing.T, kind FaultKind, f *FaultRecord) {
+	t.Helper()
+	ttl := in.c.cfg.LeaseTTL
+	switch kind {
 	case FaultConnResets:
 		e := in.pick()
 		f.Target = e.Name
@@ -242,32 +278,7 @@ func (in *Injector) Inject(t *testing.T, kind FaultKind) FaultRecord {
 		e.Proxy.SetLatency(0)
 		in.quietUntil = time.Now().Add(ttl)
 		f.Note = fmt.Sprintf("latency %s for %s: %d request chunks delayed", lat, hold.Round(time.Millisecond), e.Proxy.Stats().Lagged-before.Lagged)
-	case FaultExecFreeze:
-		e := in.pick()
-		f.Target = e.Name
-		require.NoError(t, in.c.Freeze(e))
-		require.Greater(t, freezeOf(ttl), ttl, "the freeze outlasts the lease")
-		time.Sleep(freezeOf(ttl))
-		require.NoError(t, in.c.Thaw(e))
-	case FaultExecKill:
-		e := in.pick()
-		f.Target = e.Name
-		require.NoError(t, in.c.Kill(e))
-		// Its liveness key expires within a lease TTL: then the name is free again.
-		time.Sleep(ttl + time.Second)
-		require.NoError(t, in.c.Start(e), "%s starts again", e.Name)
-		in.lastKill = time.Now()
-	default:
-		require.FailNow(t, "unknown fault", "%q", kind)
 	}
-	f.End = time.Now()
-	if f.Target != "redis" {
-		f.Note = strings.TrimSuffix(fmt.Sprintf("%d tasks seen running on it; %s", in.picked, f.Note), "; ")
-	}
-	in.lastEnd = f.End
-	in.hist.AddFault(f)
-	in.hist.Notef("fault %s on %s: %s → %s %s", f.Kind, f.Target, f.Start.Format("15:04:05.000"), f.End.Format("15:04:05.000"), f.Note)
-	return f
 }
 
 func (in *Injector) hold(lo, hi time.Duration) time.Duration {
