@@ -41,7 +41,8 @@ func read[T any](s *Store, online, offline func() (T, error)) (T, error) {
 // back before the change is journaled, online runs again: a write whose reply was lost may
 // have landed, so online must send the same write (the caller's one token), which Redis then
 // recognises as written, never a conflict with itself. A Shared store never makes a write on
-// the mirror for an outage (changeShared). While change runs, reads from Redis do not record its aggregates in the mirror (inflight).
+// the mirror for an outage (changeShared). While change runs, reads from Redis do not record
+// its aggregates in the mirror (inflight).
 func (s *Store) change(ctx context.Context, online, offline func() error, plans, tasks []string) error {
 	defer s.writing.begin(plans, tasks)()
 	if s.shared {
