@@ -11,6 +11,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/server"
 	"github.com/executor-dev/executor/infra/redisconn"
 	"github.com/executor-dev/executor/infra/roundtrips"
 )
@@ -46,16 +47,20 @@ type Config struct {
 	Token string `json:"-"`
 	// RedisURL is the executor's Redis in-process ("" = the in-memory store). Through the API
 	// it is optional: the serve's Redis, read only for INFO (cpu, commandstats, memory).
-	RedisURL      string        `json:"redisUrl,omitempty"`
-	RedisCluster  bool          `json:"redisCluster,omitempty"` // RedisURL names one node of a Redis Cluster
-	Prefix        string        `json:"prefix,omitempty"`       // Redis key prefix; a 6-character run id is appended; default DefaultPrefix
-	Tenants       int           `json:"tenants"`                // tenants of the measured plan
-	Stages        int           `json:"stages"`                 // noop stages per tenant
-	Concurrency   int           `json:"concurrency"`            // the plan's maxConcurrency
-	Workers       int           `json:"workers,omitempty"`      // the orchestrator's task slots (in-process only)
-	AcceptTenants int           `json:"acceptTenants"`          // tenants of the plan whose acceptance is timed; default 10000
-	QueryRate     int           `json:"queryRate"`              // tenant queries per second; default 2000
-	QueryDuration time.Duration `json:"queryDuration"`          // how long the queries run; default 2s
+	RedisURL     string `json:"redisUrl,omitempty"`
+	RedisCluster bool   `json:"redisCluster,omitempty"` // RedisURL names one node of a Redis Cluster
+	// Topology is the in-process executor's (serve --topology): "" or "shared" (the default
+	// with Redis: the runs' commands stream on a full-duplex pipeline), or "alone" (batches
+	// of them, up to three in flight).
+	Topology      string        `json:"topology,omitempty"`
+	Prefix        string        `json:"prefix,omitempty"`  // Redis key prefix; a 6-character run id is appended; default DefaultPrefix
+	Tenants       int           `json:"tenants"`           // tenants of the measured plan
+	Stages        int           `json:"stages"`            // noop stages per tenant
+	Concurrency   int           `json:"concurrency"`       // the plan's maxConcurrency
+	Workers       int           `json:"workers,omitempty"` // the orchestrator's task slots (in-process only)
+	AcceptTenants int           `json:"acceptTenants"`     // tenants of the plan whose acceptance is timed; default 10000
+	QueryRate     int           `json:"queryRate"`         // tenant queries per second; default 2000
+	QueryDuration time.Duration `json:"queryDuration"`     // how long the queries run; default 2s
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -66,6 +71,9 @@ func (c Config) withDefaults() (Config, error) {
 		if v < 0 {
 			return c, fmt.Errorf("bench: %s must be positive, got %d", name, v)
 		}
+	}
+	if _, err := server.ParseTopology(c.Topology); err != nil {
+		return c, fmt.Errorf("bench: topology must be shared or alone, got %q", c.Topology)
 	}
 	if c.QueryDuration < 0 {
 		return c, fmt.Errorf("bench: queryDuration must be positive, got %s", c.QueryDuration)
@@ -141,7 +149,10 @@ type Result struct {
 	RedisBytesPerTask float64       `json:"redisBytesPerTask"`
 
 	// RoundTripsCounted is true when the two measurements below apply: in-process on Redis
-	// (a hook on the executor's client counts them; through the API it cannot).
+	// (a hook on the executor's client counts them; through the API it cannot). They count a
+	// command sent alone and a batch of the `alone` topology's pipeline as one; the `shared`
+	// topology's full-duplex pipeline streams its commands, and counts about one per write of
+	// the stream (a round trip does not bound them there: docs/performance.md).
 	RoundTripsCounted       bool    `json:"roundTripsCounted"`
 	RoundTrips              int64   `json:"roundTrips"`
 	RoundTripsPerTransition float64 `json:"roundTripsPerTransition"`

@@ -79,6 +79,7 @@ func TestRunRedis(t *testing.T) {
 	cfg.Tenants, cfg.Stages = 20, 20
 	cfg.RedisURL = srv.URL()
 	cfg.Prefix = "bt:"
+	cfg.Topology = "alone" // batches (the hook counts one per batch); shared streams commands
 	res := run(t, cfg)
 	requireCommon(t, res, 20, 20)
 	assert.Equal(t, "redis", res.Store)
@@ -137,6 +138,7 @@ func TestRunRejectsBadConfig(t *testing.T) {
 		{bench.Config{URL: "127.0.0.1:8080"}, "url"},
 		{bench.Config{URL: "ftp://127.0.0.1"}, "url"},
 		{bench.Config{URL: "http://"}, "url"},
+		{bench.Config{Topology: "cluster"}, "topology"},
 	} {
 		_, err := bench.Run(context.Background(), tc.cfg)
 		require.Error(t, err, tc.field)

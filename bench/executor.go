@@ -31,7 +31,7 @@ type executor struct {
 // and the runner that drives it through its use cases.
 func openInProcess(ctx context.Context, cfg Config, runID string, res *Result) (*runner, error) {
 	res.Store, res.Through = "memory", ThroughUseCases
-	e, err := newExecutor(ctx, cfg.RedisURL, cfg.RedisCluster, cfg.Prefix+runID+":", cfg.Workers, slog.New(slog.DiscardHandler))
+	e, err := newExecutor(ctx, cfg, cfg.Prefix+runID+":", slog.New(slog.DiscardHandler))
 	if err != nil {
 		return nil, err
 	}
@@ -48,11 +48,18 @@ func openInProcess(ctx context.Context, cfg Config, runID string, res *Result) (
 	return r, nil
 }
 
-// newExecutor wires and starts an executor on Redis when redisURL is set, else on memory.
-func newExecutor(ctx context.Context, redisURL string, cluster bool, prefix string, workers int, logger *slog.Logger) (*executor, error) {
+// newExecutor wires and starts an executor as cfg says (on Redis when cfg.RedisURL is set,
+// else on memory), its keys under prefix.
+func newExecutor(ctx context.Context, cfg Config, prefix string, logger *slog.Logger) (*executor, error) {
+	redisURL, cluster := cfg.RedisURL, cfg.RedisCluster
+	topology, err := server.ParseTopology(cfg.Topology)
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
 	// No submission limits: the bench sizes its plans itself (--tenants 100000).
 	unlimited := app.Limits{MaxTenants: 1 << 30, MaxQueued: 1 << 30}
-	exe, err := server.NewExecutor(server.Config{RedisURL: redisURL, RedisCluster: cluster, Prefix: prefix, Workers: workers, Logger: logger, Limits: unlimited})
+	exe, err := server.NewExecutor(server.Config{RedisURL: redisURL, RedisCluster: cluster, Topology: topology, Prefix: prefix,
+		Workers: cfg.Workers, Logger: logger, Limits: unlimited})
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}

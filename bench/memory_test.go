@@ -112,7 +112,7 @@ func runSoakPlans(t *testing.T, e *executor, from, to int) {
 func TestSoakMemoryStaysFlat(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	e, err := newExecutor(ctx, srv.URL(), false, "soak:", DefaultWorkers, slog.New(slog.DiscardHandler))
+	e, err := newExecutor(ctx, Config{RedisURL: srv.URL(), Workers: DefaultWorkers}, "soak:", slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		cctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -65,6 +65,7 @@ p50/p99 at --query-rate requests/s for --query-duration. A table with the target
 	f.StringVar(&cfg.URL, "url", "", "base URL of a running serve to measure through its HTTP API; empty: an executor in-process")
 	f.StringVar(&cfg.RedisURL, "redis", "", "Redis URL in any form serve --redis takes (one node, Cluster, Sentinel); empty: the in-memory store (with --url: the serve's Redis, for INFO only; empty: no Redis measurements)")
 	f.BoolVar(&cfg.RedisCluster, "redis-cluster", false, "--redis names one node of a Redis Cluster")
+	f.StringVar(&cfg.Topology, "topology", "", "the in-process executor's topology, as serve --topology: shared (the default) or alone (not with --url)")
 	f.StringVar(&cfg.Prefix, "prefix", cfg.Prefix, "Redis key prefix; a 6-character run id is appended (not with --url)")
 	f.IntVar(&cfg.Tenants, "tenants", cfg.Tenants, "tenants of the measured plan")
 	f.IntVar(&cfg.Stages, "stages", cfg.Stages, "noop stages per tenant")
@@ -100,7 +101,7 @@ func (a *invocation) checkBenchConfig(cmd *cobra.Command, cfg *bench.Config) err
 	if u, err := url.Parse(cfg.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return usagef("invalid --url %q: want an http:// or https:// URL such as %s", cfg.URL, DefaultServer)
 	}
-	for _, name := range []string{"workers", "prefix"} {
+	for _, name := range []string{"workers", "prefix", "topology"} {
 		if cmd.Flags().Changed(name) {
 			return usagef("--%s does not apply with --url: the serve's own applies", name)
 		}

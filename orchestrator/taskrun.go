@@ -52,6 +52,9 @@ func (r *taskRun) deadline() time.Time {
 // its owner gone, and taken the tenant).
 func (r *taskRun) selfFenced() bool { return !lease.Valid(r.deadline(), time.Now()) }
 
+// holds reports whether the run's lease still holds (the opposite of selfFenced).
+func (r *taskRun) holds() bool { return !r.selfFenced() }
+
 // cur returns the run's copy of its task. A copy is never changed once the run holds it: a
 // write applies its change to a clone and sets that once the store took it (commitAs), a read
 // sets the task as read (reload), so the run's goroutine reads it while its heartbeat writes.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/event"
@@ -98,6 +97,10 @@ func (o *Orchestrator) commitAs(run *taskRun, cp *checkpoint.Checkpoint, fn func
 			run.task.Store(next)
 			return nil
 		}
+		if errors.Is(err, task.ErrLeaseExpired) {
+			run.cancel(errLeaseLost)
+			return fmt.Errorf("orchestrator: write of task %s: %w (%w)", run.id, errLeaseLost, err)
+		}
 		if !errors.Is(err, task.ErrConflict) || tries == maxCommitTries {
 			return err
 		}
@@ -109,15 +112,17 @@ func (o *Orchestrator) commitAs(run *taskRun, cp *checkpoint.Checkpoint, fn func
 	}
 }
 
-// writeContext bounds a write of the run: persistTimeout, and no later than its lease's
-// deadline (a self-fencing lease: a write that waits for the store, which retries while it is
-// away, never lands after another executor may have judged the run gone).
+// writeContext bounds a write of the run: persistTimeout, and, with a self-fencing lease, the
+// store sends it (or sends it again, while Redis does not answer) only while the lease is
+// within its deadline (task.WhileHeld). Not the deadline as it stands when the write begins:
+// the lease's refreshes move it on while the write waits for a slow Redis, and a write cut at
+// it would stop a run whose lease holds.
 func (o *Orchestrator) writeContext(run *taskRun) (context.Context, context.CancelFunc) {
-	end := time.Now().Add(persistTimeout)
-	if d := run.deadline(); !d.IsZero() && d.Before(end) {
-		end = d
+	ctx := context.WithoutCancel(run.ctx)
+	if !run.deadline().IsZero() {
+		ctx = task.WhileHeld(ctx, run.holds)
 	}
-	return context.WithDeadline(context.WithoutCancel(run.ctx), end) // one timer per write
+	return context.WithTimeout(ctx, persistTimeout) // one timer per write
 }
 
 // reload replaces the run's copy of its task with the task as stored, after a write of the

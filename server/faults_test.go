@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math/rand"
 	"net/http"
 	"os"
 	"regexp"
@@ -84,12 +85,29 @@ func ftRun(t *testing.T, late bool) {
 	seed := ftEnvInt("FAULT_SEED", 1)
 	plans := int(ftEnvInt("FAULT_PLANS", faultPlans))
 	rs := redistest.Start(t)
-	fp := rs.NewFaultProxy(redistest.Faults{Seed: seed, Drop: faultDrop, LoseReply: faultLoseReply, Delay: faultDelay, Hold: faultHold, Late: late})
+	delay := faultDelay
+	if pct := ftEnvInt("FAULT_DELAY_PCT", 0); pct > 0 { // diagnosis: more held requests
+		delay = float64(pct) / 100
+	}
+	faults := redistest.Faults{Seed: seed, Drop: faultDrop, LoseReply: faultLoseReply, Delay: delay, Hold: faultHold, Late: late}
+	tr := ftStartTrace(t, rs, &faults, late, seed)
+	fp := rs.NewFaultProxy(faults)
 	logs := &servertest.Buffer{}
 	srv := servertest.With(t, server.Config{RedisURL: fp.URL(), Topology: server.TopologyAlone, LeaseTTL: 2 * time.Second,
 		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	fp.Inject(true)
 	start := time.Now()
+	if dir := os.Getenv("FAULT_LOGDIR"); dir != "" {
+		// On failure, the executor's whole log (JSON lines), for the timeline around a diff.
+		t.Cleanup(func() {
+			if t.Failed() || os.Getenv("FAULT_LOGALL") != "" {
+				name := fmt.Sprintf("%s/ft-%s-seed%d-%d.jsonl", dir, map[bool]string{false: "lost", true: "late"}[late], seed, time.Now().UnixNano())
+				_ = os.WriteFile(name, []byte(logs.String()), 0o644)
+				t.Logf("executor log written to %s", name)
+				tr.write(name)
+			}
+		})
+	}
 
 	results := make([]ftPlanResult, plans)
 	work := make(chan int)
@@ -163,7 +181,7 @@ func ftRun(t *testing.T, late bool) {
 	// when that is newer (same fence, later updatedAt): where Redis and memory disagree on a
 	// task, this view shows memory, and the raw Redis view is the one that differs.
 	online := ftAPIView(t, srv, planIDs)
-	ftCompareViews(t, "API on Redis", want, online)
+	ftCompareViews(t, logs, "API on Redis", want, online)
 
 	// The executor's memory: cut it off Redis (its next read finds Redis away and it serves
 	// from the mirror), read the same through its API, and let it back.
@@ -172,7 +190,7 @@ func ftRun(t *testing.T, late bool) {
 	require.Eventually(t, func() bool { return cfReadyz(srv).Redis == "degraded" }, 10*time.Second, 20*time.Millisecond)
 	offline := ftAPIView(t, srv, planIDs)
 	require.Equal(t, "degraded", cfReadyz(srv).Redis, "the whole view was read from memory")
-	ftCompareViews(t, "API on memory", want, offline)
+	ftCompareViews(t, logs, "API on memory", want, offline)
 	fp.Restore()
 	require.Eventually(t, func() bool { return cfReadyz(srv).Redis == "ok" }, 20*time.Second, 20*time.Millisecond)
 	t.Logf("whole test %v", time.Since(start).Round(time.Millisecond))
@@ -314,9 +332,12 @@ func ftAPIView(t *testing.T, srv *server.Server, planIDs []string) ftView {
 	return v
 }
 
-func ftCompareViews(t *testing.T, what string, redis, exec ftView) {
+// ftCompareViews asserts that exec shows what Redis holds; for a task that differs, it prints
+// the executor's log records about it.
+func ftCompareViews(t *testing.T, logs *servertest.Buffer, what string, redis, exec ftView) {
 	t.Helper()
 	var diffs []string
+	differ := map[string]bool{}
 	for id, st := range redis.plans {
 		if exec.plans[id] != st {
 			diffs = append(diffs, fmt.Sprintf("plan %s: Redis %s, %s %s", id, st, what, exec.plans[id]))
@@ -326,6 +347,13 @@ func ftCompareViews(t *testing.T, what string, redis, exec ftView) {
 		r, e := redis.tasks[id], exec.tasks[id]
 		if fmt.Sprint(r) != fmt.Sprint(e) {
 			diffs = append(diffs, fmt.Sprintf("task %s: Redis %+v, %s %+v", id, r, what, e))
+			differ[id] = true
+		}
+	}
+	for _, rec := range logRecords(logs) {
+		if id, _ := rec["task_id"].(string); differ[id] {
+			b, _ := json.Marshal(rec)
+			t.Logf("  %s", b)
 		}
 	}
 	assert.Equal(t, len(redis.order), len(exec.order), "%s: task count", what)
@@ -669,4 +697,73 @@ func ftDump(t *testing.T, logs *servertest.Buffer) {
 			}
 		}
 	}
+}
+
+// ftTrace (FAULT_TRACE=1, with FAULT_LOGDIR) records, for diagnosis, every fault the proxy
+// injects (the same seeded draw as the proxy's own, as a Rule) with the chunk it hit, and
+// every command Redis executes (MONITOR on a direct connection), written next to the log.
+type ftTrace struct {
+	mu      sync.Mutex
+	faults  []string
+	monitor []string
+	on      bool
+}
+
+func ftStartTrace(t *testing.T, rs *redistest.Server, f *redistest.Faults, late bool, seed int64) *ftTrace {
+	tr := &ftTrace{}
+	if os.Getenv("FAULT_TRACE") == "" {
+		return tr
+	}
+	tr.on = true
+	rng := rand.New(rand.NewSource(seed))
+	drop, lose, delay := f.Drop, f.LoseReply, f.Delay
+	f.Rule = func(chunk []byte) redistest.Fault {
+		var d redistest.Fault
+		switch r := rng.Float64(); {
+		case r < drop:
+			d.Kind = redistest.Drop
+		case r < drop+lose:
+			d.Kind = redistest.LoseReply
+		case r < drop+lose+delay:
+			d = redistest.Fault{Kind: redistest.Delay, Late: late}
+		}
+		if d.Kind != redistest.Pass {
+			c := string(chunk)
+			if len(c) > 3000 {
+				c = c[:3000]
+			}
+			c = strings.NewReplacer("\r\n", " ").Replace(c)
+			tr.mu.Lock()
+			tr.faults = append(tr.faults, fmt.Sprintf("%s kind=%d %s", time.Now().UTC().Format("15:04:05.000000"), d.Kind, c))
+			tr.mu.Unlock()
+		}
+		return d
+	}
+	if os.Getenv("FAULT_MONITOR") == "" {
+		return tr
+	}
+	c := rs.Client()
+	ch := make(chan string, 4096)
+	ctx, cancel := context.WithCancel(context.Background())
+	mon := c.Monitor(ctx, ch)
+	mon.Start()
+	go func() {
+		for line := range ch {
+			tr.mu.Lock()
+			tr.monitor = append(tr.monitor, line)
+			tr.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() { mon.Stop(); cancel() })
+	return tr
+}
+
+func (tr *ftTrace) write(name string) {
+	if !tr.on {
+		return
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	_ = os.WriteFile(name+".faults", []byte(strings.Join(tr.faults, "\n")+"\n"), 0o644)
+	_ = os.WriteFile(name+".monitor", []byte(strings.Join(tr.monitor, "\n")+"\n"), 0o644)
 }

@@ -63,7 +63,7 @@ func openBackend(cfg Config, hooks storeHooks) (backend, error) {
 			index: db.Tasks(), locker: lock.NewMemory(), counts: db.StatusCounts}}, nil
 	}
 	conn, err := redisconn.Open(redisconn.Config{URL: cfg.RedisURL, Cluster: cfg.RedisCluster, MasterChanged: outage.ErrDataLost,
-		Timeout: cfg.clientTimeout(), MinIdle: cfg.minIdleConns()})
+		Timeout: cfg.clientTimeout(), Warm: cfg.warmConns()})
 	if err != nil {
 		return backend{}, fmt.Errorf("server: --redis: %w", err)
 	}
@@ -78,11 +78,15 @@ func openBackend(cfg Config, hooks storeHooks) (backend, error) {
 	if advice := redisconn.Advice(actx, conn); advice != "" {
 		cfg.Logger.Info(advice)
 	}
+	// Shared: the connections the leases refresh on are ready before the first run needs them.
+	if err := redisconn.Warm(actx, conn); err != nil {
+		cfg.Logger.Warn("redis: connections not readied at start", "err", err)
+	}
 	cancel()
 	// Runs' scripts (fence bumps, writes, leases, dones) share pipelines: many runs' commands
 	// travel in one round trip (docs/performance.md), each wait for a reply bounded by the
 	// read timeout (a frozen Redis costs a run one second, then it goes on degraded).
-	batched, err := batch.New(conn.Client, batch.Options{Timeout: cfg.clientTimeout(), Pipeline: autoPipeline()})
+	batched, err := batch.New(conn.Client, batch.Options{Timeout: cfg.clientTimeout(), Pipeline: autoPipeline(cfg.shared())})
 	if err != nil {
 		_ = conn.Client.Close()
 		return backend{}, fmt.Errorf("server: redis auto-pipeline: %w", err)
@@ -106,30 +110,43 @@ func openBackend(cfg Config, hooks storeHooks) (backend, error) {
 // executors share the Redis).
 func (b backend) redisStores(cfg Config) stores {
 	db := b.store
-	// Shared, a lease's refresh must not wait behind the runs' writes in the auto-pipeline,
-	// whose batches queue up on a slow link: its deadline stops the run. Leases take their own
-	// round trips on the pool's warm connections (redisconn.Config.MinIdle) instead.
-	var leaseScripter redis.Scripter = b.batched
-	if cfg.shared() {
-		leaseScripter = b.redis
-	}
 	return stores{
 		creator: db, plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(), index: db.Tasks(), counts: db.StatusCounts,
-		locker: lock.NewFailover(b.redis, lock.RedisOptions{Keys: rediskey.New(cfg.Prefix), TTL: cfg.LeaseTTL, Logger: cfg.Logger, Scripter: leaseScripter,
+		locker: lock.NewFailover(b.redis, lock.RedisOptions{Keys: rediskey.New(cfg.Prefix), TTL: cfg.LeaseTTL, Logger: cfg.Logger, Scripter: b.batched,
 			SelfFence: cfg.shared()}, b.mon),
 	}
 }
 
-// autoPipeline configures the batching of runs' commands. One batch in flight at a time (the
-// default) makes the runs and Redis take turns: Redis idles while the runs prepare the next
-// batch and the runs wait while Redis works it off. Up to three batches in flight, each
-// gathered for at most 100 µs, let them overlap: about +40 % stage transitions/s on two cores
-// (docs/performance.md), for up to 100 µs more per command of a lone run. Batches may then
-// run out of order, which nothing relies on: a run waits for each command before its next,
-// and every write is fenced and safe to repeat.
-func autoPipeline() *redis.AutoPipelineOptions {
+// fullDuplexHold is how long the shared executor's pipeline holds its connection, idle or not.
+const fullDuplexHold = 24 * time.Hour
+
+// autoPipeline configures the batching of runs' commands (their writes, fence bumps, leases,
+// dones).
+//
+// Alone, half-duplex: up to three batches in flight, each gathered for at most 100 µs. One
+// batch at a time (go-redis's default) makes the runs and Redis take turns: Redis idles while
+// the runs prepare the next batch and the runs wait while Redis works it off; three let them
+// overlap: about +40 % stage transitions/s on two cores (docs/performance.md), for up to 100 µs
+// more per command of a lone run. Batches may then run out of order, which nothing relies on:
+// a run waits for each command before its next, and every write is fenced and safe to repeat.
+//
+// Shared, full-duplex: the commands stream on one held connection per master, each answered
+// one round trip after it was sent, however many are in flight. Half-duplex makes a command
+// wait for a free batch behind those in flight as well: on a slow link (2 s round trips)
+// nearly two round trips, past the leases' deadlines (docs/degraded.md, "Self-fencing
+// leases"). A lease's refresh takes its round trip on the same stream.
+func autoPipeline(shared bool) *redis.AutoPipelineOptions {
 	o := redis.DefaultBlockingAutoPipelineOptions()
-	o.MaxConcurrentBatches, o.Unordered = 3, true
+	if shared {
+		// The held connection is kept: go-redis gives it back to the pool after a second
+		// idle and every 5 s under load, waiting for every reply in flight first (a round
+		// trip of stalled writes on a slow link), for per-connection hooks the executor does
+		// not use (re-authentication by streaming credentials, maintenance notifications).
+		o.FullDuplex = true
+		o.FullDuplexIdleTimeout, o.FullDuplexMaxHold = fullDuplexHold, fullDuplexHold
+		return o
+	}
 	o.MaxFlushDelay = 100 * time.Microsecond
+	o.MaxConcurrentBatches, o.Unordered = 3, true
 	return o
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/executor-dev/executor/domain/lease"
 	"github.com/executor-dev/executor/infra/redisconn"
 
 	"github.com/executor-dev/executor/wire"
@@ -49,24 +50,25 @@ const (
 
 // clientTimeout bounds every Redis command's dial, read and write, and every wait of the
 // runs' pipelined scripts. Alone, 1 s (redisconn.Timeout): a Redis that does not answer soon is
-// away, and the executor goes on on memory at once. Shared, half the lease TTL (between 1 s and
-// 5 s): a Redis that answers within it is slow, not away, and its runs wait for it rather than
-// stopping, as long as their leases' refreshes and writes land before their deadlines (the TTL
-// less a fifth after the last confirmed refresh). A round trip of a third of the TTL
-// interrupts nothing; one of 2 s with a 5 s TTL still does (docs/design.md, "Left for later
-// in issue 31").
+// away, and the executor goes on on memory at once. Shared, the lease TTL less its margin
+// (between 1 s and 5 s): no run's write is of use later than that after its lease's last
+// confirmed refresh, and a Redis that answers within it is slow, not away: its runs wait for
+// it rather than stopping, as long as their leases' refreshes (every TTL/10) and writes land
+// before their deadlines. The pipelined writes wait for a free batch behind those in flight
+// as well as for their own round trip, so a round trip of 2 s with a 5 s TTL needs the 4 s.
 func (cfg Config) clientTimeout() time.Duration {
 	if !cfg.shared() {
 		return redisconn.Timeout
 	}
-	return min(max(cfg.LeaseTTL/2, minClientTimeout), maxClientTimeout)
+	ttl := cfg.LeaseTTL
+	return min(max(ttl-lease.Margin(ttl), minClientTimeout), maxClientTimeout)
 }
 
-// minIdleConns is how many connections the Redis client keeps open while idle: shared, enough
-// for the leases' refreshes to find a warm one (a new connection costs a round trip before
-// its first command, which on a slow link is what pushes a refresh past its lease's
-// deadline); alone, go-redis's default.
-func (cfg Config) minIdleConns() int {
+// warmConns is how many connections the Redis client readies at start and keeps open while
+// idle (redisconn.Config.Warm): shared, enough for the leases' refreshes to find a ready one (a
+// new connection costs a round trip before its first command, which on a slow link is what
+// pushes a refresh past its lease's deadline); alone, none.
+func (cfg Config) warmConns() int {
 	if !cfg.shared() {
 		return 0
 	}

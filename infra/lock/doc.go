@@ -12,7 +12,7 @@
 //     runs of one process never share a tenant) plus, whenever Redis lets it, the same Redis
 //     key as the Redis locker's. Redis errors that mean an outage are reported to an
 //     outage.Monitor and never lose a lease: a lease taken while Redis is away runs on memory
-//     alone, and its watchdog (every TTL/3) takes the Redis key as soon as Redis answers; a
+//     alone, and its watchdog (every TTL/3; TTL/10 for a self-fencing lease) takes the Redis key as soon as Redis answers; a
 //     held key that vanished (an emptied, restarted Redis) is re-taken with the same value.
 //     A lease is lost only when Redis answers that another run holds the tenant, or that the
 //     lease was force-released.

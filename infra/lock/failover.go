@@ -60,7 +60,8 @@ func NewFailover(client redis.UniversalClient, opts RedisOptions, mon *outage.Mo
 	return &Failover{redis: r, mem: NewMemory(), mon: mon, selfFence: opts.SelfFence}
 }
 
-// TTL returns the Redis lease TTL the locker uses; its leases' watchdogs tick every TTL/3.
+// TTL returns the Redis lease TTL the locker uses; its leases' watchdogs tick every TTL/3 (TTL/10
+// with SelfFence: interval).
 func (f *Failover) TTL() time.Duration { return f.redis.ttl }
 
 // Acquire takes tenantID's lease for owner (the run's <planId>:<taskId>) without waiting.
@@ -89,6 +90,7 @@ func (f *Failover) Acquire(ctx context.Context, tenantID, owner string) (lease.L
 		lk, err = f.redis.obtain(ctx, key, "", owner)
 		switch {
 		case err == nil:
+			f.redis.warm(ctx, lk)
 		case errors.Is(err, redislock.ErrNotObtained):
 			_ = mem.Release(ctx)
 			return nil, f.redis.heldError(ctx, tenantID)
@@ -331,7 +333,7 @@ type stepResult struct {
 	sent      time.Time
 }
 
-// watch runs the lease's Redis steps every TTL/3 until ctx is cancelled (Release) or the
+// watch runs the lease's Redis steps every interval until ctx is cancelled (Release) or the
 // lease is lost, by Redis's answer (another holder, or the tombstone of a force release) or
 // by a force release of the in-process lease. It closes done when it and its step have
 // returned.
@@ -339,7 +341,7 @@ func (l *FailoverLease) watch(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer l.exit(&wg)
 
-	w := &watchState{interval: l.f.redis.ttl / 3, results: make(chan stepResult, maxSteps)}
+	w := &watchState{interval: l.f.interval(), results: make(chan stepResult, maxSteps)}
 	tick := time.NewTicker(w.interval)
 	defer tick.Stop()
 	forced := l.mem.Lost() // closed by Failover.ForceRelease
@@ -403,7 +405,7 @@ func (l *FailoverLease) watch(ctx context.Context) {
 
 // watchState is what the watch loop keeps between its ticks.
 type watchState struct {
-	interval   time.Duration   // between steps: the Redis lease's TTL/3
+	interval   time.Duration   // between steps (Failover.interval)
 	results    chan stepResult // the in-flight steps' results (room for maxSteps)
 	inFlight   int             // steps started and not received
 	started    time.Time       // when the last step started
@@ -414,8 +416,22 @@ type watchState struct {
 }
 
 // maxSteps bounds the watchdog's steps in flight at once: one, unless the lease self-fences
-// (selfFenceSteps).
-const maxSteps = 3
+// (stepsAtOnce): then as many as a step may last intervals (the TTL less its margin, 8/10 of
+// it, at a tenth of the TTL each).
+const maxSteps = 8
+
+// interval is how often a lease's watchdog starts a step: every TTL/3; a self-fencing lease
+// every TTL/10, so that a refresh sent an interval after the last confirmed one and answered
+// within 7/10 of the TTL still lands before the deadline (TTL less lease.Margin, a fifth,
+// after that one was sent): a slow Redis is not a lost lease. With a round trip of 2/5 of the
+// TTL (2 s with 5 s) a refresh may come 3/10 of the TTL late (a busy host, a pause of the
+// stream) and the lease holds.
+func (f *Failover) interval() time.Duration {
+	if f.selfFence {
+		return f.redis.ttl / 10
+	}
+	return f.redis.ttl / 3
+}
 
 // awaitInFlight waits for the in-flight steps, if any, and keeps the lock they took for Release.
 func (l *FailoverLease) awaitInFlight(w *watchState) {
@@ -427,10 +443,10 @@ func (l *FailoverLease) awaitInFlight(w *watchState) {
 }
 
 // stepsAtOnce is how many steps the watchdog lets be in flight at once. A self-fencing lease
-// refreshes every TTL/3 even while earlier refreshes wait for their replies: on a slow link
-// (a round trip above TTL/3) each refresh then extends the deadline TTL/3 after the one
-// before, instead of the skipped tick costing a whole TTL/3 and the deadline passing while
-// Redis answers in time. Others keep one step in flight.
+// refreshes every interval (TTL/10) even while earlier refreshes wait for their replies: on a
+// slow link (a round trip above the interval) each refresh then extends the deadline an
+// interval after the one before, instead of the skipped tick costing a whole interval and the
+// deadline passing while Redis answers in time. Others keep one step in flight.
 func (l *FailoverLease) stepsAtOnce() int {
 	if l.f.selfFence {
 		return maxSteps
@@ -455,8 +471,13 @@ func (l *FailoverLease) onTick(ctx context.Context, w *watchState, wg *sync.Wait
 	go func() {
 		defer wg.Done()
 		end := time.Now().Add(w.interval)
-		if l.f.selfFence { // a slow Redis has until the deadline to confirm the refresh
-			end = l.deadline.get()
+		if l.f.selfFence {
+			// A slow Redis has until the latest deadline this step's refresh could set (the
+			// deadline as it stands now would cut it short: the steps before it, still in
+			// flight, move the deadline on as they are confirmed). Past the deadline the
+			// watch loses the lease whatever the step does.
+			ttl := l.f.redis.ttl
+			end = time.Now().Add(ttl - lease.Margin(ttl))
 		}
 		sctx, cancel := context.WithDeadline(ctx, end)
 		defer cancel()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bsm/redislock"
@@ -56,6 +57,7 @@ type Redis struct {
 	keys   rediskey.Keys
 	ttl    time.Duration
 	log    *slog.Logger
+	warmed atomic.Bool // warm refreshed a lease once: Redis caches the refresh script
 }
 
 var _ interface {
@@ -149,6 +151,21 @@ func (r *Redis) obtain(ctx context.Context, key, token, owner string) (*redisloc
 		Metadata:      owner,
 		RetryStrategy: redislock.NoRetry(),
 	})
+}
+
+// warm refreshes lk, a lease just taken, if no lease of r was refreshed yet: redislock runs
+// its scripts by EVALSHA, and a script Redis has not cached costs a second round trip (NOSCRIPT,
+// then EVAL). Paid at the first acquisition, while it is cheap, instead of by the first
+// refresh of the executor's leases, which on a slow link (a round trip of seconds) would land
+// after their deadlines all at once. A failure leaves it to the next acquisition. A Redis
+// restarted empty flushes its script cache: the first refreshes after it pay the round trip.
+func (r *Redis) warm(ctx context.Context, lk *redislock.Lock) {
+	if r.warmed.Load() {
+		return
+	}
+	if err := lk.Refresh(ctx, r.ttl, nil); err == nil {
+		r.warmed.Store(true)
+	}
 }
 
 // heldError is the error for tenantID's lease held by another run: it wraps lease.ErrHeld

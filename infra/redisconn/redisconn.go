@@ -63,9 +63,10 @@ type Config struct {
 	// Timeout bounds every dial, read and write and the wait for a pooled connection;
 	// 0 means Timeout (the package's constant).
 	Timeout time.Duration
-	// MinIdle is how many connections (per node) the client keeps open while idle, so that a
-	// command seldom waits for a new one (go-redis's MinIdleConns); 0: none.
-	MinIdle int
+	// Warm is how many connections per master Warm opens and readies; the pool then never
+	// closes a connection for being idle (go-redis's ConnMaxIdleTime off), so that they stay
+	// ready. 0: none, and idle connections are closed after go-redis's default 30 minutes.
+	Warm int
 }
 
 // noMaintNotifications turns go-redis's maintenance notifications off. With DisableIdentity
@@ -92,6 +93,7 @@ type Conn struct {
 	Master string   // Sentinel: the master's name
 
 	watch *masterWatch // Sentinel: notices a switch of master
+	warm  int          // Config.Warm
 }
 
 // Open builds the client the URL names; it does not connect (the first command does).
@@ -114,14 +116,14 @@ func Open(cfg Config) (*Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		return openSentinel(goURL, cfg.MasterChanged, cfg.timeout(), cfg.MinIdle)
+		return openSentinel(goURL, cfg.MasterChanged, cfg.timeout(), cfg.Warm)
 	case u.Query().Has("master_name"):
 		if cfg.Cluster {
 			return nil, fmt.Errorf("%w: --redis-cluster with a Sentinel URL (master_name)", ErrURL)
 		}
-		return openSentinel(cfg.URL, cfg.MasterChanged, cfg.timeout(), cfg.MinIdle)
+		return openSentinel(cfg.URL, cfg.MasterChanged, cfg.timeout(), cfg.Warm)
 	case cfg.Cluster || u.Query().Has("addr"):
-		return openCluster(u, cfg.URL, cfg.timeout(), cfg.MinIdle)
+		return openCluster(u, cfg.URL, cfg.timeout(), cfg.Warm)
 	default:
 		o, err := redis.ParseURL(cfg.URL)
 		if err != nil {
@@ -131,12 +133,12 @@ func Open(cfg Config) (*Conn, error) {
 		o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = d, d, d, d
 		o.MaxRetries, o.DialerRetries = 1, 1 // go-redis re-dials a refused connection 5 times by default
 		o.DisableIdentity, o.MaintNotificationsConfig = true, noMaintNotifications()
-		o.MinIdleConns = cfg.MinIdle
-		return &Conn{Client: redis.NewClient(o), Mode: Single, Addrs: []string{o.Addr}}, nil
+		o.ConnMaxIdleTime = keepIdle(cfg.Warm, o.ConnMaxIdleTime)
+		return &Conn{Client: redis.NewClient(o), Mode: Single, Addrs: []string{o.Addr}, warm: cfg.Warm}, nil
 	}
 }
 
-func openCluster(u *url.URL, raw string, d time.Duration, minIdle int) (*Conn, error) {
+func openCluster(u *url.URL, raw string, d time.Duration, warm int) (*Conn, error) {
 	if db := strings.Trim(u.Path, "/"); db != "" && db != "0" {
 		return nil, fmt.Errorf("%w: a Redis Cluster has database 0 only, not %q", ErrURL, db)
 	}
@@ -147,7 +149,7 @@ func openCluster(u *url.URL, raw string, d time.Duration, minIdle int) (*Conn, e
 	o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = d, d, d, d
 	o.MaxRetries, o.DialerRetries = 1, 1
 	o.DisableIdentity, o.MaintNotificationsConfig = true, noMaintNotifications()
-	o.MinIdleConns = minIdle
+	o.ConnMaxIdleTime = keepIdle(warm, o.ConnMaxIdleTime)
 	// go-redis reloads the slot map on MOVED, ASK and READONLY, but not when a master stops
 	// answering: without a reload it would dial the dead master until the next periodic one
 	// (60 s by default), though its replica took over within the cluster's node timeout. One
@@ -156,10 +158,10 @@ func openCluster(u *url.URL, raw string, d time.Duration, minIdle int) (*Conn, e
 	// MOVED, ASK, TRYAGAIN and CLUSTERDOWN are followed up to MaxRedirects times (go-redis's
 	// default 3), with its backoff between tries: a failover longer than that is an outage
 	// (the executor runs on memory until the cluster answers again).
-	return &Conn{Client: redis.NewClusterClient(o), Mode: Cluster, Addrs: o.Addrs}, nil
+	return &Conn{Client: redis.NewClusterClient(o), Mode: Cluster, Addrs: o.Addrs, warm: warm}, nil
 }
 
-func openSentinel(raw string, changed error, d time.Duration, minIdle int) (*Conn, error) {
+func openSentinel(raw string, changed error, d time.Duration, warm int) (*Conn, error) {
 	o, err := redis.ParseFailoverURL(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrURL, err)
@@ -170,14 +172,14 @@ func openSentinel(raw string, changed error, d time.Duration, minIdle int) (*Con
 	o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = d, d, d, d
 	o.MaxRetries, o.DialerRetries = 1, 1
 	o.DisableIdentity = true
-	o.MinIdleConns = minIdle
+	o.ConnMaxIdleTime = keepIdle(warm, o.ConnMaxIdleTime)
 	if changed == nil {
 		changed = ErrMasterChanged
 	}
 	w := &masterWatch{wrap: changed}
 	client := redis.NewFailoverClient(o)
 	client.AddHook(w)
-	return &Conn{Client: client, Mode: Sentinel, Addrs: o.SentinelAddrs, Master: o.MasterName, watch: w}, nil
+	return &Conn{Client: client, Mode: Sentinel, Addrs: o.SentinelAddrs, Master: o.MasterName, watch: w, warm: warm}, nil
 }
 
 // sentinelToGoRedis turns redis+sentinel://[user:pass@]s1:p1,s2:p2/<master>[/db]?… into

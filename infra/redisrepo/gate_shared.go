@@ -27,7 +27,8 @@ const (
 // (docs/degraded.md, "Redis lost its data"), unless ctx is marked task.MustShare (an
 // operator's command on what another executor may run): journaled, it would take effect
 // only at the write-back, maybe after the run it meant to change completed elsewhere, so it
-// fails instead.
+// fails instead. A run's write (ctx made task.WhileHeld) is not sent, first or again, once the
+// run's lease has passed its deadline.
 func (s *Store) changeShared(ctx context.Context, online, offline func() error, plans, tasks []string) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -36,6 +37,9 @@ func (s *Store) changeShared(ctx context.Context, online, offline func() error, 
 	}
 	wait := sharedRetryMin
 	for {
+		if !task.Held(ctx) {
+			return fmt.Errorf("redisrepo: a write of a run past its lease's deadline, not sent: %w", task.ErrLeaseExpired)
+		}
 		err := online()
 		if !s.mon.Fail(err) {
 			return err

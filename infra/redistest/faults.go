@@ -265,13 +265,19 @@ func (p *FaultProxy) accept() {
 		p.mu.Unlock()
 		p.wg.Add(3)
 		mute := new(atomic.Bool) // set by a StallReply: the replies go nowhere
-		line := make(chan chunk, 64)
+		line := make(chan chunk, lineChunks)
 		done := make(chan struct{})
 		go p.requests(c, line, done)
 		go p.forward(c, up, line, done, cutCh, mute)
 		go p.replies(up, c, mute)
 	}
 }
+
+// lineChunks is how many request chunks a connection's delay line holds: a client that
+// streams small writes (a full-duplex pipeline sends one per flush) puts hundreds on a link
+// of seconds of latency; a full line would stop reading the client, and the chunks read late
+// would be stamped late, adding delay the link does not have.
+const lineChunks = 8192
 
 // chunk is one request chunk on its way to Redis, forwarded at due.
 type chunk struct {
