@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"math/rand"
 	"net/http"
 	"os"
 	"regexp"
@@ -30,7 +29,8 @@ import (
 
 // Fault injection between one executor and Redis (see redistest.Faults for the mechanism):
 // FAULT_PLANS plans (default faultPlans), FAULT_SEED seeds the proxy's decisions (default 1),
-// FAULT_DUMP=1 prints every write that lost a compare-and-set and every write-back refusal.
+// FAULT_DUMP=1 prints every write that lost a compare-and-set and every write-back refusal,
+// FAULT_LOGDIR=dir writes the executor's whole log there when the test fails.
 // Each plan has two tenants of its own and three stages: noop, a 100 ms sleep, noop; the
 // sleep and the few plans in flight spread the run over 15-45 s, so that the faults hit an
 // executor that is on Redis most of the time (with 8 plans in flight and no sleep, 200 plans
@@ -85,13 +85,7 @@ func ftRun(t *testing.T, late bool) {
 	seed := ftEnvInt("FAULT_SEED", 1)
 	plans := int(ftEnvInt("FAULT_PLANS", faultPlans))
 	rs := redistest.Start(t)
-	delay := faultDelay
-	if pct := ftEnvInt("FAULT_DELAY_PCT", 0); pct > 0 { // diagnosis: more held requests
-		delay = float64(pct) / 100
-	}
-	faults := redistest.Faults{Seed: seed, Drop: faultDrop, LoseReply: faultLoseReply, Delay: delay, Hold: faultHold, Late: late}
-	tr := ftStartTrace(t, rs, &faults, late, seed)
-	fp := rs.NewFaultProxy(faults)
+	fp := rs.NewFaultProxy(redistest.Faults{Seed: seed, Drop: faultDrop, LoseReply: faultLoseReply, Delay: faultDelay, Hold: faultHold, Late: late})
 	logs := &servertest.Buffer{}
 	srv := servertest.With(t, server.Config{RedisURL: fp.URL(), Topology: server.TopologyAlone, LeaseTTL: 2 * time.Second,
 		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
@@ -100,11 +94,10 @@ func ftRun(t *testing.T, late bool) {
 	if dir := os.Getenv("FAULT_LOGDIR"); dir != "" {
 		// On failure, the executor's whole log (JSON lines), for the timeline around a diff.
 		t.Cleanup(func() {
-			if t.Failed() || os.Getenv("FAULT_LOGALL") != "" {
+			if t.Failed() {
 				name := fmt.Sprintf("%s/ft-%s-seed%d-%d.jsonl", dir, map[bool]string{false: "lost", true: "late"}[late], seed, time.Now().UnixNano())
 				_ = os.WriteFile(name, []byte(logs.String()), 0o644)
 				t.Logf("executor log written to %s", name)
-				tr.write(name)
 			}
 		})
 	}
@@ -174,6 +167,13 @@ func ftRun(t *testing.T, late bool) {
 	for _, r := range results {
 		if r.planID != "" && r.err == nil {
 			assert.Equal(t, r.status, want.plans[r.planID], "plan #%d %s: Redis keeps the end the API reported", r.n, r.planID)
+		}
+	}
+	// Read before the API's reads below (a read reaps a RUNNING copy it finds ownerless, which
+	// would hide a lost completion behind an INTERRUPTED).
+	for id, tv := range want.tasks {
+		if tv.Status != "COMPLETED" && want.plans[want.planOf[id]] == "COMPLETED" {
+			t.Errorf("task %s: Redis holds %+v, its plan %s COMPLETED", id, tv, want.planOf[id])
 		}
 	}
 
@@ -269,9 +269,10 @@ type ftTaskView struct {
 }
 
 type ftView struct {
-	plans map[string]string     // plan id → status
-	tasks map[string]ftTaskView // task id → view
-	order []string              // task ids
+	plans  map[string]string     // plan id → status
+	tasks  map[string]ftTaskView // task id → view
+	order  []string              // task ids
+	planOf map[string]string     // task id → plan id (ftRedisView)
 }
 
 // ftRedisView reads the plans and tasks as Redis holds them, raw.
@@ -280,7 +281,7 @@ func ftRedisView(t *testing.T, rs *redistest.Server, planIDs []string) ftView {
 	c := rs.Client()
 	keys := rediskey.New("")
 	ctx := context.Background()
-	v := ftView{plans: map[string]string{}, tasks: map[string]ftTaskView{}}
+	v := ftView{plans: map[string]string{}, tasks: map[string]ftTaskView{}, planOf: map[string]string{}}
 	for _, id := range planIDs {
 		h, err := c.HGetAll(ctx, keys.Plan(id)).Result()
 		require.NoError(t, err)
@@ -305,6 +306,7 @@ func ftRedisView(t *testing.T, rs *redistest.Server, planIDs []string) ftView {
 			}
 			v.tasks[tid] = tv
 			v.order = append(v.order, tid)
+			v.planOf[tid] = id
 		}
 	}
 	return v
@@ -697,73 +699,4 @@ func ftDump(t *testing.T, logs *servertest.Buffer) {
 			}
 		}
 	}
-}
-
-// ftTrace (FAULT_TRACE=1, with FAULT_LOGDIR) records, for diagnosis, every fault the proxy
-// injects (the same seeded draw as the proxy's own, as a Rule) with the chunk it hit, and
-// every command Redis executes (MONITOR on a direct connection), written next to the log.
-type ftTrace struct {
-	mu      sync.Mutex
-	faults  []string
-	monitor []string
-	on      bool
-}
-
-func ftStartTrace(t *testing.T, rs *redistest.Server, f *redistest.Faults, late bool, seed int64) *ftTrace {
-	tr := &ftTrace{}
-	if os.Getenv("FAULT_TRACE") == "" {
-		return tr
-	}
-	tr.on = true
-	rng := rand.New(rand.NewSource(seed))
-	drop, lose, delay := f.Drop, f.LoseReply, f.Delay
-	f.Rule = func(chunk []byte) redistest.Fault {
-		var d redistest.Fault
-		switch r := rng.Float64(); {
-		case r < drop:
-			d.Kind = redistest.Drop
-		case r < drop+lose:
-			d.Kind = redistest.LoseReply
-		case r < drop+lose+delay:
-			d = redistest.Fault{Kind: redistest.Delay, Late: late}
-		}
-		if d.Kind != redistest.Pass {
-			c := string(chunk)
-			if len(c) > 3000 {
-				c = c[:3000]
-			}
-			c = strings.NewReplacer("\r\n", " ").Replace(c)
-			tr.mu.Lock()
-			tr.faults = append(tr.faults, fmt.Sprintf("%s kind=%d %s", time.Now().UTC().Format("15:04:05.000000"), d.Kind, c))
-			tr.mu.Unlock()
-		}
-		return d
-	}
-	if os.Getenv("FAULT_MONITOR") == "" {
-		return tr
-	}
-	c := rs.Client()
-	ch := make(chan string, 4096)
-	ctx, cancel := context.WithCancel(context.Background())
-	mon := c.Monitor(ctx, ch)
-	mon.Start()
-	go func() {
-		for line := range ch {
-			tr.mu.Lock()
-			tr.monitor = append(tr.monitor, line)
-			tr.mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() { mon.Stop(); cancel() })
-	return tr
-}
-
-func (tr *ftTrace) write(name string) {
-	if !tr.on {
-		return
-	}
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	_ = os.WriteFile(name+".faults", []byte(strings.Join(tr.faults, "\n")+"\n"), 0o644)
-	_ = os.WriteFile(name+".monitor", []byte(strings.Join(tr.monitor, "\n")+"\n"), 0o644)
 }

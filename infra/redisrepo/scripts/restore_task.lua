@@ -77,10 +77,23 @@ if ARGV[7] ~= '' then
 end
 do
   -- The write whose reply was lost may still reach Redis (held in the network): as a fence
-  -- bump it must find itself done (as a save it finds another version).
+  -- bump it must find itself done (as a save it finds another version). Its token joins the
+  -- bumps done (bump_fence.lua's list), never replaces them: a bump of this run whose copy is
+  -- still held must find itself done too.
   for entry in string.gmatch(ARGV[5], '[^,]+') do
     if string.sub(entry, -1) ~= '*' then
-      redis.call('HSET', KEYS[1], 'bump', entry)
+      local done = redis.call('HGET', KEYS[1], 'bump') or ''
+      local list, known = {entry}, false
+      for token in string.gmatch(done, '[^,]+') do
+        if token == entry then
+          known = true
+        elseif #list < 8 then
+          list[#list + 1] = token
+        end
+      end
+      if not known then
+        redis.call('HSET', KEYS[1], 'bump', table.concat(list, ','))
+      end
       break
     end
   end

@@ -1,0 +1,167 @@
+package redisrepo_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"regexp"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/executor-dev/executor/domain/checkpoint"
+	"github.com/executor-dev/executor/domain/task"
+	"github.com/executor-dev/executor/infra/redisrepo"
+	"github.com/executor-dev/executor/infra/redistest"
+)
+
+// A run's fence bump (bump_fence.lua) is sent twice: go-redis retries it after a read timeout
+// and the retry lands, while the first request is still held in the network and reaches Redis
+// later (the fault test's "late" delays). A bump carries a token, and the copy that comes late
+// must find itself done. Redis then goes away for a moment: the run's next write is journaled,
+// and its write-back (restore_task.lua) records the token of its write in doubt as a bump
+// done. It used to replace the run's bump token with it: the late copy of the run's bump then
+// raised the epoch again (RUNNING at epoch 2, version +1), and the write-back of the run's
+// next writes, at epoch 1, was refused as "another writer's change": the mirror forgot the
+// task, and Redis kept it RUNNING at the stage it had while the executor had reported it
+// COMPLETED (TestFaultInjectionEveryPlanEndsAndRedisEqualsMemory/late, FAULT_SEED=16,
+// GOMAXPROCS=1; a CI failure). The hash now keeps the tokens of the last 8 bumps.
+func TestALateCopyOfARunsFenceBumpAfterAWriteBackRaisesNothing(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	var down, capture atomic.Bool
+	var held atomic.Pointer[[]byte]
+	var bump *regexp.Regexp
+	proxy := srv.NewFaultProxy(redistest.Faults{Rule: func(chunk []byte) redistest.Fault {
+		if down.Load() {
+			return redistest.Fault{Kind: redistest.Drop}
+		}
+		if capture.Load() && bump.Match(chunk) && capture.CompareAndSwap(true, false) {
+			c := bytes.Clone(chunk) // a copy of the request stays in the network
+			held.Store(&c)
+		}
+		return redistest.Fault{}
+	}})
+	proxy.Inject(true)
+	store, mon := startStore(t, fastClient(t, proxy.Addr()), nil)
+	ctx := context.Background()
+	p, tasks := newPlan(t, "late-bump")
+	require.NoError(t, store.CreatePlan(ctx, p, tasks))
+	id := tasks[0].ID()
+	bump = regexp.MustCompile(`(?is)evalsha\r\n\$40\r\n[0-9a-f]{40}\r\n\$1\r\n1\r\n\$\d+\r\nexecutor:task:\{` + id + `\}\r\n`)
+
+	// The run starts: its bump lands (a copy of it is held in the network), then RUNNING.
+	capture.Store(true)
+	tk, err := store.Tasks().BumpFence(ctx, id)
+	require.NoError(t, err)
+	require.NotNil(t, held.Load(), "the bump's request was captured")
+	epoch := tk.Fence()
+	require.NoError(t, tk.Start(epoch, time.Now()))
+	require.NoError(t, store.Tasks().Save(ctx, tk, nil))
+	cp := checkpoint.New(id)
+
+	// A short outage: stage one completes on the mirror and is written back.
+	briefOutage(t, store, mon, &down, func() { complete(t, store, tk, cp, 0, epoch) })
+	h, _ := raw(t, srv, id, false)
+	require.Equal(t, fmt.Sprint(epoch), h["fence"])
+	require.Equal(t, "1", h["stage"], "stage one written back")
+	t.Logf("after the write-back: fence %s version %s bump %q wtoken %q", h["fence"], h["version"], h["bump"], h["wtoken"])
+
+	// The held copy of the bump reaches Redis now.
+	reply := deliver(t, srv.Addr(), *held.Load())
+	h, _ = raw(t, srv, id, false)
+	t.Logf("after the late bump (reply %q): fence %s version %s bump %q", reply, h["fence"], h["version"], h["bump"])
+	assert.Equal(t, fmt.Sprint(epoch), h["fence"], "a bump that landed already raises nothing twice")
+
+	// Another short outage: the run completes on the mirror; the write-back must take it.
+	briefOutage(t, store, mon, &down, func() {
+		complete(t, store, tk, cp, 1, epoch)
+		complete(t, store, tk, cp, 2, epoch)
+	})
+	fresh := redisrepo.New(srv.Client(), redisrepo.Options{}) // reads Redis alone
+	got, err := fresh.Tasks().Task(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, task.Completed, got.Status(), "Redis holds the run's end")
+	assert.Equal(t, 3, got.CurrentStage())
+}
+
+// briefOutage makes Redis unreachable, runs fn (its writes go to the mirror), lets Redis back and
+// waits until everything journaled is written back.
+func briefOutage(t *testing.T, store *redisrepo.Store, mon interface{ Degraded() (bool, time.Time) }, down *atomic.Bool, fn func()) {
+	t.Helper()
+	down.Store(true)
+	fn()
+	d, _ := mon.Degraded()
+	require.True(t, d, "the writes went to the mirror")
+	down.Store(false)
+	require.Eventually(t, func() bool { d, _ := mon.Degraded(); return !d && store.JournalLen() == 0 },
+		10*time.Second, 10*time.Millisecond, "written back")
+}
+
+// complete completes stage i of tk (the last one completes the task), saving it with cp.
+func complete(t *testing.T, store *redisrepo.Store, tk *task.Task, cp *checkpoint.Checkpoint, i int, epoch uint64) {
+	t.Helper()
+	now := time.Now()
+	require.NoError(t, tk.CompleteStage(i, now))
+	if i == len(specs3)-1 {
+		require.NoError(t, tk.Complete(now))
+	}
+	require.NoError(t, cp.Record(i, specs3[i].Name, json.RawMessage(`{}`), epoch, now))
+	require.NoError(t, store.Tasks().Save(context.Background(), tk, cp))
+}
+
+// deliver sends raw request bytes straight to Redis, as a request held in the network arrives
+// late, and returns the start of the reply.
+func deliver(t *testing.T, addr string, req []byte) string {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.SetDeadline(time.Now().Add(2*time.Second)))
+	_, err = c.Write(req)
+	require.NoError(t, err)
+	buf := make([]byte, 256)
+	n, err := c.Read(buf)
+	require.NoError(t, err)
+	return string(buf[:n])
+}
+
+// The same late copy after a later bump of the task (a reader's take-over, a new run): it
+// raises nothing (with one token kept, the later bump's, it raised the epoch again and fenced
+// out the later bump's holder).
+func TestALateCopyOfAFenceBumpAfterALaterBumpRaisesNothing(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	var capture atomic.Bool
+	var held atomic.Pointer[[]byte]
+	var bump *regexp.Regexp
+	proxy := srv.NewFaultProxy(redistest.Faults{Rule: func(chunk []byte) redistest.Fault {
+		if capture.Load() && bump.Match(chunk) && capture.CompareAndSwap(true, false) {
+			c := bytes.Clone(chunk)
+			held.Store(&c)
+		}
+		return redistest.Fault{}
+	}})
+	proxy.Inject(true)
+	store, _ := startStore(t, fastClient(t, proxy.Addr()), nil)
+	ctx := context.Background()
+	p, tasks := newPlan(t, "late-bump-2")
+	require.NoError(t, store.CreatePlan(ctx, p, tasks))
+	id := tasks[0].ID()
+	bump = regexp.MustCompile(`(?is)evalsha\r\n\$40\r\n[0-9a-f]{40}\r\n\$1\r\n1\r\n\$\d+\r\nexecutor:task:\{` + id + `\}\r\n`)
+
+	capture.Store(true)
+	_, err := store.Tasks().BumpFence(ctx, id)
+	require.NoError(t, err)
+	require.NotNil(t, held.Load())
+	later, err := store.Tasks().BumpFence(ctx, id)
+	require.NoError(t, err)
+	deliver(t, srv.Addr(), *held.Load())
+	h, _ := raw(t, srv, id, false)
+	assert.Equal(t, fmt.Sprint(later.Fence()), h["fence"], "a bump that landed already raises nothing twice")
+}
