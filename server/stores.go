@@ -91,15 +91,21 @@ func openBackend(cfg Config, hooks storeHooks) (backend, error) {
 		_ = conn.Client.Close()
 		return backend{}, fmt.Errorf("server: redis auto-pipeline: %w", err)
 	}
-	b := backend{redis: conn.Client, redisMode: conn.Mode, batched: batched, mon: outage.NewMonitor(cfg.Logger)}
+	mon := outage.NewMonitor(cfg.Logger)
+	probe := time.Duration(0) // redisrepo's default
+	if cfg.shared() {
+		mon, probe = mon.Shared(), cfg.clientTimeout()
+	}
+	b := backend{redis: conn.Client, redisMode: conn.Mode, batched: batched, mon: mon}
 	b.store = redisrepo.New(b.redis, redisrepo.Options{
 		Keys: rediskey.New(cfg.Prefix), Monitor: b.mon, Logger: cfg.Logger, Batched: batched,
-		OnConflict: hooks.onConflict,
-		OnRestored: hooks.onRestored,
-		LeaseTTL:   cfg.LeaseTTL, // Redis's data loss noticed within a lease TTL, however idle; new claims wait one after it
-		TTL:        cfg.Retention,
-		CacheTasks: cfg.CacheTasks,
-		Shared:     cfg.shared(), // Redis the only source of truth: nothing journaled, no read from memory
+		OnConflict:   hooks.onConflict,
+		OnRestored:   hooks.onRestored,
+		LeaseTTL:     cfg.LeaseTTL, // Redis's data loss noticed within a lease TTL, however idle; new claims wait one after it
+		TTL:          cfg.Retention,
+		CacheTasks:   cfg.CacheTasks,
+		Shared:       cfg.shared(), // Redis the only source of truth: nothing journaled, no read from memory
+		ProbeTimeout: probe,
 	})
 	conn.OnMasterChange(b.store.MasterChanged) // Sentinel: the new master may lack acknowledged writes
 	b.stores = b.redisStores(cfg)

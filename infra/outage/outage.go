@@ -123,8 +123,9 @@ func Denied(err error) bool {
 
 // Monitor is the executor's view of Redis: healthy, or degraded since some time.
 type Monitor struct {
-	log *slog.Logger
-	now func() time.Time
+	log  *slog.Logger
+	now  func() time.Time
+	down string // what an outage means, logged at its start (Shared)
 
 	mu       sync.Mutex
 	degraded bool
@@ -138,7 +139,15 @@ func NewMonitor(log *slog.Logger) *Monitor {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Monitor{log: log, now: time.Now, changed: make(chan struct{})}
+	return &Monitor{log: log, now: time.Now, changed: make(chan struct{}),
+		down: "redis unavailable: running degraded on memory; writes are journaled until it serves again"}
+}
+
+// Shared makes m the monitor of an executor that shares its Redis (the `shared` topology),
+// where an outage is not run on memory: it logs what it means there. It returns m.
+func (m *Monitor) Shared() *Monitor {
+	m.down = "redis unavailable, or slower than the client timeout: runs wait for it; nothing is written on memory alone"
+	return m
 }
 
 // Degraded reports whether Redis is considered down, and since when.
@@ -178,7 +187,7 @@ func (m *Monitor) Fail(err error) bool {
 	defer m.mu.Unlock()
 	if !m.degraded {
 		m.degraded, m.since, m.cause = true, m.now().UTC(), err
-		m.log.Warn("redis unavailable: running degraded on memory; writes are journaled until it serves again", "reason", kind(err), "err", err)
+		m.log.Warn(m.down, "reason", kind(err), "err", err)
 		m.signal()
 	}
 	return true

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -88,4 +89,29 @@ func TestMonitorSwitchesOncePerOutage(t *testing.T) {
 	assert.False(t, down)
 	assert.Empty(t, m.Reason(), "recovered: no reason")
 	assert.NoError(t, m.Cause())
+}
+
+func TestMonitorLogsWhatAnOutageMeansForItsTopology(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		shared bool
+		says   string
+	}{
+		{name: "alone", shared: false, says: "writes are journaled until it serves again"},
+		{name: "shared", shared: true, says: "nothing is written on memory alone"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var logs strings.Builder
+			m := outage.NewMonitor(slog.New(slog.NewTextHandler(&logs, nil)))
+			if tt.shared {
+				require.Same(t, m, m.Shared())
+			}
+			require.True(t, m.Fail(io.EOF))
+			assert.Contains(t, logs.String(), tt.says)
+			assert.Equal(t, 1, strings.Count(logs.String(), "redis unavailable"), "once per outage")
+		})
+	}
 }

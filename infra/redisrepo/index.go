@@ -60,7 +60,7 @@ func (s *Store) flushIndex() {
 	if byPlan == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), s.probeWait)
 	defer cancel()
 	s.writeRows(ctx, byPlan, s.indexRows)
 }

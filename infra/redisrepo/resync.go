@@ -31,7 +31,7 @@ func (s *Store) Start(ctx context.Context) error {
 	if s.done != nil {
 		return nil
 	}
-	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	pctx, cancel := context.WithTimeout(ctx, s.probeWait)
 	err := s.touchSentinel(pctx)
 	if err == nil {
 		_, _, err = s.checkGeneration(pctx) // the generation this executor starts from
@@ -76,7 +76,7 @@ func (s *Store) probe() {
 				return
 			case <-changed:
 			case <-time.After(s.leaseTTL / 3):
-				ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+				ctx, cancel := context.WithTimeout(context.Background(), s.probeWait)
 				s.mon.Fail(s.checkData(ctx))
 				cancel()
 			}
@@ -131,7 +131,7 @@ func (s *Store) checkData(ctx context.Context) error {
 
 // resync writes the journal back and leaves degraded mode once it is empty.
 func (s *Store) resync(ctx context.Context) error {
-	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	pctx, cancel := context.WithTimeout(ctx, s.probeWait)
 	err := s.client.Ping(pctx).Err()
 	cancel()
 	if err != nil {

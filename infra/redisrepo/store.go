@@ -1,6 +1,7 @@
 package redisrepo
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"math/rand/v2"
@@ -88,6 +89,11 @@ type Options struct {
 	// at most without a deadline), and is never made on the mirror alone nor journaled.
 	// What the mirror holds still serves to write back after Redis lost its data.
 	Shared bool
+	// ProbeTimeout bounds the store's own checks of Redis (its probe, its data checks, the
+	// writes of deferred index rows): how long Redis may take to answer before the store
+	// counts it away. Zero means one second; a shared executor passes its client timeout, so
+	// that a slow Redis is not counted away.
+	ProbeTimeout time.Duration
 }
 
 // SharedWriteWait bounds how long a write of a Shared store waits for Redis when its context
@@ -128,6 +134,7 @@ type Store struct {
 	writer      string        // the prefix of this process's write tokens (token)
 	pending     pendingRows   // index rows not written yet (index.go)
 	shared      bool          // see Options.Shared
+	probeWait   time.Duration // Options.ProbeTimeout, or probeTimeout
 	afterFail   func()        // tests only: runs when a change found Redis away, before it journals
 
 	stop chan struct{}
@@ -169,7 +176,7 @@ func New(client redis.UniversalClient, opts Options) *Store {
 		client: client, batched: opts.Batched, keys: opts.Keys, ttl: opts.TTL, mirror: newMirror(opts), mon: opts.Monitor,
 		journal: newJournal(), writing: newInflight(), log: opts.Logger, onConflict: opts.OnConflict, onRestored: opts.OnRestored,
 		instance: opts.Keys.Instance(id), ready: opts.Keys.Ready(id), leaseTTL: opts.LeaseTTL,
-		pending: pendingRows{delay: opts.IndexDelay}, shared: opts.Shared,
+		pending: pendingRows{delay: opts.IndexDelay}, shared: opts.Shared, probeWait: cmp.Or(opts.ProbeTimeout, probeTimeout),
 		writer: strconv.FormatUint(rand.Uint64()|1<<63, 36)[:6] + ".", // the top bit: always 13 digits
 	}
 }
