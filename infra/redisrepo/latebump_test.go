@@ -16,6 +16,7 @@ import (
 
 	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/task"
+	"github.com/executor-dev/executor/infra/outage"
 	"github.com/executor-dev/executor/infra/redisrepo"
 	"github.com/executor-dev/executor/infra/redistest"
 )
@@ -34,52 +35,38 @@ import (
 func TestALateCopyOfARunsFenceBumpAfterAWriteBackRaisesNothing(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	var down, capture atomic.Bool
-	var held atomic.Pointer[[]byte]
-	var bump *regexp.Regexp
-	proxy := srv.NewFaultProxy(redistest.Faults{Rule: func(chunk []byte) redistest.Fault {
-		if down.Load() {
-			return redistest.Fault{Kind: redistest.Drop}
-		}
-		if capture.Load() && bump.Match(chunk) && capture.CompareAndSwap(true, false) {
-			c := bytes.Clone(chunk) // a copy of the request stays in the network
-			held.Store(&c)
-		}
-		return redistest.Fault{}
-	}})
-	proxy.Inject(true)
-	store, mon := startStore(t, fastClient(t, proxy.Addr()), nil)
+	net, store, mon := newBumpNet(t, srv)
 	ctx := context.Background()
 	p, tasks := newPlan(t, "late-bump")
 	require.NoError(t, store.CreatePlan(ctx, p, tasks))
 	id := tasks[0].ID()
-	bump = regexp.MustCompile(`(?is)evalsha\r\n\$40\r\n[0-9a-f]{40}\r\n\$1\r\n1\r\n\$\d+\r\nexecutor:task:\{` + id + `\}\r\n`)
+	net.watch(id)
 
 	// The run starts: its bump lands (a copy of it is held in the network), then RUNNING.
-	capture.Store(true)
+	net.capture.Store(true)
 	tk, err := store.Tasks().BumpFence(ctx, id)
 	require.NoError(t, err)
-	require.NotNil(t, held.Load(), "the bump's request was captured")
+	require.NotNil(t, net.held.Load(), "the bump's request was captured")
 	epoch := tk.Fence()
 	require.NoError(t, tk.Start(epoch, time.Now()))
 	require.NoError(t, store.Tasks().Save(ctx, tk, nil))
 	cp := checkpoint.New(id)
 
 	// A short outage: stage one completes on the mirror and is written back.
-	briefOutage(t, store, mon, &down, func() { complete(t, store, tk, cp, 0, epoch) })
+	briefOutage(t, store, mon, &net.down, func() { complete(t, store, tk, cp, 0, epoch) })
 	h, _ := raw(t, srv, id, false)
 	require.Equal(t, fmt.Sprint(epoch), h["fence"])
 	require.Equal(t, "1", h["stage"], "stage one written back")
 	t.Logf("after the write-back: fence %s version %s bump %q wtoken %q", h["fence"], h["version"], h["bump"], h["wtoken"])
 
 	// The held copy of the bump reaches Redis now.
-	reply := deliver(t, srv.Addr(), *held.Load())
+	reply := deliver(t, srv.Addr(), *net.held.Load())
 	h, _ = raw(t, srv, id, false)
 	t.Logf("after the late bump (reply %q): fence %s version %s bump %q", reply, h["fence"], h["version"], h["bump"])
 	assert.Equal(t, fmt.Sprint(epoch), h["fence"], "a bump that landed already raises nothing twice")
 
 	// Another short outage: the run completes on the mirror; the write-back must take it.
-	briefOutage(t, store, mon, &down, func() {
+	briefOutage(t, store, mon, &net.down, func() {
 		complete(t, store, tk, cp, 1, epoch)
 		complete(t, store, tk, cp, 2, epoch)
 	})
@@ -137,31 +124,53 @@ func deliver(t *testing.T, addr string, req []byte) string {
 func TestALateCopyOfAFenceBumpAfterALaterBumpRaisesNothing(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	var capture atomic.Bool
-	var held atomic.Pointer[[]byte]
-	var bump *regexp.Regexp
-	proxy := srv.NewFaultProxy(redistest.Faults{Rule: func(chunk []byte) redistest.Fault {
-		if capture.Load() && bump.Match(chunk) && capture.CompareAndSwap(true, false) {
-			c := bytes.Clone(chunk)
-			held.Store(&c)
-		}
-		return redistest.Fault{}
-	}})
-	proxy.Inject(true)
-	store, _ := startStore(t, fastClient(t, proxy.Addr()), nil)
+	net, store, _ := newBumpNet(t, srv)
 	ctx := context.Background()
 	p, tasks := newPlan(t, "late-bump-2")
 	require.NoError(t, store.CreatePlan(ctx, p, tasks))
 	id := tasks[0].ID()
-	bump = regexp.MustCompile(`(?is)evalsha\r\n\$40\r\n[0-9a-f]{40}\r\n\$1\r\n1\r\n\$\d+\r\nexecutor:task:\{` + id + `\}\r\n`)
+	net.watch(id)
 
-	capture.Store(true)
+	net.capture.Store(true)
 	_, err := store.Tasks().BumpFence(ctx, id)
 	require.NoError(t, err)
-	require.NotNil(t, held.Load())
+	require.NotNil(t, net.held.Load())
 	later, err := store.Tasks().BumpFence(ctx, id)
 	require.NoError(t, err)
-	deliver(t, srv.Addr(), *held.Load())
+	deliver(t, srv.Addr(), *net.held.Load())
 	h, _ := raw(t, srv, id, false)
 	assert.Equal(t, fmt.Sprint(later.Fence()), h["fence"], "a bump that landed already raises nothing twice")
+}
+
+// bumpNet is the network between an executor's store and Redis, as these tests need it: it
+// drops every request while down, and keeps a copy of the next fence bump of the watched task
+// once capture is set (a request held in the network, delivered later).
+type bumpNet struct {
+	down, capture atomic.Bool
+	held          atomic.Pointer[[]byte]
+	bump          atomic.Pointer[regexp.Regexp]
+}
+
+// newBumpNet starts a store that reaches srv through a bumpNet.
+func newBumpNet(t *testing.T, srv *redistest.Server) (*bumpNet, *redisrepo.Store, *outage.Monitor) {
+	t.Helper()
+	n := &bumpNet{}
+	proxy := srv.NewFaultProxy(redistest.Faults{Rule: func(chunk []byte) redistest.Fault {
+		if n.down.Load() {
+			return redistest.Fault{Kind: redistest.Drop}
+		}
+		if re := n.bump.Load(); re != nil && n.capture.Load() && re.Match(chunk) && n.capture.CompareAndSwap(true, false) {
+			c := bytes.Clone(chunk) // a copy of the request stays in the network
+			n.held.Store(&c)
+		}
+		return redistest.Fault{}
+	}})
+	proxy.Inject(true)
+	store, mon := startStore(t, fastClient(t, proxy.Addr()), nil)
+	return n, store, mon
+}
+
+// watch makes task id's fence bumps (bump_fence.lua's EVALSHA on its hash) the ones captured.
+func (n *bumpNet) watch(id string) {
+	n.bump.Store(regexp.MustCompile(`(?is)evalsha\r\n\$40\r\n[0-9a-f]{40}\r\n\$1\r\n1\r\n\$\d+\r\nexecutor:task:\{` + id + `\}\r\n`))
 }
