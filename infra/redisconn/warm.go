@@ -36,8 +36,11 @@ func Warm(ctx context.Context, c *Conn) error {
 	return nil
 }
 
-// warmClient takes n connections of cl's pool at once, pings on each, and gives them back.
+// warmClient takes n connections of cl's pool at once (at most half the pool: the connections
+// are held until every ping has answered, and others use the pool meanwhile, such as a
+// Cluster client's slot reloads), pings on each, and gives them back.
 func warmClient(ctx context.Context, cl *redis.Client, n int) error {
+	n = max(min(n, cl.Options().PoolSize/2), 1)
 	conns := make([]*redis.Conn, n)
 	errs := make([]error, n)
 	for i := range conns {

@@ -63,3 +63,17 @@ func TestWarmReadiesPooledConnectionsSoTheirFirstCommandCostsOneRoundTrip(t *tes
 		})
 	}
 }
+
+// On a Redis Cluster each master's pool is readied; asking for more connections than its
+// pool may lend at once readies what it can instead of waiting for connections it holds itself.
+func TestWarmOnAClusterAsksEachMasterForWhatItsPoolLends(t *testing.T) {
+	t.Parallel()
+	c := redistest.StartCluster(t, 3, 1)
+	conn, err := redisconn.Open(redisconn.Config{URL: c.URL(), Timeout: 5 * time.Second, Warm: 1000})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Client.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	require.NoError(t, redisconn.Warm(ctx, conn))
+	require.NoError(t, conn.Client.Ping(ctx).Err())
+}
