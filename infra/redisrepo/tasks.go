@@ -119,6 +119,9 @@ func (r *TaskRepo) latestWithCheckpointOnline(ctx context.Context, tenantID stri
 	}); err != nil {
 		return nil, nil, wrap("read task", err)
 	}
+	if err := hget.Err(); err != nil { // not read is not absent (see statusesOnline)
+		return nil, nil, wrap("read task", err)
+	}
 	t, err := r.hydrate(ctx, id, hget.Val())
 	if err != nil {
 		return nil, nil, err
@@ -146,7 +149,11 @@ func (r *TaskRepo) byIDsOnline(ctx context.Context, ids []string) ([]*task.Task,
 			return nil, wrap("read tasks", err)
 		}
 		for j, id := range batch {
-			t, err := r.hydrate(ctx, id, cmds[j].(*redis.MapStringStringCmd).Val())
+			cmd := cmds[j].(*redis.MapStringStringCmd)
+			if err := cmd.Err(); err != nil { // not read is not absent (see statusesOnline)
+				return nil, wrap("read tasks", err)
+			}
+			t, err := r.hydrate(ctx, id, cmd.Val())
 			if err != nil {
 				return nil, err
 			}
@@ -171,6 +178,13 @@ func (r *TaskRepo) statusesOnline(ctx context.Context, ids []string) ([]task.Sta
 			return nil, wrap("read task statuses", err)
 		}
 		for i, id := range batch {
+			// Each command's own error: the pipeline's is its first failed command's, and
+			// exec clears a redis.Nil (a task really gone, earlier in the batch), so a command
+			// that failed after it (CLUSTERDOWN, a reset during a failover) would read as "".
+			// A task not read is an outage (503), never a MISSING task.
+			if err := cmds[i].Err(); err != nil && !errors.Is(err, redis.Nil) {
+				return nil, wrap("read task statuses", err)
+			}
 			st := task.Status(cmds[i].Val())
 			if st == "" {
 				return nil, s.missing(ctx, id)
