@@ -46,6 +46,7 @@ type nodeOptions struct {
 	// settleFromRedis: one of several executors (serve's --degraded-new-plans=reject)
 	settleFromRedis bool
 	leaseTTL        time.Duration // the store's, the locker's and the orchestrator's; 0: a minute
+	shared          bool          // the shared topology: store, locker and orchestrator
 }
 
 // redisClient returns a client with the executor's timeouts (1 s, one retry), closed when
@@ -77,15 +78,15 @@ func newNode(t *testing.T, opts nodeOptions) *node {
 		opts.leaseTTL = time.Minute
 	}
 	store := redisrepo.New(storeClient, redisrepo.Options{
-		Monitor: n.mon, Logger: log, LeaseTTL: opts.leaseTTL,
+		Monitor: n.mon, Logger: log, LeaseTTL: opts.leaseTTL, Shared: opts.shared,
 		OnRestored: func(lost bool) { n.orch.Restored(lost) },
 	})
-	locker := lock.NewFailover(storeClient, lock.RedisOptions{TTL: opts.leaseTTL, Logger: log}, n.mon)
+	locker := lock.NewFailover(storeClient, lock.RedisOptions{TTL: opts.leaseTTL, Logger: log, SelfFence: opts.shared}, n.mon)
 	n.queue = dispatch.NewRedis(redisClient(t, opts.queueAddr), dispatch.RedisOptions{Logger: log})
 	n.fallback = dispatch.NewMemory(dispatch.MemoryOptions{})
 	cfg := orchestrator.Config{
 		Name: opts.name, Workers: opts.workers, Logger: log, Rand: func() float64 { return 0.5 }, LeaseTTL: opts.leaseTTL,
-		Degraded: func() bool { down, _ := n.mon.Degraded(); return down }, Shared: opts.settleFromRedis,
+		Degraded: func() bool { down, _ := n.mon.Degraded(); return down }, Shared: opts.settleFromRedis || opts.shared,
 		ClaimsPaused: store.ClaimsPausedFor,
 		Queue:        dispatch.ForRedis(n.queue), Fallback: dispatch.ForMemory(n.fallback),
 	}

@@ -161,11 +161,7 @@ func (o *Orchestrator) runTask(ph *planHere, id string) runEnd {
 	defer o.releaseLease(run, held, at)
 	epoch, err := o.start(run)
 	if err != nil {
-		if ctx.Err() != nil {
-			return o.endUnstarted(run, at)
-		}
-		at.Warn("task not started", "err", err)
-		return endDone
+		return o.notStarted(run, err, at)
 	}
 	at.Info("task started", "run", run.attempt, "from_stage", run.cur().CurrentStage())
 	stopBeat := o.heartbeat(run, at)
@@ -186,9 +182,11 @@ func (o *Orchestrator) takeLease(run *taskRun, at *slog.Logger) (lease.Lease, ru
 		if run.ctx.Err() != nil {
 			return nil, o.endUnstarted(run, at)
 		}
-		if o.cfg.Shared && !errors.Is(err, lease.ErrHeld) {
+		if o.cfg.Shared && (!errors.Is(err, lease.ErrHeld) || o.heldByItself(run)) {
 			// Redis away: nothing proves the tenant free, and nothing was started; the task
-			// goes back to its plan's queue, PENDING, to run once Redis answers.
+			// goes back to its plan's queue, PENDING, to run once Redis answers. So does a
+			// task whose tenant is held by a lease of its own earlier run (one that stopped
+			// before its start reached Redis): that key expires by itself.
 			return nil, o.claimFailed(run.id, err)
 		}
 		class := stage.ClassRetryable
@@ -216,6 +214,32 @@ func (o *Orchestrator) takeLease(run *taskRun, at *slog.Logger) (lease.Lease, ru
 		}
 	}()
 	return held, endDone
+}
+
+// heldByItself reports whether the tenant's lease is held by a run of the run's own task.
+func (o *Orchestrator) heldByItself(run *taskRun) bool {
+	h, held, err := o.locker.Holder(run.ctx, run.tenantID)
+	return err == nil && held && ownsTask(h.Owner, run.planID, run.id)
+}
+
+// notStarted decides what becomes of a claimed task whose start (fence bump, then RUNNING)
+// failed, err. An operator's cancel, or a shutdown, ends it as before its start; a task that
+// moved on in the store (another run took it, an operator ended it) is not this run's; any
+// other failure (Redis away or slow past the lease's deadline) leaves the task PENDING as far
+// as anybody knows, and it is handed back to its plan's queue (claimFailed), never dropped: a
+// start that did reach Redis leaves it RUNNING, which its next claim skips and a reader
+// judges.
+func (o *Orchestrator) notStarted(run *taskRun, err error, at *slog.Logger) runEnd {
+	cause := context.Cause(run.ctx)
+	if run.ctx.Err() != nil && !errors.Is(cause, errLeaseLost) {
+		return o.endUnstarted(run, at)
+	}
+	if errors.Is(err, errNotPending) || errors.Is(err, task.ErrFenced) || errors.Is(err, errRunOver) {
+		at.Warn("task not started", "err", err)
+		return endDone
+	}
+	at.Warn("task not started: handed back to its plan's queue", "err", err)
+	return o.claimFailed(run.id, err)
 }
 
 // releaseLease gives the tenant's lease back once the run has written its end.
