@@ -11,9 +11,9 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/executor-dev/executor/domain/plan"
-	"github.com/executor-dev/executor/server"
 	"github.com/executor-dev/executor/infra/redisconn"
 	"github.com/executor-dev/executor/infra/roundtrips"
+	"github.com/executor-dev/executor/server"
 )
 
 // Defaults of Config's zero fields.

@@ -37,10 +37,7 @@ func TestALateCopyOfARunsFenceBumpAfterAWriteBackRaisesNothing(t *testing.T) {
 	srv := redistest.Start(t)
 	net, store, mon := newBumpNet(t, srv)
 	ctx := context.Background()
-	p, tasks := newPlan(t, "late-bump")
-	require.NoError(t, store.CreatePlan(ctx, p, tasks))
-	id := tasks[0].ID()
-	net.watch(id)
+	id := net.watchNew(t, store, "late-bump")
 
 	// The run starts: its bump lands (a copy of it is held in the network), then RUNNING.
 	net.capture.Store(true)
@@ -126,10 +123,7 @@ func TestALateCopyOfAFenceBumpAfterALaterBumpRaisesNothing(t *testing.T) {
 	srv := redistest.Start(t)
 	net, store, _ := newBumpNet(t, srv)
 	ctx := context.Background()
-	p, tasks := newPlan(t, "late-bump-2")
-	require.NoError(t, store.CreatePlan(ctx, p, tasks))
-	id := tasks[0].ID()
-	net.watch(id)
+	id := net.watchNew(t, store, "late-bump-2")
 
 	net.capture.Store(true)
 	_, err := store.Tasks().BumpFence(ctx, id)
@@ -168,6 +162,16 @@ func newBumpNet(t *testing.T, srv *redistest.Server) (*bumpNet, *redisrepo.Store
 	proxy.Inject(true)
 	store, mon := startStore(t, fastClient(t, proxy.Addr()), nil)
 	return n, store, mon
+}
+
+// watchNew stores a plan of one task for tenant and watches the task (watch); it returns
+// the task's id.
+func (n *bumpNet) watchNew(t *testing.T, store *redisrepo.Store, tenant string) string {
+	t.Helper()
+	p, tasks := newPlan(t, tenant)
+	require.NoError(t, store.CreatePlan(context.Background(), p, tasks))
+	n.watch(tasks[0].ID())
+	return tasks[0].ID()
 }
 
 // watch makes task id's fence bumps (bump_fence.lua's EVALSHA on its hash) the ones captured.
