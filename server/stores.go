@@ -78,14 +78,15 @@ func openBackend(cfg Config, hooks storeHooks) (backend, error) {
 	if advice := redisconn.Advice(actx, conn); advice != "" {
 		cfg.Logger.Info(advice)
 	}
-	// Shared: the connections the leases refresh on are ready before the first run needs them.
+	// Shared: the pool's connections (reads, liveness, the store's checks) are ready before
+	// the first command on a slow link needs them (redisconn.Warm).
 	if err := redisconn.Warm(actx, conn); err != nil {
 		cfg.Logger.Warn("redis: connections not readied at start", "err", err)
 	}
 	cancel()
-	// Runs' scripts (fence bumps, writes, leases, dones) share pipelines: many runs' commands
-	// travel in one round trip (docs/performance.md), each wait for a reply bounded by the
-	// read timeout (a frozen Redis costs a run one second, then it goes on degraded).
+	// Runs' scripts (fence bumps, writes, leases, dones) share a pipeline (autoPipeline), each
+	// wait for a reply bounded by the client timeout (clientTimeout: alone, a frozen Redis
+	// costs a run one second, then it goes on degraded).
 	batched, err := batch.New(conn.Client, batch.Options{Timeout: cfg.clientTimeout(), Pipeline: autoPipeline(cfg.shared())})
 	if err != nil {
 		_ = conn.Client.Close()
