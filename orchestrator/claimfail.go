@@ -19,7 +19,7 @@ const handBackPause = queueRetry
 // is dropped only when the store answers that it does not exist (not found while Redis
 // answers: there is nothing to run). On the in-memory Queue during a shutdown, whose queue
 // dies with the process, it is interrupted instead, as a queued task is.
-func (o *Orchestrator) claimFailed(id string, err error) runEnd {
+func (o *core) claimFailed(id string, err error) runEnd {
 	log := o.cfg.Logger.With("task_id", id, "err", err)
 	if errors.Is(err, task.ErrNotFound) && !o.cfg.Degraded() {
 		log.Warn("claimed task not found: nothing to run")

@@ -1,10 +1,11 @@
 package orchestrator
 
 import (
-	"github.com/executor-dev/executor/domain/event"
 	"log/slog"
 	"math/rand/v2"
 	"time"
+
+	"github.com/executor-dev/executor/domain/event"
 )
 
 // Defaults of Config.

@@ -19,17 +19,17 @@ var operatorCancel = task.Failure{Class: stage.ClassCancelled, Message: errCance
 // stage boundary, wherever they run: the plan is PAUSED by a compare-and-set, every executor
 // is signalled to stop starting its tasks, and each RUNNING task gets a pause request (its
 // run learns of it at its next write, or at once from the signal).
-func (o *Orchestrator) PausePlan(ctx context.Context, planID string) error {
-	unlock := o.planLocks.lock(planID)
+func (ctl *control) PausePlan(ctx context.Context, planID string) error {
+	unlock := ctl.planLocks.lock(planID)
 	defer unlock()
-	p, err := o.updatePlan(ctx, planID, (*plan.Plan).Pause)
+	p, err := ctl.updatePlan(ctx, planID, (*plan.Plan).Pause)
 	if err != nil {
 		return err
 	}
-	o.setPaused(ctx, planID, true)
-	o.pauseHere(ctx, planID)
-	o.signal(ctx, sigPlan, planID)
-	statuses, err := o.statusesOf(ctx, p.TaskIDs())
+	ctl.feeder.setPaused(ctx, planID, true)
+	ctl.pauseHere(ctx, planID)
+	ctl.signal(ctx, sigPlan, planID)
+	statuses, err := ctl.statusesOf(ctx, p.TaskIDs())
 	if err != nil {
 		return fmt.Errorf("orchestrator: pause plan %s: %w", planID, err)
 	}
@@ -38,17 +38,17 @@ func (o *Orchestrator) PausePlan(ctx context.Context, planID string) error {
 			continue
 		}
 		id := p.TaskIDs()[i]
-		_, err := o.update(ctx, id, func(t *task.Task) (*checkpoint.Checkpoint, error) {
+		_, err := ctl.update(ctx, id, func(t *task.Task) (*checkpoint.Checkpoint, error) {
 			if t.Status() != task.Running || t.PauseRequested() {
 				return nil, errSkip
 			}
-			return nil, t.RequestPause(o.now())
+			return nil, t.RequestPause(ctl.now())
 		})
 		if err != nil && !errors.Is(err, errSkip) {
 			return err
 		}
 		if err == nil {
-			o.signal(ctx, sigPause, id)
+			ctl.signal(ctx, sigPause, id)
 		}
 	}
 	return nil
@@ -58,8 +58,8 @@ func (o *Orchestrator) PausePlan(ctx context.Context, planID string) error {
 // PENDING or RUNNING ones with a pause requested): their statuses first, then those tasks
 // whole. An ended task is not read: a store may no longer hold it whole (the Redis store's
 // mirror while Redis is away keeps only a bounded cache of ended tasks).
-func (o *Orchestrator) resumable(ctx context.Context, ids []string) ([]*task.Task, error) {
-	statuses, err := o.statusesOf(ctx, ids)
+func (ctl *control) resumable(ctx context.Context, ids []string) ([]*task.Task, error) {
+	statuses, err := ctl.statusesOf(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -72,24 +72,24 @@ func (o *Orchestrator) resumable(ctx context.Context, ids []string) ([]*task.Tas
 	if len(some) == 0 {
 		return nil, nil
 	}
-	return o.tasks.ByIDs(ctx, some)
+	return ctl.tasks.ByIDs(ctx, some)
 }
 
 // ResumePlan lets a paused plan's tasks start again and resumes its paused tasks at their next
 // stage.
-func (o *Orchestrator) ResumePlan(ctx context.Context, planID string) error {
-	if o.draining.Load() {
+func (ctl *control) ResumePlan(ctx context.Context, planID string) error {
+	if ctl.draining.Load() {
 		return errcode.ErrShuttingDown
 	}
-	unlock := o.planLocks.lock(planID)
+	unlock := ctl.planLocks.lock(planID)
 	defer unlock()
-	p, err := o.updatePlan(ctx, planID, (*plan.Plan).Resume)
+	p, err := ctl.updatePlan(ctx, planID, (*plan.Plan).Resume)
 	if err != nil {
 		return err
 	}
-	o.setPaused(ctx, planID, false)
-	o.signal(ctx, sigPlan, planID)
-	tasks, err := o.resumable(ctx, p.TaskIDs())
+	ctl.feeder.setPaused(ctx, planID, false)
+	ctl.signal(ctx, sigPlan, planID)
+	tasks, err := ctl.resumable(ctx, p.TaskIDs())
 	if err != nil {
 		return fmt.Errorf("orchestrator: resume plan %s: %w", planID, err)
 	}
@@ -99,9 +99,9 @@ func (o *Orchestrator) ResumePlan(ctx context.Context, planID string) error {
 			continue
 		}
 		was := task.Status("")
-		_, err := o.update(ctx, t.ID(), func(t *task.Task) (*checkpoint.Checkpoint, error) {
+		_, err := ctl.update(ctx, t.ID(), func(t *task.Task) (*checkpoint.Checkpoint, error) {
 			was = t.Status()
-			return nil, t.Resume(o.now())
+			return nil, t.Resume(ctl.now())
 		})
 		if err != nil && !errors.Is(err, task.ErrInvalidTransition) {
 			return err
@@ -110,7 +110,7 @@ func (o *Orchestrator) ResumePlan(ctx context.Context, planID string) error {
 			resumed = append(resumed, t.ID())
 		}
 	}
-	o.push(ctx, p, resumed)
+	ctl.feeder.push(ctx, p, resumed)
 	return nil
 }
 
@@ -118,19 +118,19 @@ func (o *Orchestrator) ResumePlan(ctx context.Context, planID string) error {
 // wherever it runs, and every executor is signalled to stop its runs of the plan at once. It
 // returns once the running ones have stopped (or ctx ended), so a CANCELLED plan has no
 // RUNNING task.
-func (o *Orchestrator) CancelPlan(ctx context.Context, planID string) error {
-	unlock := o.planLocks.lock(planID)
+func (ctl *control) CancelPlan(ctx context.Context, planID string) error {
+	unlock := ctl.planLocks.lock(planID)
 	defer unlock()
-	p, err := o.plans.Plan(ctx, planID)
+	p, err := ctl.plans.Plan(ctx, planID)
 	if err != nil {
 		return err
 	}
 	if p.Status().Terminal() {
-		return p.Cancel(o.now()) // the typed refusal
+		return p.Cancel(ctl.now()) // the typed refusal
 	}
-	o.unschedule(ctx, p)
-	o.unqueue(ctx, planID, nil)
-	statuses, err := o.statusesOf(ctx, p.TaskIDs())
+	ctl.unschedule(ctx, p)
+	ctl.feeder.unqueue(ctx, planID, nil)
+	statuses, err := ctl.statusesOf(ctx, p.TaskIDs())
 	if err != nil {
 		return err
 	}
@@ -140,11 +140,11 @@ func (o *Orchestrator) CancelPlan(ctx context.Context, planID string) error {
 			continue
 		}
 		was := task.Status("")
-		t, err := o.update(ctx, p.TaskIDs()[i], func(t *task.Task) (*checkpoint.Checkpoint, error) {
+		t, err := ctl.update(ctx, p.TaskIDs()[i], func(t *task.Task) (*checkpoint.Checkpoint, error) {
 			if was = t.Status(); was.Terminal() {
 				return nil, errSkip
 			}
-			return nil, t.Cancel(&operatorCancel, o.now())
+			return nil, t.Cancel(&operatorCancel, ctl.now())
 		})
 		if errors.Is(err, errSkip) {
 			continue
@@ -152,26 +152,26 @@ func (o *Orchestrator) CancelPlan(ctx context.Context, planID string) error {
 		if err != nil {
 			return err
 		}
-		if run := o.local(t.ID()); run != nil {
+		if run := ctl.local(t.ID()); run != nil {
 			run.cancel(errCancelRequested)
 			running = append(running, t)
 		} else if was == task.Running {
-			o.signal(ctx, sigCancel, t.ID()) // its executor stops it now, not at its next write
+			ctl.signal(ctx, sigCancel, t.ID()) // its executor stops it now, not at its next write
 			running = append(running, t)
 		}
 	}
-	o.signal(ctx, sigPlan, planID)
+	ctl.signal(ctx, sigPlan, planID)
 	for _, t := range running {
-		o.awaitStopped(ctx, t)
+		ctl.awaitStopped(ctx, t)
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	_, err = o.updatePlan(ctx, planID, func(p *plan.Plan) error {
+	_, err = ctl.updatePlan(ctx, planID, func(p *plan.Plan) error {
 		if p.Status().Terminal() {
 			return errSkip // settled meanwhile, from its cancelled tasks (maybe by another executor)
 		}
-		return p.Cancel(o.now())
+		return p.Cancel(ctl.now())
 	})
 	if errors.Is(err, errSkip) {
 		return nil
@@ -180,27 +180,27 @@ func (o *Orchestrator) CancelPlan(ctx context.Context, planID string) error {
 }
 
 // PauseTask asks a task to pause at its next stage boundary, wherever it runs.
-func (o *Orchestrator) PauseTask(ctx context.Context, taskID string) error {
-	t, err := o.update(ctx, taskID, func(t *task.Task) (*checkpoint.Checkpoint, error) {
-		return nil, t.RequestPause(o.now())
+func (ctl *control) PauseTask(ctx context.Context, taskID string) error {
+	t, err := ctl.update(ctx, taskID, func(t *task.Task) (*checkpoint.Checkpoint, error) {
+		return nil, t.RequestPause(ctl.now())
 	})
 	if err != nil {
 		return err
 	}
 	if t.Status() == task.Running || t.Status() == task.Pending {
-		if run := o.local(taskID); run != nil {
+		if run := ctl.local(taskID); run != nil {
 			run.recheck.Store(true)
 		} else {
-			o.signal(ctx, sigPause, taskID)
+			ctl.signal(ctx, sigPause, taskID)
 		}
 	}
 	return nil
 }
 
 // ResumeTask continues a paused task at its next stage, or withdraws a pending pause request.
-func (o *Orchestrator) ResumeTask(ctx context.Context, taskID string) error {
-	return o.requeue(ctx, taskID, func(t *task.Task, _ *checkpoint.Checkpoint) (*checkpoint.Checkpoint, error) {
-		return nil, t.Resume(o.now())
+func (ctl *control) ResumeTask(ctx context.Context, taskID string) error {
+	return ctl.requeue(ctx, taskID, func(t *task.Task, _ *checkpoint.Checkpoint) (*checkpoint.Checkpoint, error) {
+		return nil, t.Resume(ctl.now())
 	})
 }
 
@@ -208,16 +208,16 @@ func (o *Orchestrator) ResumeTask(ctx context.Context, taskID string) error {
 // the stage after its checkpoint, or from stage 0 (forgetting the checkpoint). A finished plan
 // is reopened. Of concurrent retries of one task (through any executors) exactly one wins;
 // the others find it PENDING and are refused (task.ErrInvalidTransition).
-func (o *Orchestrator) RetryTask(ctx context.Context, taskID string, fromCheckpoint bool) error {
-	return o.requeue(ctx, taskID, func(t *task.Task, cp *checkpoint.Checkpoint) (*checkpoint.Checkpoint, error) {
+func (ctl *control) RetryTask(ctx context.Context, taskID string, fromCheckpoint bool) error {
+	return ctl.requeue(ctx, taskID, func(t *task.Task, cp *checkpoint.Checkpoint) (*checkpoint.Checkpoint, error) {
 		if fromCheckpoint {
-			return nil, t.Retry(cp.Next(), o.now())
+			return nil, t.Retry(cp.Next(), ctl.now())
 		}
-		if err := t.Retry(0, o.now()); err != nil {
+		if err := t.Retry(0, ctl.now()); err != nil {
 			return nil, err
 		}
 		reset := cp.Clone()
-		reset.Reset(t.Fence(), o.now())
+		reset.Reset(t.Fence(), ctl.now())
 		return reset, nil
 	})
 }
@@ -225,31 +225,31 @@ func (o *Orchestrator) RetryTask(ctx context.Context, taskID string, fromCheckpo
 // CancelTask ends a task for good, by a compare-and-set, wherever it runs: its run (here or on
 // another executor) is stopped at once. CancelTask returns once the run has stopped, or when
 // ctx ends.
-func (o *Orchestrator) CancelTask(ctx context.Context, taskID string) error {
+func (ctl *control) CancelTask(ctx context.Context, taskID string) error {
 	was := task.Status("")
-	t, err := o.update(ctx, taskID, func(t *task.Task) (*checkpoint.Checkpoint, error) {
+	t, err := ctl.update(ctx, taskID, func(t *task.Task) (*checkpoint.Checkpoint, error) {
 		was = t.Status()
-		return nil, t.Cancel(&operatorCancel, o.now())
+		return nil, t.Cancel(&operatorCancel, ctl.now())
 	})
 	if err != nil {
 		return err
 	}
 	if was == task.Pending {
-		o.unqueue(ctx, t.PlanID(), []string{taskID})
+		ctl.feeder.unqueue(ctx, t.PlanID(), []string{taskID})
 	}
-	if run := o.local(taskID); run != nil {
+	if run := ctl.local(taskID); run != nil {
 		run.cancel(errCancelRequested)
-		o.awaitStopped(ctx, t)
+		ctl.awaitStopped(ctx, t)
 	} else if was == task.Running {
-		o.signal(ctx, sigCancel, taskID)
-		o.awaitStopped(ctx, t)
+		ctl.signal(ctx, sigCancel, taskID)
+		ctl.awaitStopped(ctx, t)
 	}
-	o.settle(t.PlanID())
+	ctl.settler.settle(t.PlanID())
 	return nil
 }
 
 // activeIn lists the tasks of planID this process is running.
-func (o *Orchestrator) activeIn(planID string) []string {
+func (o *core) activeIn(planID string) []string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var ids []string
@@ -264,10 +264,7 @@ func (o *Orchestrator) activeIn(planID string) []string {
 // Fenced stops this executor's run of taskID, if any, because another executor took the task
 // (or its tenant) while Redis was away: the run ends with class fenced and writes nothing more.
 func (o *Orchestrator) Fenced(taskID string) {
-	o.mu.Lock()
-	run := o.active[taskID]
-	o.mu.Unlock()
-	if run != nil {
+	if run := o.local(taskID); run != nil {
 		run.cancel(errFenced)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
 )
 
@@ -28,36 +27,36 @@ type planHere struct {
 	renderer *stage.Renderer
 	once     sync.Once
 	rolling  bool // the plan rolls out in rings
-	runs     int  // guarded by Orchestrator.mu
+	runs     int  // guarded by core.mu
 }
 
 // dispatch claims tasks from the Queue while a worker slot is free (as many in one claim as
 // workers are free, up to claimBatch) and runs each, until Stop: one loop per executor,
 // over every plan with work (round robin, so one plan does not starve the others). It waits for a wake (a push, an end, an unpause, on any executor), the
 // start rate's wait, or the fallback period.
-func (o *Orchestrator) dispatch() {
-	defer close(o.dispatched)
+func (d *dispatcher) dispatch() {
+	defer close(d.dispatched)
 	var plans []string
 	var listed time.Time
 	stale := true // something may have changed the plans with work: list them again
 	next := 0
 	for {
 		select {
-		case o.slots <- struct{}{}:
-		case <-o.stopClaims:
+		case d.slots <- struct{}{}:
+		case <-d.stopClaims:
 			return
 		}
-		if o.cfg.Degraded() { // Redis away: only what was queued here meanwhile starts
+		if d.cfg.Degraded() { // Redis away: only what was queued here meanwhile starts
 			plans, listed = nil, time.Time{}
 		} else if time.Since(listed) >= dispatchFallback || (stale && time.Since(listed) >= plansRefresh) {
 			stale = false
-			if ps, err := o.queue.Plans(o.ctx); err == nil {
+			if ps, err := d.queue.Plans(d.ctx); err == nil {
 				plans, listed = ps, time.Now()
-				o.contended.Store(len(plans) > 1)
-				o.catchUp(o.ctx)
-				o.resettleAll()
+				d.contended.Store(len(plans) > 1)
+				d.feeder.catchUp(d.ctx)
+				d.settler.resettleAll()
 			} else {
-				o.cfg.Logger.Debug("list plans with work", "err", err)
+				d.cfg.Logger.Debug("list plans with work", "err", err)
 				plans = nil
 			}
 		}
@@ -66,44 +65,44 @@ func (o *Orchestrator) dispatch() {
 	more:
 		for held < claimBatch {
 			select {
-			case o.slots <- struct{}{}:
+			case d.slots <- struct{}{}:
 				held++
 			default:
 				break more
 			}
 		}
-		q, planID, ids, wait, err := o.claimNext(plans, &next, held)
+		q, planID, ids, wait, err := d.claimNext(plans, &next, held)
 		for _, id := range ids {
-			o.wg.Add(1)
-			go o.runClaimed(q, planID, id)
+			d.wg.Add(1)
+			go d.runClaimed(q, planID, id)
 		}
 		for range held - len(ids) {
-			<-o.slots
+			<-d.slots
 		}
 		if len(ids) > 0 {
 			continue
 		}
-		d := dispatchFallback
+		pause := dispatchFallback
 		switch {
 		case err != nil:
-			d = queueRetry
-		case wait > 0 && wait < d:
-			d = wait
+			pause = queueRetry
+		case wait > 0 && wait < pause:
+			pause = wait
 		}
-		t := time.NewTimer(d)
+		t := time.NewTimer(pause)
 		var fallbackWoken <-chan struct{} // nil without a Fallback: never ready
-		if o.cfg.Fallback != nil {
-			fallbackWoken = o.cfg.Fallback.Woken()
+		if d.cfg.Fallback != nil {
+			fallbackWoken = d.cfg.Fallback.Woken()
 		}
 		select {
-		case <-o.queue.Woken():
+		case <-d.queue.Woken():
 			stale = true
 		case <-fallbackWoken:
-		case <-o.poke:
+		case <-d.poke:
 			listed = time.Time{}
 		case <-t.C:
 			stale = true
-		case <-o.stopClaims:
+		case <-d.stopClaims:
 			t.Stop()
 			return
 		}
@@ -113,11 +112,11 @@ func (o *Orchestrator) dispatch() {
 
 // claimNext claims up to n tasks from the Fallback's plans, else from the first of plans
 // (from *next on) that lets some start; it also returns the shortest start-rate wait it met.
-func (o *Orchestrator) claimNext(plans []string, next *int, n int) (q Queue, planID string, ids []string, wait time.Duration, err error) {
-	if f := o.cfg.Fallback; f != nil {
-		local, _ := f.Plans(o.ctx)
+func (d *dispatcher) claimNext(plans []string, next *int, n int) (q Queue, planID string, ids []string, wait time.Duration, err error) {
+	if f := d.cfg.Fallback; f != nil {
+		local, _ := f.Plans(d.ctx)
 		for _, p := range local {
-			ids, w, err := f.ClaimN(o.ctx, p, o.cfg.Name, n)
+			ids, w, err := f.ClaimN(d.ctx, p, d.cfg.Name, n)
 			if err == nil && len(ids) > 0 {
 				return f, p, ids, 0, nil
 			}
@@ -126,19 +125,19 @@ func (o *Orchestrator) claimNext(plans []string, next *int, n int) (q Queue, pla
 			}
 		}
 	}
-	if paused := o.cfg.ClaimsPaused(); paused > 0 && len(plans) > 0 {
+	if paused := d.cfg.ClaimsPaused(); paused > 0 && len(plans) > 0 {
 		return nil, "", nil, paused, nil // look again once the executors wrote back
 	}
 	for k := range plans {
 		i := (*next + k) % len(plans)
-		ids, w, err := o.queue.ClaimN(o.ctx, plans[i], o.cfg.Name, n)
+		ids, w, err := d.queue.ClaimN(d.ctx, plans[i], d.cfg.Name, n)
 		if err != nil {
-			o.cfg.Logger.Debug("claim tasks", "plan_id", plans[i], "err", err)
+			d.cfg.Logger.Debug("claim tasks", "plan_id", plans[i], "err", err)
 			return nil, "", nil, 0, err
 		}
 		if len(ids) > 0 {
 			*next = (i + 1) % len(plans)
-			return o.queue, plans[i], ids, 0, nil
+			return d.queue, plans[i], ids, 0, nil
 		}
 		if w > 0 && (wait == 0 || w < wait) {
 			wait = w
@@ -154,46 +153,46 @@ func (o *Orchestrator) claimNext(plans []string, next *int, n int) (q Queue, pla
 // claim of its own per task. It does not chain while the dispatch loop knows of other plans
 // with work (they get their turn from the loop's round robin) nor once the chain is
 // chainFor old (the loop then lists the plans again).
-func (o *Orchestrator) runClaimed(q Queue, planID, id string) {
-	defer o.wg.Done()
-	ph := o.enter(planID)
-	defer o.leave(planID)
+func (d *dispatcher) runClaimed(q Queue, planID, id string) {
+	defer d.wg.Done()
+	ph := d.enter(planID)
+	defer d.leave(planID)
 	since := time.Now()
 	for id != "" {
-		end := o.runTask(ph, id)
+		end := d.runTask(ph, id)
 		if ph.rolling && end == endFailed {
 			// A failure is judged against its ring's budget at once, before the slot is freed
 			// (nothing more of the ring may start past it). A ring's completion is judged when
 			// the plan's queue has nothing left (ended: the settle judges the ring first).
-			o.judgeFailures(planID)
+			d.rollout.judgeFailures(planID)
 		}
-		chain := !o.draining.Load() && !o.contended.Load() && time.Since(since) < chainFor
-		id = o.finish(q, planID, id, end, chain)
+		chain := !d.draining.Load() && !d.contended.Load() && time.Since(since) < chainFor
+		id = d.finish(q, planID, id, end, chain)
 	}
-	<-o.slots
+	<-d.slots
 }
 
 // finish tells the queue q, from which the task was claimed, how its run ended; with chain,
 // it claims the plan's next task for this worker in the same step and returns it ("": none).
-func (o *Orchestrator) finish(q Queue, planID, id string, end runEnd, chain bool) (next string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(o.ctx), persistTimeout)
+func (d *dispatcher) finish(q Queue, planID, id string, end runEnd, chain bool) (next string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(d.ctx), persistTimeout)
 	defer cancel()
 	if end == endHandedBack {
 		if err := q.Return(ctx, planID, id); err != nil {
 			// Kept and made again when the queue answers: the task waits in its claim meanwhile.
-			o.later("hand a task back", planID, err, func(ctx context.Context) error { return q.Return(ctx, planID, id) })
+			d.feeder.later("hand a task back", planID, err, func(ctx context.Context) error { return q.Return(ctx, planID, id) })
 		}
 		return ""
 	}
-	if o.cfg.Degraded() {
+	if d.cfg.Degraded() {
 		// The run's end is journaled, not in Redis yet: a settle from Redis (this one's, or the
 		// one of the executor ending the plan's last task) would not see it. Once written
 		// back, the plan is settled again.
-		o.markResettle(planID)
+		d.settler.markResettle(planID)
 	}
 	claimer := ""
-	if chain && o.cfg.ClaimsPaused() == 0 {
-		claimer = o.cfg.Name
+	if chain && d.cfg.ClaimsPaused() == 0 {
+		claimer = d.cfg.Name
 	}
 	drained, left, next, err := q.DoneClaim(ctx, planID, id, end == endFailed, claimer)
 	if err != nil {
@@ -201,88 +200,55 @@ func (o *Orchestrator) finish(q Queue, planID, id string, end runEnd, chain bool
 		// is made again then (a repeated done counts nothing twice), so the plan's slot is
 		// freed and its budget counted. The plan is settled from its tasks meanwhile (on
 		// memory while Redis is away).
-		o.later("free a task's slot", planID, err, func(ctx context.Context) error {
+		d.feeder.later("free a task's slot", planID, err, func(ctx context.Context) error {
 			drained, left, _, err := q.DoneClaim(ctx, planID, id, end == endFailed, "")
 			if err == nil {
-				o.ended(planID, drained, left)
+				d.ended(planID, drained, left)
 			}
 			return err
 		})
 		left, next = -1, ""
 	}
-	o.ended(planID, drained, left)
+	d.ended(planID, drained, left)
 	return next
 }
 
 // ended acts on what the queue answered to a task's end: the tasks the failure budget took
 // out of the queue are cancelled, and the plan settles when nothing of it is left (left <= 0;
 // negative: the queue did not answer).
-func (o *Orchestrator) ended(planID string, drained []string, left int) {
+func (d *dispatcher) ended(planID string, drained []string, left int) {
 	if len(drained) > 0 {
-		o.cancelQueued(drained, "failure budget exhausted")
+		d.cancelQueued(drained, "failure budget exhausted")
 	}
-	if left <= 0 && !o.draining.Load() {
-		o.settle(planID)
+	if left <= 0 && !d.draining.Load() {
+		d.settler.settle(planID)
 	}
 }
 
 // enter returns this executor's state of a plan it runs a task of, counting the run.
-func (o *Orchestrator) enter(planID string) *planHere {
-	o.mu.Lock()
-	ph := o.here[planID]
+func (d *dispatcher) enter(planID string) *planHere {
+	d.mu.Lock()
+	ph := d.here[planID]
 	if ph == nil {
 		ph = &planHere{renderer: stage.NewRenderer()}
-		o.here[planID] = ph
+		d.here[planID] = ph
 	}
 	ph.runs++
-	o.mu.Unlock()
+	d.mu.Unlock()
 	ph.once.Do(func() {
-		p, err := o.plans.Plan(context.WithoutCancel(o.ctx), planID)
+		p, err := d.plans.Plan(context.WithoutCancel(d.ctx), planID)
 		ph.rolling = err == nil && p.Rollout().Enabled()
 	})
 	return ph
 }
 
 // leave counts a run of the plan's out, dropping the plan's state after its last.
-func (o *Orchestrator) leave(planID string) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if ph := o.here[planID]; ph != nil {
+func (d *dispatcher) leave(planID string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if ph := d.here[planID]; ph != nil {
 		if ph.runs--; ph.runs <= 0 {
-			delete(o.here, planID)
+			delete(d.here, planID)
 		}
-	}
-}
-
-// push queues task ids of p. A push that never reached the shared Queue (Redis away
-// already, or the plan's pause state refused) goes to the Fallback; a push the Queue failed
-// may have been queued all the same (its reply lost, or a later step of it failed), so it is
-// never queued here as well: it is made again once the Queue answers (pushLater). Either way
-// a PENDING task is never left out of its plan's queue, and is never in two queues at once.
-func (o *Orchestrator) push(ctx context.Context, p *plan.Plan, ids []string) {
-	if len(ids) == 0 {
-		return
-	}
-	if o.draining.Load() && !o.queue.Shared() { // raced a shutdown: these will never start here
-		o.interruptQueued(ids)
-		return
-	}
-	// The queue follows the plan: paused with it (a retry into a PAUSED plan starts nothing),
-	// let go when it runs (a plan paused for an executor's loss, then reopened by a retry).
-	err := errQueueAway
-	if !o.cfg.Degraded() || o.cfg.Fallback == nil {
-		err = o.queue.SetPaused(ctx, p.ID(), p.Status() == plan.Paused)
-	}
-	if err == nil {
-		if err := o.queue.Push(ctx, p.ID(), limitsOf(p), ids); err != nil {
-			o.pushLater(p.ID(), ids, err)
-		}
-	} else {
-		o.cfg.Logger.Warn("queue tasks: the queue does not answer; queued here until it does", "plan_id", p.ID(), "tasks", len(ids), "err", err)
-		o.pushFallback(ctx, p, ids, err)
-	}
-	select {
-	case o.poke <- struct{}{}:
-	default:
 	}
 }

@@ -7,5 +7,6 @@
 // fence epoch taken with the lease keeps other processes' stale runners out. Plan-level changes
 // (pause, resume, cancel, finishing, reopening on retry) are made under the plan's lock.
 //
-// Lock order: plan lock → task lock → Orchestrator.mu → planRun.mu.
+// Lock order: plan lock → task lock → core.mu (this executor's runs, the watchers, the plans
+// it runs tasks of), and, apart, the feeder's and the settler's own mutexes.
 package orchestrator

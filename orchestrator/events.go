@@ -14,7 +14,7 @@ type noEvents struct{}
 func (noEvents) Publish(event.Event) {}
 
 // saveTask writes t and, when cp is not nil, its checkpoint, then tells the watchers.
-func (o *Orchestrator) saveTask(ctx context.Context, t *task.Task, cp *checkpoint.Checkpoint) error {
+func (o *core) saveTask(ctx context.Context, t *task.Task, cp *checkpoint.Checkpoint) error {
 	if err := o.tasks.Save(ctx, t, cp); err != nil {
 		return err
 	}

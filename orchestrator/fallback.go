@@ -19,54 +19,54 @@ import (
 
 // pushFallback queues ids of p, which never reached the shared Queue (why: err), in the
 // Fallback, or keeps the push to make again when there is none.
-func (o *Orchestrator) pushFallback(ctx context.Context, p *plan.Plan, ids []string, err error) {
-	if o.cfg.Fallback == nil {
-		o.pushLater(p.ID(), ids, err)
+func (f *feeder) pushFallback(ctx context.Context, p *plan.Plan, ids []string, err error) {
+	if f.cfg.Fallback == nil {
+		f.pushLater(p.ID(), ids, err)
 		return
 	}
-	err = o.cfg.Fallback.SetPaused(ctx, p.ID(), p.Status() == plan.Paused)
+	err = f.cfg.Fallback.SetPaused(ctx, p.ID(), p.Status() == plan.Paused)
 	if err == nil {
-		err = o.cfg.Fallback.Push(ctx, p.ID(), limitsOf(p), ids)
+		err = f.cfg.Fallback.Push(ctx, p.ID(), limitsOf(p), ids)
 	}
 	if err != nil {
-		o.cfg.Logger.Error("queue tasks in the fallback queue", "plan_id", p.ID(), "err", err)
+		f.cfg.Logger.Error("queue tasks in the fallback queue", "plan_id", p.ID(), "err", err)
 	}
 }
 
 // later records a change the shared Queue refused (a pause, a resume) to make again, in
 // order, once it answers.
-func (o *Orchestrator) later(what string, planID string, err error, fn func(ctx context.Context) error) {
-	o.cfg.Logger.Warn("queue change kept to make again: the queue does not answer", "change", what, "plan_id", planID, "err", err)
-	o.mu.Lock()
-	o.redo = append(o.redo, fn)
-	o.mu.Unlock()
+func (f *feeder) later(what string, planID string, err error, fn func(ctx context.Context) error) {
+	f.cfg.Logger.Warn("queue change kept to make again: the queue does not answer", "change", what, "plan_id", planID, "err", err)
+	f.mu.Lock()
+	f.redo = append(f.redo, fn)
+	f.mu.Unlock()
 }
 
 // catchUp makes the changes the shared Queue refused, then moves the Fallback's queued tasks
 // to it. It stops at the first refusal (the rest is tried again on the next round).
-func (o *Orchestrator) catchUp(ctx context.Context) {
-	o.mu.Lock()
-	list := o.redo
-	o.redo = nil
-	o.mu.Unlock()
+func (f *feeder) catchUp(ctx context.Context) {
+	f.mu.Lock()
+	list := f.redo
+	f.redo = nil
+	f.mu.Unlock()
 	for i, fn := range list {
 		if err := fn(ctx); err != nil {
-			o.mu.Lock()
-			o.redo = append(list[i:], o.redo...)
-			o.mu.Unlock()
+			f.mu.Lock()
+			f.redo = append(list[i:], f.redo...)
+			f.mu.Unlock()
 			return
 		}
 	}
-	if o.cfg.Fallback == nil {
+	if f.cfg.Fallback == nil {
 		return
 	}
-	plans, err := o.cfg.Fallback.Plans(ctx)
+	plans, err := f.cfg.Fallback.Plans(ctx)
 	if err != nil {
 		return
 	}
 	for _, planID := range plans {
-		if err := o.moveBack(ctx, planID); err != nil {
-			o.cfg.Logger.Debug("move fallback queue back", "plan_id", planID, "err", err)
+		if err := f.moveBack(ctx, planID); err != nil {
+			f.cfg.Logger.Debug("move fallback queue back", "plan_id", planID, "err", err)
 			return
 		}
 	}
@@ -74,45 +74,45 @@ func (o *Orchestrator) catchUp(ctx context.Context) {
 
 // moveBack moves a plan's queued tasks from the Fallback to the shared Queue (its claimed
 // ones stay: their runs end there).
-func (o *Orchestrator) moveBack(ctx context.Context, planID string) error {
-	p, err := o.plans.Plan(ctx, planID)
+func (f *feeder) moveBack(ctx context.Context, planID string) error {
+	p, err := f.plans.Plan(ctx, planID)
 	if err != nil {
 		return err
 	}
-	ids, err := o.cfg.Fallback.Drain(ctx, planID)
+	ids, err := f.cfg.Fallback.Drain(ctx, planID)
 	if err != nil || len(ids) == 0 {
 		return err
 	}
-	if err := o.queue.SetPaused(ctx, planID, p.Status() == plan.Paused); err != nil {
-		_ = o.cfg.Fallback.Push(ctx, planID, limitsOf(p), ids) // not pushed: kept for the next round
+	if err := f.queue.SetPaused(ctx, planID, p.Status() == plan.Paused); err != nil {
+		_ = f.cfg.Fallback.Push(ctx, planID, limitsOf(p), ids) // not pushed: kept for the next round
 		return err
 	}
-	if err := o.queue.Push(ctx, planID, limitsOf(p), ids); err != nil {
-		o.pushLater(planID, ids, err) // maybe queued in the Queue already: never back in the Fallback
+	if err := f.queue.Push(ctx, planID, limitsOf(p), ids); err != nil {
+		f.pushLater(planID, ids, err) // maybe queued in the Queue already: never back in the Fallback
 		return err
 	}
-	o.cfg.Logger.Info("tasks queued while the queue was away moved back to it", "plan_id", planID, "tasks", len(ids))
+	f.cfg.Logger.Info("tasks queued while the queue was away moved back to it", "plan_id", planID, "tasks", len(ids))
 	return nil
 }
 
 // queues returns the queues a change to a plan's queued tasks applies to.
-func (o *Orchestrator) queues() []Queue {
-	if o.cfg.Fallback == nil {
-		return []Queue{o.queue}
+func (f *feeder) queues() []Queue {
+	if f.cfg.Fallback == nil {
+		return []Queue{f.queue}
 	}
-	return []Queue{o.queue, o.cfg.Fallback}
+	return []Queue{f.queue, f.cfg.Fallback}
 }
 
 // setPaused pauses (or lets go) the plan's starts in every queue; a refusal of the shared
 // Queue is made again once it answers.
-func (o *Orchestrator) setPaused(ctx context.Context, planID string, paused bool) {
-	for _, q := range o.queues() {
+func (f *feeder) setPaused(ctx context.Context, planID string, paused bool) {
+	for _, q := range f.queues() {
 		err := errQueueAway
-		if q != o.queue || !o.cfg.Degraded() {
+		if q != f.queue || !f.cfg.Degraded() {
 			err = q.SetPaused(ctx, planID, paused)
 		}
-		if err != nil && q == o.queue {
-			o.later("pause", planID, err, func(ctx context.Context) error { return q.SetPaused(ctx, planID, paused) })
+		if err != nil && q == f.queue {
+			f.later("pause", planID, err, func(ctx context.Context) error { return q.SetPaused(ctx, planID, paused) })
 		}
 	}
 }
@@ -120,10 +120,10 @@ func (o *Orchestrator) setPaused(ctx context.Context, planID string, paused bool
 // unqueue takes ids out of the plan's queues (nil: all of them) and returns those that were
 // queued. A queue that does not answer keeps them: a task that is not PENDING when claimed is
 // not run.
-func (o *Orchestrator) unqueue(ctx context.Context, planID string, ids []string) []string {
+func (f *feeder) unqueue(ctx context.Context, planID string, ids []string) []string {
 	var out []string
-	for _, q := range o.queues() {
-		if q == o.queue && o.cfg.Degraded() {
+	for _, q := range f.queues() {
+		if q == f.queue && f.cfg.Degraded() {
 			continue // Redis away: its entries stay, and are not run (they are not PENDING)
 		}
 		var got []string
@@ -134,7 +134,7 @@ func (o *Orchestrator) unqueue(ctx context.Context, planID string, ids []string)
 			got, err = q.Remove(ctx, planID, ids)
 		}
 		if err != nil {
-			o.cfg.Logger.Warn("take tasks out of a plan's queue", "plan_id", planID, "err", err)
+			f.cfg.Logger.Warn("take tasks out of a plan's queue", "plan_id", planID, "err", err)
 		}
 		out = append(out, got...)
 	}
@@ -151,37 +151,43 @@ func (o *Orchestrator) unqueue(ctx context.Context, planID string, ids []string)
 // Redis (resettle.go).
 func (o *Orchestrator) Restored(lost bool) {
 	if lost {
-		o.requeueDue.Store(true)
-		o.lostAt.Store(o.now().UnixNano())
+		o.settler.lostAt.Store(o.settler.now().UnixNano())
 	}
-	if o.requeueDue.Load() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(o.ctx), persistTimeout)
-		if err := o.requeueAll(ctx); err != nil {
-			o.cfg.Logger.Error("queue again the tasks Redis lost: tried again when Redis answers again", "err", err)
-		} else {
-			o.requeueDue.Store(false)
-		}
-		cancel()
+	o.feeder.requeueLost(lost)
+	o.settler.resettleAll()
+	o.dispatcher.wake()
+}
+
+// requeueLost queues again, after Redis lost its data (lost, or a loss whose requeue did
+// not finish), every PENDING task of the plans that have not ended (requeueAll).
+func (f *feeder) requeueLost(lost bool) {
+	if lost {
+		f.requeueDue.Store(true)
 	}
-	o.resettleAll()
-	select {
-	case o.poke <- struct{}{}:
-	default:
+	if !f.requeueDue.Load() {
+		return
 	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(f.ctx), persistTimeout)
+	defer cancel()
+	if err := f.requeueAll(ctx); err != nil {
+		f.cfg.Logger.Error("queue again the tasks Redis lost: tried again when Redis answers again", "err", err)
+		return
+	}
+	f.requeueDue.Store(false)
 }
 
 // requeueMax bounds the plans requeueAll looks at per status.
 const requeueMax = 10000
 
 // requeueAll queues again the PENDING tasks of every RUNNING or PAUSED plan.
-func (o *Orchestrator) requeueAll(ctx context.Context) error {
+func (f *feeder) requeueAll(ctx context.Context) error {
 	for _, st := range []plan.Status{plan.Running, plan.Paused} {
-		plans, err := o.plans.List(ctx, plan.Filter{Status: st, Limit: requeueMax})
+		plans, err := f.plans.List(ctx, plan.Filter{Status: st, Limit: requeueMax})
 		if err != nil {
 			return fmt.Errorf("orchestrator: list %s plans: %w", st, err)
 		}
 		for _, p := range plans {
-			if err := o.requeuePlan(ctx, p); err != nil {
+			if err := f.requeuePlan(ctx, p); err != nil {
 				return err
 			}
 		}
@@ -191,9 +197,9 @@ func (o *Orchestrator) requeueAll(ctx context.Context) error {
 
 // requeuePlan queues again the PENDING tasks of p (of its rings that may start, for a rolling plan), in
 // the shared Queue only (pushShared).
-func (o *Orchestrator) requeuePlan(ctx context.Context, p *plan.Plan) error {
+func (f *feeder) requeuePlan(ctx context.Context, p *plan.Plan) error {
 	ids := p.StartableTaskIDs()
-	statuses, err := o.tasks.Statuses(ctx, ids)
+	statuses, err := f.tasks.Statuses(ctx, ids)
 	pending := ids // one is lost: push them all, a claim skips what is not PENDING
 	switch {
 	case errors.Is(err, task.ErrNotFound):
@@ -207,7 +213,7 @@ func (o *Orchestrator) requeuePlan(ctx context.Context, p *plan.Plan) error {
 			}
 		}
 	}
-	o.pushShared(ctx, p, pending)
+	f.pushShared(ctx, p, pending)
 	return nil
 }
 
@@ -215,15 +221,15 @@ func (o *Orchestrator) requeuePlan(ctx context.Context, p *plan.Plan) error {
 // once it answers (pushLater): never in the Fallback. What requeueAll queues was not accepted
 // by this executor alone: every executor that lived through the loss queues the same tasks,
 // and a task in the Fallbacks of two executors would run on both at once.
-func (o *Orchestrator) pushShared(ctx context.Context, p *plan.Plan, ids []string) {
+func (f *feeder) pushShared(ctx context.Context, p *plan.Plan, ids []string) {
 	if len(ids) == 0 {
 		return
 	}
-	err := o.queue.SetPaused(ctx, p.ID(), p.Status() == plan.Paused)
+	err := f.queue.SetPaused(ctx, p.ID(), p.Status() == plan.Paused)
 	if err == nil {
-		err = o.queue.Push(ctx, p.ID(), limitsOf(p), ids)
+		err = f.queue.Push(ctx, p.ID(), limitsOf(p), ids)
 	}
 	if err != nil {
-		o.pushLater(p.ID(), ids, err)
+		f.pushLater(p.ID(), ids, err)
 	}
 }

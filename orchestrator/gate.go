@@ -12,8 +12,8 @@ import (
 // park ends a run at a gate that waits for an operator's decision: the task becomes WAITING
 // at that stage (its checkpoint holds every stage before it), and the run gives its worker
 // and its tenant's lease back.
-func (o *Orchestrator) park(run *taskRun, wait *stage.AwaitError, log *slog.Logger) {
-	err := o.commit(run, nil, func(t *task.Task) error { return t.Await(wait.Reason, wait.Message, o.now()) })
+func (run *taskRun) park(wait *stage.AwaitError, log *slog.Logger) {
+	err := run.commit(nil, func(t *task.Task) error { return t.Await(wait.Reason, wait.Message, run.o.now()) })
 	if err != nil {
 		log.Error("park task at its gate", "err", err)
 		return
@@ -24,11 +24,11 @@ func (o *Orchestrator) park(run *taskRun, wait *stage.AwaitError, log *slog.Logg
 // DecideTask records an operator's decision on a WAITING task's gate (approve, or reject) and
 // queues the task: its next run starts at the gate, which passes on an approval and fails
 // permanently on a rejection.
-func (o *Orchestrator) DecideTask(ctx context.Context, taskID string, d stage.Decision) error {
+func (ctl *control) DecideTask(ctx context.Context, taskID string, d stage.Decision) error {
 	if d.DecidedAt.IsZero() {
-		d.DecidedAt = o.now()
+		d.DecidedAt = ctl.now()
 	}
-	return o.requeue(ctx, taskID, func(t *task.Task, _ *checkpoint.Checkpoint) (*checkpoint.Checkpoint, error) {
-		return nil, t.Decide(d, o.now())
+	return ctl.requeue(ctx, taskID, func(t *task.Task, _ *checkpoint.Checkpoint) (*checkpoint.Checkpoint, error) {
+		return nil, t.Decide(d, ctl.now())
 	})
 }

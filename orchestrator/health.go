@@ -30,35 +30,35 @@ func checkTimeout(p *plan.Plan) time.Duration {
 // it passed; a failed check halts the plan. A check this executor does not live to finish is
 // made again by whichever executor the Scheduler hands the plan to after checkTimeout plus
 // checkGrace. The caller holds the plan lock.
-func (o *Orchestrator) check(ctx context.Context, p *plan.Plan) bool {
+func (ro *rollout) check(ctx context.Context, p *plan.Plan) bool {
 	ring := p.Ring().Index
-	o.scheduleAt(ctx, p, p.Ring().Since.Add(checkTimeout(p)+checkGrace))
-	err := o.health(ctx, p)
+	ro.scheduleAt(ctx, p, p.Ring().Since.Add(checkTimeout(p)+checkGrace))
+	err := ro.health(ctx, p)
 	if err == nil {
 		return true
 	}
-	o.haltRing(ctx, p, fmt.Sprintf("ring %d (%s): health check failed: %v", ring, p.Rollout().Waves[ring].Name, err))
+	ro.haltRing(ctx, p, fmt.Sprintf("ring %d (%s): health check failed: %v", ring, p.Rollout().Waves[ring].Name, err))
 	return false
 }
 
 // health makes the http check of the plan's current ring: its params rendered like an http
 // stage's, with .PlanID, .ExecutorURL and .Params.wave (the wave's name) and .Params.ring
 // (its index); one attempt, within its timeout; a 2xx answer passes.
-func (o *Orchestrator) health(ctx context.Context, p *plan.Plan) error {
+func (ro *rollout) health(ctx context.Context, p *plan.Plan) error {
 	ring := p.Ring().Index
 	w := p.Rollout().Waves[ring]
 	spec := w.Health
-	h, ok := o.kinds.Handler(spec.Kind)
+	h, ok := ro.kinds.Handler(spec.Kind)
 	if !ok {
 		return errors.New("unknown check kind " + spec.Kind)
 	}
 	params, err := stage.NewRenderer().Render(fmt.Sprintf("waves[%d].health.params", ring), spec.Params, stage.Data{
-		PlanID: p.ID(), Params: map[string]any{"wave": w.Name, "ring": ring}, ExecutorURL: o.cfg.ExecutorURL(),
+		PlanID: p.ID(), Params: map[string]any{"wave": w.Name, "ring": ring}, ExecutorURL: ro.cfg.ExecutorURL(),
 	}, stage.URLParamsOf(h)...)
 	if err != nil {
 		return err
 	}
-	_, err = o.attempt(ctx, h, checkTimeout(p), stage.Request{
+	_, err = callStage(ctx, h, checkTimeout(p), stage.Request{
 		PlanID: p.ID(), Stage: "health:" + w.Name, StageIndex: -1, Run: 1, Attempt: 1, Params: params,
 	})
 	return err

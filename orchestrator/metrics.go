@@ -42,7 +42,7 @@ func (noMetrics) LeaseLost()                              {}
 func (noMetrics) ScheduledStart(time.Duration)            {}
 
 // observeAttempt reports a stage attempt of kind that has ended (entry has its outcome).
-func (o *Orchestrator) observeAttempt(kind string, entry *task.Attempt) {
+func (o *core) observeAttempt(kind string, entry *task.Attempt) {
 	outcome := OutcomeOK
 	if entry.Outcome != task.OutcomeSucceeded {
 		outcome = string(entry.Class)
@@ -51,14 +51,14 @@ func (o *Orchestrator) observeAttempt(kind string, entry *task.Attempt) {
 }
 
 // observeRetry reports a failed attempt of kind (entry) that will be retried.
-func (o *Orchestrator) observeRetry(kind string, entry *task.Attempt) {
+func (o *core) observeRetry(kind string, entry *task.Attempt) {
 	o.observeAttempt(kind, entry)
 	o.cfg.Metrics.StageRetried(kind)
 }
 
 // countFenced reports err to the metrics when the store refused a write as fenced, and
 // returns it.
-func (o *Orchestrator) countFenced(err error) error {
+func (o *core) countFenced(err error) error {
 	if errors.Is(err, task.ErrFenced) {
 		o.cfg.Metrics.Fenced()
 	}

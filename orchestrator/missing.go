@@ -18,7 +18,7 @@ const statusMissing = task.Status("")
 // returned), where Statuses fails as a whole. The plan's commands and its settling then act on the
 // tasks that are there: a plan with a lost task is not stuck. Only when some task is missing
 // does it read them one by one.
-func (o *Orchestrator) statusesOf(ctx context.Context, ids []string) ([]task.Status, error) {
+func (o *core) statusesOf(ctx context.Context, ids []string) ([]task.Status, error) {
 	statuses, err := o.tasks.Statuses(ctx, ids)
 	if !errors.Is(err, task.ErrNotFound) || o.cfg.Degraded() {
 		return statuses, err // while degraded, memory does not hold every task: not a loss
@@ -48,15 +48,15 @@ func (o *Orchestrator) statusesOf(ctx context.Context, ids []string) ([]task.Sta
 // would refuse their write-back and strand the tasks they bring back PENDING. The plan is
 // settled again at the following dispatch rounds (markResettle) and, once the grace is over,
 // ended with its lost tasks counted as failed.
-func (o *Orchestrator) missingTooSoon(planID string, statuses []task.Status) bool {
+func (s *settler) missingTooSoon(planID string, statuses []task.Status) bool {
 	if !slices.Contains(statuses, statusMissing) {
 		return false
 	}
-	lost := o.lostAt.Load()
-	paused := o.cfg.ClaimsPaused() > 0 // the store saw the loss; Restored comes after the pause
-	if !paused && (lost == 0 || o.now().Sub(time.Unix(0, lost)) >= resettleFor*o.cfg.LeaseTTL) {
+	lost := s.lostAt.Load()
+	paused := s.cfg.ClaimsPaused() > 0 // the store saw the loss; Restored comes after the pause
+	if !paused && (lost == 0 || s.now().Sub(time.Unix(0, lost)) >= resettleFor*s.cfg.LeaseTTL) {
 		return false
 	}
-	o.markResettle(planID)
+	s.markResettle(planID)
 	return true
 }

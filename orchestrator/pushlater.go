@@ -20,20 +20,20 @@ import (
 
 // pushLater keeps the push of ids of planID, which the shared Queue failed with err (or which
 // could not be made), to make again once the Queue answers.
-func (o *Orchestrator) pushLater(planID string, ids []string, err error) {
-	o.cfg.Logger.Warn("queue tasks: the push failed (the queue may have queued them); pushed again once the queue answers, not queued here",
+func (f *feeder) pushLater(planID string, ids []string, err error) {
+	f.cfg.Logger.Warn("queue tasks: the push failed (the queue may have queued them); pushed again once the queue answers, not queued here",
 		"plan_id", planID, "tasks", len(ids), "err", err)
 	ids = slices.Clone(ids)
-	o.mu.Lock()
-	o.redo = append(o.redo, func(ctx context.Context) error { return o.repush(ctx, planID, ids) })
-	o.mu.Unlock()
+	f.mu.Lock()
+	f.redo = append(f.redo, func(ctx context.Context) error { return f.repush(ctx, planID, ids) })
+	f.mu.Unlock()
 }
 
 // repush makes a failed push of ids again: those still PENDING (one that ran meanwhile, queued
 // by the push that seemed to fail, or that was cancelled, is left out) are pushed with the
 // plan's pause state and limits as they stand now.
-func (o *Orchestrator) repush(ctx context.Context, planID string, ids []string) error {
-	statuses, err := o.tasks.Statuses(ctx, ids)
+func (f *feeder) repush(ctx context.Context, planID string, ids []string) error {
+	statuses, err := f.tasks.Statuses(ctx, ids)
 	switch {
 	case errors.Is(err, task.ErrNotFound): // one is gone: push them all, a claim skips what is not PENDING
 	case err != nil:
@@ -50,12 +50,12 @@ func (o *Orchestrator) repush(ctx context.Context, planID string, ids []string) 
 	if len(ids) == 0 {
 		return nil
 	}
-	p, err := o.plans.Plan(ctx, planID)
+	p, err := f.plans.Plan(ctx, planID)
 	if err == nil {
-		err = o.queue.SetPaused(ctx, planID, p.Status() == plan.Paused)
+		err = f.queue.SetPaused(ctx, planID, p.Status() == plan.Paused)
 	}
 	if err == nil {
-		err = o.queue.Push(ctx, planID, limitsOf(p), ids)
+		err = f.queue.Push(ctx, planID, limitsOf(p), ids)
 	}
 	if err != nil {
 		return fmt.Errorf("orchestrator: push again to plan %s: %w", planID, err)

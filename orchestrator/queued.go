@@ -14,24 +14,24 @@ const queuedTimeout = 2 * time.Second
 // of a SCHEDULED plan are not queued before its startAt. The submission use case refuses a
 // plan that would queue more than its limit (app.ErrBusy). When the Queue does not answer
 // it returns the last count.
-func (o *Orchestrator) Queued() int {
+func (d *dispatcher) Queued() int {
 	ctx, cancel := context.WithTimeout(context.Background(), queuedTimeout)
 	defer cancel()
 	n := 0
-	for _, q := range o.queues() {
+	for _, q := range d.feeder.queues() {
 		plans, err := q.Plans(ctx)
 		if err != nil {
-			return int(o.queued.Load())
+			return int(d.queued.Load())
 		}
 		for _, id := range plans {
 			queued, _, err := q.Len(ctx, id)
 			if err != nil {
-				return int(o.queued.Load())
+				return int(d.queued.Load())
 			}
 			n += queued
 		}
 	}
-	o.queued.Store(int64(n))
+	d.queued.Store(int64(n))
 	return n
 }
 

@@ -20,14 +20,14 @@ import (
 // PAUSED with a reason naming the lost executor and its interrupted tenants, never settled:
 // started work is not ended nor re-run without an operator. Tasks that need no change cost no
 // I/O. It also returns how many it reaped.
-func (o *Orchestrator) Reap(ctx context.Context, tasks []*task.Task) ([]*task.Task, int, error) {
+func (rec *recovery) Reap(ctx context.Context, tasks []*task.Task) ([]*task.Task, int, error) {
 	var out []*task.Task
 	plans := map[string][]string{} // reaped task ids by plan
 	for i, t := range tasks {
-		if !o.suspect(t) {
+		if !rec.suspect(t) {
 			continue
 		}
-		reaped, err := o.reap(ctx, t)
+		reaped, err := rec.reap(ctx, t)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -41,7 +41,7 @@ func (o *Orchestrator) Reap(ctx context.Context, tasks []*task.Task) ([]*task.Ta
 		plans[reaped.PlanID()] = append(plans[reaped.PlanID()], reaped.ID())
 	}
 	for planID, ids := range plans {
-		o.pauseLost(ctx, planID, ids)
+		rec.pauseLost(ctx, planID, ids)
 	}
 	if out == nil {
 		return tasks, 0, nil
@@ -58,13 +58,13 @@ func (o *Orchestrator) Reap(ctx context.Context, tasks []*task.Task) ([]*task.Ta
 // pauseLost pauses planID for its runs ids, reaped, then frees their claims (as the
 // reconciler does, so that the next reconcile does not pause the plan again once an SRE has
 // resumed it). A failure is logged: the reconciler pauses the plan and frees the claims then.
-func (o *Orchestrator) pauseLost(ctx context.Context, planID string, ids []string) {
-	if o.pauseForLoss(ctx, planID) != nil {
+func (rec *recovery) pauseLost(ctx context.Context, planID string, ids []string) {
+	if rec.pauseForLoss(ctx, planID) != nil {
 		return
 	}
 	for _, id := range ids {
-		if err := o.releaseLost(ctx, planID, id); err != nil {
-			o.cfg.Logger.Debug("free a lost run's claim", "plan_id", planID, "task_id", id, "err", err)
+		if err := rec.releaseLost(ctx, planID, id); err != nil {
+			rec.cfg.Logger.Debug("free a lost run's claim", "plan_id", planID, "task_id", id, "err", err)
 			return
 		}
 	}
@@ -74,34 +74,31 @@ func (o *Orchestrator) pauseLost(ctx context.Context, planID string, ids []strin
 // lease.Margin where executors share the store: the owner's self-fencing lease stops its run
 // a margin before the TTL, counted from its last confirmed refresh, so by then it has
 // stopped, however slow its Redis).
-func (o *Orchestrator) suspect(t *task.Task) bool {
-	if t.Status() != task.Running || o.now().Sub(t.HeartbeatAt()) <= o.judgeAfter() || o.cfg.Degraded() {
+func (rec *recovery) suspect(t *task.Task) bool {
+	if t.Status() != task.Running || rec.now().Sub(t.HeartbeatAt()) <= rec.judgeAfter() || rec.cfg.Degraded() {
 		return false
 	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	_, local := o.active[t.ID()]
-	return !local
+	return rec.local(t.ID()) == nil
 }
 
 // reap interrupts t if its lease is gone; it returns the interrupted task, or nil when t's
 // owner still holds the lease.
-func (o *Orchestrator) reap(ctx context.Context, t *task.Task) (*task.Task, error) {
-	h, held, err := o.locker.Holder(ctx, t.TenantID())
+func (rec *recovery) reap(ctx context.Context, t *task.Task) (*task.Task, error) {
+	h, held, err := rec.locker.Holder(ctx, t.TenantID())
 	if err != nil {
 		return nil, fmt.Errorf("orchestrator: lease of %s: %w", t.TenantID(), err)
 	}
 	if held && ownsTask(h.Owner, t.PlanID(), t.ID()) {
 		return nil, nil // alive but slow to beat: not ours to judge
 	}
-	if alive, err := o.ownerAlive(ctx, t); err != nil || alive {
+	if alive, err := rec.ownerAlive(ctx, t); err != nil || alive {
 		return nil, err
 	}
-	reaped, err := o.takeOver(ctx, t.ID())
+	reaped, err := rec.takeOver(ctx, t.ID())
 	if err != nil || reaped == nil {
 		return nil, err
 	}
-	o.cfg.Logger.Warn("task interrupted: its owner is gone", "plan_id", t.PlanID(), "task_id", t.ID(),
+	rec.cfg.Logger.Warn("task interrupted: its owner is gone", "plan_id", t.PlanID(), "task_id", t.ID(),
 		"tenant_id", t.TenantID(), "heartbeat_at", t.HeartbeatAt())
 	return reaped, nil
 }
@@ -110,26 +107,23 @@ func (o *Orchestrator) reap(ctx context.Context, t *task.Task) (*task.Task, erro
 // the task as the store holds it at that epoch (a mirror copy may be stale) and interrupts it
 // if it is still a RUNNING task without a live owner. A needless bump is harmless: every run bumps
 // the epoch again when it starts.
-func (o *Orchestrator) takeOver(ctx context.Context, id string) (*task.Task, error) {
-	unlock := o.taskLocks.lock(id)
+func (rec *recovery) takeOver(ctx context.Context, id string) (*task.Task, error) {
+	unlock := rec.taskLocks.lock(id)
 	defer unlock()
-	o.mu.Lock()
-	_, local := o.active[id]
-	o.mu.Unlock()
-	if local {
+	if rec.local(id) != nil {
 		return nil, nil
 	}
-	if _, err := o.tasks.BumpFence(ctx, id); err != nil { // the lost run can write no more
+	if _, err := rec.tasks.BumpFence(ctx, id); err != nil { // the lost run can write no more
 		return nil, fmt.Errorf("orchestrator: reap %s: %w", id, err)
 	}
-	cur, err := o.update(ctx, id, func(cur *task.Task) (*checkpoint.Checkpoint, error) {
-		if !o.suspect(cur) {
+	cur, err := rec.update(ctx, id, func(cur *task.Task) (*checkpoint.Checkpoint, error) {
+		if !rec.suspect(cur) {
 			return nil, errSkip // it ended, or beat, meanwhile
 		}
 		return nil, cur.Abandon(cur.Fence(), task.Failure{
 			Stage: stageName(cur), Class: stage.ClassLeaseLost,
 			Message: "owner lost: its lease is gone and it has not beaten since " + cur.HeartbeatAt().Format(time.RFC3339),
-		}, o.now())
+		}, rec.now())
 	})
 	if errors.Is(err, errSkip) {
 		return nil, nil
@@ -142,11 +136,11 @@ func (o *Orchestrator) takeOver(ctx context.Context, id string) (*task.Task, err
 
 // judgeAfter is how long after a RUNNING task's last heartbeat a reader may judge its owner
 // gone (suspect).
-func (o *Orchestrator) judgeAfter() time.Duration {
-	if o.cfg.Shared {
-		return o.cfg.LeaseTTL + lease.Margin(o.cfg.LeaseTTL)
+func (rec *recovery) judgeAfter() time.Duration {
+	if rec.cfg.Shared {
+		return rec.cfg.LeaseTTL + lease.Margin(rec.cfg.LeaseTTL)
 	}
-	return o.cfg.LeaseTTL
+	return rec.cfg.LeaseTTL
 }
 
 func stageName(t *task.Task) string {
@@ -164,24 +158,24 @@ func stageName(t *task.Task) string {
 // its data: every executor's lease, liveness and heartbeat lapsed alike, and the owner gets a
 // lease TTL to beat again before anyone judges it). A run of this executor's own name that is
 // not running here belongs to an earlier process: it is not alive.
-func (o *Orchestrator) ownerAlive(ctx context.Context, t *task.Task) (bool, error) {
-	c := o.cfg.Cluster
+func (rec *recovery) ownerAlive(ctx context.Context, t *task.Task) (bool, error) {
+	c := rec.cfg.Cluster
 	if c == nil {
 		return false, nil
 	}
-	steady, err := c.Steady(ctx, o.cfg.LeaseTTL)
+	steady, err := c.Steady(ctx, rec.cfg.LeaseTTL)
 	if err != nil {
 		return false, fmt.Errorf("orchestrator: own liveness: %w", err)
 	}
 	if !steady {
 		return true, nil
 	}
-	if o.cfg.Shared {
+	if rec.cfg.Shared {
 		// A self-fencing lease: its key gone and the heartbeat older than the TTL and its
 		// margin, the run has stopped, whether or not its executor lives on.
 		return false, nil
 	}
-	if t.Executor() == "" || t.Executor() == o.cfg.Name {
+	if t.Executor() == "" || t.Executor() == rec.cfg.Name {
 		return false, nil
 	}
 	alive, err := c.AliveSince(ctx, t.Executor(), t.StartedAt())

@@ -20,23 +20,23 @@ const reconcileEvery = 5 * time.Second
 
 // reconcile looks, on a shared Queue, at every claimed task whose claimer is gone, until
 // Stop: see reconcileOnce. It is the scan that finds an executor's loss.
-func (o *Orchestrator) reconcile() {
-	defer close(o.reconciled)
-	if !o.queue.Shared() {
+func (rec *recovery) reconcile() {
+	defer close(rec.reconciled)
+	if !rec.queue.Shared() {
 		return // one process: every claim is this executor's own and ends with its run
 	}
-	every := min(o.cfg.LeaseTTL/4, reconcileEvery)
+	every := min(rec.cfg.LeaseTTL/4, reconcileEvery)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
 		case <-t.C:
-		case <-o.stopClaims:
+		case <-rec.stopClaims:
 			return
 		}
-		ctx, cancel := context.WithTimeout(o.ctx, persistTimeout)
-		if err := o.reconcileOnce(ctx); err != nil {
-			o.cfg.Logger.Debug("reconcile claims", "err", err)
+		ctx, cancel := context.WithTimeout(rec.ctx, persistTimeout)
+		if err := rec.reconcileOnce(ctx); err != nil {
+			rec.cfg.Logger.Debug("reconcile claims", "err", err)
 		}
 		cancel()
 	}
@@ -54,19 +54,19 @@ func (o *Orchestrator) reconcile() {
 //
 // Nothing is judged while this executor's own liveness lapsed lately (a stalled Redis lapses
 // every executor's alike), nor a claim of a live executor younger than a lease TTL.
-func (o *Orchestrator) reconcileOnce(ctx context.Context) error {
-	if o.cfg.Degraded() || o.cfg.Cluster == nil {
+func (rec *recovery) reconcileOnce(ctx context.Context) error {
+	if rec.cfg.Degraded() || rec.cfg.Cluster == nil {
 		return nil
 	}
-	if steady, err := o.cfg.Cluster.Steady(ctx, o.cfg.LeaseTTL); err != nil || !steady {
+	if steady, err := rec.cfg.Cluster.Steady(ctx, rec.cfg.LeaseTTL); err != nil || !steady {
 		return err
 	}
-	plans, err := o.queue.Plans(ctx)
+	plans, err := rec.queue.Plans(ctx)
 	if err != nil {
 		return err
 	}
 	for _, planID := range plans {
-		if err := o.reconcilePlan(ctx, planID); err != nil {
+		if err := rec.reconcilePlan(ctx, planID); err != nil {
 			return fmt.Errorf("plan %s: %w", planID, err)
 		}
 	}
@@ -77,26 +77,26 @@ func (o *Orchestrator) reconcileOnce(ctx context.Context) error {
 // are released only once the plan is paused for the loss: while such a claim is held, no
 // settle ends the plan (settleFromTasks), so a settle running on another executor between the
 // interruption and the pause cannot end the plan FAILED.
-func (o *Orchestrator) reconcilePlan(ctx context.Context, planID string) error {
-	claims, err := o.queue.InFlight(ctx, planID)
+func (rec *recovery) reconcilePlan(ctx context.Context, planID string) error {
+	claims, err := rec.queue.InFlight(ctx, planID)
 	if err != nil {
 		return err
 	}
 	var lost []string // claims of runs lost with their executor: released once the plan is paused
 	freed := false
 	for id, c := range claims {
-		if o.local(id) != nil || o.now().Sub(c.Since) < o.cfg.LeaseTTL {
+		if rec.local(id) != nil || rec.now().Sub(c.Since) < rec.cfg.LeaseTTL {
 			continue // running here, or too fresh to judge (its run may be starting)
 		}
-		if c.Executor != o.cfg.Name {
-			alive, err := o.cfg.Cluster.AliveSince(ctx, c.Executor, c.Since)
+		if c.Executor != rec.cfg.Name {
+			alive, err := rec.cfg.Cluster.AliveSince(ctx, c.Executor, c.Since)
 			if err != nil || alive {
 				continue
 			}
 		}
-		t, err := o.tasks.Task(ctx, id)
+		t, err := rec.tasks.Task(ctx, id)
 		if errors.Is(err, task.ErrNotFound) {
-			_, err = o.queue.Release(ctx, planID, id)
+			_, err = rec.queue.Release(ctx, planID, id)
 			freed = freed || err == nil
 			continue
 		}
@@ -105,13 +105,13 @@ func (o *Orchestrator) reconcilePlan(ctx context.Context, planID string) error {
 		}
 		switch t.Status() {
 		case task.Pending:
-			if err := o.queue.Return(ctx, planID, id); err != nil {
+			if err := rec.queue.Return(ctx, planID, id); err != nil {
 				return err
 			}
-			o.cfg.Logger.Warn("claimed task handed back: its claimer is gone", "plan_id", planID, "task_id", id,
+			rec.cfg.Logger.Warn("claimed task handed back: its claimer is gone", "plan_id", planID, "task_id", id,
 				"tenant_id", t.TenantID(), "executor", c.Executor)
 		case task.Running:
-			reaped, err := o.reap(ctx, t)
+			reaped, err := rec.reap(ctx, t)
 			if err != nil {
 				return err
 			}
@@ -125,33 +125,33 @@ func (o *Orchestrator) reconcilePlan(ctx context.Context, planID string) error {
 				if len(lost) == 0 {
 					// Started work was lost: nothing more of the plan starts (its freed
 					// slot included) until an SRE decides.
-					if err := o.queue.SetPaused(ctx, planID, true); err != nil {
+					if err := rec.queue.SetPaused(ctx, planID, true); err != nil {
 						return err
 					}
 				}
 				lost = append(lost, id)
 				continue
 			}
-			if _, err := o.queue.Release(ctx, planID, id); err != nil {
+			if _, err := rec.queue.Release(ctx, planID, id); err != nil {
 				return err
 			}
 			freed = true
 		}
 	}
 	if len(lost) > 0 {
-		if err := o.pauseForLoss(ctx, planID); err != nil {
+		if err := rec.pauseForLoss(ctx, planID); err != nil {
 			return err // the claims stay: the next round pauses it again
 		}
 		for _, id := range lost {
-			if err := o.releaseLost(ctx, planID, id); err != nil {
+			if err := rec.releaseLost(ctx, planID, id); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
 	if freed {
-		if q, c, err := o.queue.Len(ctx, planID); err == nil && q+c == 0 {
-			o.settle(planID)
+		if q, c, err := rec.queue.Len(ctx, planID); err == nil && q+c == 0 {
+			rec.settler.settle(planID)
 		}
 	}
 	return nil
@@ -160,15 +160,15 @@ func (o *Orchestrator) reconcilePlan(ctx context.Context, planID string) error {
 // releaseLost frees the slot of a lost run's claim once its plan is paused: released, or
 // handed back to the front of the queue if an SRE retried the task meanwhile (PENDING: a push
 // does not add a task still claimed).
-func (o *Orchestrator) releaseLost(ctx context.Context, planID, id string) error {
-	t, err := o.tasks.Task(ctx, id)
+func (rec *recovery) releaseLost(ctx context.Context, planID, id string) error {
+	t, err := rec.tasks.Task(ctx, id)
 	if err != nil && !errors.Is(err, task.ErrNotFound) {
 		return err
 	}
 	if err == nil && t.Status() == task.Pending {
-		return o.queue.Return(ctx, planID, id)
+		return rec.queue.Return(ctx, planID, id)
 	}
-	_, err = o.queue.Release(ctx, planID, id)
+	_, err = rec.queue.Release(ctx, planID, id)
 	return err
 }
 
@@ -179,17 +179,17 @@ func (o *Orchestrator) releaseLost(ctx context.Context, planID, id string) error
 // tasks are left. A plan already paused for a loss has its reason brought up to date; an
 // operator's pause or an ended plan stands. It fails only when the plan could not be read or
 // written (logged).
-func (o *Orchestrator) pauseForLoss(ctx context.Context, planID string) error {
-	unlock := o.planLocks.lock(planID)
+func (rec *recovery) pauseForLoss(ctx context.Context, planID string) error {
+	unlock := rec.planLocks.lock(planID)
 	defer unlock()
-	p, err := o.plans.Plan(ctx, planID)
+	p, err := rec.plans.Plan(ctx, planID)
 	if err != nil {
-		o.cfg.Logger.Error("pause a plan whose executor was lost", "plan_id", planID, "err", err)
+		rec.cfg.Logger.Error("pause a plan whose executor was lost", "plan_id", planID, "err", err)
 		return fmt.Errorf("orchestrator: pause plan %s for a lost executor: %w", planID, err)
 	}
-	tasks, err := o.tasks.ByIDs(ctx, p.TaskIDs())
+	tasks, err := rec.tasks.ByIDs(ctx, p.TaskIDs())
 	if err != nil {
-		o.cfg.Logger.Error("pause a plan whose executor was lost", "plan_id", planID, "err", err)
+		rec.cfg.Logger.Error("pause a plan whose executor was lost", "plan_id", planID, "err", err)
 		return fmt.Errorf("orchestrator: pause plan %s for a lost executor: %w", planID, err)
 	}
 	execs, tenants := map[string]bool{}, map[string]bool{}
@@ -202,7 +202,7 @@ func (o *Orchestrator) pauseForLoss(ctx context.Context, planID string) error {
 		return nil // retried meanwhile: nothing to decide
 	}
 	reason := fmt.Sprintf("executor %s lost mid-plan; interrupted tenants: %s", joinKeys(execs), joinKeys(tenants))
-	_, err = o.updatePlan(ctx, planID, func(p *plan.Plan) error {
+	_, err = rec.updatePlan(ctx, planID, func(p *plan.Plan) error {
 		if p.Reason() == reason || (p.Status() != plan.Running && !pausedForLoss(p)) {
 			return errSkip // an operator's status stands
 		}
@@ -212,14 +212,14 @@ func (o *Orchestrator) pauseForLoss(ctx context.Context, planID string) error {
 		return nil
 	}
 	if err != nil {
-		o.cfg.Logger.Error("pause a plan whose executor was lost", "plan_id", planID, "err", err)
+		rec.cfg.Logger.Error("pause a plan whose executor was lost", "plan_id", planID, "err", err)
 		return fmt.Errorf("orchestrator: pause plan %s for a lost executor: %w", planID, err)
 	}
-	if err := o.queue.SetPaused(ctx, planID, true); err != nil {
-		o.cfg.Logger.Error("pause a plan's queue", "plan_id", planID, "err", err)
+	if err := rec.queue.SetPaused(ctx, planID, true); err != nil {
+		rec.cfg.Logger.Error("pause a plan's queue", "plan_id", planID, "err", err)
 	}
-	o.signal(ctx, sigPlan, planID)
-	o.cfg.Logger.Warn("plan paused: "+reason, "plan_id", planID)
+	rec.signal(ctx, sigPlan, planID)
+	rec.cfg.Logger.Warn("plan paused: "+reason, "plan_id", planID)
 	return nil
 }
 

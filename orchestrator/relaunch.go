@@ -15,23 +15,23 @@ import (
 // or SCHEDULED plan is left as it is, and so is any plan on an in-process Queue. A replayed
 // submission (its idempotency key seen before) calls it, so that a client that retries after
 // the executor it talked to died gets its plan running.
-func (o *Orchestrator) Relaunch(ctx context.Context, planID string) error {
-	p, err := o.plans.Plan(ctx, planID)
+func (ctl *control) Relaunch(ctx context.Context, planID string) error {
+	p, err := ctl.plans.Plan(ctx, planID)
 	if err != nil {
 		return fmt.Errorf("orchestrator: relaunch plan %s: %w", planID, err)
 	}
 	switch p.Status() {
 	case plan.Pending:
-		return o.Launch(ctx, p)
+		return ctl.Launch(ctx, p)
 	case plan.Running, plan.Paused:
-		if !o.queue.Shared() {
+		if !ctl.queue.Shared() {
 			return nil // one process: its launch ran to its end, or died with the process
 		}
-		queued, claimed, err := o.queue.Len(ctx, planID)
+		queued, claimed, err := ctl.queue.Len(ctx, planID)
 		if err != nil || queued+claimed > 0 {
 			return err // its tasks are in the queue: the launch reached it
 		}
-		return o.requeuePlan(ctx, p)
+		return ctl.feeder.requeuePlan(ctx, p)
 	default:
 		return nil
 	}

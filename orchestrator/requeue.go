@@ -18,18 +18,18 @@ import (
 // as it was; a task that then cannot be made PENDING (another writer changed it, its tenant
 // moved on) has its plan settled again from its tasks (back to the status it had). A task
 // made PENDING is always queued.
-func (o *Orchestrator) requeue(ctx context.Context, taskID string, fn func(t *task.Task, cp *checkpoint.Checkpoint) (*checkpoint.Checkpoint, error)) error {
-	if o.draining.Load() {
+func (ctl *control) requeue(ctx context.Context, taskID string, fn func(t *task.Task, cp *checkpoint.Checkpoint) (*checkpoint.Checkpoint, error)) error {
+	if ctl.draining.Load() {
 		return errcode.ErrShuttingDown
 	}
-	t, err := o.tasks.Task(ctx, taskID)
+	t, err := ctl.tasks.Task(ctx, taskID)
 	if err != nil {
 		return err
 	}
 	planID := t.PlanID()
-	unlock := o.planLocks.lock(planID)
+	unlock := ctl.planLocks.lock(planID)
 	defer unlock()
-	cp, err := o.ckpts.Checkpoint(ctx, taskID)
+	cp, err := ctl.ckpts.Checkpoint(ctx, taskID)
 	if errors.Is(err, checkpoint.ErrNotFound) {
 		cp, err = checkpoint.New(taskID), nil
 	}
@@ -46,16 +46,16 @@ func (o *Orchestrator) requeue(ctx context.Context, taskID string, fn func(t *ta
 	willQueue := probe.Status() == task.Pending && t.Status() != task.Pending
 	reopened := false
 	if willQueue {
-		if reopened, err = o.reopen(ctx, planID); err != nil {
+		if reopened, err = ctl.reopen(ctx, planID); err != nil {
 			return err
 		}
 		// The tenant must still be this task's: another executor may have given it a new one.
-		if err := o.tasks.Reactivate(ctx, probe); err != nil {
-			return o.undoReopen(planID, reopened, err)
+		if err := ctl.tasks.Reactivate(ctx, probe); err != nil {
+			return ctl.undoReopen(planID, reopened, err)
 		}
 	}
 	queued := false
-	_, err = o.update(ctx, taskID, func(t *task.Task) (*checkpoint.Checkpoint, error) {
+	_, err = ctl.update(ctx, taskID, func(t *task.Task) (*checkpoint.Checkpoint, error) {
 		was := t.Status()
 		out, err := fn(t, cp)
 		if err != nil {
@@ -69,7 +69,7 @@ func (o *Orchestrator) requeue(ctx context.Context, taskID string, fn func(t *ta
 		return out, nil
 	})
 	if err != nil {
-		return o.undoReopen(planID, reopened, err)
+		return ctl.undoReopen(planID, reopened, err)
 	}
 	if !queued {
 		return nil
@@ -78,31 +78,31 @@ func (o *Orchestrator) requeue(ctx context.Context, taskID string, fn func(t *ta
 	// (a push that cannot be made now is made later). Its plan is reopened again if it ended
 	// meanwhile (settled by another executor from its tasks as they stood before this one was
 	// made PENDING); a store that refuses that now is only logged: the task runs all the same.
-	if _, err := o.reopen(ctx, planID); err != nil {
-		o.cfg.Logger.Error("retry: the plan ended meanwhile and was not reopened", "plan_id", planID, "task_id", taskID, "err", err)
+	if _, err := ctl.reopen(ctx, planID); err != nil {
+		ctl.cfg.Logger.Error("retry: the plan ended meanwhile and was not reopened", "plan_id", planID, "task_id", taskID, "err", err)
 	}
-	p, err := o.plans.Plan(ctx, planID)
+	p, err := ctl.plans.Plan(ctx, planID)
 	if err != nil {
-		o.pushLater(planID, []string{taskID}, err)
+		ctl.feeder.pushLater(planID, []string{taskID}, err)
 		return nil
 	}
-	o.push(ctx, p, []string{taskID})
+	ctl.feeder.push(ctx, p, []string{taskID})
 	return nil
 }
 
 // undoReopen settles the plan again from its tasks when requeue reopened it and then could not
 // make its task PENDING (back to the status it had), and returns err.
-func (o *Orchestrator) undoReopen(planID string, reopened bool, err error) error {
+func (ctl *control) undoReopen(planID string, reopened bool, err error) error {
 	if reopened {
-		o.settleHeld(planID)
+		ctl.settler.settleHeld(planID)
 	}
 	return err
 }
 
 // reopen brings an ended plan back to RUNNING, by a compare-and-set (reopened: it had ended);
 // a plan that has not ended is left as it is. The caller holds the plan lock.
-func (o *Orchestrator) reopen(ctx context.Context, planID string) (reopened bool, err error) {
-	_, err = o.updatePlan(ctx, planID, func(p *plan.Plan) error {
+func (ctl *control) reopen(ctx context.Context, planID string) (reopened bool, err error) {
+	_, err = ctl.updatePlan(ctx, planID, func(p *plan.Plan) error {
 		if !p.Status().Terminal() {
 			return errSkip
 		}

@@ -23,47 +23,47 @@ const resettleFor = 3
 
 // markResettle remembers planID to settle again once Redis answers, and at every dispatch
 // round for resettleFor lease TTLs while it has not ended.
-func (o *Orchestrator) markResettle(planID string) {
-	until := o.now().Add(resettleFor * o.cfg.LeaseTTL)
-	o.mu.Lock()
-	if until.After(o.resettle[planID]) {
-		o.resettle[planID] = until
+func (s *settler) markResettle(planID string) {
+	until := s.now().Add(resettleFor * s.cfg.LeaseTTL)
+	s.mu.Lock()
+	if until.After(s.resettle[planID]) {
+		s.resettle[planID] = until
 	}
-	o.mu.Unlock()
+	s.mu.Unlock()
 }
 
 // resettleAll settles again the plans remembered by markResettle, unless the store is still
 // degraded (they wait for the next round) or the executor is shutting down (a shutdown
 // settles nothing). A settle that fails or runs degraded remembers its plan again; a plan
 // that has not ended stays remembered until its time is up.
-func (o *Orchestrator) resettleAll() {
-	if o.cfg.Degraded() || o.draining.Load() {
+func (s *settler) resettleAll() {
+	if s.cfg.Degraded() || s.draining.Load() {
 		return
 	}
-	o.mu.Lock()
-	if len(o.resettle) == 0 {
-		o.mu.Unlock()
+	s.mu.Lock()
+	if len(s.resettle) == 0 {
+		s.mu.Unlock()
 		return
 	}
-	plans := make(map[string]time.Time, len(o.resettle))
-	for id, until := range o.resettle {
+	plans := make(map[string]time.Time, len(s.resettle))
+	for id, until := range s.resettle {
 		plans[id] = until
 	}
-	clear(o.resettle)
-	o.mu.Unlock()
-	now := o.now()
+	clear(s.resettle)
+	s.mu.Unlock()
+	now := s.now()
 	for id, until := range plans {
-		o.settle(id)
+		s.settle(id)
 		if !now.Before(until) {
 			continue
 		}
-		p, err := o.plans.Plan(context.WithoutCancel(o.ctx), id)
+		p, err := s.plans.Plan(context.WithoutCancel(s.ctx), id)
 		if err == nil && !p.Status().Terminal() {
-			o.mu.Lock()
-			if until.After(o.resettle[id]) {
-				o.resettle[id] = until
+			s.mu.Lock()
+			if until.After(s.resettle[id]) {
+				s.resettle[id] = until
 			}
-			o.mu.Unlock()
+			s.mu.Unlock()
 		}
 	}
 }

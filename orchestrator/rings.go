@@ -19,13 +19,13 @@ import (
 // are queued or claimed it cannot be complete, and judging it at every end read the plan and a
 // status under the plan lock (4 times slower at 10,000 tenants). A failed task of an earlier
 // ring (retried) has the current ring judged: a read, nothing else.
-func (o *Orchestrator) judgeFailures(planID string) {
-	ctx := context.WithoutCancel(o.ctx)
-	unlock := o.planLocks.lock(planID)
+func (ro *rollout) judgeFailures(planID string) {
+	ctx := context.WithoutCancel(ro.ctx)
+	unlock := ro.planLocks.lock(planID)
 	defer unlock()
-	p, err := o.plans.Plan(ctx, planID)
+	p, err := ro.plans.Plan(ctx, planID)
 	if err != nil {
-		o.cfg.Logger.Error("judge ring", "plan_id", planID, "err", err)
+		ro.cfg.Logger.Error("judge ring", "plan_id", planID, "err", err)
 		return
 	}
 	cur := p.Ring()
@@ -33,22 +33,22 @@ func (o *Orchestrator) judgeFailures(planID string) {
 		return // judged meanwhile, or its budget waived by an operator
 	}
 	ids := p.RingTaskIDs(cur.Index)
-	statuses, err := o.tasks.Statuses(ctx, ids)
+	statuses, err := ro.tasks.Statuses(ctx, ids)
 	if err != nil {
-		o.cfg.Logger.Error("judge ring", "plan_id", planID, "ring", cur.Index, "err", err)
+		ro.cfg.Logger.Error("judge ring", "plan_id", planID, "ring", cur.Index, "err", err)
 		return
 	}
-	o.overBudget(ctx, p, ids, statuses)
+	ro.overBudget(ctx, p, ids, statuses)
 }
 
 // judgeRing completes the plan's current RUNNING ring when every task of it ended, COMPLETED
 // or FAILED within its budget (over it, the plan halts). The caller holds the plan lock.
-func (o *Orchestrator) judgeRing(ctx context.Context, p *plan.Plan) {
+func (ro *rollout) judgeRing(ctx context.Context, p *plan.Plan) {
 	cur := p.Ring()
 	ids := p.RingTaskIDs(cur.Index)
-	statuses, open, err := o.planStatuses(ctx, p.ID()+"#ring", ids)
+	statuses, open, err := ro.settler.planStatuses(ctx, p.ID()+"#ring", ids)
 	if err != nil {
-		o.cfg.Logger.Error("judge ring", "plan_id", p.ID(), "ring", cur.Index, "err", err)
+		ro.cfg.Logger.Error("judge ring", "plan_id", p.ID(), "ring", cur.Index, "err", err)
 		return
 	}
 	if open || count(statuses, task.Completed)+count(statuses, task.Failed) < len(ids) {
@@ -56,41 +56,41 @@ func (o *Orchestrator) judgeRing(ctx context.Context, p *plan.Plan) {
 	}
 	// Judged again on every status: a failure whose own judgement comes after this one (its
 	// run ended first, then this task's) is counted here.
-	if !cur.Waived && o.overBudget(ctx, p, ids, statuses) {
+	if !cur.Waived && ro.overBudget(ctx, p, ids, statuses) {
 		return
 	}
-	o.completeRing(ctx, p, cur.Index)
+	ro.completeRing(ctx, p, cur.Index)
 }
 
 // overBudget halts the plan when the failed tasks of its current ring (ids, with statuses)
 // cross the ring's failure budget, and reports whether it did. The caller holds the plan lock.
-func (o *Orchestrator) overBudget(ctx context.Context, p *plan.Plan, ids []string, statuses []task.Status) bool {
+func (ro *rollout) overBudget(ctx context.Context, p *plan.Plan, ids []string, statuses []task.Status) bool {
 	ring := p.Ring().Index
 	budget := p.Rollout().Budget(ring)
 	n := count(statuses, task.Failed)
 	if !budget.Exceeded(n, len(ids)) {
 		return false
 	}
-	o.haltRing(ctx, p, fmt.Sprintf("ring %d (%s): %d of %d tenants failed (%s), over its failure budget of %s",
-		ring, p.Rollout().Waves[ring].Name, n, len(ids), o.failedTenants(ctx, ids, statuses), budget))
+	ro.haltRing(ctx, p, fmt.Sprintf("ring %d (%s): %d of %d tenants failed (%s), over its failure budget of %s",
+		ring, p.Rollout().Waves[ring].Name, n, len(ids), ro.failedTenants(ctx, ids, statuses), budget))
 	return true
 }
 
 // completeRing records that ring's tasks all ended within its budget, and acts on what
 // follows: a bake scheduled, or the next ring started. The caller holds the plan lock.
-func (o *Orchestrator) completeRing(ctx context.Context, p *plan.Plan, ring int) {
-	o.logRing(p.ID(), o.ringStep(ctx, p.ID(), "complete ring", func(p *plan.Plan) (bool, error) {
+func (ro *rollout) completeRing(ctx context.Context, p *plan.Plan, ring int) {
+	ro.logRing(p.ID(), ro.ringStep(ctx, p.ID(), "complete ring", func(p *plan.Plan) (bool, error) {
 		if p.Ring().Index != ring || p.Ring().Phase != plan.RingRunning {
 			return false, errSkip
 		}
-		return p.RingCompleted(ring, o.now())
+		return p.RingCompleted(ring, ro.now())
 	}))
 }
 
 // logRing logs a ring transition the executor made on its own that failed.
-func (o *Orchestrator) logRing(planID string, err error) {
+func (ro *rollout) logRing(planID string, err error) {
 	if err != nil {
-		o.cfg.Logger.Error("rollout", "plan_id", planID, "err", err)
+		ro.cfg.Logger.Error("rollout", "plan_id", planID, "err", err)
 	}
 }
 
@@ -98,10 +98,10 @@ func (o *Orchestrator) logRing(planID string, err error) {
 // where the plan stands: a BAKING ring's end scheduled; a ring that started has its PENDING
 // tasks queued (an empty ring completes at once). It returns the transition's error (none
 // for errSkip: judged meanwhile). The caller holds the plan lock.
-func (o *Orchestrator) ringStep(ctx context.Context, planID, what string, step func(p *plan.Plan) (bool, error)) error {
+func (ro *rollout) ringStep(ctx context.Context, planID, what string, step func(p *plan.Plan) (bool, error)) error {
 	for {
 		started := false
-		p, err := o.updatePlan(ctx, planID, func(p *plan.Plan) (err error) {
+		p, err := ro.updatePlan(ctx, planID, func(p *plan.Plan) (err error) {
 			started, err = step(p)
 			return err
 		})
@@ -112,13 +112,13 @@ func (o *Orchestrator) ringStep(ctx context.Context, planID, what string, step f
 			return fmt.Errorf("orchestrator: %s: %w", what, err)
 		}
 		r := p.Ring()
-		o.cfg.Logger.Info("rollout: "+what, "plan_id", planID, "ring", r.Index, "wave", p.Rollout().Waves[r.Index].Name, "phase", r.Phase)
+		ro.cfg.Logger.Info("rollout: "+what, "plan_id", planID, "ring", r.Index, "wave", p.Rollout().Waves[r.Index].Name, "phase", r.Phase)
 		switch r.Phase {
 		case plan.RingBaking:
-			o.scheduleAt(ctx, p, p.BakeEnds())
+			ro.scheduleAt(ctx, p, p.BakeEnds())
 			return nil
 		case plan.RingChecking:
-			if !o.check(ctx, p) {
+			if !ro.check(ctx, p) {
 				return nil
 			}
 			ring := r.Index
@@ -126,7 +126,7 @@ func (o *Orchestrator) ringStep(ctx context.Context, planID, what string, step f
 				if p.Ring().Index != ring || p.Ring().Phase != plan.RingChecking {
 					return false, errSkip
 				}
-				return p.CheckPassed(ring, o.now())
+				return p.CheckPassed(ring, ro.now())
 			}
 			continue
 		}
@@ -134,10 +134,10 @@ func (o *Orchestrator) ringStep(ctx context.Context, planID, what string, step f
 			return nil
 		}
 		if len(p.RingTaskIDs(r.Index)) > 0 {
-			if err := o.queuePending(ctx, p, p.RingTaskIDs(r.Index)); err != nil {
+			if err := ro.queuePending(ctx, p, p.RingTaskIDs(r.Index)); err != nil {
 				return fmt.Errorf("orchestrator: start ring %d of plan %s: %w", r.Index, planID, err)
 			}
-			o.judgeRing(ctx, p) // a ring whose tasks all ended already (retried early) has no end to come
+			ro.judgeRing(ctx, p) // a ring whose tasks all ended already (retried early) has no end to come
 			return nil
 		}
 		ring := r.Index // empty: it completed as it started
@@ -145,7 +145,7 @@ func (o *Orchestrator) ringStep(ctx context.Context, planID, what string, step f
 			if p.Ring().Index != ring || p.Ring().Phase != plan.RingRunning {
 				return false, errSkip
 			}
-			return p.RingCompleted(ring, o.now())
+			return p.RingCompleted(ring, ro.now())
 		}
 	}
 }
@@ -153,86 +153,86 @@ func (o *Orchestrator) ringStep(ctx context.Context, planID, what string, step f
 // scheduleAt hands the plan to the Scheduler for at: the end of its ring's bake, or the time
 // by which its ring's check is over (shared through Redis: any executor acts on it, at its
 // recorded time, after a restart too).
-func (o *Orchestrator) scheduleAt(ctx context.Context, p *plan.Plan, at time.Time) {
-	if o.cfg.Scheduler == nil {
-		o.cfg.Logger.Error("rollout: no scheduler to bake a ring", "plan_id", p.ID())
+func (ro *rollout) scheduleAt(ctx context.Context, p *plan.Plan, at time.Time) {
+	if ro.cfg.Scheduler == nil {
+		ro.cfg.Logger.Error("rollout: no scheduler to bake a ring", "plan_id", p.ID())
 		return
 	}
-	if err := o.cfg.Scheduler.Schedule(ctx, p.ID(), at); err != nil {
-		o.cfg.Logger.Error("rollout: schedule the plan's next ring step", "plan_id", p.ID(), "at", at, "err", err)
+	if err := ro.cfg.Scheduler.Schedule(ctx, p.ID(), at); err != nil {
+		ro.cfg.Logger.Error("rollout: schedule the plan's next ring step", "plan_id", p.ID(), "at", at, "err", err)
 	}
 }
 
 // ringDue acts on a rolling plan the Scheduler handed back (StartScheduled): a bake that is
 // over ends (too early, it is scheduled again); a check that should be over and is not (its
 // executor died during it) is made again. The caller holds the plan lock.
-func (o *Orchestrator) ringDue(ctx context.Context, p *plan.Plan) {
+func (ro *rollout) ringDue(ctx context.Context, p *plan.Plan) {
 	switch p.Ring().Phase {
 	case plan.RingChecking:
-		o.recheck(ctx, p)
+		ro.recheck(ctx, p)
 	case plan.RingBaking:
-		o.endBake(ctx, p)
+		ro.endBake(ctx, p)
 	}
 }
 
 // endBake ends the BAKING ring's bake, when it is over. The caller holds the plan lock.
-func (o *Orchestrator) endBake(ctx context.Context, p *plan.Plan) {
-	if o.now().Before(p.BakeEnds()) {
-		o.scheduleAt(ctx, p, p.BakeEnds())
+func (ro *rollout) endBake(ctx context.Context, p *plan.Plan) {
+	if ro.now().Before(p.BakeEnds()) {
+		ro.scheduleAt(ctx, p, p.BakeEnds())
 		return
 	}
 	ring := p.Ring().Index
-	o.logRing(p.ID(), o.ringStep(ctx, p.ID(), "bake over", func(p *plan.Plan) (bool, error) {
+	ro.logRing(p.ID(), ro.ringStep(ctx, p.ID(), "bake over", func(p *plan.Plan) (bool, error) {
 		if p.Ring().Index != ring || p.Ring().Phase != plan.RingBaking {
 			return false, errSkip
 		}
-		return p.BakeOver(ring, o.now())
+		return p.BakeOver(ring, ro.now())
 	}))
 }
 
 // recheck makes the CHECKING ring's check again once it should have been over. The caller
 // holds the plan lock.
-func (o *Orchestrator) recheck(ctx context.Context, p *plan.Plan) {
-	if by := p.Ring().Since.Add(checkTimeout(p) + checkGrace); o.now().Before(by) {
-		o.scheduleAt(ctx, p, by)
+func (ro *rollout) recheck(ctx context.Context, p *plan.Plan) {
+	if by := p.Ring().Since.Add(checkTimeout(p) + checkGrace); ro.now().Before(by) {
+		ro.scheduleAt(ctx, p, by)
 		return
 	}
 	was := p.Ring()
-	o.logRing(p.ID(), o.ringStep(ctx, p.ID(), "check again", func(p *plan.Plan) (bool, error) {
+	ro.logRing(p.ID(), ro.ringStep(ctx, p.ID(), "check again", func(p *plan.Plan) (bool, error) {
 		if p.Ring() != was {
 			return false, errSkip
 		}
-		return false, p.RecheckRing(was.Index, o.now())
+		return false, p.RecheckRing(was.Index, ro.now())
 	}))
 }
 
 // haltRing halts the plan's current ring: nothing new starts (its queued tasks are taken
 // out of the queue and stay PENDING); running tasks finish. The caller holds the plan lock.
-func (o *Orchestrator) haltRing(ctx context.Context, p *plan.Plan, why string) {
+func (ro *rollout) haltRing(ctx context.Context, p *plan.Plan, why string) {
 	id, ring := p.ID(), p.Ring().Index
-	p, err := o.updatePlan(ctx, id, func(p *plan.Plan) error {
+	p, err := ro.updatePlan(ctx, id, func(p *plan.Plan) error {
 		if p.Ring().Index != ring {
 			return errSkip
 		}
-		return p.HaltRing(ring, why, o.now())
+		return p.HaltRing(ring, why, ro.now())
 	})
 	if errors.Is(err, errSkip) {
 		return
 	}
 	if err != nil {
-		o.cfg.Logger.Error("halt ring", "plan_id", id, "err", err)
+		ro.cfg.Logger.Error("halt ring", "plan_id", id, "err", err)
 		return
 	}
-	o.cfg.Logger.Warn("rollout halted", "plan_id", id, "ring", ring, "reason", why)
-	o.unqueue(ctx, id, p.TaskIDs()[:p.Rollout().Bounds[ring+1]])
+	ro.cfg.Logger.Warn("rollout halted", "plan_id", id, "ring", ring, "reason", why)
+	ro.feeder.unqueue(ctx, id, p.TaskIDs()[:p.Rollout().Bounds[ring+1]])
 }
 
 // queuePending queues those of ids that are PENDING.
-func (o *Orchestrator) queuePending(ctx context.Context, p *plan.Plan, ids []string) error {
+func (ro *rollout) queuePending(ctx context.Context, p *plan.Plan, ids []string) error {
 	if p.Status() == plan.Scheduled {
 		return nil // begin queues them when the plan starts
 	}
-	statuses, err := o.tasks.Statuses(ctx, ids)
+	statuses, err := ro.tasks.Statuses(ctx, ids)
 	if err != nil {
 		return err
 	}
@@ -242,7 +242,7 @@ func (o *Orchestrator) queuePending(ctx context.Context, p *plan.Plan, ids []str
 			pending = append(pending, ids[i])
 		}
 	}
-	o.push(ctx, p, pending)
+	ro.feeder.push(ctx, p, pending)
 	return nil
 }
 
@@ -250,14 +250,14 @@ func (o *Orchestrator) queuePending(ctx context.Context, p *plan.Plan, ids []str
 const maxNamedFailures = 5
 
 // failedTenants names the first FAILED tenants of ids (statuses in the same order).
-func (o *Orchestrator) failedTenants(ctx context.Context, ids []string, statuses []task.Status) string {
+func (ro *rollout) failedTenants(ctx context.Context, ids []string, statuses []task.Status) string {
 	var failed []string
 	for i, st := range statuses {
 		if st == task.Failed && len(failed) < maxNamedFailures {
 			failed = append(failed, ids[i])
 		}
 	}
-	tasks, err := o.tasks.ByIDs(ctx, failed)
+	tasks, err := ro.tasks.ByIDs(ctx, failed)
 	if err != nil {
 		return "task " + strings.Join(failed, ", ")
 	}
@@ -284,24 +284,24 @@ func count(statuses []task.Status, st task.Status) int {
 
 // ApprovePlan is an operator's approval of a rolling plan's current ring
 // (plan.ApproveRing): the next ring starts, or a halted ring goes on.
-func (o *Orchestrator) ApprovePlan(ctx context.Context, planID string) error {
-	if o.draining.Load() {
+func (ro *rollout) ApprovePlan(ctx context.Context, planID string) error {
+	if ro.draining.Load() {
 		return errcode.ErrShuttingDown
 	}
-	unlock := o.planLocks.lock(planID)
+	unlock := ro.planLocks.lock(planID)
 	defer unlock()
-	if err := o.ringStep(ctx, planID, "approve", func(p *plan.Plan) (bool, error) { return p.ApproveRing(o.now()) }); err != nil {
+	if err := ro.ringStep(ctx, planID, "approve", func(p *plan.Plan) (bool, error) { return p.ApproveRing(ro.now()) }); err != nil {
 		return err
 	}
-	p, err := o.plans.Plan(ctx, planID)
+	p, err := ro.plans.Plan(ctx, planID)
 	if err != nil {
 		return fmt.Errorf("orchestrator: approve plan %s: %w", planID, err)
 	}
 	if p.Ring().Phase == plan.RingRunning && p.Ring().Waived { // a halted ring goes on
-		if err := o.queuePending(ctx, p, p.RingTaskIDs(p.Ring().Index)); err != nil {
+		if err := ro.queuePending(ctx, p, p.RingTaskIDs(p.Ring().Index)); err != nil {
 			return fmt.Errorf("orchestrator: approve plan %s: %w", planID, err)
 		}
-		o.judgeRing(ctx, p) // its tasks may all have ended: no end to come would judge it
+		ro.judgeRing(ctx, p) // its tasks may all have ended: no end to come would judge it
 	}
 	return nil
 }
@@ -311,16 +311,16 @@ var rejectedAtGate = "rejected at the rollout's gate: plan halted"
 
 // RejectPlan is an operator's rejection of a rolling plan: the tasks that have not started
 // (the current ring's and every later ring's) are cancelled; running tasks finish.
-func (o *Orchestrator) RejectPlan(ctx context.Context, planID string) error {
-	unlock := o.planLocks.lock(planID)
-	p, err := o.updatePlan(ctx, planID, func(p *plan.Plan) error { return p.RejectRing(o.now()) })
+func (ro *rollout) RejectPlan(ctx context.Context, planID string) error {
+	unlock := ro.planLocks.lock(planID)
+	p, err := ro.updatePlan(ctx, planID, func(p *plan.Plan) error { return p.RejectRing(ro.now()) })
 	if err != nil {
 		unlock()
 		return err
 	}
-	o.unqueue(ctx, planID, p.TaskIDs()[p.Rollout().Bounds[p.Ring().Index]:])
-	o.cancelQueued(p.TaskIDs()[p.Rollout().Bounds[p.Ring().Index]:], rejectedAtGate)
+	ro.feeder.unqueue(ctx, planID, p.TaskIDs()[p.Rollout().Bounds[p.Ring().Index]:])
+	ro.cancelQueued(p.TaskIDs()[p.Rollout().Bounds[p.Ring().Index]:], rejectedAtGate)
 	unlock()
-	o.settle(planID)
+	ro.settler.settle(planID)
 	return nil
 }

@@ -20,15 +20,15 @@ var ErrNoScheduler = errors.New("orchestrator: no scheduler to start scheduled p
 // (by another executor's claim of the same entry). An error leaves the entry to the scheduler,
 // which tries again: a store error, or a shutdown (another executor, or this one once
 // restarted, starts the plan).
-func (o *Orchestrator) StartScheduled(ctx context.Context, planID string) error {
-	if o.draining.Load() {
+func (ctl *control) StartScheduled(ctx context.Context, planID string) error {
+	if ctl.draining.Load() {
 		return errcode.ErrShuttingDown
 	}
-	unlock := o.planLocks.lock(planID)
+	unlock := ctl.planLocks.lock(planID)
 	defer unlock()
-	p, err := o.plans.Plan(ctx, planID)
+	p, err := ctl.plans.Plan(ctx, planID)
 	if errors.Is(err, plan.ErrNotFound) {
-		o.cfg.Logger.Warn("scheduled plan not found", "plan_id", planID)
+		ctl.cfg.Logger.Warn("scheduled plan not found", "plan_id", planID)
 		return nil
 	}
 	if err != nil {
@@ -36,12 +36,12 @@ func (o *Orchestrator) StartScheduled(ctx context.Context, planID string) error 
 	}
 	if p.Status() != plan.Scheduled {
 		if p.Rollout().Enabled() && !p.Status().Terminal() {
-			o.ringDue(ctx, p) // the Scheduler holds a rolling plan's bake end too
+			ctl.rollout.ringDue(ctx, p) // the Scheduler holds a rolling plan's bake end too
 		}
 		return nil
 	}
-	late := o.now().Sub(p.StartAt())
-	_, err = o.begin(ctx, planID, func(p *plan.Plan, _ time.Time) error {
+	late := ctl.now().Sub(p.StartAt())
+	_, err = ctl.begin(ctx, planID, func(p *plan.Plan, _ time.Time) error {
 		if p.Status() != plan.Scheduled {
 			return errSkip // cancelled or started meanwhile
 		}
@@ -53,18 +53,18 @@ func (o *Orchestrator) StartScheduled(ctx context.Context, planID string) error 
 	if err != nil {
 		return err
 	}
-	o.cfg.Metrics.ScheduledStart(late)
-	o.cfg.Logger.Info("scheduled plan started", "plan_id", planID, "start_at", p.StartAt(), "late_ms", late.Milliseconds())
+	ctl.cfg.Metrics.ScheduledStart(late)
+	ctl.cfg.Logger.Info("scheduled plan started", "plan_id", planID, "start_at", p.StartAt(), "late_ms", late.Milliseconds())
 	return nil
 }
 
 // unschedule forgets a SCHEDULED plan being cancelled. Should the scheduler not answer, the
 // entry stays: when it comes due, StartScheduled finds the plan CANCELLED and starts nothing.
-func (o *Orchestrator) unschedule(ctx context.Context, p *plan.Plan) {
-	if p.Status() != plan.Scheduled || o.cfg.Scheduler == nil {
+func (ctl *control) unschedule(ctx context.Context, p *plan.Plan) {
+	if p.Status() != plan.Scheduled || ctl.cfg.Scheduler == nil {
 		return
 	}
-	if _, err := o.cfg.Scheduler.Unschedule(ctx, p.ID()); err != nil {
-		o.cfg.Logger.Warn("unschedule cancelled plan", "plan_id", p.ID(), "err", err)
+	if _, err := ctl.cfg.Scheduler.Unschedule(ctx, p.ID()); err != nil {
+		ctl.cfg.Logger.Warn("unschedule cancelled plan", "plan_id", p.ID(), "err", err)
 	}
 }

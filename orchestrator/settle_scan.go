@@ -53,45 +53,6 @@ func settledStatus(st task.Status) bool {
 	return st.Settled() || st == statusMissing
 }
 
-// planStatuses reads the statuses of a plan's tasks (ids) for settling. It reads the plan's
-// witness first: still not ended, the plan is open (one status read). Otherwise it reads a
-// chunk at a time from the witness on (wrapping around) and stops at the first chunk holding
-// a task that has not ended (open), which becomes the witness: one that waits for an operator
-// (WAITING, PAUSED) rather than one about to end (PENDING, RUNNING). Only a plan whose tasks
-// have all ended is read whole: every status, in ids' order, each read with its chunk.
-func (o *Orchestrator) planStatuses(ctx context.Context, planID string, ids []string) (statuses []task.Status, open bool, err error) {
-	n := len(ids)
-	start := o.witnesses.get(planID)
-	if start >= n {
-		start = 0
-	}
-	if n > 1 {
-		st, err := o.statusesOf(ctx, ids[start:start+1])
-		if err != nil {
-			return nil, false, err
-		}
-		if !settledStatus(st[0]) {
-			return nil, true, nil
-		}
-	}
-	out := make([]task.Status, n)
-	for done := 0; done < n; {
-		lo := (start + done) % n
-		hi := min(lo+settleChunk, n, lo+n-done)
-		st, err := o.statusesOf(ctx, ids[lo:hi])
-		if err != nil {
-			return nil, false, err
-		}
-		if w := witnessIn(st); w >= 0 {
-			o.witnesses.set(planID, lo+w)
-			return nil, true, nil
-		}
-		copy(out[lo:hi], st)
-		done += hi - lo
-	}
-	return out, false, nil
-}
-
 // witnessIn returns the index in statuses of the best witness that a plan is open: a task
 // waiting for an operator if there is one, else any task not ended; -1 when all ended.
 func witnessIn(statuses []task.Status) int {
@@ -132,4 +93,43 @@ func settledOutcome(statuses []task.Status, ids []string) (failed, cancelled boo
 		}
 	}
 	return failed, cancelled, interrupted, nil
+}
+
+// planStatuses reads the statuses of a plan's tasks (ids) for settling. It reads the plan's
+// witness first: still not ended, the plan is open (one status read). Otherwise it reads a
+// chunk at a time from the witness on (wrapping around) and stops at the first chunk holding
+// a task that has not ended (open), which becomes the witness: one that waits for an operator
+// (WAITING, PAUSED) rather than one about to end (PENDING, RUNNING). Only a plan whose tasks
+// have all ended is read whole: every status, in ids' order, each read with its chunk.
+func (s *settler) planStatuses(ctx context.Context, planID string, ids []string) (statuses []task.Status, open bool, err error) {
+	n := len(ids)
+	start := s.settler.witnesses.get(planID)
+	if start >= n {
+		start = 0
+	}
+	if n > 1 {
+		st, err := s.statusesOf(ctx, ids[start:start+1])
+		if err != nil {
+			return nil, false, err
+		}
+		if !settledStatus(st[0]) {
+			return nil, true, nil
+		}
+	}
+	out := make([]task.Status, n)
+	for done := 0; done < n; {
+		lo := (start + done) % n
+		hi := min(lo+settleChunk, n, lo+n-done)
+		st, err := s.statusesOf(ctx, ids[lo:hi])
+		if err != nil {
+			return nil, false, err
+		}
+		if w := witnessIn(st); w >= 0 {
+			s.settler.witnesses.set(planID, lo+w)
+			return nil, true, nil
+		}
+		copy(out[lo:hi], st)
+		done += hi - lo
+	}
+	return out, false, nil
 }

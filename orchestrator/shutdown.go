@@ -39,11 +39,11 @@ func (o *Orchestrator) Stop(ctx context.Context) error {
 	o.draining.Store(true)
 	o.haltOnce.Do(func() { close(o.stopClaims) })
 	if o.started.Load() {
-		<-o.dispatched // no claim after this: the runs are all counted in wg
-		<-o.reconciled
+		<-o.dispatcher.dispatched // no claim after this: the runs are all counted in wg
+		<-o.recovery.reconciled
 	}
 	if !o.queue.Shared() {
-		o.interruptAllQueued()
+		o.feeder.interruptAllQueued()
 	}
 
 	done := make(chan struct{})
@@ -59,7 +59,7 @@ func (o *Orchestrator) Stop(ctx context.Context) error {
 	o.stop(errShutdown) // the runs still going: cancel their stages
 	select {
 	case <-done:
-		o.flushFallback()
+		o.feeder.flushFallback()
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("orchestrator: stop: %w", ctx.Err())
@@ -74,17 +74,17 @@ func (o *Orchestrator) CutShort() { o.cutOnce.Do(func() { close(o.cutShort) }) }
 // flushFallback hands what the Fallback still holds (queued while Redis was away, or handed
 // back by the runs that just stopped) to the shared Queue; what it cannot hand over dies with
 // the process, so it becomes INTERRUPTED (an SRE retries it).
-func (o *Orchestrator) flushFallback() {
-	if o.cfg.Fallback == nil {
+func (f *feeder) flushFallback() {
+	if f.cfg.Fallback == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(o.ctx), persistTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(f.ctx), persistTimeout)
 	defer cancel()
-	o.catchUp(ctx)
-	plans, _ := o.cfg.Fallback.Plans(ctx)
+	f.catchUp(ctx)
+	plans, _ := f.cfg.Fallback.Plans(ctx)
 	for _, planID := range plans {
-		ids, _ := o.cfg.Fallback.Drain(ctx, planID)
-		o.interruptQueued(ids)
+		ids, _ := f.cfg.Fallback.Drain(ctx, planID)
+		f.interruptQueued(ids)
 	}
 }
 
@@ -93,25 +93,25 @@ func (o *Orchestrator) ShuttingDown() bool { return o.draining.Load() }
 
 // interruptAllQueued empties every plan's queue (in memory: it dies with the process) and
 // interrupts what they held.
-func (o *Orchestrator) interruptAllQueued() {
-	ctx := context.WithoutCancel(o.ctx)
-	plans, err := o.queue.Plans(ctx)
+func (f *feeder) interruptAllQueued() {
+	ctx := context.WithoutCancel(f.ctx)
+	plans, err := f.queue.Plans(ctx)
 	if err != nil {
-		o.cfg.Logger.Error("list queued plans at shutdown", "err", err)
+		f.cfg.Logger.Error("list queued plans at shutdown", "err", err)
 		return
 	}
 	for _, planID := range plans {
-		ids, err := o.queue.Drain(ctx, planID)
+		ids, err := f.queue.Drain(ctx, planID)
 		if err != nil {
-			o.cfg.Logger.Error("empty a plan's queue at shutdown", "plan_id", planID, "err", err)
+			f.cfg.Logger.Error("empty a plan's queue at shutdown", "plan_id", planID, "err", err)
 			continue
 		}
-		o.interruptQueued(ids)
+		f.interruptQueued(ids)
 	}
 }
 
 // interruptQueued records that tasks queued to start never will: PENDING → INTERRUPTED.
-func (o *Orchestrator) interruptQueued(ids []string) {
+func (o *core) interruptQueued(ids []string) {
 	ctx := context.WithoutCancel(o.ctx)
 	for _, id := range ids {
 		_, err := o.update(ctx, id, func(t *task.Task) (*checkpoint.Checkpoint, error) {
@@ -129,25 +129,25 @@ func (o *Orchestrator) interruptQueued(ids []string) {
 // endUnstarted records how a run ended before its task started (the task is still PENDING):
 // CANCELLED on an operator's cancel; when the executor is shutting down, handed back to its
 // plan's queue on a shared Queue, else INTERRUPTED.
-func (o *Orchestrator) endUnstarted(run *taskRun, log *slog.Logger) runEnd {
+func (run *taskRun) endUnstarted(log *slog.Logger) runEnd {
 	f := shutdownQueued
 	cancelled := errors.Is(context.Cause(run.ctx), errCancelRequested)
 	switch {
 	case cancelled:
 		f = operatorCancel
-	case !o.draining.Load():
+	case !run.o.draining.Load():
 		return endDone
-	case o.queue.Shared():
+	case run.o.queue.Shared():
 		return endHandedBack
 	}
-	err := o.commit(run, nil, func(t *task.Task) error {
+	err := run.commit(nil, func(t *task.Task) error {
 		if t.Status() != task.Pending {
 			return errSkip
 		}
 		if cancelled {
-			return t.Cancel(&f, o.now())
+			return t.Cancel(&f, run.o.now())
 		}
-		return t.Interrupt(f, o.now())
+		return t.Interrupt(f, run.o.now())
 	})
 	if err != nil && !errors.Is(err, errSkip) {
 		log.Error("end task before its start", "err", err)
@@ -159,9 +159,9 @@ func (o *Orchestrator) endUnstarted(run *taskRun, log *slog.Logger) runEnd {
 // shared Queue the task is handed back (PENDING, to the front of its plan's queue, for another
 // executor to continue at stage next), else it becomes INTERRUPTED before stage next; its
 // checkpoint intact either way. log names the stage.
-func (o *Orchestrator) stopForShutdown(run *taskRun, next string, log *slog.Logger) runEnd {
-	if o.queue.Shared() {
-		err := o.commit(run, nil, func(t *task.Task) error { return t.HandBack(o.now()) })
+func (run *taskRun) stopForShutdown(next string, log *slog.Logger) runEnd {
+	if run.o.queue.Shared() {
+		err := run.commit(nil, func(t *task.Task) error { return t.HandBack(run.o.now()) })
 		if errors.Is(err, errRunOver) {
 			log.Info("run stopped: the task was ended by an operator", "status", run.cur().Status())
 			return endDone
@@ -174,7 +174,7 @@ func (o *Orchestrator) stopForShutdown(run *taskRun, next string, log *slog.Logg
 		return endHandedBack
 	}
 	f := task.Failure{Stage: next, Class: stage.ClassShutdown, Message: shutdownBoundary}
-	if err := o.commit(run, nil, func(t *task.Task) error { return t.Interrupt(f, o.now()) }); err != nil {
+	if err := run.commit(nil, func(t *task.Task) error { return t.Interrupt(f, run.o.now()) }); err != nil {
 		log.Error("interrupt task at shutdown", "err", err)
 		return endDone
 	}

@@ -29,7 +29,7 @@ const (
 )
 
 // signal tells every executor of a command on id (a task or a plan id).
-func (o *Orchestrator) signal(ctx context.Context, kind, id string) {
+func (o *core) signal(ctx context.Context, kind, id string) {
 	if o.cfg.Signals == nil {
 		return
 	}
@@ -41,38 +41,38 @@ func (o *Orchestrator) signal(ctx context.Context, kind, id string) {
 // Receive acts on a signal another executor (or this one) sent: it stops, or asks to
 // re-read, this executor's run of the task it names, or makes this executor's share of the
 // plan it names follow the plan's status. Unknown signals are ignored.
-func (o *Orchestrator) Receive(msg string) {
+func (ctl *control) Receive(msg string) {
 	kind, id, ok := strings.Cut(msg, " ")
 	if !ok || id == "" {
 		return
 	}
 	switch kind {
 	case sigCancel:
-		if run := o.local(id); run != nil {
+		if run := ctl.local(id); run != nil {
 			run.cancel(errCancelRequested)
 		}
 	case sigPause:
-		if run := o.local(id); run != nil {
+		if run := ctl.local(id); run != nil {
 			run.recheck.Store(true)
 		}
 	case sigPlan:
-		o.refreshPlan(id)
-		o.notify(id) // its status changed, maybe on another executor: wake the waits on it
-		o.followPlan(id)
+		ctl.refreshPlan(id)
+		ctl.notify(id) // its status changed, maybe on another executor: wake the waits on it
+		ctl.followPlan(id)
 	}
 }
 
 // refreshPlan has a plan store that holds copies read the plan again: the Redis store's mirror
 // then lets go of a plan that another executor ended, and of its copies of the plan's tasks
 // (stale: the other executor ran them), which it would keep otherwise.
-func (o *Orchestrator) refreshPlan(planID string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(o.ctx), persistTimeout)
+func (ctl *control) refreshPlan(planID string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctl.ctx), persistTimeout)
 	defer cancel()
-	o.plans.Refresh(ctx, planID)
+	ctl.plans.Refresh(ctx, planID)
 }
 
 // local returns this executor's run of task id, or nil.
-func (o *Orchestrator) local(id string) *taskRun {
+func (o *core) local(id string) *taskRun {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.active[id]
@@ -81,39 +81,39 @@ func (o *Orchestrator) local(id string) *taskRun {
 // followPlan makes this executor's runs of a plan follow the plan's status as stored: a
 // PAUSED plan's runs pause at their next boundary; an ended plan's runs here stop. (Starts
 // follow the plan in its Queue, which the command paused or emptied.)
-func (o *Orchestrator) followPlan(planID string) {
-	if len(o.activeIn(planID)) == 0 {
+func (ctl *control) followPlan(planID string) {
+	if len(ctl.activeIn(planID)) == 0 {
 		return // nothing of the plan here (its queue is shared: the pause is there already)
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(o.ctx), persistTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctl.ctx), persistTimeout)
 	defer cancel()
-	p, err := o.plans.Plan(ctx, planID)
+	p, err := ctl.plans.Plan(ctx, planID)
 	if err != nil {
-		o.cfg.Logger.Warn("follow plan", "plan_id", planID, "err", err)
+		ctl.cfg.Logger.Warn("follow plan", "plan_id", planID, "err", err)
 		return
 	}
 	switch {
 	case p.Status() == plan.Paused:
-		o.pauseHere(ctx, planID)
+		ctl.pauseHere(ctx, planID)
 	case p.Status().Terminal():
-		o.cancelHere(planID)
+		ctl.cancelHere(planID)
 	}
 }
 
 // pauseHere asks this executor's runs of the plan's tasks to pause at their next stage
 // boundary.
-func (o *Orchestrator) pauseHere(ctx context.Context, planID string) {
-	for _, id := range o.activeIn(planID) {
-		_, err := o.update(ctx, id, func(t *task.Task) (*checkpoint.Checkpoint, error) {
+func (ctl *control) pauseHere(ctx context.Context, planID string) {
+	for _, id := range ctl.activeIn(planID) {
+		_, err := ctl.update(ctx, id, func(t *task.Task) (*checkpoint.Checkpoint, error) {
 			if t.Status() != task.Running && t.Status() != task.Pending {
 				return nil, errSkip // a task just claimed is still PENDING while it takes its lease
 			}
-			return nil, t.RequestPause(o.now())
+			return nil, t.RequestPause(ctl.now())
 		})
 		if err != nil && !errors.Is(err, errSkip) {
-			o.cfg.Logger.Warn("pause task of a paused plan", "plan_id", planID, "task_id", id, "err", err)
+			ctl.cfg.Logger.Warn("pause task of a paused plan", "plan_id", planID, "task_id", id, "err", err)
 		}
-		if run := o.local(id); run != nil {
+		if run := ctl.local(id); run != nil {
 			run.recheck.Store(true)
 		}
 	}
@@ -121,9 +121,9 @@ func (o *Orchestrator) pauseHere(ctx context.Context, planID string) {
 
 // cancelHere stops this executor's runs of the plan's tasks (an operator cancelled the plan,
 // maybe on another executor).
-func (o *Orchestrator) cancelHere(planID string) {
-	for _, id := range o.activeIn(planID) {
-		if run := o.local(id); run != nil {
+func (ctl *control) cancelHere(planID string) {
+	for _, id := range ctl.activeIn(planID) {
+		if run := ctl.local(id); run != nil {
 			run.cancel(errCancelRequested)
 		}
 	}
@@ -135,7 +135,7 @@ const stopWait = 5 * time.Second
 
 // awaitStopped waits until the run of t has stopped: this executor's run has ended, or
 // another executor's has released the tenant's lease (or ctx ends, or stopWait passed).
-func (o *Orchestrator) awaitStopped(ctx context.Context, t *task.Task) {
+func (o *core) awaitStopped(ctx context.Context, t *task.Task) {
 	if run := o.local(t.ID()); run != nil {
 		select {
 		case <-run.done:

@@ -26,17 +26,17 @@ type stageResult struct {
 // recorded here; the last attempt's entry is returned for the caller to record with the
 // transition it causes (one write per transition). A gate that waits for an operator's
 // decision returns no entry and no failure, but its *stage.AwaitError.
-func (o *Orchestrator) runStage(run *taskRun, ph *planHere, i int, cp *checkpoint.Checkpoint, log *slog.Logger) stageResult {
+func (run *taskRun) runStage(ph *planHere, i int, cp *checkpoint.Checkpoint, log *slog.Logger) stageResult {
 	spec := run.cur().Stages()[i]
 	fail := func(entry *task.Attempt, class stage.Class, msg string, code int) stageResult {
 		attempt := 0
 		if entry != nil {
 			attempt = entry.Attempt
-			o.observeAttempt(spec.Kind, entry)
+			run.o.observeAttempt(spec.Kind, entry)
 		}
 		return stageResult{entry: entry, failure: &task.Failure{Stage: spec.Name, Attempt: attempt, Class: class, Message: msg, Code: code}}
 	}
-	h, ok := o.kinds.Handler(spec.Kind)
+	h, ok := run.o.kinds.Handler(spec.Kind)
 	if !ok {
 		return fail(nil, stage.ClassPermanent, "unknown stage kind "+spec.Kind, 0)
 	}
@@ -46,24 +46,24 @@ func (o *Orchestrator) runStage(run *taskRun, ph *planHere, i int, cp *checkpoin
 	}
 	keyRun := inDoubtKeyRun(run.cur(), i)
 	for attempt := 1; ; attempt++ {
-		entry := &task.Attempt{StageIndex: i, Stage: spec.Name, Run: run.attempt, Attempt: attempt, StartedAt: o.now()}
+		entry := &task.Attempt{StageIndex: i, Stage: spec.Name, Run: run.attempt, Attempt: attempt, StartedAt: run.o.now()}
 		params, err := ph.renderer.Render("params", spec.Params, stage.Data{
 			TenantID: run.tenantID, PlanID: run.planID, TaskID: run.id, Attempt: run.attempt,
-			Params: run.cur().Params(), Outputs: outputs, ExecutorURL: o.cfg.ExecutorURL(),
+			Params: run.cur().Params(), Outputs: outputs, ExecutorURL: run.o.cfg.ExecutorURL(),
 		}, stage.URLParamsOf(h)...)
 		if err != nil {
-			entry.EndedAt, entry.Outcome, entry.Class, entry.Error = o.now(), task.OutcomeFailed, stage.ClassPermanent, err.Error()
+			entry.EndedAt, entry.Outcome, entry.Class, entry.Error = run.o.now(), task.OutcomeFailed, stage.ClassPermanent, err.Error()
 			return fail(entry, stage.ClassPermanent, err.Error(), 0)
 		}
-		out, err := o.attempt(run.ctx, h, spec.Timeout, stage.Request{
+		out, err := callStage(run.ctx, h, spec.Timeout, stage.Request{
 			PlanID: run.planID, TaskID: run.id, TenantID: run.tenantID, Stage: spec.Name,
 			StageIndex: i, Run: run.attempt, Attempt: attempt, Params: params, Decision: run.cur().Decision(),
 			Fence: run.cur().Fence(), KeyRun: keyRun,
 		})
-		entry.EndedAt = o.now()
+		entry.EndedAt = run.o.now()
 		if err == nil {
 			entry.Outcome = task.OutcomeSucceeded
-			o.observeAttempt(spec.Kind, entry)
+			run.o.observeAttempt(spec.Kind, entry)
 			return stageResult{out: out, entry: entry}
 		}
 		if aw := (*stage.AwaitError)(nil); errors.As(err, &aw) && run.ctx.Err() == nil {
@@ -72,25 +72,25 @@ func (o *Orchestrator) runStage(run *taskRun, ph *planHere, i int, cp *checkpoin
 		se := stage.AsError(err)
 		entry.Outcome, entry.Class, entry.Error, entry.Code = task.OutcomeFailed, se.Class, se.Message, se.Code
 		if run.ctx.Err() != nil { // cut short by the run's end, not ended by itself: interrupted
-			f := o.causeFailure(run, spec.Name)
+			f := run.causeFailure(spec.Name)
 			entry.Outcome, entry.Class, entry.Error, entry.Code = task.OutcomeInterrupted, f.Class, f.Message, 0
 			return fail(entry, f.Class, f.Message, 0)
 		}
 		if !se.Class.Retryable() || attempt >= spec.Retry.MaxAttempts {
 			return fail(entry, se.Class, se.Message, se.Code)
 		}
-		o.observeRetry(spec.Kind, entry)
-		entry.Backoff = spec.Retry.Backoff(attempt, se.RetryAfter, o.cfg.Rand)
+		run.o.observeRetry(spec.Kind, entry)
+		entry.Backoff = spec.Retry.Backoff(attempt, se.RetryAfter, run.o.cfg.Rand)
 		if capped := cappedRetryAfter(se.RetryAfter); capped != "" {
 			entry.Error += " (" + capped + ")"
 		}
 		log.Warn("stage attempt failed; retrying", "stage_attempt", attempt, "class", se.Class, "code", se.Code,
 			"err", entry.Error, "retry_in", entry.Backoff.String())
-		if err := o.commit(run, nil, func(t *task.Task) error { return t.Record(*entry) }); err != nil {
+		if err := run.commit(nil, func(t *task.Task) error { return t.Record(*entry) }); err != nil {
 			log.Error("record attempt", "err", err)
 		}
 		if !sleep(run.ctx, entry.Backoff) {
-			f := o.causeFailure(run, spec.Name)
+			f := run.causeFailure(spec.Name)
 			return fail(nil, f.Class, f.Message, 0)
 		}
 	}
@@ -119,7 +119,7 @@ func cappedRetryAfter(hint time.Duration) string {
 
 // attempt runs one handler call under the stage's timeout. A timeout of the stage (not of the
 // run) is reported as a timeout, whatever the handler returned.
-func (o *Orchestrator) attempt(ctx context.Context, h stage.Handler, timeout time.Duration, req stage.Request) (json.RawMessage, error) {
+func callStage(ctx context.Context, h stage.Handler, timeout time.Duration, req stage.Request) (json.RawMessage, error) {
 	sctx := ctx
 	if timeout > 0 {
 		var cancel context.CancelFunc

@@ -11,29 +11,29 @@ import (
 
 // runStages runs the started task's stages from cp on, each after its boundary (a cancel, a
 // pause, a shutdown), and reports how the run ended.
-func (o *Orchestrator) runStages(run *taskRun, ph *planHere, cp *checkpoint.Checkpoint, epoch uint64, log *slog.Logger) runEnd {
+func (run *taskRun) runStages(ph *planHere, cp *checkpoint.Checkpoint, epoch uint64, log *slog.Logger) runEnd {
 	stages := run.cur().Stages()
 	resumedDone := cp.Next() >= len(stages) // a checkpoint with every stage done: only Complete is left
 	for i := cp.Next(); i < len(stages); i++ {
 		stageLog := log.With("stage", stages[i].Name)
-		if stop, end := o.boundary(run, stages[i].Name, stageLog); stop {
+		if stop, end := run.boundary(stages[i].Name, stageLog); stop {
 			return end
 		}
-		res := o.runStage(run, ph, i, cp, stageLog)
+		res := run.runStage(ph, i, cp, stageLog)
 		switch {
 		case res.wait != nil:
-			o.park(run, res.wait, stageLog)
+			run.park(res.wait, stageLog)
 			return endDone
 		case res.failure != nil:
-			return ended(o.end(run, res.entry, *res.failure, true, stageLog))
+			return ended(run.end(res.entry, *res.failure, true, stageLog))
 		}
-		if !o.completeStage(run, i, cp, res, epoch, stageLog) {
+		if !run.completeStage(i, cp, res, epoch, stageLog) {
 			return endDone
 		}
 	}
 	last := log.With("stage", stages[len(stages)-1].Name)
 	if resumedDone {
-		if err := o.commit(run, nil, func(t *task.Task) error { return t.Complete(o.now()) }); err != nil {
+		if err := run.commit(nil, func(t *task.Task) error { return t.Complete(run.o.now()) }); err != nil {
 			last.Error("complete task", "err", err)
 			return endDone
 		}
@@ -45,28 +45,28 @@ func (o *Orchestrator) runStages(run *taskRun, ph *planHere, cp *checkpoint.Chec
 // completeStage records stage i as completed with its output: the checkpoint, the ledger
 // entry and the next stage in one write (the last stage's write also completes the task). It
 // reports whether the run goes on.
-func (o *Orchestrator) completeStage(run *taskRun, i int, cp *checkpoint.Checkpoint, res stageResult, epoch uint64, log *slog.Logger) bool {
+func (run *taskRun) completeStage(i int, cp *checkpoint.Checkpoint, res stageResult, epoch uint64, log *slog.Logger) bool {
 	last := i == len(run.cur().Stages())-1
-	if err := cp.Record(i, res.entry.Stage, res.out, epoch, o.now()); err != nil {
-		o.end(run, res.entry, task.Failure{Stage: res.entry.Stage, Class: stage.ClassPermanent, Message: "checkpoint: " + err.Error()}, true, log)
+	if err := cp.Record(i, res.entry.Stage, res.out, epoch, run.o.now()); err != nil {
+		run.end(res.entry, task.Failure{Stage: res.entry.Stage, Class: stage.ClassPermanent, Message: "checkpoint: " + err.Error()}, true, log)
 		return false
 	}
-	err := o.commit(run, cp, func(t *task.Task) error {
+	err := run.commit(cp, func(t *task.Task) error {
 		if err := t.Record(*res.entry); err != nil {
 			return err
 		}
-		if err := t.CompleteStage(i, o.now()); err != nil {
+		if err := t.CompleteStage(i, run.o.now()); err != nil {
 			return err
 		}
 		if last {
-			return t.Complete(o.now())
+			return t.Complete(run.o.now())
 		}
 		return nil
 	})
 	if errors.Is(err, errRunOver) {
 		// An operator ended the task while the stage ran: the store keeps the operator's
 		// status, and the stage's checkpoint, so that it never runs again unasked.
-		if err := o.keepCheckpoint(run, cp); err != nil {
+		if err := run.keepCheckpoint(cp); err != nil {
 			log.Warn("keep the checkpoint of a stage completed after the task was ended", "err", err)
 		}
 		log.Info("run stopped: the task was ended by an operator", "status", run.cur().Status())

@@ -22,6 +22,7 @@ var errNotPending = errors.New("orchestrator: task is no longer PENDING")
 
 // taskRun is a task being run by this process.
 type taskRun struct {
+	o        *core // the orchestrator it runs in
 	id       string
 	planID   string
 	tenantID string
@@ -40,8 +41,8 @@ type heldLease struct{ lease.Lease }
 
 // deadline is the run's lease deadline (lease.Lease.Deadline): zero before the lease is taken,
 // or when it does not self-fence.
-func (r *taskRun) deadline() time.Time {
-	if h := r.held.Load(); h != nil {
+func (run *taskRun) deadline() time.Time {
+	if h := run.held.Load(); h != nil {
 		return h.Deadline()
 	}
 	return time.Time{}
@@ -50,71 +51,15 @@ func (r *taskRun) deadline() time.Time {
 // selfFenced reports whether the run's self-fencing lease has passed its deadline: the run
 // must stop before anything else, and write nothing more (another executor may have judged
 // its owner gone, and taken the tenant).
-func (r *taskRun) selfFenced() bool { return !lease.Valid(r.deadline(), time.Now()) }
+func (run *taskRun) selfFenced() bool { return !lease.Valid(run.deadline(), time.Now()) }
 
 // holds reports whether the run's lease still holds (the opposite of selfFenced).
-func (r *taskRun) holds() bool { return !r.selfFenced() }
+func (run *taskRun) holds() bool { return !run.selfFenced() }
 
 // cur returns the run's copy of its task. A copy is never changed once the run holds it: a
 // write applies its change to a clone and sets that once the store took it (commitAs), a read
 // sets the task as read (reload), so the run's goroutine reads it while its heartbeat writes.
-func (r *taskRun) cur() *task.Task { return r.task.Load() }
-
-// claim makes task id this process's run, if it is still PENDING (nil, nil when it is not,
-// or when another claim here runs it). A previous run of the same task here (it paused, and
-// was resumed at once) is waited for first, until it has released the tenant's lease: the new
-// run must not find its own task's lease still held. An error means the task could not be
-// read (or the wait was cut short): the caller hands it back (claimFailed), never drops it.
-func (o *Orchestrator) claim(ctx context.Context, id string, cancel context.CancelCauseFunc) (*taskRun, error) {
-	for {
-		o.mu.Lock()
-		prev := o.active[id]
-		o.mu.Unlock()
-		if prev == nil {
-			break
-		}
-		select { // without the task lock: the previous run may need it to finish
-		case <-prev.done:
-		case <-ctx.Done():
-			return nil, fmt.Errorf("orchestrator: claim task %s: %w", id, context.Cause(ctx))
-		}
-	}
-	unlock := o.taskLocks.lock(id)
-	defer unlock()
-	// A local copy will do (task.Repository.Peek): start re-reads the task as the store holds
-	// it at the run's new fence epoch, so a stale copy starts nothing.
-	t, err := o.tasks.Peek(ctx, id)
-	if err == nil && t.Status() != task.Pending {
-		// The local copy may be stale: another executor may have made the task PENDING
-		// again (a retry) and queued it. The store decides.
-		t, err = o.tasks.Task(ctx, id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("orchestrator: claim task %s: %w", id, err)
-	}
-	if t.Status() != task.Pending {
-		return nil, nil // cancelled or changed while queued
-	}
-	run := &taskRun{
-		id: id, planID: t.PlanID(), tenantID: t.TenantID(), attempt: t.Attempt(),
-		ctx: ctx, cancel: cancel, done: make(chan struct{}),
-	}
-	run.task.Store(t)
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.active[id] != nil {
-		return nil, nil // another claim won the race: its planRun runs the task
-	}
-	o.active[id] = run
-	return run, nil
-}
-
-func (o *Orchestrator) unclaim(run *taskRun) {
-	o.mu.Lock()
-	delete(o.active, run.id)
-	o.mu.Unlock()
-	close(run.done)
-}
+func (run *taskRun) cur() *task.Task { return run.task.Load() }
 
 // runEnd is how a run of a claimed task ended, for its plan's Queue.
 type runEnd int
@@ -133,73 +78,33 @@ func ended(failed bool) runEnd {
 	return endDone
 }
 
-// runTask runs one task to its end (or its next pause, or its hand-back) and reports how it
-// ended: it claims the task, takes the tenant's lease, starts the task at a new fence epoch
-// and runs its stages from its checkpoint.
-func (o *Orchestrator) runTask(ph *planHere, id string) runEnd {
-	ctx, cancel := context.WithCancelCause(o.ctx)
-	defer cancel(nil)
-	run, err := o.claim(ctx, id, cancel)
-	if err != nil {
-		return o.claimFailed(id, err)
-	}
-	if run == nil {
-		return endDone
-	}
-	defer o.unclaim(run)
-	// Every line of a run names its plan, task, tenant, run attempt and stage (log is the
-	// run's logger; at adds the stage the run starts at, each stage's lines add their own).
-	log := o.cfg.Logger.With("plan_id", run.planID, "task_id", id, "tenant_id", run.tenantID, "attempt", run.attempt)
-	at := log.With("stage", stageAt(run.cur()))
-	if o.draining.Load() { // claimed as the shutdown began: it never starts here
-		return o.endUnstarted(run, at)
-	}
-	held, end := o.takeLease(run, at)
-	if held == nil {
-		return end
-	}
-	defer o.releaseLease(run, held, at)
-	epoch, err := o.start(run)
-	if err != nil {
-		return o.notStarted(run, err, at)
-	}
-	at.Info("task started", "run", run.attempt, "from_stage", run.cur().CurrentStage())
-	stopBeat := o.heartbeat(run, at)
-	defer stopBeat()
-	cp, err := o.resumePoint(run)
-	if err != nil {
-		return ended(o.end(run, nil, task.Failure{Class: stage.ClassPermanent, Message: "load checkpoint: " + err.Error()}, false, at))
-	}
-	return o.runStages(run, ph, cp, epoch, log)
-}
-
 // takeLease takes the tenant's lease for the run and watches it: its loss cancels the run.
 // When it is not taken (nil) the task has ended (endFailed: FAILED, class tenant_locked when
 // another run holds the tenant), or the run was cancelled before it started.
-func (o *Orchestrator) takeLease(run *taskRun, at *slog.Logger) (lease.Lease, runEnd) {
-	held, err := o.locker.Acquire(run.ctx, run.tenantID, leaseOwner(o.cfg.Name, run.planID, run.id))
+func (run *taskRun) takeLease(at *slog.Logger) (lease.Lease, runEnd) {
+	held, err := run.o.locker.Acquire(run.ctx, run.tenantID, leaseOwner(run.o.cfg.Name, run.planID, run.id))
 	if err != nil {
 		if run.ctx.Err() != nil {
-			return nil, o.endUnstarted(run, at)
+			return nil, run.endUnstarted(at)
 		}
-		if o.cfg.Shared && (!errors.Is(err, lease.ErrHeld) || o.heldByItself(run)) {
+		if run.o.cfg.Shared && (!errors.Is(err, lease.ErrHeld) || run.heldByItself()) {
 			// Redis away: nothing proves the tenant free, and nothing was started; the task
 			// goes back to its plan's queue, PENDING, to run once Redis answers. So does a
 			// task whose tenant is held by a lease of its own earlier run (one that stopped
 			// before its start reached Redis): that key expires by itself.
-			return nil, o.claimFailed(run.id, err)
+			return nil, run.o.claimFailed(run.id, err)
 		}
 		class := stage.ClassRetryable
 		if errors.Is(err, lease.ErrHeld) {
 			class = stage.ClassTenantLocked
-			o.cfg.Metrics.LeaseContended()
+			run.o.cfg.Metrics.LeaseContended()
 		}
 		f := task.Failure{Class: class, Message: err.Error()}
-		err = o.commit(run, nil, func(t *task.Task) error {
-			if err := t.Start(t.Fence(), o.now()); err != nil {
+		err = run.commit(nil, func(t *task.Task) error {
+			if err := t.Start(t.Fence(), run.o.now()); err != nil {
 				return err
 			}
-			return t.Fail(f, o.now())
+			return t.Fail(f, run.o.now())
 		})
 		at.Warn("task failed: tenant lease not taken", "class", class, "err", f.Message, "save_err", err)
 		return nil, endFailed
@@ -208,7 +113,7 @@ func (o *Orchestrator) takeLease(run *taskRun, at *slog.Logger) (lease.Lease, ru
 	go func() {
 		select {
 		case <-held.Lost():
-			o.cfg.Metrics.LeaseLost()
+			run.o.cfg.Metrics.LeaseLost()
 			run.cancel(errLeaseLost)
 		case <-run.ctx.Done():
 		}
@@ -217,8 +122,8 @@ func (o *Orchestrator) takeLease(run *taskRun, at *slog.Logger) (lease.Lease, ru
 }
 
 // heldByItself reports whether the tenant's lease is held by a run of the run's own task.
-func (o *Orchestrator) heldByItself(run *taskRun) bool {
-	h, held, err := o.locker.Holder(run.ctx, run.tenantID)
+func (run *taskRun) heldByItself() bool {
+	h, held, err := run.o.locker.Holder(run.ctx, run.tenantID)
 	return err == nil && held && ownsTask(h.Owner, run.planID, run.id)
 }
 
@@ -229,21 +134,21 @@ func (o *Orchestrator) heldByItself(run *taskRun) bool {
 // as anybody knows, and it is handed back to its plan's queue (claimFailed), never dropped: a
 // start that did reach Redis leaves it RUNNING, which its next claim skips and a reader
 // judges.
-func (o *Orchestrator) notStarted(run *taskRun, err error, at *slog.Logger) runEnd {
+func (run *taskRun) notStarted(err error, at *slog.Logger) runEnd {
 	cause := context.Cause(run.ctx)
 	if run.ctx.Err() != nil && !errors.Is(cause, errLeaseLost) {
-		return o.endUnstarted(run, at)
+		return run.endUnstarted(at)
 	}
 	if errors.Is(err, errNotPending) || errors.Is(err, task.ErrFenced) || errors.Is(err, errRunOver) {
 		at.Warn("task not started", "err", err)
 		return endDone
 	}
 	at.Warn("task not started: handed back to its plan's queue", "err", err)
-	return o.claimFailed(run.id, err)
+	return run.o.claimFailed(run.id, err)
 }
 
 // releaseLease gives the tenant's lease back once the run has written its end.
-func (o *Orchestrator) releaseLease(run *taskRun, held lease.Lease, at *slog.Logger) {
+func (run *taskRun) releaseLease(held lease.Lease, at *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(run.ctx), persistTimeout)
 	defer cancel()
 	if err := held.Release(ctx); err != nil {
@@ -253,11 +158,11 @@ func (o *Orchestrator) releaseLease(run *taskRun, held lease.Lease, at *slog.Log
 
 // resumePoint returns the checkpoint the run resumes from: empty at stage 0 (a stored one
 // holds nothing to resume from), else the stored one, which must resume at the task's stage.
-func (o *Orchestrator) resumePoint(run *taskRun) (*checkpoint.Checkpoint, error) {
+func (run *taskRun) resumePoint() (*checkpoint.Checkpoint, error) {
 	if run.cur().CurrentStage() == 0 {
 		return checkpoint.New(run.id), nil
 	}
-	cp, err := o.ckpts.Checkpoint(run.ctx, run.id)
+	cp, err := run.o.ckpts.Checkpoint(run.ctx, run.id)
 	if errors.Is(err, checkpoint.ErrNotFound) {
 		cp, err = checkpoint.New(run.id), nil
 	}
@@ -276,9 +181,9 @@ func stageAt(t *task.Task) string {
 // start bumps the task's fence epoch (the run holds the tenant's lease now) and starts the
 // task as the store holds it at that epoch, which may be newer than the copy claimed from the
 // mirror: another executor may have changed it meanwhile, and then it is not started.
-func (o *Orchestrator) start(run *taskRun) (uint64, error) {
-	unlock := o.taskLocks.lock(run.id)
-	fresh, err := o.tasks.BumpFence(run.ctx, run.id)
+func (run *taskRun) start() (uint64, error) {
+	unlock := run.o.taskLocks.lock(run.id)
+	fresh, err := run.o.tasks.BumpFence(run.ctx, run.id)
 	if err == nil {
 		run.task.Store(fresh)
 	}
@@ -287,33 +192,33 @@ func (o *Orchestrator) start(run *taskRun) (uint64, error) {
 		return 0, err
 	}
 	epoch := fresh.Fence()
-	err = o.commit(run, nil, func(t *task.Task) error {
+	err = run.commit(nil, func(t *task.Task) error {
 		if t.Status() != task.Pending {
 			return fmt.Errorf("%w: it is %s in the store", errNotPending, t.Status())
 		}
-		return t.StartOn(epoch, o.cfg.Name, o.now())
+		return t.StartOn(epoch, run.o.cfg.Name, run.o.now())
 	})
 	if err != nil {
 		return 0, err
 	}
-	unlock = o.taskLocks.lock(run.id)
+	unlock = run.o.taskLocks.lock(run.id)
 	run.started = true
 	unlock()
 	return epoch, nil
 }
 
 // boundary honours, between two stages, a cancelled run, a clean stop or a requested pause.
-func (o *Orchestrator) boundary(run *taskRun, next string, log *slog.Logger) (stop bool, end runEnd) {
+func (run *taskRun) boundary(next string, log *slog.Logger) (stop bool, end runEnd) {
 	if run.selfFenced() { // before anything else: a process woken from a pause past its deadline
 		run.cancel(errLeaseLost)
 	}
 	if run.ctx.Err() != nil {
-		return true, ended(o.end(run, nil, o.causeFailure(run, next), false, log))
+		return true, ended(run.end(nil, run.causeFailure(next), false, log))
 	}
-	if o.draining.Load() {
-		return true, o.stopForShutdown(run, next, log)
+	if run.o.draining.Load() {
+		return true, run.stopForShutdown(next, log)
 	}
-	if err := o.refresh(run); err != nil { // a signal said an operator changed the task
+	if err := run.refresh(); err != nil { // a signal said an operator changed the task
 		if errors.Is(err, errRunOver) {
 			log.Info("run stopped: the task was ended by an operator", "status", run.cur().Status())
 			return true, endDone
@@ -322,12 +227,12 @@ func (o *Orchestrator) boundary(run *taskRun, next string, log *slog.Logger) (st
 		return true, endDone
 	}
 	paused := false
-	err := o.commit(run, nil, func(t *task.Task) error {
+	err := run.commit(nil, func(t *task.Task) error {
 		if !t.PauseRequested() {
 			return errSkip
 		}
 		paused = true
-		return t.Pause(o.now())
+		return t.Pause(run.o.now())
 	})
 	if errors.Is(err, errRunOver) {
 		log.Info("run stopped: the task was ended by an operator", "status", run.cur().Status())
@@ -341,7 +246,7 @@ func (o *Orchestrator) boundary(run *taskRun, next string, log *slog.Logger) (st
 }
 
 // causeFailure describes why the run's context ended.
-func (o *Orchestrator) causeFailure(run *taskRun, stageName string) task.Failure {
+func (run *taskRun) causeFailure(stageName string) task.Failure {
 	cause := context.Cause(run.ctx)
 	switch {
 	case errors.Is(cause, errLeaseLost):
@@ -360,14 +265,14 @@ func (o *Orchestrator) causeFailure(run *taskRun, stageName string) task.Failure
 // the run was inside a stage (an attempt, or the backoff before the next one), not at a
 // boundary: when it is cut short there, the attempt it was cut in is recorded as interrupted
 // (task.InterruptStage), its own entry when it has one. It reports FAILED.
-func (o *Orchestrator) end(run *taskRun, entry *task.Attempt, f task.Failure, inStage bool, log *slog.Logger) (failed bool) {
+func (run *taskRun) end(entry *task.Attempt, f task.Failure, inStage bool, log *slog.Logger) (failed bool) {
 	cause := context.Cause(run.ctx)
 	if run.ctx.Err() != nil && errors.Is(cause, errFenced) {
 		// The store keeps the other executor's state: this run has nothing left to write.
 		log.Warn("run stopped: fenced", "class", stage.ClassFenced, "stage", f.Stage)
 		return false
 	}
-	if o.cfg.Shared && run.ctx.Err() != nil && errors.Is(cause, errLeaseLost) {
+	if run.o.cfg.Shared && run.ctx.Err() != nil && errors.Is(cause, errLeaseLost) {
 		// Self-fenced (or the lease taken): the run may no longer hold the tenant, and writes
 		// nothing more. The task stays RUNNING in the store until a reader judges its owner
 		// gone (reap.go), which records the attempt that was underway as in doubt.
@@ -379,7 +284,7 @@ func (o *Orchestrator) end(run *taskRun, entry *task.Attempt, f task.Failure, in
 		log.Info("run stopped: the task was ended by an operator", "status", run.cur().Status())
 		return false
 	}
-	err := o.commit(run, nil, func(t *task.Task) error {
+	err := run.commit(nil, func(t *task.Task) error {
 		if entry != nil {
 			if err := t.Record(*entry); err != nil {
 				return err
@@ -387,14 +292,14 @@ func (o *Orchestrator) end(run *taskRun, entry *task.Attempt, f task.Failure, in
 		}
 		switch {
 		case run.ctx.Err() != nil && errors.Is(cause, errCancelRequested):
-			return t.Cancel(&f, o.now())
+			return t.Cancel(&f, run.o.now())
 		case run.ctx.Err() != nil && inStage:
-			return t.InterruptStage(f, o.now())
+			return t.InterruptStage(f, run.o.now())
 		case run.ctx.Err() != nil:
-			return t.Interrupt(f, o.now())
+			return t.Interrupt(f, run.o.now())
 		default:
 			failed = true
-			return t.Fail(f, o.now())
+			return t.Fail(f, run.o.now())
 		}
 	})
 	if errors.Is(err, errRunOver) {
@@ -415,17 +320,17 @@ func (o *Orchestrator) end(run *taskRun, entry *task.Attempt, f task.Failure, in
 
 // heartbeat records, every LeaseTTL/3 while the run lasts, that its owner is alive, so long
 // stages are not mistaken for a dead owner. It returns a func that stops it and waits.
-func (o *Orchestrator) heartbeat(run *taskRun, log *slog.Logger) (stop func()) {
+func (run *taskRun) heartbeat(log *slog.Logger) (stop func()) {
 	done := make(chan struct{})
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
-		tick := time.NewTicker(o.cfg.LeaseTTL / 3)
+		tick := time.NewTicker(run.o.cfg.LeaseTTL / 3)
 		defer tick.Stop()
 		for {
 			select {
 			case <-tick.C:
-				err := o.commitAs(run, nil, func(t *task.Task) error { return t.Beat(o.now()) }, o.tasks.Save)
+				err := run.commitAs(nil, func(t *task.Task) error { return t.Beat(run.o.now()) }, run.o.tasks.Save)
 				if err != nil && !errors.Is(err, task.ErrInvalidTransition) && !errors.Is(err, errRunOver) {
 					log.Warn("heartbeat", "err", err)
 				}

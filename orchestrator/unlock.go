@@ -20,9 +20,9 @@ const unlockedByOperator = "tenant unlocked by an operator: the run's lease was 
 // (retry it to go on). A run of this process is stopped at once; a run elsewhere stops at its
 // next write or lease refresh. Unlocking a tenant nobody holds fences and reports nothing
 // released.
-func (o *Orchestrator) Unlock(ctx context.Context, tenantID string) (lease.Unlocked, error) {
+func (rec *recovery) Unlock(ctx context.Context, tenantID string) (lease.Unlocked, error) {
 	out := lease.Unlocked{TenantID: tenantID}
-	latest, err := o.tasks.Latest(ctx, tenantID)
+	latest, err := rec.tasks.Latest(ctx, tenantID)
 	if err != nil && !errors.Is(err, task.ErrNotFound) {
 		return out, err
 	}
@@ -30,11 +30,11 @@ func (o *Orchestrator) Unlock(ctx context.Context, tenantID string) (lease.Unloc
 		out.TaskID = latest.ID()
 		// A run of this process is stopped first (it writes nothing more), which gives its
 		// lease back: who held it is read before.
-		if h, held, err := o.locker.Holder(ctx, tenantID); err == nil && held && o.stopLocal(ctx, latest.ID()) {
+		if h, held, err := rec.locker.Holder(ctx, tenantID); err == nil && held && rec.stopLocal(ctx, latest.ID()) {
 			out.Released, out.Previous = true, h
 		}
 	}
-	h, held, err := o.locker.ForceRelease(ctx, tenantID)
+	h, held, err := rec.locker.ForceRelease(ctx, tenantID)
 	if err != nil {
 		return out, fmt.Errorf("orchestrator: unlock %s: %w", tenantID, err)
 	}
@@ -48,32 +48,32 @@ func (o *Orchestrator) Unlock(ctx context.Context, tenantID string) (lease.Unloc
 		}
 		return out, nil
 	}
-	if err := o.fence(ctx, latest.ID(), &out); err != nil {
+	if err := rec.fence(ctx, latest.ID(), &out); err != nil {
 		return out, fmt.Errorf("orchestrator: unlock %s: %w", tenantID, err)
 	}
 	if out.Interrupted {
-		o.cfg.Logger.Warn("tenant unlocked: its run was interrupted", "tenant_id", tenantID, "task_id", latest.ID(),
+		rec.cfg.Logger.Warn("tenant unlocked: its run was interrupted", "tenant_id", tenantID, "task_id", latest.ID(),
 			"plan_id", latest.PlanID(), "previous_owner", h.Owner, "epoch", out.Epoch)
-		o.settle(latest.PlanID())
+		rec.settler.settle(latest.PlanID())
 	}
 	return out, nil
 }
 
 // fence bumps the task's fence epoch and interrupts it if it is RUNNING (as the store holds it
 // at the new epoch).
-func (o *Orchestrator) fence(ctx context.Context, taskID string, out *lease.Unlocked) error {
-	unlock := o.taskLocks.lock(taskID)
+func (rec *recovery) fence(ctx context.Context, taskID string, out *lease.Unlocked) error {
+	unlock := rec.taskLocks.lock(taskID)
 	defer unlock()
-	cur, err := o.tasks.BumpFence(ctx, taskID)
+	cur, err := rec.tasks.BumpFence(ctx, taskID)
 	if err != nil {
 		return fmt.Errorf("fence: %w", err)
 	}
 	out.Epoch = cur.Fence()
-	_, err = o.update(ctx, taskID, func(cur *task.Task) (*checkpoint.Checkpoint, error) {
+	_, err = rec.update(ctx, taskID, func(cur *task.Task) (*checkpoint.Checkpoint, error) {
 		if cur.Status() != task.Running {
 			return nil, errSkip
 		}
-		return nil, cur.Abandon(cur.Fence(), task.Failure{Stage: stageName(cur), Class: stage.ClassLeaseLost, Message: unlockedByOperator}, o.now())
+		return nil, cur.Abandon(cur.Fence(), task.Failure{Stage: stageName(cur), Class: stage.ClassLeaseLost, Message: unlockedByOperator}, rec.now())
 	})
 	if errors.Is(err, errSkip) {
 		return nil
@@ -87,10 +87,8 @@ func (o *Orchestrator) fence(ctx context.Context, taskID string, out *lease.Unlo
 
 // stopLocal stops this process's run of taskID, if any, as fenced (it writes nothing more),
 // and waits until it has ended or ctx ends. It reports whether there was one.
-func (o *Orchestrator) stopLocal(ctx context.Context, taskID string) bool {
-	o.mu.Lock()
-	run := o.active[taskID]
-	o.mu.Unlock()
+func (rec *recovery) stopLocal(ctx context.Context, taskID string) bool {
+	run := rec.local(taskID)
 	if run == nil {
 		return false
 	}

@@ -2,9 +2,10 @@ package orchestrator_test
 
 import (
 	"context"
-	"github.com/executor-dev/executor/orchestrator"
 	"sync"
 	"testing"
+
+	"github.com/executor-dev/executor/orchestrator"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

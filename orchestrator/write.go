@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/executor-dev/executor/domain/checkpoint"
-	"github.com/executor-dev/executor/domain/event"
-	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/task"
 )
 
@@ -21,52 +18,10 @@ var errRunOver = errors.New("orchestrator: the task was ended by another writer"
 // after losing the compare-and-set to another writer.
 const maxCommitTries = 16
 
-// update applies fn to task id as stored and saves it as a compare-and-set, again after
-// losing to another writer (task.Repository.Update), then tells the watchers. Operators'
-// commands, the reaper and queue sweeps write through it; a run writes through commit.
-func (o *Orchestrator) update(ctx context.Context, id string, fn func(t *task.Task) (*checkpoint.Checkpoint, error)) (*task.Task, error) {
-	var cp *checkpoint.Checkpoint
-	t, err := o.tasks.Update(ctx, id, func(t *task.Task) (*checkpoint.Checkpoint, error) {
-		var err error
-		cp, err = fn(t)
-		return cp, err
-	})
-	if err != nil {
-		return nil, o.countFenced(err)
-	}
-	o.cfg.Events.Publish(taskEvent(t, cp))
-	return t, nil
-}
-
-// updatePlan applies fn to plan id as stored and saves it as a compare-and-set, again after
-// losing to another writer, then tells the watchers.
-func (o *Orchestrator) updatePlan(ctx context.Context, id string, fn func(p *plan.Plan) error) (*plan.Plan, error) {
-	p, err := o.plans.Update(ctx, id, fn)
-	if err != nil {
-		return nil, err
-	}
-	o.cfg.Events.Publish(event.Event{Kind: event.Plan, PlanID: p.ID(), Status: string(p.Status()), Ring: ringEvent(p)})
-	o.notify(id)
-	return p, nil
-}
-
-// ringEvent is where a rolling plan stands, for its events (nil without waves).
-func ringEvent(p *plan.Plan) *event.Ring {
-	if !p.Rollout().Enabled() {
-		return nil
-	}
-	r := p.Ring()
-	out := &event.Ring{Index: r.Index, Wave: p.Rollout().Waves[r.Index].Name, State: strings.ToLower(string(r.Phase)), Halt: r.Halt}
-	if ends := p.BakeEnds(); !ends.IsZero() {
-		out.BakeEndsAt = &ends
-	}
-	return out
-}
-
 // commit applies fn to the running task and saves it with cp, even after the run's context
 // ended (a run always records how it ended), and tells the watchers.
-func (o *Orchestrator) commit(run *taskRun, cp *checkpoint.Checkpoint, fn func(t *task.Task) error) error {
-	return o.commitAs(run, cp, fn, o.saveTask)
+func (run *taskRun) commit(cp *checkpoint.Checkpoint, fn func(t *task.Task) error) error {
+	return run.commitAs(cp, fn, run.o.saveTask)
 }
 
 // commitAs is commit saving with save: a heartbeat saves without telling the watchers (it is
@@ -77,11 +32,11 @@ func (o *Orchestrator) commit(run *taskRun, cp *checkpoint.Checkpoint, fn func(t
 // more than once. It runs on a copy, which becomes the run's only once the store took it: a
 // transition applied half-way (fn failed), or a write refused, never reaches the run's next
 // write (a heartbeat would otherwise store it).
-func (o *Orchestrator) commitAs(run *taskRun, cp *checkpoint.Checkpoint, fn func(t *task.Task) error,
+func (run *taskRun) commitAs(cp *checkpoint.Checkpoint, fn func(t *task.Task) error,
 	save func(context.Context, *task.Task, *checkpoint.Checkpoint) error) error {
-	unlock := o.taskLocks.lock(run.id)
+	unlock := run.o.taskLocks.lock(run.id)
 	defer unlock()
-	ctx, cancel := o.writeContext(run)
+	ctx, cancel := run.writeContext()
 	defer cancel()
 	for tries := 1; ; tries++ {
 		if run.selfFenced() {
@@ -92,7 +47,7 @@ func (o *Orchestrator) commitAs(run *taskRun, cp *checkpoint.Checkpoint, fn func
 		if err := fn(next); err != nil {
 			return err
 		}
-		err := o.countFenced(save(ctx, next, cp))
+		err := run.o.countFenced(save(ctx, next, cp))
 		if err == nil {
 			run.task.Store(next)
 			return nil
@@ -104,9 +59,9 @@ func (o *Orchestrator) commitAs(run *taskRun, cp *checkpoint.Checkpoint, fn func
 		if !errors.Is(err, task.ErrConflict) || tries == maxCommitTries {
 			return err
 		}
-		o.cfg.Logger.Debug("write lost to another writer: the task is read again", "task_id", run.id,
+		run.o.cfg.Logger.Debug("write lost to another writer: the task is read again", "task_id", run.id,
 			"version", next.Version(), "stage", next.CurrentStage(), "try", tries, "err", err)
-		if err := o.reload(ctx, run); err != nil {
+		if err := run.reload(ctx); err != nil {
 			return err
 		}
 	}
@@ -117,7 +72,7 @@ func (o *Orchestrator) commitAs(run *taskRun, cp *checkpoint.Checkpoint, fn func
 // within its deadline (task.WhileHeld). Not the deadline as it stands when the write begins:
 // the lease's refreshes move it on while the write waits for a slow Redis, and a write cut at
 // it would stop a run whose lease holds.
-func (o *Orchestrator) writeContext(run *taskRun) (context.Context, context.CancelFunc) {
+func (run *taskRun) writeContext() (context.Context, context.CancelFunc) {
 	ctx := context.WithoutCancel(run.ctx)
 	if !run.deadline().IsZero() {
 		ctx = task.WhileHeld(ctx, run.holds)
@@ -130,8 +85,8 @@ func (o *Orchestrator) writeContext(run *taskRun) (context.Context, context.Canc
 // (a newer fence epoch), and, once the run has started, with errRunOver when the task is no
 // longer RUNNING (cancelled by an operator): the run's context is cancelled with that cause,
 // so its stage stops too. The caller holds the task lock.
-func (o *Orchestrator) reload(ctx context.Context, run *taskRun) error {
-	fresh, err := o.tasks.Task(ctx, run.id)
+func (run *taskRun) reload(ctx context.Context) error {
+	fresh, err := run.o.tasks.Task(ctx, run.id)
 	if err != nil {
 		return fmt.Errorf("orchestrator: read task %s again: %w", run.id, err)
 	}
@@ -153,28 +108,28 @@ func (o *Orchestrator) reload(ctx context.Context, run *taskRun) error {
 // refresh reads the run's task again when a signal said an operator changed it (a pause
 // request from another executor): the next boundary then sees the change without waiting for
 // the run's next write to conflict.
-func (o *Orchestrator) refresh(run *taskRun) error {
+func (run *taskRun) refresh() error {
 	if !run.recheck.Swap(false) {
 		return nil
 	}
-	unlock := o.taskLocks.lock(run.id)
+	unlock := run.o.taskLocks.lock(run.id)
 	defer unlock()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(run.ctx), persistTimeout)
 	defer cancel()
-	return o.reload(ctx, run)
+	return run.reload(ctx)
 }
 
 // keepCheckpoint records a stage that completed after an operator ended the task meanwhile
 // (the run's write of its completion lost to the operator's cancel): the checkpoint is saved
 // alone, with the task as the operator left it, so a retry --from-checkpoint does not run the
 // stage again. Best effort: a task that changed again keeps its checkpoint as it was.
-func (o *Orchestrator) keepCheckpoint(run *taskRun, cp *checkpoint.Checkpoint) error {
-	unlock := o.taskLocks.lock(run.id)
+func (run *taskRun) keepCheckpoint(cp *checkpoint.Checkpoint) error {
+	unlock := run.o.taskLocks.lock(run.id)
 	defer unlock()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(run.ctx), persistTimeout)
 	defer cancel()
 	t := run.cur().Clone()
-	if err := o.tasks.Save(ctx, t, cp); err != nil {
+	if err := run.o.tasks.Save(ctx, t, cp); err != nil {
 		return err
 	}
 	run.task.Store(t)
