@@ -19,6 +19,7 @@ import (
 	"github.com/executor-dev/executor/api"
 	"github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/app/apptest"
+	"github.com/executor-dev/executor/domain/availability"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/infra/lock"
 	"github.com/executor-dev/executor/infra/memrepo"
@@ -52,7 +53,9 @@ func failingService(t *testing.T, err error, refuse bool) *app.Service {
 	}, kinds, orchestrator.Config{})
 	return app.New(app.Deps{
 		Creator: db, Plans: plans, Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Index: db.Tasks(), Holders: locker, Kinds: kinds,
-		Launcher: orch, PlanControl: orch, TaskControl: orch, Reaper: orch, Watcher: orch, Unlocker: orch, RefuseNewPlans: func() bool { return refuse },
+		Launcher: orch, PlanControl: orch, TaskControl: orch, Reaper: orch, Watcher: orch, Unlocker: orch, Availability: availability.Func(func() availability.State {
+			return availability.State{Shared: true, Reached: true, Degraded: refuse}
+		}),
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/executor-dev/executor/domain/availability"
 	"github.com/executor-dev/executor/domain/errcode"
 
 	"github.com/executor-dev/executor/domain/task"
@@ -47,8 +48,15 @@ func (notReadyToRead) Code() errcode.Code { return errcode.NotReady }
 // Redis again.
 const NotReadyRetryAfter = 2 * time.Second
 
-// notReady reports whether the executor has not reached Redis since it started.
-func (s *Service) notReady() bool { return s.isNotReady != nil && s.isNotReady() }
+// Availability answers where the executor stands (server: from the store's monitor, the reach
+// of Redis and the orchestrator's shutdown).
+type Availability interface {
+	Availability() availability.State
+}
+
+// notReady reports whether the executor has not reached Redis since it started (or Redis
+// refuses what it needs).
+func (s *Service) notReady() bool { return !s.avail.Availability().Reached }
 
 // refuseRead returns ErrNotReadyToRead before Redis was reached: every query of plans, tasks,
 // tenants and checkpoints starts with it.
@@ -59,8 +67,12 @@ func (s *Service) refuseRead() error {
 	return nil
 }
 
-// degraded reports whether the executor runs degraded where it must act only on what it runs.
-func (s *Service) degraded() bool { return s.isDegraded != nil && s.isDegraded() }
+// degraded reports whether the executor runs degraded where it must act only on what it runs:
+// it shares its store with other executors and does not reach it now.
+func (s *Service) degraded() bool {
+	st := s.avail.Availability()
+	return st.Shared && st.Degraded
+}
 
 // refuseDegraded returns ErrNotReady before Redis was reached, then ErrDegraded while
 // degraded.
@@ -96,7 +108,7 @@ func (s *Service) plansWhileUp(op func(context.Context, string) error) func(cont
 
 // shared runs op, a command on what other executors may be running, unless this executor
 // cannot reach them (ErrNotReady, ErrDegraded). Where other executors share the store
-// (Degraded is set), op writes with task.MustShare: an outage op meets answers ErrDegraded and
+// (Availability's Shared), op writes with task.MustShare: an outage op meets answers ErrDegraded and
 // is not written on this executor alone, so an acknowledged command is one every executor sees
 // (journaled for a write-back instead, a cancel could come after the run it meant to stop had
 // completed elsewhere). A plan-wide command cut short so may have reached some of its tasks;
@@ -105,7 +117,7 @@ func (s *Service) shared(ctx context.Context, op func(context.Context) error) er
 	if err := s.refuseDegraded(); err != nil {
 		return err
 	}
-	if s.isDegraded == nil {
+	if !s.avail.Availability().Shared {
 		return op(ctx)
 	}
 	err := op(task.MustShare(ctx))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/app/apptest"
+	"github.com/executor-dev/executor/domain/availability"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/task"
 	"github.com/executor-dev/executor/infra/lock"
@@ -41,7 +42,7 @@ func TestDegradedExecutorActsOnlyOnWhatItRuns(t *testing.T) {
 	svc := app.New(app.Deps{
 		Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Index: db.Tasks(),
 		Kinds: kinds, Holders: locker, Launcher: orch, PlanControl: orch, TaskControl: elsewhereRunner{TaskControl: orch, here: &here}, Reaper: orch, Watcher: orch, Unlocker: orch,
-		Degraded: degraded.Load,
+		Availability: sharedDegraded(degraded.Load),
 	})
 	ctx := context.Background()
 	sub, err := svc.Submit(ctx, sleepPlan("dg-1", "dg-2"))
@@ -91,4 +92,12 @@ func TestDegradedExecutorActsOnlyOnWhatItRuns(t *testing.T) {
 	v, err = svc.CancelTenant(ctx, "dg-1")
 	require.NoError(t, err)
 	require.Equal(t, task.Cancelled, v.Task.Status())
+}
+
+// sharedDegraded is the availability of a shared executor that reached Redis, degraded while
+// degraded says so.
+func sharedDegraded(degraded func() bool) availability.Func {
+	return func() availability.State {
+		return availability.State{Shared: true, Reached: true, Degraded: degraded()}
+	}
 }

@@ -12,7 +12,8 @@ import (
 var (
 	ErrInvalidInput = errcode.New(errcode.Invalid, "app: invalid input")
 	ErrConflict     = errcode.WithDetail(errcode.TaskNotEnded, "app: tenant conflict", "a tenant has a task that has not ended")
-	// ErrUnavailable: the executor runs degraded (Redis away) and was told to refuse new plans.
+	// ErrUnavailable: the executor shares its Redis with other executors and cannot reach it now,
+	// so it takes no new plan (another executor may deploy its tenants).
 	ErrUnavailable = errcode.New(errcode.Unavailable, "app: redis is unreachable and this executor refuses new plans until it is back")
 	// ErrMembersUnavailable: the registry of executors could not be read (Redis away).
 	ErrMembersUnavailable = errcode.WithDetail(errcode.RegistryUnavailable, "app: the registry of executors is unreachable",

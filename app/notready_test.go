@@ -11,6 +11,7 @@ import (
 
 	"github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/app/apptest"
+	"github.com/executor-dev/executor/domain/availability"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/infra/lock"
 	"github.com/executor-dev/executor/infra/memrepo"
@@ -31,7 +32,9 @@ func TestQueriesRefusedUntilRedisReached(t *testing.T) {
 	var notReady atomic.Bool
 	svc := app.New(app.Deps{
 		Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Index: db.Tasks(),
-		Kinds: kinds, Holders: locker, Launcher: orch, PlanControl: orch, TaskControl: orch, Reaper: orch, Watcher: orch, Unlocker: orch, NotReady: notReady.Load,
+		Kinds: kinds, Holders: locker, Launcher: orch, PlanControl: orch, TaskControl: orch, Reaper: orch, Watcher: orch, Unlocker: orch, Availability: availability.Func(func() availability.State {
+			return availability.State{Shared: true, Reached: !notReady.Load()}
+		}),
 	})
 	ctx := context.Background()
 	sub, err := svc.Submit(ctx, sleepPlan("nr-1"))

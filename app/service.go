@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/executor-dev/executor/domain/availability"
 	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/task"
@@ -29,22 +30,16 @@ type Deps struct {
 	Events      EventSource      // GET /v1/events; nil: none (WatchEvents says ErrNoEvents)
 	Members     Members          // GET /v1/executors; nil: none (Executors lists nothing)
 	Clock       func() time.Time // default time.Now
-	// RefuseNewPlans, when set and true, makes Submit answer ErrUnavailable (the executor
-	// shares its Redis with others, the `shared` topology, and cannot reach it).
-	RefuseNewPlans func() bool
-	// Degraded is set where other executors share the store (the `shared` topology): then the
-	// commands on what this executor cannot see (cancels and pauses of tasks it does not run,
-	// retries, resumes, gate decisions and plan-wide commands) write with task.MustShare
-	// (never journaled, even after Redis lost its data), and answer ErrDegraded while it
-	// reports true (Redis away) or when their writes find Redis away.
-	Degraded func() bool
-	// NotReady, when set and true, makes new plans and the commands Degraded refuses answer
-	// ErrNotReady, and the queries of plans, tasks, tenants and checkpoints ErrNotReadyToRead
-	// (the executor has not reached Redis since it started).
-	NotReady func() bool
-	// ShuttingDown, when set and true, makes new plans, retries and resumes answer
-	// errcode.ErrShuttingDown (the executor is shutting down).
-	ShuttingDown func() bool
+	// Availability says where the executor stands (default: always up, alone). Not Reached:
+	// new plans and the commands on what other executors may run answer ErrNotReady, the
+	// queries of plans, tasks, tenants and checkpoints ErrNotReadyToRead. Shared and Degraded:
+	// new plans answer ErrUnavailable, and the commands on what this executor cannot see
+	// (cancels and pauses of tasks it does not run, retries, resumes, gate decisions and
+	// plan-wide commands) ErrDegraded; shared, those commands write with task.MustShare (never
+	// journaled, even after Redis lost its data), and answer ErrDegraded when their writes
+	// find Redis away too. Draining: new plans, retries and resumes answer
+	// errcode.ErrShuttingDown.
+	Availability Availability
 	// Limits bound submissions; zero fields take the defaults.
 	Limits Limits
 	// ExecutorURL returns the base URL of this executor's HTTP API, which templates read as
@@ -71,12 +66,9 @@ type Service struct {
 	members     Members
 	clock       func() time.Time
 
-	refuseNewPlans func() bool
-	isDegraded     func() bool // Deps.Degraded
-	isNotReady     func() bool // Deps.NotReady
-	shuttingDown   func() bool
-	limits         Limits
-	selfURL        func() string // Deps.ExecutorURL
+	avail   Availability
+	limits  Limits
+	selfURL func() string // Deps.ExecutorURL
 
 	submitMu sync.Mutex // a conflict check and the creation it allows happen as one step
 }
@@ -86,14 +78,16 @@ func New(d Deps) *Service {
 	if d.Clock == nil {
 		d.Clock = time.Now
 	}
+	if d.Availability == nil {
+		d.Availability = availability.Func(availability.Up)
+	}
 	return &Service{
 		creator: d.Creator, plans: d.Plans, tasks: d.Tasks, checkpoints: d.Checkpoints, index: d.Index,
 		kinds: d.Kinds, holders: d.Holders,
 		launcher: d.Launcher, planControl: d.PlanControl, taskControl: d.TaskControl,
 		reaper: d.Reaper, watcher: d.Watcher, unlocker: d.Unlocker,
 		eventSource: d.Events, members: d.Members, clock: d.Clock,
-		refuseNewPlans: d.RefuseNewPlans, isDegraded: d.Degraded, isNotReady: d.NotReady,
-		shuttingDown: d.ShuttingDown, limits: d.Limits.withDefaults(), selfURL: d.ExecutorURL,
+		avail: d.Availability, limits: d.Limits.withDefaults(), selfURL: d.ExecutorURL,
 	}
 }
 

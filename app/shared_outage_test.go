@@ -37,7 +37,7 @@ func TestSharedCommandMeetingAnOutageIsRefusedNotJournaled(t *testing.T) {
 	svc := app.New(app.Deps{
 		Creator: store, Plans: store.Plans(), Tasks: store.Tasks(), Checkpoints: store.Checkpoints(),
 		Kinds: kinds, Holders: st.Locker, Launcher: orch, PlanControl: orch, TaskControl: elsewhereRunner{TaskControl: orch, here: &here}, Reaper: orch, Watcher: orch, Unlocker: orch,
-		Degraded: degraded,
+		Availability: sharedDegraded(degraded),
 	})
 	ctx := context.Background()
 	sub, err := svc.Submit(ctx, sleepPlan("so-1"))

@@ -9,7 +9,7 @@ import (
 // refuseWork returns errcode.ErrShuttingDown once the executor is shutting down: no new plan,
 // retry or resume (HTTP 503). Queries, pauses and cancels are still served.
 func (s *Service) refuseWork() error {
-	if s.shuttingDown != nil && s.shuttingDown() {
+	if s.avail.Availability().Draining {
 		return errcode.ErrShuttingDown
 	}
 	return nil

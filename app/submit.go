@@ -114,7 +114,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Submission, e
 	if !req.DryRun && s.notReady() {
 		return nil, ErrNotReady
 	}
-	if !req.DryRun && s.refuseNewPlans != nil && s.refuseNewPlans() {
+	if !req.DryRun && s.degraded() {
 		return nil, ErrUnavailable
 	}
 	if err := s.refuseWork(); err != nil && !req.DryRun {

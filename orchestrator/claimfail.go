@@ -21,7 +21,7 @@ const handBackPause = queueRetry
 // dies with the process, it is interrupted instead, as a queued task is.
 func (o *core) claimFailed(id string, err error) runEnd {
 	log := o.cfg.Logger.With("task_id", id, "err", err)
-	if errors.Is(err, task.ErrNotFound) && !o.cfg.Degraded() {
+	if errors.Is(err, task.ErrNotFound) && !o.degraded() {
 		log.Warn("claimed task not found: nothing to run")
 		return endDone
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/domain/availability"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/task"
 	"github.com/executor-dev/executor/orchestrator"
@@ -20,12 +21,13 @@ func TestNoTaskIsClaimedWhileClaimsArePaused(t *testing.T) {
 	t.Parallel()
 	var paused atomic.Bool
 	paused.Store(true)
-	h := newHarnessWith(t, orchestrator.Config{Workers: 2, ClaimsPaused: func() time.Duration {
+	h := newHarnessWith(t, orchestrator.Config{Workers: 2, Availability: availability.Func(func() availability.State {
+		st := availability.Up()
 		if paused.Load() {
-			return 50 * time.Millisecond
+			st.ClaimsPaused = 50 * time.Millisecond
 		}
-		return 0
-	}})
+		return st
+	})})
 	p := h.submit(t, app.SubmitRequest{Tenants: tenants("cp", 3), Stages: stages("noop", "one")})
 	time.Sleep(300 * time.Millisecond) // several rounds of the dispatch loop
 	for _, tn := range []string{"cp-000", "cp-001", "cp-002"} {

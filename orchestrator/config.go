@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/executor-dev/executor/domain/availability"
 	"github.com/executor-dev/executor/domain/event"
 )
 
@@ -27,14 +28,13 @@ type Config struct {
 	Clock    func() time.Time // default time.Now
 	Rand     func() float64   // uniform in [0,1), for backoff jitter; default math/rand/v2
 	Logger   *slog.Logger     // default slog.Default()
-	// Degraded reports whether the store runs on memory (Redis away): then nobody else's task
-	// can be judged (its owner may be alive on Redis), so reads reap nothing. Default: never.
-	Degraded func() bool
-	// ClaimsPaused returns how long claims still wait after Redis lost data (the store's
-	// claims pause: one lease TTL from the loss, while every executor writes back what it
-	// holds): no task is claimed from the shared Queue meanwhile, since its queue may hold
-	// entries the loss brought back for tasks that run or ended elsewhere. Default: never.
-	ClaimsPaused func() time.Duration
+	// Availability says where the executor stands with its store: Degraded (Redis away),
+	// nobody else's task can be judged (its owner may be alive on Redis), so reads reap
+	// nothing; ClaimsPaused (after Redis lost data: one lease TTL from the loss, while every
+	// executor writes back what it holds), no task is claimed from the shared Queue, since its
+	// queue may hold entries the loss brought back for tasks that run or ended elsewhere.
+	// Default: always up.
+	Availability Availability
 	// Shared says that other executors share the store (the `shared` topology): the store is
 	// the only source of truth. A run then holds a self-fencing lease: it never starts a stage
 	// once its lease's deadline (lease.Deadline) has passed, and its writes wait for the store
@@ -91,11 +91,8 @@ func (c Config) withDefaults() Config {
 	if c.Rand == nil {
 		c.Rand = rand.Float64
 	}
-	if c.Degraded == nil {
-		c.Degraded = func() bool { return false }
-	}
-	if c.ClaimsPaused == nil {
-		c.ClaimsPaused = func() time.Duration { return 0 }
+	if c.Availability == nil {
+		c.Availability = availability.Func(availability.Up)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -159,3 +159,10 @@ func (o *core) notify(planID string) {
 	}
 	delete(o.watchers, planID)
 }
+
+// degraded reports whether the store does not answer now (Redis away).
+func (o *core) degraded() bool { return o.cfg.Availability.Availability().Degraded }
+
+// claimsPaused returns how long new claims still wait after Redis lost its data (0: they do
+// not).
+func (o *core) claimsPaused() time.Duration { return o.cfg.Availability.Availability().ClaimsPaused }

@@ -46,7 +46,7 @@ func (d *dispatcher) dispatch() {
 		case <-d.stopClaims:
 			return
 		}
-		if d.cfg.Degraded() { // Redis away: only what was queued here meanwhile starts
+		if d.degraded() { // Redis away: only what was queued here meanwhile starts
 			plans, listed = nil, time.Time{}
 		} else if time.Since(listed) >= dispatchFallback || (stale && time.Since(listed) >= plansRefresh) {
 			stale = false
@@ -125,7 +125,7 @@ func (d *dispatcher) claimNext(plans []string, next *int, n int) (q Queue, planI
 			}
 		}
 	}
-	if paused := d.cfg.ClaimsPaused(); paused > 0 && len(plans) > 0 {
+	if paused := d.claimsPaused(); paused > 0 && len(plans) > 0 {
 		return nil, "", nil, paused, nil // look again once the executors wrote back
 	}
 	for k := range plans {
@@ -184,14 +184,14 @@ func (d *dispatcher) finish(q Queue, planID, id string, end runEnd, chain bool) 
 		}
 		return ""
 	}
-	if d.cfg.Degraded() {
+	if d.degraded() {
 		// The run's end is journaled, not in Redis yet: a settle from Redis (this one's, or the
 		// one of the executor ending the plan's last task) would not see it. Once written
 		// back, the plan is settled again.
 		d.settler.markResettle(planID)
 	}
 	claimer := ""
-	if chain && d.cfg.ClaimsPaused() == 0 {
+	if chain && d.claimsPaused() == 0 {
 		claimer = d.cfg.Name
 	}
 	drained, left, next, err := q.DoneClaim(ctx, planID, id, end == endFailed, claimer)

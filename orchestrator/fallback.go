@@ -108,7 +108,7 @@ func (f *feeder) queues() []Queue {
 func (f *feeder) setPaused(ctx context.Context, planID string, paused bool) {
 	for _, q := range f.queues() {
 		err := errQueueAway
-		if q != f.queue || !f.cfg.Degraded() {
+		if q != f.queue || !f.degraded() {
 			err = q.SetPaused(ctx, planID, paused)
 		}
 		if err != nil && q == f.queue {
@@ -123,7 +123,7 @@ func (f *feeder) setPaused(ctx context.Context, planID string, paused bool) {
 func (f *feeder) unqueue(ctx context.Context, planID string, ids []string) []string {
 	var out []string
 	for _, q := range f.queues() {
-		if q == f.queue && f.cfg.Degraded() {
+		if q == f.queue && f.degraded() {
 			continue // Redis away: its entries stay, and are not run (they are not PENDING)
 		}
 		var got []string

@@ -75,7 +75,7 @@ func newLostCluster(t *testing.T) *lostCluster {
 	idle := orchestrator.New(c.db.Plans(), c.db.Tasks(), c.db.Checkpoints(), c.locker, c.kinds, c.config("exec-c"))
 	c.idle = app.New(app.Deps{
 		Creator: c.db, Plans: c.db.Plans(), Tasks: c.db.Tasks(), Checkpoints: c.db.Checkpoints(), Index: c.db.Tasks(),
-		Kinds: c.kinds, Holders: c.locker, Launcher: idle, PlanControl: idle, TaskControl: idle, Reaper: idle, Watcher: idle, Unlocker: idle, ShuttingDown: idle.ShuttingDown,
+		Kinds: c.kinds, Holders: c.locker, Launcher: idle, PlanControl: idle, TaskControl: idle, Reaper: idle, Watcher: idle, Unlocker: idle, Availability: apptest.Draining(idle),
 	})
 	return c
 }

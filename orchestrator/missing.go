@@ -20,14 +20,14 @@ const statusMissing = task.Status("")
 // does it read them one by one.
 func (o *core) statusesOf(ctx context.Context, ids []string) ([]task.Status, error) {
 	statuses, err := o.tasks.Statuses(ctx, ids)
-	if !errors.Is(err, task.ErrNotFound) || o.cfg.Degraded() {
+	if !errors.Is(err, task.ErrNotFound) || o.degraded() {
 		return statuses, err // while degraded, memory does not hold every task: not a loss
 	}
 	out := make([]task.Status, len(ids))
 	for i, id := range ids {
 		st, err := o.tasks.Statuses(ctx, []string{id})
 		switch {
-		case errors.Is(err, task.ErrNotFound) && o.cfg.Degraded():
+		case errors.Is(err, task.ErrNotFound) && o.degraded():
 			return nil, err
 		case errors.Is(err, task.ErrNotFound):
 			out[i] = statusMissing
@@ -53,7 +53,7 @@ func (s *settler) missingTooSoon(planID string, statuses []task.Status) bool {
 		return false
 	}
 	lost := s.lostAt.Load()
-	paused := s.cfg.ClaimsPaused() > 0 // the store saw the loss; Restored comes after the pause
+	paused := s.claimsPaused() > 0 // the store saw the loss; Restored comes after the pause
 	if !paused && (lost == 0 || s.now().Sub(time.Unix(0, lost)) >= resettleFor*s.cfg.LeaseTTL) {
 		return false
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/executor-dev/executor/domain/availability"
 	"github.com/executor-dev/executor/domain/lease"
 	"github.com/executor-dev/executor/domain/stage"
 )
@@ -12,6 +13,11 @@ import (
 // Kinds resolves a stage kind to its handler.
 type Kinds interface {
 	Handler(kind string) (stage.Handler, bool)
+}
+
+// Availability answers where the executor stands with its store.
+type Availability interface {
+	Availability() availability.State
 }
 
 // Locker hands out tenant leases.

@@ -22,7 +22,7 @@ func (f *feeder) push(ctx context.Context, p *plan.Plan, ids []string) {
 	// The queue follows the plan: paused with it (a retry into a PAUSED plan starts nothing),
 	// let go when it runs (a plan paused for an executor's loss, then reopened by a retry).
 	err := errQueueAway
-	if !f.cfg.Degraded() || f.cfg.Fallback == nil {
+	if !f.degraded() || f.cfg.Fallback == nil {
 		err = f.queue.SetPaused(ctx, p.ID(), p.Status() == plan.Paused)
 	}
 	if err == nil {

@@ -75,7 +75,7 @@ func (rec *recovery) pauseLost(ctx context.Context, planID string, ids []string)
 // a margin before the TTL, counted from its last confirmed refresh, so by then it has
 // stopped, however slow its Redis).
 func (rec *recovery) suspect(t *task.Task) bool {
-	if t.Status() != task.Running || rec.now().Sub(t.HeartbeatAt()) <= rec.judgeAfter() || rec.cfg.Degraded() {
+	if t.Status() != task.Running || rec.now().Sub(t.HeartbeatAt()) <= rec.judgeAfter() || rec.degraded() {
 		return false
 	}
 	return rec.local(t.ID()) == nil

@@ -55,7 +55,7 @@ func (rec *recovery) reconcile() {
 // Nothing is judged while this executor's own liveness lapsed lately (a stalled Redis lapses
 // every executor's alike), nor a claim of a live executor younger than a lease TTL.
 func (rec *recovery) reconcileOnce(ctx context.Context) error {
-	if rec.cfg.Degraded() || rec.cfg.Cluster == nil {
+	if rec.degraded() || rec.cfg.Cluster == nil {
 		return nil
 	}
 	if steady, err := rec.cfg.Cluster.Steady(ctx, rec.cfg.LeaseTTL); err != nil || !steady {

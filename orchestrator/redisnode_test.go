@@ -14,6 +14,7 @@ import (
 
 	"github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/app/apptest"
+	"github.com/executor-dev/executor/domain/availability"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/infra/dispatch"
 	"github.com/executor-dev/executor/infra/lock"
@@ -86,16 +87,18 @@ func newNode(t *testing.T, opts nodeOptions) *node {
 	n.fallback = dispatch.NewMemory(dispatch.MemoryOptions{})
 	cfg := orchestrator.Config{
 		Name: opts.name, Workers: opts.workers, Logger: log, Rand: func() float64 { return 0.5 }, LeaseTTL: opts.leaseTTL,
-		Degraded: func() bool { down, _ := n.mon.Degraded(); return down }, Shared: opts.settleFromRedis || opts.shared,
-		ClaimsPaused: store.ClaimsPausedFor,
-		Queue:        dispatch.ForRedis(n.queue), Fallback: dispatch.ForMemory(n.fallback),
+		Availability: availability.Func(func() availability.State {
+			down, _ := n.mon.Degraded()
+			return availability.State{Reached: true, Degraded: down, ClaimsPaused: store.ClaimsPausedFor()}
+		}), Shared: opts.settleFromRedis || opts.shared,
+		Queue: dispatch.ForRedis(n.queue), Fallback: dispatch.ForMemory(n.fallback),
 	}
 	st := apptest.Stores{Creator: store, Plans: store.Plans(), Tasks: store.Tasks(), Checkpoints: store.Checkpoints(), Locker: locker}
 	if opts.idle {
 		n.orch = orchestrator.New(st.Plans, st.Tasks, st.Checkpoints, st.Locker, n.kinds, cfg)
 		n.svc = app.New(app.Deps{
 			Creator: st.Creator, Plans: st.Plans, Tasks: st.Tasks, Checkpoints: st.Checkpoints, Index: st.Tasks.(app.PlanIndex),
-			Kinds: n.kinds, Holders: st.Locker, Launcher: n.orch, PlanControl: n.orch, TaskControl: n.orch, Reaper: n.orch, Watcher: n.orch, Unlocker: n.orch, ShuttingDown: n.orch.ShuttingDown,
+			Kinds: n.kinds, Holders: st.Locker, Launcher: n.orch, PlanControl: n.orch, TaskControl: n.orch, Reaper: n.orch, Watcher: n.orch, Unlocker: n.orch, Availability: apptest.Draining(n.orch),
 		})
 	} else {
 		n.svc, n.orch = apptest.New(t, st, n.kinds, cfg)

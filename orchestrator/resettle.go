@@ -37,7 +37,7 @@ func (s *settler) markResettle(planID string) {
 // settles nothing). A settle that fails or runs degraded remembers its plan again; a plan
 // that has not ended stays remembered until its time is up.
 func (s *settler) resettleAll() {
-	if s.cfg.Degraded() || s.draining.Load() {
+	if s.degraded() || s.draining.Load() {
 		return
 	}
 	s.mu.Lock()

@@ -28,7 +28,7 @@ func (s *settler) settle(planID string) {
 
 // settleHeld is settle for a caller that holds the plan lock.
 func (s *settler) settleHeld(planID string) {
-	if s.cfg.Shared && s.cfg.Degraded() {
+	if s.cfg.Shared && s.degraded() {
 		// This executor's copies of the plan's other tasks may be stale (they may have been
 		// retried or cancelled on another executor): the plan is settled from Redis once it
 		// answers, never ended from memory.
@@ -39,7 +39,7 @@ func (s *settler) settleHeld(planID string) {
 	if err != nil {
 		s.cfg.Logger.Error("settle plan", "plan_id", planID, "err", err)
 	}
-	if s.cfg.Degraded() || (err != nil && !errors.Is(err, plan.ErrNotFound)) {
+	if s.degraded() || (err != nil && !errors.Is(err, plan.ErrNotFound)) {
 		s.markResettle(planID)
 	}
 }
@@ -107,7 +107,7 @@ func (s *settler) settleFromTasks(planID string) error {
 // shared Queue. While degraded the claims cannot be read, and nothing judges a loss meanwhile
 // (the plan is settled again from Redis once it answers).
 func (s *settler) claimedAny(ctx context.Context, planID string, ids []string) (bool, error) {
-	if len(ids) == 0 || s.cfg.Degraded() {
+	if len(ids) == 0 || s.degraded() {
 		return false, nil
 	}
 	claims, err := s.queue.InFlight(ctx, planID)

@@ -81,20 +81,13 @@ func NewExecutor(cfg Config) (*Executor, error) {
 	e.kinds = stagekind.Builtin(stagekind.HTTPOptions{AllowList: cfg.HTTPAllow})
 	e.metrics = metrics.New(metrics.Options{StatusCounts: b.counts, Degraded: e.Degraded, JournalLen: e.journalLen, Queued: e.queued})
 	e.wireOrchestrator(b.stores)
-	var shared func() bool // other executors share the store: commands must reach it
-	if cfg.shared() {
-		shared = e.Degraded
-	}
 	e.svc = app.New(app.Deps{
 		Creator: b.creator, Plans: b.plans, Tasks: b.tasks, Checkpoints: b.ckpts, Index: b.index,
 		Kinds: e.kinds, Holders: b.locker, Events: source, Members: e.members,
 		Launcher: e.orch, PlanControl: e.orch, TaskControl: e.orch, Reaper: e.orch, Watcher: e.orch, Unlocker: e.orch,
-		RefuseNewPlans: func() bool { return cfg.shared() && e.Degraded() },
-		Degraded:       shared,
-		NotReady:       e.notReady,
-		ShuttingDown:   e.orch.ShuttingDown,
-		Limits:         cfg.Limits,
-		ExecutorURL:    e.self.get,
+		Availability: e,
+		Limits:       cfg.Limits,
+		ExecutorURL:  e.self.get,
 	})
 	e.life.services = e.services(nil, nil) // what Stop stops without a Start
 	return e, nil
@@ -138,8 +131,8 @@ func (e *Executor) wireOrchestrator(st stores) {
 	}
 	e.dispatch = dq
 	e.orch = orchestrator.New(st.plans, st.tasks, st.ckpts, st.locker, e.kinds,
-		orchestrator.Config{Name: cfg.Name, Cluster: e.members, Workers: cfg.Workers, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger, Degraded: e.Degraded,
-			Shared: cfg.shared(), ClaimsPaused: e.claimsPaused, Events: e.events, Metrics: e.metrics, Scheduler: e.sched, Signals: sigs, Queue: queue, Fallback: fallback,
+		orchestrator.Config{Name: cfg.Name, Cluster: e.members, Workers: cfg.Workers, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger, Availability: e,
+			Shared: cfg.shared(), Events: e.events, Metrics: e.metrics, Scheduler: e.sched, Signals: sigs, Queue: queue, Fallback: fallback,
 			ExecutorURL: e.self.get, StopGrace: cfg.ShutdownTimeout})
 	e.sched.SetDue(e.orch.StartScheduled)
 	if e.signals != nil {

@@ -40,7 +40,9 @@ func TestSharedExecutorCutOffAnswers503ForWhatItCannotSee(t *testing.T) {
 	proxy := rs.NewFaultProxy(redistest.Faults{})
 	a := newDGClient(t, servertest.With(t, server.Config{RedisURL: proxy.URL(), Name: "exec-a", LeaseTTL: 2 * time.Second, Logger: dgLogger(),
 		Workers: 1}, rec.register))
-	require.Equal(t, "shared", a.readyz().Topology)
+	ready := a.readyz()
+	require.Equal(t, "shared", ready.Topology)
+	require.Equal(t, "online", ready.Phase)
 
 	p := newDGPlan("seen-by-b", 1, []int{3_000}, 0)
 	submitted := b.submit(p)
@@ -50,6 +52,7 @@ func TestSharedExecutorCutOffAnswers503ForWhatItCannotSee(t *testing.T) {
 	proxy.Cut()
 	h := a.waitNotReady()
 	assert.Equal(t, "shared", h.Topology)
+	assert.Contains(t, []string{"degraded", "not_ready"}, h.Phase, "cut off: it cannot see what B runs")
 
 	requests := []struct{ name, method, path string }{
 		{"tenant task", http.MethodGet, "/v1/tenants/" + tenant + "/task"},

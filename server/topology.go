@@ -87,6 +87,7 @@ func (cfg Config) workers() int {
 func (e *Executor) topologyReadiness() wire.Health {
 	h := e.redisReadiness()
 	h.Topology = string(e.cfg.Topology)
+	h.Phase = string(e.Availability().Phase())
 	return h
 }
 

@@ -14,4 +14,8 @@ type Health struct {
 	// source of truth) or "alone" (the only executor on its Redis: it runs on memory while
 	// Redis is away).
 	Topology string `json:"topology,omitempty"`
+	// Phase is, on Redis (readyz), where the executor stands, the first that holds of
+	// "draining", "not_ready", "degraded", "claims_paused" (new claims wait after Redis lost
+	// its data) and "online".
+	Phase string `json:"phase,omitempty"`
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/domain/availability"
 	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/task"
@@ -67,8 +68,18 @@ func New(t testing.TB, st Stores, kinds *stagekind.Registry, cfg orchestrator.Co
 	}
 	svc := app.New(app.Deps{
 		Creator: st.Creator, Plans: st.Plans, Tasks: st.Tasks, Checkpoints: st.Checkpoints, Index: st.Index,
-		Kinds: kinds, Holders: st.Locker, ShuttingDown: orch.ShuttingDown,
+		Kinds: kinds, Holders: st.Locker, Availability: Draining(orch),
 		Launcher: orch, PlanControl: orch, TaskControl: orch, Reaper: orch, Watcher: orch, Unlocker: orch,
 	})
 	return svc, orch
+}
+
+// Draining is the availability of an executor whose store always answers, draining once orch
+// is shutting down.
+func Draining(orch *orchestrator.Orchestrator) availability.Func {
+	return func() availability.State {
+		st := availability.Up()
+		st.Draining = orch.ShuttingDown()
+		return st
+	}
 }

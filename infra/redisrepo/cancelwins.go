@@ -17,11 +17,11 @@ var errEnded = errors.New("redisrepo: the task has ended")
 // task as Redis holds it, by a compare-and-set, unless that has ended: an acknowledged cancel
 // is never lost to another writer's change meanwhile (a reaper that found the run's owner
 // gone, a pause request). Stopping is always safe: nothing runs twice for it.
-func (s *Store) cancelWins(ctx context.Context, mine *task.Task) {
+func (wb *writeBack) cancelWins(ctx context.Context, mine *task.Task) {
 	if mine.Status() != task.Cancelled {
 		return
 	}
-	r := &TaskRepo{s: s}
+	r := &TaskRepo{s: wb.s}
 	t, err := r.updateOnline(ctx, mine.ID(), func(t *task.Task) (*checkpoint.Checkpoint, error) {
 		if t.Status().Terminal() {
 			return nil, errEnded
@@ -30,13 +30,13 @@ func (s *Store) cancelWins(ctx context.Context, mine *task.Task) {
 	})
 	switch {
 	case err == nil:
-		s.log.Warn("write-back conflict: the cancel this executor acknowledged while Redis was away is applied to the task Redis holds",
+		wb.s.log.Warn("write-back conflict: the cancel this executor acknowledged while Redis was away is applied to the task Redis holds",
 			"task_id", t.ID(), "tenant_id", t.TenantID(), "plan_id", t.PlanID(), "version", t.Version())
 	case errors.Is(err, errEnded):
-		s.log.Warn("write-back conflict: the cancel this executor acknowledged while Redis was away came too late: the task had ended on another executor",
+		wb.s.log.Warn("write-back conflict: the cancel this executor acknowledged while Redis was away came too late: the task had ended on another executor",
 			"task_id", mine.ID(), "tenant_id", mine.TenantID(), "plan_id", mine.PlanID())
 	default:
-		s.log.Error("write-back conflict: the cancel this executor acknowledged while Redis was away could not be applied",
+		wb.s.log.Error("write-back conflict: the cancel this executor acknowledged while Redis was away could not be applied",
 			"task_id", mine.ID(), "err", err)
 	}
 }

@@ -35,7 +35,7 @@ func (s *Store) create(ctx context.Context, p *plan.Plan, tasks []*task.Task) er
 		}
 		fields[i] = append(withoutEmpty(f), "fence", t.Fence())
 	}
-	if err := s.claimsAllowed(ctx); err != nil {
+	if err := s.watch.claimsAllowed(ctx); err != nil {
 		return err
 	}
 	if err := s.claim(ctx, tasks); err != nil {
@@ -46,9 +46,9 @@ func (s *Store) create(ctx context.Context, p *plan.Plan, tasks []*task.Task) er
 		return err
 	}
 	if p != nil {
-		s.indexCreated(ctx, tasks) // a new plan: its index is new too
+		s.index.created(ctx, tasks) // a new plan: its index is new too
 	} else {
-		s.indexTasks(ctx, tasks...)
+		s.index.write(ctx, tasks...)
 	}
 	if p != nil {
 		s.mirror.Plans().Put(p)

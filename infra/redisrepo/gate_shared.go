@@ -49,11 +49,11 @@ func (s *Store) changeShared(ctx context.Context, online, offline func() error, 
 			s.afterFail()
 		}
 		if errors.Is(err, outage.ErrDataLost) {
-			s.lostData.Store(true)
+			s.watch.lostData.Store(true)
 			if task.MustBeShared(ctx) {
 				return fmt.Errorf("redisrepo: a write other executors must see, refused: %w", err)
 			}
-			if done, jerr := s.journaled(offline, plans, tasks); done {
+			if done, jerr := s.back.journaled(offline, plans, tasks); done {
 				return jerr
 			}
 			continue // the write-back is over already: write online

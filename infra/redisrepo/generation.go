@@ -57,26 +57,26 @@ func (g *generation) store(token string) {
 // wait is how long new tenant claims must still wait; lost reports that Redis lost its data
 // since this store saw it (the generation changed or was gone), which also marks everything
 // for the write-back.
-func (s *Store) checkGeneration(ctx context.Context) (wait time.Duration, lost bool, err error) {
-	return s.generation(ctx, false)
+func (lw *lossWatch) checkGeneration(ctx context.Context) (wait time.Duration, lost bool, err error) {
+	return lw.generation(ctx, false)
 }
 
 // renewGeneration makes a new generation when Redis still holds the one this store saw:
 // Redis lost part of its data but not the generation hash (a failover to a replica that lacked
 // writes it acknowledged), which the other executors would not notice otherwise. They learn it
 // at their next check, write back what they hold, and new claims wait one lease TTL.
-func (s *Store) renewGeneration(ctx context.Context) error {
-	_, _, err := s.generation(ctx, true)
+func (lw *lossWatch) renewGeneration(ctx context.Context) error {
+	_, _, err := lw.generation(ctx, true)
 	return err
 }
 
-func (s *Store) generation(ctx context.Context, renew bool) (wait time.Duration, lost bool, err error) {
+func (lw *lossWatch) generation(ctx context.Context, renew bool) (wait time.Duration, lost bool, err error) {
 	flag := "0"
 	if renew {
 		flag = "1"
 	}
-	res, err := generationScript.Run(ctx, s.client, []string{s.keys.Generation()},
-		s.gen.load(), ulid.Make().String(), s.leaseTTL.Milliseconds(), flag).Slice()
+	res, err := generationScript.Run(ctx, lw.s.client, []string{lw.s.keys.Generation()},
+		lw.gen.load(), ulid.Make().String(), lw.s.leaseTTL.Milliseconds(), flag).Slice()
 	if err != nil {
 		return 0, false, wrap("check generation", err)
 	}
@@ -86,11 +86,11 @@ func (s *Store) generation(ctx context.Context, renew bool) (wait time.Duration,
 	token, _ := res[0].(string)
 	ms, _ := res[1].(int64)
 	changed, _ := res[2].(int64)
-	s.gen.store(token)
+	lw.gen.store(token)
 	wait = time.Duration(ms) * time.Millisecond
-	s.gen.pause(wait)
+	lw.gen.pause(wait)
 	if changed == 1 {
-		s.lostData.Store(true)
+		lw.lostData.Store(true)
 	}
 	return wait, changed == 1, nil
 }
@@ -98,27 +98,27 @@ func (s *Store) generation(ctx context.Context, renew bool) (wait time.Duration,
 // claimsPaused returns a *task.ClaimsPausedError while new tenant claims wait as far as this
 // store last learnt from Redis: the check of claims made on memory while Redis is away (a
 // loss of Redis's data is such an outage, for the moment of the write-back).
-func (s *Store) claimsPaused() error {
-	if wait := s.gen.pausedFor(); wait > 0 {
+func (lw *lossWatch) claimsPaused() error {
+	if wait := lw.gen.pausedFor(); wait > 0 {
 		return &task.ClaimsPausedError{RetryAfter: wait, Reason: claimsPausedReason}
 	}
 	return nil
 }
 
-// ClaimsPausedFor returns how long claims still wait after Redis lost data, as this store last
+// claimsPausedFor returns how long claims still wait after Redis lost data, as this store last
 // learnt (0: they do not): the orchestrator claims no task from the shared queue meanwhile.
-func (s *Store) ClaimsPausedFor() time.Duration { return s.gen.pausedFor() }
+func (lw *lossWatch) claimsPausedFor() time.Duration { return lw.gen.pausedFor() }
 
 // claimsAllowed returns a *task.ClaimsPausedError while new tenant claims must wait (Redis
 // lost its data less than a lease TTL ago). Finding the loss itself, it also reports it to the
 // outage monitor (outage.ErrDataLost), so that this executor writes back what it holds.
-func (s *Store) claimsAllowed(ctx context.Context) error {
-	wait, lost, err := s.checkGeneration(ctx)
+func (lw *lossWatch) claimsAllowed(ctx context.Context) error {
+	wait, lost, err := lw.checkGeneration(ctx)
 	if err != nil {
 		return err
 	}
 	if lost {
-		s.mon.Fail(fmt.Errorf("redisrepo: the generation changed: %w", outage.ErrDataLost))
+		lw.s.mon.Fail(fmt.Errorf("redisrepo: the generation changed: %w", outage.ErrDataLost))
 	}
 	if wait > 0 {
 		return &task.ClaimsPausedError{RetryAfter: wait, Reason: claimsPausedReason}
@@ -126,13 +126,13 @@ func (s *Store) claimsAllowed(ctx context.Context) error {
 	return nil
 }
 
-// MasterChanged records that the client's connections now go to another master (a Sentinel
+// masterChanged records that the client's connections now go to another master (a Sentinel
 // failover): the new master may lack writes the old one acknowledged, so the next write-back
 // writes back everything this executor holds, as after a loss of data, and renews the
 // generation so that the other executors do too.
-func (s *Store) MasterChanged(from, to string) {
-	s.lostData.Store(true)
-	s.rollback.Store(true)
-	s.log.Warn("redis: the master changed; it may lack writes the old one acknowledged: writing back every plan and task this executor holds",
+func (lw *lossWatch) masterChanged(from, to string) {
+	lw.lostData.Store(true)
+	lw.rollback.Store(true)
+	lw.s.log.Warn("redis: the master changed; it may lack writes the old one acknowledged: writing back every plan and task this executor holds",
 		"from", from, "to", to)
 }

@@ -17,10 +17,10 @@ import (
 // task in calls of this many).
 const indexBatch = 500
 
-// indexCreated records the rows of tasks just created in their plans' indexes (indexNew); a
-// failure keeps them for a later index write, as indexTasks does.
-func (s *Store) indexCreated(ctx context.Context, tasks []*task.Task) {
-	s.writeRows(ctx, rowsByPlan(tasks), s.indexNew)
+// created records the rows of tasks just created in their plans' indexes (putNew); a
+// failure keeps them for a later index write, as write does.
+func (ix *planIndex) created(ctx context.Context, tasks []*task.Task) {
+	ix.writeRows(ctx, rowsByPlan(tasks), ix.putNew)
 }
 
 // rowsByPlan returns the rows of tasks by plan id.
@@ -32,63 +32,63 @@ func rowsByPlan(tasks []*task.Task) map[string][]task.Row {
 	return byPlan
 }
 
-// indexTasks records the rows of tasks in their plans' indexes (index_tasks.lua) now; a row of
+// write records the rows of tasks in their plans' indexes (index_tasks.lua) now; a row of
 // theirs that waits (deferred) is superseded. A failure keeps the rows for a later index
 // write (indexRetry): the tasks are saved, their index catches up.
-func (s *Store) indexTasks(ctx context.Context, tasks ...*task.Task) {
+func (ix *planIndex) write(ctx context.Context, tasks ...*task.Task) {
 	byPlan := rowsByPlan(tasks)
 	for _, rows := range byPlan {
-		s.pending.drop(rows)
+		ix.pending.drop(rows)
 	}
-	s.writeRows(ctx, byPlan, s.indexRows)
+	ix.writeRows(ctx, byPlan, ix.put)
 }
 
-// deferIndex records t's row within Options.IndexDelay, with the rows of the other writes
+// deferRow records t's row within Options.IndexDelay, with the rows of the other writes
 // meanwhile, as one index_tasks.lua call per plan (a task's rows meanwhile as one), or before
 // the next read of an index by this executor: for a task that was RUNNING, whose row a reader
 // of the index does not trust (it reads the tasks the index holds RUNNING and re-indexes
 // those that moved on, see app's summaryOf), so that what it reports of them is never older
 // than Redis. A reader of another executor sees the stage a task is at up to IndexDelay late.
-func (s *Store) deferIndex(t *task.Task) {
-	s.pending.add(t.PlanID(), []task.Row{task.RowOf(t)})
-	s.pending.arm(s.pending.delay, s.flushIndex)
+func (ix *planIndex) deferRow(t *task.Task) {
+	ix.pending.add(t.PlanID(), []task.Row{task.RowOf(t)})
+	ix.pending.arm(ix.pending.delay, ix.flush)
 }
 
-// flushIndex writes the rows that wait (deferred ones, failed ones), if any.
-func (s *Store) flushIndex() {
-	byPlan := s.pending.take()
+// flush writes the rows that wait (deferred ones, failed ones), if any.
+func (ix *planIndex) flush() {
+	byPlan := ix.pending.take()
 	if byPlan == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.probeWait)
+	ctx, cancel := context.WithTimeout(context.Background(), ix.s.probeWait)
 	defer cancel()
-	s.writeRows(ctx, byPlan, s.indexRows)
+	ix.writeRows(ctx, byPlan, ix.put)
 }
 
 // writeRows writes each plan's rows with write; the rows of a plan whose write fails wait
 // for the next flush, in indexRetry.
-func (s *Store) writeRows(ctx context.Context, byPlan map[string][]task.Row,
+func (ix *planIndex) writeRows(ctx context.Context, byPlan map[string][]task.Row,
 	write func(ctx context.Context, planID string, rows []task.Row) error,
 ) {
 	for planID, rows := range byPlan {
 		if err := write(ctx, planID, rows); err != nil {
-			s.pending.add(planID, rows)
+			ix.pending.add(planID, rows)
 			if !errors.Is(err, redis.ErrClosed) { // a closed client: the store is done
-				s.pending.arm(indexRetry, s.flushIndex)
+				ix.pending.arm(indexRetry, ix.flush)
 			}
-			s.log.Debug("plan index: write failed; written again later", "plan_id", planID, "rows", len(rows), "err", err)
+			ix.s.log.Debug("plan index: write failed; written again later", "plan_id", planID, "rows", len(rows), "err", err)
 		}
 	}
 }
 
-// indexRows runs index_tasks.lua for rows of plan planID: one call on the batched client for
+// put runs index_tasks.lua for rows of plan planID: one call on the batched client for
 // a few rows (a run's write), pipelined calls of indexBatch rows for many (a creation).
-func (s *Store) indexRows(ctx context.Context, planID string, rows []task.Row) error {
-	keys := []string{s.keys.PlanRows(planID), s.keys.PlanCounts(planID), s.keys.PlanRunning(planID), s.keys.Plan(planID)}
+func (ix *planIndex) put(ctx context.Context, planID string, rows []task.Row) error {
+	keys := []string{ix.s.keys.PlanRows(planID), ix.s.keys.PlanCounts(planID), ix.s.keys.PlanRunning(planID), ix.s.keys.Plan(planID)}
 	if len(rows) <= indexBatch {
-		return indexTasksScript.Run(ctx, s.batched, keys, rowArgs(rows)...).Err()
+		return indexTasksScript.Run(ctx, ix.s.batched, keys, rowArgs(rows)...).Err()
 	}
-	_, err := s.execScripts(ctx, func(pipe redis.Pipeliner) {
+	_, err := ix.s.execScripts(ctx, func(pipe redis.Pipeliner) {
 		for start := 0; start < len(rows); start += indexBatch {
 			indexTasksScript.EvalSha(ctx, pipe, keys, rowArgs(rows[start:min(start+indexBatch, len(rows))])...)
 		}
@@ -115,7 +115,7 @@ func (r *TaskRepo) Summary(ctx context.Context, planID string) (task.Summary, er
 
 func (r *TaskRepo) summaryOnline(ctx context.Context, planID string) (task.Summary, error) {
 	s := r.s
-	s.flushIndex() // this executor's deferred rows first: it reads what it wrote
+	s.index.flush() // this executor's deferred rows first: it reads what it wrote
 	var counts *redis.MapStringStringCmd
 	var slowest *redis.ZSliceCmd
 	if _, err := s.exec(ctx, func(pipe redis.Pipeliner) {
@@ -189,7 +189,7 @@ func (r *TaskRepo) Rows(ctx context.Context, planID string) (map[string]task.Row
 }
 
 func (r *TaskRepo) rowsOnline(ctx context.Context, planID string) (map[string]task.Row, error) {
-	r.s.flushIndex() // this executor's deferred rows first: it reads what it wrote
+	r.s.index.flush() // this executor's deferred rows first: it reads what it wrote
 	h, err := r.s.client.HGetAll(ctx, r.s.keys.PlanRows(planID)).Result()
 	if err != nil {
 		return nil, wrap("read plan index", err)
@@ -209,7 +209,7 @@ func (r *TaskRepo) rowsOnline(ctx context.Context, planID string) (map[string]ta
 // write a row holds stands): the index of a plan created before there was one, or behind.
 func (r *TaskRepo) Reindex(ctx context.Context, tasks []*task.Task) error {
 	for planID, rows := range rowsByPlan(tasks) {
-		if err := r.s.indexRows(ctx, planID, rows); err != nil {
+		if err := r.s.index.put(ctx, planID, rows); err != nil {
 			return wrap("reindex", err)
 		}
 	}
@@ -255,7 +255,7 @@ func parseRow(id, v string) (task.Row, error) {
 // while Redis is away).
 func (r *TaskRepo) Running(ctx context.Context, planID string) ([]string, error) {
 	return read(r.s, func() ([]string, error) {
-		r.s.flushIndex()
+		r.s.index.flush()
 		ids, err := r.s.client.ZRange(ctx, r.s.keys.PlanRunning(planID), 0, -1).Result()
 		if err != nil {
 			return nil, wrap("read plan index", err)

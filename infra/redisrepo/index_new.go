@@ -10,17 +10,17 @@ import (
 	"github.com/executor-dev/executor/domain/task"
 )
 
-// newRowsBatch bounds the rows of one transaction of indexNew.
+// newRowsBatch bounds the rows of one transaction of putNew.
 const newRowsBatch = 2000
 
-// indexNew records the rows of tasks just created (no run has written them yet, and no
+// putNew records the rows of tasks just created (no run has written them yet, and no
 // earlier row of theirs exists) in their plan's index: per batch, one HSET of the rows and
 // the counters' increments, in a MULTI (the rows and their counts land together or not at
 // all), one round trip per batch. index_tasks.lua's checks, row by row, made a 100,000-tenant creation spend half a
 // second of Redis's time on them. A batch whose reply was lost and is written again through
-// indexTasks changes nothing (its rows are there, at the same version).
-func (s *Store) indexNew(ctx context.Context, planID string, rows []task.Row) error {
-	rowsKey, countsKey := s.keys.PlanRows(planID), s.keys.PlanCounts(planID)
+// write changes nothing (its rows are there, at the same version).
+func (ix *planIndex) putNew(ctx context.Context, planID string, rows []task.Row) error {
+	rowsKey, countsKey := ix.s.keys.PlanRows(planID), ix.s.keys.PlanCounts(planID)
 	for start := 0; start < len(rows); start += newRowsBatch {
 		batch := rows[start:min(start+newRowsBatch, len(rows))]
 		pairs := make([]any, 0, 2*len(batch))
@@ -30,7 +30,7 @@ func (s *Store) indexNew(ctx context.Context, planID string, rows []task.Row) er
 			counts["s:"+string(r.Status)]++
 			counts["m:"+strconv.Itoa(r.Stage)+":"+string(r.Status)]++
 		}
-		if _, err := s.client.TxPipelined(ctx, func(tx redis.Pipeliner) error {
+		if _, err := ix.s.client.TxPipelined(ctx, func(tx redis.Pipeliner) error {
 			tx.HSet(ctx, rowsKey, pairs...)
 			for field, n := range counts {
 				tx.HIncrBy(ctx, countsKey, field, n)

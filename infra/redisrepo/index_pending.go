@@ -12,7 +12,7 @@ import (
 // write-back writes whole tasks' rows after an outage).
 const indexRetry = time.Second
 
-// pendingRows are rows not written to their plans' indexes yet: deferred ones (deferIndex) and
+// pendingRows are rows not written to their plans' indexes yet: deferred ones (deferRow) and
 // ones whose write failed. At most one per task, the newest; a flush is armed while any wait.
 type pendingRows struct {
 	mu      sync.Mutex

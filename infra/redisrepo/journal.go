@@ -1,6 +1,7 @@
 package redisrepo
 
 import (
+	"context"
 	"sort"
 	"strings"
 	"sync"
@@ -93,3 +94,89 @@ func sortedIDs(m map[string]base) []string {
 	sort.Strings(out)
 	return out
 }
+
+// journaled runs offline and journals plans and tasks, as one step against the write-back's
+// last pass; done is false when Redis came back meanwhile (nothing was done). What it journals
+// is pinned in the mirror first (never evicted) until a write-back wrote it (unpinWritten).
+func (wb *writeBack) journaled(offline func() error, plans, tasks []string) (done bool, err error) {
+	j := wb.journal
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if !wb.s.degraded() {
+		return false, nil
+	}
+	pinnedPlans, pinnedTasks := wb.s.mirror.Pin(plans, tasks)
+	planBases, taskBases := wb.bases(j.plans, plans, wb.planVersion), wb.bases(j.tasks, tasks, wb.taskVersion)
+	if err := offline(); err != nil {
+		wb.s.mirror.Unpin(pinnedPlans, pinnedTasks) // nothing journaled: as it was
+		return true, err
+	}
+	for id, base := range planBases {
+		j.plans[id] = base
+	}
+	for id, base := range taskBases {
+		j.tasks[id] = base
+	}
+	return true, nil
+}
+
+// bases returns the base of each of ids not journaled yet: the mirror's version before this
+// change (0 when the mirror does not hold it: it is being created now, and a creation that
+// reached Redis in spite of a lost reply holds version 0), and the token of its write in
+// doubt.
+func (wb *writeBack) bases(journaled map[string]base, ids []string, version func(id string) int64) map[string]base {
+	out := make(map[string]base, len(ids))
+	for _, id := range ids {
+		if _, ok := journaled[id]; !ok {
+			b := base{version: version(id)}
+			if tok, ok := wb.doubts.LoadAndDelete(id); ok {
+				b.doubts = []string{tok.(string)}
+			}
+			out[id] = b
+		}
+	}
+	return out
+}
+
+// inDoubt records that a write of aggregate id carrying token failed without a reply: it may
+// have reached Redis (see base).
+func (wb *writeBack) inDoubt(id, token string) { wb.doubts.Store(id, token) }
+
+// planVersion is the mirror's version of plan id, or 0.
+func (wb *writeBack) planVersion(id string) int64 {
+	p, err := wb.s.mirror.Plans().Plan(context.Background(), id)
+	if err != nil {
+		return 0
+	}
+	return int64(p.Version())
+}
+
+// taskVersion is the mirror's version of task id, or 0.
+func (wb *writeBack) taskVersion(id string) int64 {
+	t, err := wb.s.mirror.Tasks().Task(context.Background(), id)
+	if err != nil {
+		return 0
+	}
+	return int64(t.Version())
+}
+
+// unpinWritten lets the mirror evict the plans and tasks a write-back wrote to Redis, except
+// those journaled again meanwhile (their latest change is not written yet). The caller holds
+// the journal's lock.
+func (wb *writeBack) unpinWritten(plans, tasks map[string]base) {
+	wb.s.mirror.Unpin(notJournaled(plans, wb.journal.plans), notJournaled(tasks, wb.journal.tasks))
+}
+
+// notJournaled returns the ids of written that journaled does not hold.
+func notJournaled(written, journaled map[string]base) []string {
+	out := make([]string, 0, len(written))
+	for id := range written {
+		if _, ok := journaled[id]; !ok {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// journalLen returns how many aggregates wait to be written back to Redis.
+func (wb *writeBack) journalLen() int { return wb.journal.len() }

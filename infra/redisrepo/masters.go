@@ -22,8 +22,8 @@ type masters map[int]redis.ClusterNode
 // new one) may have lost writes it acknowledged. That is reported as a loss of data (the
 // caller fails the monitor with the error): everything this executor holds is written back
 // and the generation renewed.
-func (s *Store) checkMasters(ctx context.Context) error {
-	cc, ok := s.client.(*redis.ClusterClient)
+func (lw *lossWatch) checkMasters(ctx context.Context) error {
+	cc, ok := lw.s.client.(*redis.ClusterClient)
 	if !ok {
 		return nil
 	}
@@ -43,8 +43,8 @@ func (s *Store) checkMasters(ctx context.Context) error {
 			replicas[r.Start] = append(replicas[r.Start], n.ID)
 		}
 	}
-	before := s.lastMasters
-	s.lastMasters = now
+	before := lw.lastMasters
+	lw.lastMasters = now
 	for start, m := range now {
 		old, seen := before[start]
 		if !seen || old.ID == m.ID || slices.Contains(replicas[start], old.ID) {
@@ -52,13 +52,13 @@ func (s *Store) checkMasters(ctx context.Context) error {
 		}
 		failed, err := nodeFailed(ctx, cc, old.ID)
 		if err != nil {
-			s.lastMasters = before // look again next time
+			lw.lastMasters = before // look again next time
 			return err
 		}
 		if !failed {
 			continue // a coordinated failover: the old master lives on (as a replica, soon)
 		}
-		s.MasterChanged(old.Addr, m.Addr)
+		lw.masterChanged(old.Addr, m.Addr)
 		return fmt.Errorf("redisrepo: the master of slots from %d changed from %s to %s: %w", start, old.Addr, m.Addr, outage.ErrDataLost)
 	}
 	return nil

@@ -22,24 +22,6 @@ func newMirror(opts Options) *memrepo.DB {
 	return memrepo.NewMirror(memrepo.MirrorOptions{CacheTasks: n})
 }
 
-// unpinWritten lets the mirror evict the plans and tasks a write-back wrote to Redis, except
-// those journaled again meanwhile (their latest change is not written yet). The caller holds
-// the journal's lock.
-func (s *Store) unpinWritten(plans, tasks map[string]base) {
-	s.mirror.Unpin(notJournaled(plans, s.journal.plans), notJournaled(tasks, s.journal.tasks))
-}
-
-// notJournaled returns the ids of written that journaled does not hold.
-func notJournaled(written, journaled map[string]base) []string {
-	out := make([]string, 0, len(written))
-	for id := range written {
-		if _, ok := journaled[id]; !ok {
-			out = append(out, id)
-		}
-	}
-	return out
-}
-
 // Refresh reads plan id again from Redis if the mirror holds a copy of it that has not ended
 // (best effort; not while Redis is away): told that the plan changed on another executor, the
 // mirror follows, so that a plan another executor ended leaves it (but for its cache), and so

@@ -219,13 +219,13 @@ func (r *PlanRepo) listOnline(ctx context.Context, f plan.Filter) ([]*plan.Plan,
 func (r *PlanRepo) saveOnline(ctx context.Context, p *plan.Plan, token string) error {
 	s := r.s
 	if p.Status().Terminal() {
-		s.flushIndex() // the rows of its tasks' ends that this executor deferred: before it reads ended
+		s.index.flush() // the rows of its tasks' ends that this executor deferred: before it reads ended
 	}
 	ttl := s.retentionOf(p)
 	args := append([]any{ttl, p.Version(), token}, planStatusFields(p, time.Now())...)
 	n, err := savePlanScript.Run(ctx, s.client, []string{s.keys.Plan(p.ID())}, args...).Int()
 	if err != nil {
-		s.inDoubt(p.ID(), token)
+		s.back.inDoubt(p.ID(), token)
 		return wrap("save plan", err)
 	}
 	switch n {
@@ -234,7 +234,7 @@ func (r *PlanRepo) saveOnline(ctx context.Context, p *plan.Plan, token string) e
 	case conflict:
 		return fmt.Errorf("redisrepo: save plan %s: %w", p.ID(), plan.ErrConflict)
 	case behind:
-		s.rollback.Store(true) // the other executors must learn of it too
+		s.watch.rollback.Store(true) // the other executors must learn of it too
 		return fmt.Errorf("redisrepo: save plan %s: Redis holds an older version than %d: %w", p.ID(), p.Version(), outage.ErrDataLost)
 	}
 	p.Stored(p.Version() + 1)

@@ -76,7 +76,7 @@ var _ task.Repository = (*TaskRepo)(nil)
 func (r *TaskRepo) Create(ctx context.Context, tasks []*task.Task) error {
 	return r.s.change(ctx, func() error { return r.createOnline(ctx, tasks) },
 		func() error {
-			if err := r.s.claimsPaused(); err != nil {
+			if err := r.s.watch.claimsPaused(); err != nil {
 				return err
 			}
 			return r.s.mirror.Tasks().Create(ctx, tasks)
@@ -88,7 +88,7 @@ func (r *TaskRepo) Create(ctx context.Context, tasks []*task.Task) error {
 func (r *TaskRepo) Reactivate(ctx context.Context, t *task.Task) error {
 	return r.s.change(ctx, func() error { return r.reactivateOnline(ctx, t) },
 		func() error {
-			if err := r.s.claimsPaused(); err != nil {
+			if err := r.s.watch.claimsPaused(); err != nil {
 				return err
 			}
 			return r.s.mirror.Tasks().Reactivate(ctx, t)
@@ -185,7 +185,7 @@ func (c *CheckpointStore) Checkpoint(ctx context.Context, taskID string) (*check
 func (s *Store) CreatePlan(ctx context.Context, p *plan.Plan, tasks []*task.Task) error {
 	return s.change(ctx, func() error { return s.createPlanOnline(ctx, p, tasks) },
 		func() error {
-			if err := s.claimsPaused(); err != nil {
+			if err := s.watch.claimsPaused(); err != nil {
 				return err
 			}
 			return s.mirror.CreatePlan(ctx, p, tasks)

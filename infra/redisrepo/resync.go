@@ -32,12 +32,12 @@ func (s *Store) Start(ctx context.Context) error {
 		return nil
 	}
 	pctx, cancel := context.WithTimeout(ctx, s.probeWait)
-	err := s.touchSentinel(pctx)
+	err := s.watch.touchSentinel(pctx)
 	if err == nil {
-		_, _, err = s.checkGeneration(pctx) // the generation this executor starts from
+		_, _, err = s.watch.checkGeneration(pctx) // the generation this executor starts from
 	}
 	if err == nil {
-		err = s.checkMasters(pctx) // the masters it starts with
+		err = s.watch.checkMasters(pctx) // the masters it starts with
 	}
 	s.mon.Fail(err)
 	cancel()
@@ -60,8 +60,8 @@ func (s *Store) Stop(ctx context.Context) error {
 		}
 		s.stop = nil
 	}
-	s.flushIndex() // the rows deferred by the last writes
-	s.pending.stop()
+	s.index.flush() // the rows deferred by the last writes
+	s.index.pending.stop()
 	return err
 }
 
@@ -77,7 +77,7 @@ func (s *Store) probe() {
 			case <-changed:
 			case <-time.After(s.leaseTTL / 3):
 				ctx, cancel := context.WithTimeout(context.Background(), s.probeWait)
-				s.mon.Fail(s.checkData(ctx))
+				s.mon.Fail(s.watch.checkData(ctx))
 				cancel()
 			}
 			backoff = probeMin
@@ -90,98 +90,69 @@ func (s *Store) probe() {
 		}
 		backoff = min(2*backoff, probeMax)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err := s.resync(ctx)
+		err := s.back.resync(ctx)
 		cancel()
 		if err != nil {
-			s.log.Debug("redis write-back not done yet", "err", err, "journal", s.journal.len())
+			s.log.Debug("redis write-back not done yet", "err", err, "journal", s.back.journal.len())
 			continue
 		}
 		backoff = probeMin
 	}
 }
 
-// touchSentinel marks that this executor's Redis has its data (TTL: a dead executor's
-// sentinel goes away).
-func (s *Store) touchSentinel(ctx context.Context) error {
-	return s.client.Set(ctx, s.instance, time.Now().UTC().Format(time.RFC3339), sentinelTTL).Err()
-}
-
-// checkData checks that Redis still holds what this executor saw: the generation (a changed
-// one makes new claims wait, see claimsAllowed) and this executor's sentinel, refreshed only
-// if it is there (SET XX). Either gone means that Redis lost this executor's data (restarted
-// empty, flushed, failed over to an empty replica), which it reports as outage.ErrDataLost,
-// so that everything is written back.
-func (s *Store) checkData(ctx context.Context) error {
-	if _, lost, err := s.checkGeneration(ctx); err != nil || lost {
-		if err == nil {
-			err = fmt.Errorf("redisrepo: the generation changed: %w", outage.ErrDataLost)
-		}
-		return err
-	}
-	ok, err := s.client.SetXX(ctx, s.instance, time.Now().UTC().Format(time.RFC3339), sentinelTTL).Result()
-	if err != nil {
-		return err
-	}
-	if !ok {
-		s.lostData.Store(true)
-		return fmt.Errorf("redisrepo: sentinel %s is gone: %w", s.instance, outage.ErrDataLost)
-	}
-	return s.checkMasters(ctx)
-}
-
 // resync writes the journal back and leaves degraded mode once it is empty.
-func (s *Store) resync(ctx context.Context) error {
-	pctx, cancel := context.WithTimeout(ctx, s.probeWait)
-	err := s.client.Ping(pctx).Err()
+func (wb *writeBack) resync(ctx context.Context) error {
+	pctx, cancel := context.WithTimeout(ctx, wb.s.probeWait)
+	err := wb.s.client.Ping(pctx).Err()
 	cancel()
 	if err != nil {
 		return err
 	}
-	n, err := s.client.Exists(ctx, s.instance).Result()
+	n, err := wb.s.client.Exists(ctx, wb.s.watch.instance).Result()
 	if err != nil {
 		return err
 	}
 	// A Redis Cluster master replaced during the outage (a failover) may have lost writes it
 	// acknowledged: checkMasters then marks the loss (lostData).
-	if err := s.checkMasters(ctx); err != nil && !errors.Is(err, outage.ErrDataLost) {
+	if err := wb.s.watch.checkMasters(ctx); err != nil && !errors.Is(err, outage.ErrDataLost) {
 		return err
 	}
-	lost := n == 0 || s.lostData.Swap(false)
+	lost := n == 0 || wb.s.watch.lostData.Swap(false)
 	if lost { // Redis lost its data (restarted empty): write everything back
-		if s.rollback.Load() {
-			s.log.Warn("redis may lack writes it acknowledged (the master changed, or a task read older than written): writing back every plan and task this executor holds")
+		if wb.s.watch.rollback.Load() {
+			wb.s.log.Warn("redis may lack writes it acknowledged (the master changed, or a task read older than written): writing back every plan and task this executor holds")
 		} else {
-			s.log.Warn("redis came back without this executor's data: writing back every plan and task it holds")
+			wb.s.log.Warn("redis came back without this executor's data: writing back every plan and task it holds")
 		}
-		if _, changed, err := s.checkGeneration(ctx); err != nil {
+		if _, changed, err := wb.s.watch.checkGeneration(ctx); err != nil {
 			return err
-		} else if !changed && s.rollback.Load() {
+		} else if !changed && wb.s.watch.rollback.Load() {
 			// Part of the data lost, the generation hash kept: a new generation, so that
 			// every executor writes back and new claims wait.
-			if err := s.renewGeneration(ctx); err != nil {
+			if err := wb.s.watch.renewGeneration(ctx); err != nil {
 				return err
 			}
 		}
-		s.rollback.Store(false)
-		s.journalEverything(s.gen.load())
+		wb.s.watch.rollback.Store(false)
+		wb.journalEverything(wb.s.watch.gen.load())
 	}
-	for pass := 0; pass < lockedPasses && s.journal.len() > 0; pass++ {
-		if err := s.writeBack(ctx); err != nil {
+	for pass := 0; pass < lockedPasses && wb.journal.len() > 0; pass++ {
+		if err := wb.writeBack(ctx); err != nil {
 			return err
 		}
 	}
 	// The last pass blocks writers, so nothing is journaled after it and before recovery.
-	s.journal.mu.Lock()
-	defer s.journal.mu.Unlock()
-	if err := s.writeBackLocked(ctx); err != nil {
+	wb.journal.mu.Lock()
+	defer wb.journal.mu.Unlock()
+	if err := wb.writeBackLocked(ctx); err != nil {
 		return err
 	}
-	if err := s.touchSentinel(ctx); err != nil {
+	if err := wb.s.watch.touchSentinel(ctx); err != nil {
 		return err
 	}
-	s.mon.Recover()
+	wb.s.mon.Recover()
 	if !lost {
-		go s.onRestored(false)
+		go wb.onRestored(false)
 		return nil
 	}
 	// The other executors write back their copies within one lease TTL of the loss (the claims
@@ -190,12 +161,12 @@ func (s *Store) resync(ctx context.Context) error {
 	// queues again (onRestored) waits for them.
 	// A generation learnt by that check (the loss was found by a missing key) is this loss's:
 	// it is handled, not another one for the next outage to take for a loss.
-	s.lostData.Store(false)
-	wait, stop := s.gen.pausedFor(), s.stop
+	wb.s.watch.lostData.Store(false)
+	wait, stop := wb.s.watch.gen.pausedFor(), wb.s.stop
 	go func() {
 		select {
 		case <-time.After(wait):
-			s.onRestored(true)
+			wb.onRestored(true)
 		case <-stop:
 		}
 	}()
@@ -219,10 +190,10 @@ func (s *Store) resync(ctx context.Context) error {
 // back: it is stale by nature (its tenant's runner holds the latest) and would hold the
 // tenant for a task that may have ended. It is dropped from the mirror instead, so that its
 // absence from Redis is not taken for another loss.
-func (s *Store) journalEverything(generation string) {
-	cutoff := time.Now().Add(-s.ttl)
-	plans, tasks := s.mirror.Plans().States(), s.mirror.Tasks().States()
-	j := s.journal
+func (wb *writeBack) journalEverything(generation string) {
+	cutoff := time.Now().Add(-wb.s.ttl)
+	plans, tasks := wb.s.mirror.Plans().States(), wb.s.mirror.Tasks().States()
+	j := wb.journal
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	var planIDs, taskIDs []string
@@ -231,7 +202,7 @@ func (s *Store) journalEverything(generation string) {
 		if ended && !p.FinishedAt.After(cutoff) {
 			continue // beyond its retention
 		}
-		if b, ok := j.plans[p.ID]; ok || ended || s.mirror.Plans().Own(p.ID) {
+		if b, ok := j.plans[p.ID]; ok || ended || wb.s.mirror.Plans().Own(p.ID) {
 			if !ok {
 				b.version = int64(p.Version)
 			}
@@ -239,7 +210,7 @@ func (s *Store) journalEverything(generation string) {
 			j.plans[p.ID] = b
 			planIDs = append(planIDs, p.ID)
 		} else {
-			s.mirror.Plans().Forget(p.ID) // a stale copy: read from Redis again, not taken for a loss
+			wb.s.mirror.Plans().Forget(p.ID) // a stale copy: read from Redis again, not taken for a loss
 		}
 	}
 	for _, t := range tasks {
@@ -247,7 +218,7 @@ func (s *Store) journalEverything(generation string) {
 		if ended && !t.UpdatedAt.After(cutoff) {
 			continue
 		}
-		if b, ok := j.tasks[t.ID]; ok || ended || s.mirror.Tasks().Own(t.ID) {
+		if b, ok := j.tasks[t.ID]; ok || ended || wb.s.mirror.Tasks().Own(t.ID) {
 			if !ok {
 				b.version = int64(t.Version)
 			}
@@ -255,43 +226,43 @@ func (s *Store) journalEverything(generation string) {
 			j.tasks[t.ID] = b
 			taskIDs = append(taskIDs, t.ID)
 		} else {
-			s.mirror.Tasks().Forget(t.ID)
+			wb.s.mirror.Tasks().Forget(t.ID)
 		}
 	}
-	s.mirror.Pin(planIDs, taskIDs) // one evicted meanwhile is not written back: restore skips it
+	wb.s.mirror.Pin(planIDs, taskIDs) // one evicted meanwhile is not written back: restore skips it
 }
 
-func (s *Store) writeBack(ctx context.Context) error {
-	plans, tasks := s.journal.take()
-	if err := s.restore(ctx, plans, tasks); err != nil {
-		s.journal.putBack(plans, tasks)
+func (wb *writeBack) writeBack(ctx context.Context) error {
+	plans, tasks := wb.journal.take()
+	if err := wb.restore(ctx, plans, tasks); err != nil {
+		wb.journal.putBack(plans, tasks)
 		return err
 	}
-	s.journal.mu.Lock()
-	defer s.journal.mu.Unlock()
-	s.unpinWritten(plans, tasks)
+	wb.journal.mu.Lock()
+	defer wb.journal.mu.Unlock()
+	wb.unpinWritten(plans, tasks)
 	return nil
 }
 
 // writeBackLocked is writeBack for a caller holding the journal's lock.
-func (s *Store) writeBackLocked(ctx context.Context) error {
-	s.written.clear() // whole tasks are written back behind it
-	j := s.journal
-	if err := s.restore(ctx, j.plans, j.tasks); err != nil {
+func (wb *writeBack) writeBackLocked(ctx context.Context) error {
+	wb.s.written.clear() // whole tasks are written back behind it
+	j := wb.journal
+	if err := wb.restore(ctx, j.plans, j.tasks); err != nil {
 		return err
 	}
 	plans, tasks := j.plans, j.tasks
 	j.plans, j.tasks = map[string]base{}, map[string]base{}
-	s.unpinWritten(plans, tasks)
+	wb.unpinWritten(plans, tasks)
 	return nil
 }
 
 // restore writes back plans and tasks from the mirror, each as a compare-and-set on its base
 // version, in pipelined batches: plans first, so that every task written back finds its plan.
-func (s *Store) restore(ctx context.Context, planBases, taskBases map[string]base) error {
+func (wb *writeBack) restore(ctx context.Context, planBases, taskBases map[string]base) error {
 	var planList []*plan.Plan
 	for _, id := range sortedIDs(planBases) {
-		if p, err := s.mirror.Plans().Plan(ctx, id); err == nil {
+		if p, err := wb.s.mirror.Plans().Plan(ctx, id); err == nil {
 			planList = append(planList, p)
 		}
 	}
@@ -299,7 +270,7 @@ func (s *Store) restore(ctx context.Context, planBases, taskBases map[string]bas
 		batch := planList[start:min(start+batchSize/8, len(planList))]
 		cmds := make([]*redis.Cmd, len(batch))
 		var encErr error
-		_, err := s.execScripts(ctx, func(pipe redis.Pipeliner) {
+		_, err := wb.s.execScripts(ctx, func(pipe redis.Pipeliner) {
 			for i, p := range batch {
 				fields, err := planFields(p, time.Now()) // the write-back is the latest change it knows
 				if err != nil {
@@ -309,10 +280,10 @@ func (s *Store) restore(ctx context.Context, planBases, taskBases map[string]bas
 				// This write-back's token, a status field: should its reply be lost, the next
 				// pass knows it.
 				b := planBases[p.ID()]
-				b.doubts = append(b.doubts, s.token())
+				b.doubts = append(b.doubts, wb.s.token())
 				planBases[p.ID()] = b
 				fields = append(fields[:2*planStatusPairs:2*planStatusPairs], append([]any{"wtoken", b.doubts[len(b.doubts)-1]}, fields[2*planStatusPairs:]...)...)
-				cmds[i] = s.queuePlan(ctx, pipe, p, b, planStatusPairs+1, fields)
+				cmds[i] = wb.s.queuePlan(ctx, pipe, p, b, planStatusPairs+1, fields)
 			}
 		})
 		if err = firstErr(encErr, err); err != nil {
@@ -320,21 +291,21 @@ func (s *Store) restore(ctx context.Context, planBases, taskBases map[string]bas
 		}
 		for i, p := range batch {
 			if n, _ := cmds[i].Int(); n == conflict {
-				s.log.Warn("conflict on write-back: another executor changed the plan while Redis was away; Redis keeps its change",
+				wb.s.log.Warn("conflict on write-back: another executor changed the plan while Redis was away; Redis keeps its change",
 					"plan_id", p.ID(), "status", p.Status())
-				s.mirror.Plans().Forget(p.ID())
+				wb.s.mirror.Plans().Forget(p.ID())
 			}
 		}
 	}
 	var taskList []*task.Task
 	for _, id := range sortedIDs(taskBases) {
-		if t, err := s.mirror.Tasks().Task(ctx, id); err == nil {
+		if t, err := wb.s.mirror.Tasks().Task(ctx, id); err == nil {
 			taskList = append(taskList, t)
 		}
 	}
 	for start := 0; start < len(taskList); start += batchSize / 4 {
 		batch := taskList[start:min(start+batchSize/4, len(taskList))]
-		if err := s.restoreTasks(ctx, batch, taskBases); err != nil {
+		if err := wb.restoreTasks(ctx, batch, taskBases); err != nil {
 			return err
 		}
 	}
@@ -344,20 +315,20 @@ func (s *Store) restore(ctx context.Context, planBases, taskBases map[string]bas
 // restoreTasks writes back a batch of tasks (restore_task.lua), then their tenants
 // (restore_tenant.lua). A task another executor took meanwhile is a conflict: Redis keeps the
 // other executor's state, the mirror forgets this one, and OnConflict stops the local run.
-func (s *Store) restoreTasks(ctx context.Context, tasks []*task.Task, bases map[string]base) error {
-	cmds, err := s.writeBackTasks(ctx, tasks, bases)
+func (wb *writeBack) restoreTasks(ctx context.Context, tasks []*task.Task, bases map[string]base) error {
+	cmds, err := wb.writeBackTasks(ctx, tasks, bases)
 	if err != nil {
 		return err
 	}
-	return s.restoreTenants(ctx, s.restored(ctx, tasks, bases, cmds), bases)
+	return wb.restoreTenants(ctx, wb.restored(ctx, tasks, bases, cmds), bases)
 }
 
 // writeBackTasks sends restore_task.lua for each task, in one pipeline, and returns the
 // commands with their answers.
-func (s *Store) writeBackTasks(ctx context.Context, tasks []*task.Task, bases map[string]base) ([]*redis.Cmd, error) {
+func (wb *writeBack) writeBackTasks(ctx context.Context, tasks []*task.Task, bases map[string]base) ([]*redis.Cmd, error) {
 	cmds := make([]*redis.Cmd, len(tasks))
 	var encErr error
-	_, err := s.exec(ctx, func(pipe redis.Pipeliner) {
+	_, err := wb.s.exec(ctx, func(pipe redis.Pipeliner) {
 		for i, t := range tasks {
 			fields, err := taskFields(t)
 			if err != nil {
@@ -365,7 +336,7 @@ func (s *Store) writeBackTasks(ctx context.Context, tasks []*task.Task, bases ma
 				return
 			}
 			cpJSON := ""
-			if cp, err := s.mirror.Checkpoints().Checkpoint(ctx, t.ID()); err == nil {
+			if cp, err := wb.s.mirror.Checkpoints().Checkpoint(ctx, t.ID()); err == nil {
 				b, err := encCheckpoint(cp)
 				if err != nil {
 					encErr = err
@@ -375,11 +346,11 @@ func (s *Store) writeBackTasks(ctx context.Context, tasks []*task.Task, bases ma
 			}
 			b := bases[t.ID()]
 			// This write-back's token: should its reply be lost, the next pass knows it.
-			b.doubts = append(b.doubts, s.token())
+			b.doubts = append(b.doubts, wb.s.token())
 			bases[t.ID()] = b
-			args := append([]any{t.Fence(), s.taskRetention(ctx, t), cpJSON, b.version, b.doubtList(s.writer), t.Version(), b.lost},
+			args := append([]any{t.Fence(), wb.s.taskRetention(ctx, t), cpJSON, b.version, b.doubtList(wb.s.writer), t.Version(), b.lost},
 				append(fields, "fence", t.Fence(), "wtoken", b.doubts[len(b.doubts)-1])...)
-			cmds[i] = restoreTaskScript.Eval(ctx, pipe, []string{s.keys.Task(t.ID()), s.keys.Checkpoint(t.ID())}, args...)
+			cmds[i] = restoreTaskScript.Eval(ctx, pipe, []string{wb.s.keys.Task(t.ID()), wb.s.keys.Checkpoint(t.ID())}, args...)
 		}
 	})
 	if err = firstErr(encErr, err); err != nil {
@@ -391,7 +362,7 @@ func (s *Store) writeBackTasks(ctx context.Context, tasks []*task.Task, bases ma
 // restored returns the tasks Redis took (cmds answered), and deals with the others: dropped
 // when Redis lost its data and holds a newer copy, a conflict when another writer changed
 // the task while Redis was away.
-func (s *Store) restored(ctx context.Context, tasks []*task.Task, bases map[string]base, cmds []*redis.Cmd) []*task.Task {
+func (wb *writeBack) restored(ctx context.Context, tasks []*task.Task, bases map[string]base, cmds []*redis.Cmd) []*task.Task {
 	var written []*task.Task
 	for i, t := range tasks {
 		switch n, _ := cmds[i].Int(); n {
@@ -402,20 +373,20 @@ func (s *Store) restored(ctx context.Context, tasks []*task.Task, bases map[stri
 		default:
 			if bases[t.ID()].lost != "" {
 				// Redis lost its data and another executor wrote back a newer copy first.
-				s.log.Info("write-back after Redis lost its data: Redis holds a newer copy of the task; this executor's is dropped",
+				wb.s.log.Info("write-back after Redis lost its data: Redis holds a newer copy of the task; this executor's is dropped",
 					"task_id", t.ID(), "version", t.Version())
-				s.mirror.Tasks().Forget(t.ID())
-				s.onConflict(t.ID())
-				s.cancelWins(ctx, t)
+				wb.s.mirror.Tasks().Forget(t.ID())
+				wb.onConflict(t.ID())
+				wb.cancelWins(ctx, t)
 				continue
 			}
 			// What Redis holds instead, for the log (a conflict is rare: one more read).
-			held, _ := s.client.HMGet(ctx, s.keys.Task(t.ID()), "fence", "version", "status", "stage").Result()
-			s.log.Warn("write-back refused: Redis holds another writer's change", "task_id", t.ID(),
+			held, _ := wb.s.client.HMGet(ctx, wb.s.keys.Task(t.ID()), "fence", "version", "status", "stage").Result()
+			wb.s.log.Warn("write-back refused: Redis holds another writer's change", "task_id", t.ID(),
 				"redis_fence_version_status_stage", fmt.Sprint(held), "fence", t.Fence(), "version", t.Version(),
-				"base", bases[t.ID()].version, "doubts", bases[t.ID()].doubtList(s.writer), "reply", fmt.Sprint(cmds[i].Val()), "cmd_err", fmt.Sprint(cmds[i].Err()))
-			s.conflict(t, "another executor took or changed the task while Redis was away")
-			s.cancelWins(ctx, t)
+				"base", bases[t.ID()].version, "doubts", bases[t.ID()].doubtList(wb.s.writer), "reply", fmt.Sprint(cmds[i].Val()), "cmd_err", fmt.Sprint(cmds[i].Err()))
+			wb.conflict(t, "another executor took or changed the task while Redis was away")
+			wb.cancelWins(ctx, t)
 		}
 	}
 	return written
@@ -423,9 +394,9 @@ func (s *Store) restored(ctx context.Context, tasks []*task.Task, bases map[stri
 
 // restoreTenants points the tenants of the written tasks at them (restore_tenant.lua), indexes
 // the tasks, and stops the run of a task whose tenant moved on meanwhile.
-func (s *Store) restoreTenants(ctx context.Context, written []*task.Task, bases map[string]base) error {
+func (wb *writeBack) restoreTenants(ctx context.Context, written []*task.Task, bases map[string]base) error {
 	tenantCmds := make([]*redis.Cmd, len(written))
-	_, err := s.exec(ctx, func(pipe redis.Pipeliner) {
+	_, err := wb.s.exec(ctx, func(pipe redis.Pipeliner) {
 		for i, t := range written {
 			ended, lost := "0", "0"
 			if t.Status().Terminal() {
@@ -434,21 +405,21 @@ func (s *Store) restoreTenants(ctx context.Context, written []*task.Task, bases 
 			if bases[t.ID()].lost != "" {
 				lost = "1"
 			}
-			keys := []string{s.keys.TenantIndex(t.TenantID()), s.keys.TenantActive(t.TenantID())}
-			tenantCmds[i] = restoreTenantScript.Eval(ctx, pipe, keys, t.ID(), s.taskRetention(ctx, t), ended, lost)
+			keys := []string{wb.s.keys.TenantIndex(t.TenantID()), wb.s.keys.TenantActive(t.TenantID())}
+			tenantCmds[i] = restoreTenantScript.Eval(ctx, pipe, keys, t.ID(), wb.s.taskRetention(ctx, t), ended, lost)
 		}
 	})
 	if err != nil {
 		return wrap("write back tenants", err)
 	}
-	s.indexTasks(ctx, written...)
+	wb.s.index.write(ctx, written...)
 	for i, t := range written {
 		if n, _ := tenantCmds[i].Int(); n != 1 && !t.Status().Terminal() {
 			reason := "another executor gave the tenant a new task while Redis was away"
 			if bases[t.ID()].lost != "" {
 				reason = "Redis lost its data and the tenant has a newer task: this copy is stale"
 			}
-			s.conflict(t, reason)
+			wb.conflict(t, reason)
 		}
 	}
 	return nil
@@ -456,11 +427,11 @@ func (s *Store) restoreTenants(ctx context.Context, written []*task.Task, bases 
 
 // conflict stops this executor's run of t, which Redis holds another writer's change of, and
 // forgets its copy.
-func (s *Store) conflict(t *task.Task, reason string) {
-	s.log.Warn("conflict on write-back: this executor's run stops; Redis keeps the other executor's state",
+func (wb *writeBack) conflict(t *task.Task, reason string) {
+	wb.s.log.Warn("conflict on write-back: this executor's run stops; Redis keeps the other executor's state",
 		"task_id", t.ID(), "tenant_id", t.TenantID(), "plan_id", t.PlanID(), "reason", reason)
-	s.mirror.Tasks().Forget(t.ID())
-	s.onConflict(t.ID())
+	wb.s.mirror.Tasks().Forget(t.ID())
+	wb.onConflict(t.ID())
 }
 
 func firstErr(errs ...error) error {

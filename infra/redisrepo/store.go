@@ -80,7 +80,7 @@ type Options struct {
 	CacheTasks int
 	// IndexDelay is how long the index row of a task that was RUNNING (its next stage, its
 	// end) may wait before it is written, with the rows deferred meanwhile (index.go,
-	// deferIndex). Default DefaultIndexDelay.
+	// planIndex.deferRow). Default DefaultIndexDelay.
 	IndexDelay time.Duration
 	// Shared says that other executors share the Redis (the `shared` topology): Redis is the
 	// only source of truth. A read that cannot reach Redis fails with the outage (never an
@@ -106,39 +106,66 @@ const DefaultIndexDelay = 20 * time.Millisecond
 // DefaultLeaseTTL is Options.LeaseTTL's default, the orchestrator's default lease TTL.
 const DefaultLeaseTTL = time.Minute
 
-// Store is the Redis-backed store with its in-memory mirror. While Redis is away it runs on
-// the mirror and journals what changed (see Start for the write-back).
+// Store is the Redis-backed store with its in-memory mirror: the repositories' reads and
+// writes go to Redis (the …Online methods), the mirror caching what they read and wrote.
+// Two services of its own watch Redis: lossWatch finds a Redis that lost its data (loss.go),
+// writeBack keeps, while Redis is away, what changed on the mirror, and writes it back
+// (gate.go, resync.go). A Shared store journals only after a loss (gate_shared.go).
 type Store struct {
-	client      redis.UniversalClient
-	batched     redis.Scripter // see Options.Batched
-	keys        rediskey.Keys
-	ttl         time.Duration
-	mirror      *memrepo.DB
-	mon         *outage.Monitor
-	journal     *journal
-	log         *slog.Logger
-	onConflict  func(taskID string)
-	onRestored  func(lost bool)
-	written     writtenFields // the task fields each run wrote last, to send only changes
-	instance    string        // this store's sentinel key, to notice a Redis that lost its data
-	ready       string        // this store's readiness key (Ready)
-	readyMu     sync.Mutex    // one Ready at a time
-	rollback    atomic.Bool   // Redis lost part of its data (MasterChanged): renew the generation
-	lastMasters masters       // a Redis Cluster's masters as last seen (checkMasters; the probe's goroutine)
-	specs       specCache     // stage templates of plans the mirror does not hold
-	leaseTTL    time.Duration // see Options.LeaseTTL
-	gen         generation    // the generation of Redis's data this store saw last
-	lostData    atomic.Bool   // a write found Redis without data it held: write everything back
-	doubts      sync.Map      // aggregate id → token of its last write that failed without a reply
-	writing     *inflight     // this executor's writes under way (reads do not record those aggregates)
-	writer      string        // the prefix of this process's write tokens (token)
-	pending     pendingRows   // index rows not written yet (index.go)
-	shared      bool          // see Options.Shared
-	probeWait   time.Duration // Options.ProbeTimeout, or probeTimeout
-	afterFail   func()        // tests only: runs when a change found Redis away, before it journals
+	client    redis.UniversalClient
+	batched   redis.Scripter // see Options.Batched
+	keys      rediskey.Keys
+	ttl       time.Duration
+	mirror    *memrepo.DB
+	mon       *outage.Monitor
+	log       *slog.Logger
+	written   writtenFields // the task fields each run wrote last, to send only changes
+	specs     specCache     // stage templates of plans the mirror does not hold
+	leaseTTL  time.Duration // see Options.LeaseTTL
+	writing   *inflight     // this executor's writes under way (reads do not record those aggregates)
+	writer    string        // the prefix of this process's write tokens (token)
+	shared    bool          // see Options.Shared
+	probeWait time.Duration // Options.ProbeTimeout, or probeTimeout
+	afterFail func()        // tests only: runs when a change found Redis away, before it journals
+	ready     string        // this store's readiness key (Ready)
+	readyMu   sync.Mutex    // one Ready at a time
+	index     *planIndex    // writes the plans' index rows, some deferred (index.go)
+	watch     *lossWatch    // finds a Redis that lost its data
+	back      *writeBack    // the journal of what changed while Redis was away, and its write-back
 
 	stop chan struct{}
 	done chan struct{}
+}
+
+// planIndex writes the rows of the plans' task indexes (a plan's summary and listing read
+// them): at once, or, for a RUNNING task's next row, deferred a moment so that a run's rows
+// share a write (index.go, index_new.go, index_pending.go).
+type planIndex struct {
+	s       *Store
+	pending pendingRows // index rows not written yet
+}
+
+// lossWatch finds a Redis that lost this executor's data: its sentinel key gone, the
+// generation changed, a Redis Cluster master replaced (loss.go, generation.go, masters.go);
+// it makes new tenant claims wait after a loss.
+type lossWatch struct {
+	s           *Store
+	instance    string      // this store's sentinel key, to notice a Redis that lost its data
+	rollback    atomic.Bool // Redis lost part of its data (masterChanged): renew the generation
+	lastMasters masters     // a Redis Cluster's masters as last seen (checkMasters; the probe's goroutine)
+	gen         generation  // the generation of Redis's data this store saw last
+	lostData    atomic.Bool // a write found Redis without data it held: write everything back
+}
+
+// writeBack keeps what changed on the mirror while Redis was away (the journal, with each
+// aggregate's base version and its writes in doubt) and writes it back, fenced, once Redis
+// answers (gate.go, journal.go, resync.go, cancelwins.go).
+type writeBack struct {
+	s          *Store
+	journal    *journal
+	doubts     sync.Map // aggregate id → token of its last write that failed without a reply
+	onConflict func(taskID string)
+	onRestored func(lost bool)
 }
 
 // New returns a store on client. Start it to write back what was journaled while Redis was
@@ -172,17 +199,31 @@ func New(client redis.UniversalClient, opts Options) *Store {
 		opts.IndexDelay = DefaultIndexDelay
 	}
 	id := ulid.Make().String()
-	return &Store{
+	s := &Store{
+		ready:  opts.Keys.Ready(id),
 		client: client, batched: opts.Batched, keys: opts.Keys, ttl: opts.TTL, mirror: newMirror(opts), mon: opts.Monitor,
-		journal: newJournal(), writing: newInflight(), log: opts.Logger, onConflict: opts.OnConflict, onRestored: opts.OnRestored,
-		instance: opts.Keys.Instance(id), ready: opts.Keys.Ready(id), leaseTTL: opts.LeaseTTL,
-		pending: pendingRows{delay: opts.IndexDelay}, shared: opts.Shared, probeWait: cmp.Or(opts.ProbeTimeout, probeTimeout),
+		writing: newInflight(), log: opts.Logger, leaseTTL: opts.LeaseTTL,
+		shared: opts.Shared, probeWait: cmp.Or(opts.ProbeTimeout, probeTimeout),
 		writer: strconv.FormatUint(rand.Uint64()|1<<63, 36)[:6] + ".", // the top bit: always 13 digits
 	}
+	s.index = &planIndex{s: s, pending: pendingRows{delay: opts.IndexDelay}}
+	s.watch = &lossWatch{s: s, instance: opts.Keys.Instance(id)}
+	s.back = &writeBack{s: s, journal: newJournal(), onConflict: opts.OnConflict, onRestored: opts.OnRestored}
+	return s
 }
 
 // JournalLen returns how many aggregates wait to be written back to Redis.
-func (s *Store) JournalLen() int { return s.journal.len() }
+func (s *Store) JournalLen() int { return s.back.journalLen() }
+
+// ClaimsPausedFor returns how long claims still wait after Redis lost data, as this store last
+// learnt (0: they do not): the orchestrator claims no task from the shared queue meanwhile.
+func (s *Store) ClaimsPausedFor() time.Duration { return s.watch.claimsPausedFor() }
+
+// MasterChanged records that the client's connections now go to another master (a Sentinel
+// failover): the new master may lack writes the old one acknowledged, so the next write-back
+// writes back everything this executor holds, as after a loss of data, and renews the
+// generation so that the other executors do too.
+func (s *Store) MasterChanged(from, to string) { s.watch.masterChanged(from, to) }
 
 // Plans returns the plan repository.
 func (s *Store) Plans() *PlanRepo { return &PlanRepo{s: s} }

@@ -25,7 +25,7 @@ func (r *TaskRepo) createOnline(ctx context.Context, tasks []*task.Task) error {
 // reactivateOnline makes t its tenant's active task again in Redis (reactivate.lua).
 func (r *TaskRepo) reactivateOnline(ctx context.Context, t *task.Task) error {
 	s := r.s
-	if err := s.claimsAllowed(ctx); err != nil {
+	if err := s.watch.claimsAllowed(ctx); err != nil {
 		return err
 	}
 	keys := []string{s.keys.TenantIndex(t.TenantID()), s.keys.TenantActive(t.TenantID())}
@@ -227,7 +227,7 @@ func (r *TaskRepo) saveOnline(ctx context.Context, t *task.Task, cp *checkpoint.
 	res := saveTaskScript.Run(ctx, s.batched, keys, args...)
 	n, err := res.Int()
 	if err != nil {
-		s.inDoubt(t.ID(), token)
+		s.back.inDoubt(t.ID(), token)
 	}
 	if err != nil || n != saved || t.Status() != task.Running {
 		s.written.forget(t.ID())
@@ -246,7 +246,7 @@ func (r *TaskRepo) saveOnline(ctx context.Context, t *task.Task, cp *checkpoint.
 		s.mirror.Tasks().Forget(t.ID())
 		return fmt.Errorf("redisrepo: save task %s: %w", t.ID(), task.ErrConflict)
 	case behind: // this executor's copy is the newest: written back (change journals it)
-		s.rollback.Store(true) // the other executors must learn of it too
+		s.watch.rollback.Store(true) // the other executors must learn of it too
 		return fmt.Errorf("redisrepo: save task %s: Redis holds an older version than %d: %w", t.ID(), t.Version(), outage.ErrDataLost)
 	case noSuchTask:
 		return s.missing(ctx, t.ID())
@@ -256,9 +256,9 @@ func (r *TaskRepo) saveOnline(ctx context.Context, t *task.Task, cp *checkpoint.
 	t.Stored(t.Version() + 1)
 	s.mirror.Tasks().Put(t, cp)
 	if wasRunning {
-		s.deferIndex(t) // a RUNNING task's next row: see deferIndex
+		s.index.deferRow(t) // a RUNNING task's next row: see planIndex.deferRow
 	} else {
-		s.indexTasks(ctx, t)
+		s.index.write(ctx, t)
 	}
 	if t.Status().Terminal() { // the tenant is free for its next task
 		if err := releaseTenantScript.Run(ctx, s.batched, s.tenantKeys(t), t.ID()).Err(); err != nil {
@@ -289,7 +289,7 @@ func (r *TaskRepo) bumpFenceOnline(ctx context.Context, id, token string) (*task
 	// A retry of this bump (after a lost reply) bumps nothing twice: token is the bump's own.
 	flat, err := bumpFenceScript.Run(ctx, s.batched, []string{s.keys.Task(id)}, token).StringSlice()
 	if err != nil {
-		s.inDoubt(id, token)
+		s.back.inDoubt(id, token)
 		return nil, wrap("bump fence", err)
 	}
 	if len(flat) == 0 {
