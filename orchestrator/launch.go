@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -10,7 +11,9 @@ import (
 
 // Launch starts a newly created plan: at once (p then reads as started), or, when it is
 // SCHEDULED, by handing it to the Scheduler, which calls StartScheduled at its startAt.
-// A plan launched as a shutdown begins starts with every task INTERRUPTED (see enqueue).
+// A plan launched as a shutdown begins starts with every task INTERRUPTED (see enqueue). A
+// plan no longer PENDING was launched meanwhile (a replayed submission's Relaunch won the
+// race with the submission's own launch): it is left as it is, and p reads as it stands.
 func (ctl *control) Launch(ctx context.Context, p *plan.Plan) error {
 	if p.Status() == plan.Scheduled {
 		if ctl.cfg.Scheduler == nil {
@@ -23,7 +26,15 @@ func (ctl *control) Launch(ctx context.Context, p *plan.Plan) error {
 	}
 	unlock := ctl.planLocks.lock(p.ID())
 	defer unlock()
-	started, err := ctl.begin(ctx, p.ID(), func(*plan.Plan, time.Time) error { return nil })
+	started, err := ctl.begin(ctx, p.ID(), func(cur *plan.Plan, _ time.Time) error {
+		if cur.Status() != plan.Pending {
+			return errSkip
+		}
+		return nil
+	})
+	if errors.Is(err, errSkip) {
+		started, err = ctl.plans.Plan(ctx, p.ID())
+	}
 	if err != nil {
 		return err
 	}
