@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/executor-dev/executor/domain/availability"
@@ -112,7 +113,10 @@ func (s *Service) plansWhileUp(op func(context.Context, string) error) func(cont
 // is not written on this executor alone, so an acknowledged command is one every executor sees
 // (journaled for a write-back instead, a cancel could come after the run it meant to stop had
 // completed elsewhere). A plan-wide command cut short so may have reached some of its tasks;
-// sent again, it reaches the rest.
+// sent again, it reaches the rest. Right after Redis lost its data, while the executors
+// write back what they hold (Deps.Settled), it answers a *task.ClaimsPausedError: the copy op
+// would act on may be a stale one another executor wrote back first, which a newer copy then
+// replaces, and an acknowledged command with it.
 func (s *Service) shared(ctx context.Context, op func(context.Context) error) error {
 	if err := s.refuseDegraded(); err != nil {
 		return err
@@ -120,9 +124,24 @@ func (s *Service) shared(ctx context.Context, op func(context.Context) error) er
 	if !s.avail.Availability().Shared {
 		return op(ctx)
 	}
+	if err := s.settled(ctx); err != nil {
+		return err
+	}
 	err := op(task.MustShare(ctx))
 	if err != nil && s.degraded() {
 		return errors.Join(ErrDegraded, err)
 	}
 	return err
+}
+
+// settled returns, wrapped, Deps.Settled's *task.ClaimsPausedError while the executors write
+// back what they hold after Redis lost its data.
+func (s *Service) settled(ctx context.Context) error {
+	if s.isSettled == nil {
+		return nil
+	}
+	if err := s.isSettled(ctx); err != nil {
+		return fmt.Errorf("app: commands on what other executors may run wait while the executors write back what they held when Redis lost its data: %w", err)
+	}
+	return nil
 }

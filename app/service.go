@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -40,6 +41,10 @@ type Deps struct {
 	// find Redis away too. Draining: new plans, retries and resumes answer
 	// errcode.ErrShuttingDown.
 	Availability Availability
+	// Settled returns a *task.ClaimsPausedError while the executors sharing the store write
+	// back what they hold after it lost its data (it asks the store); the commands on what
+	// other executors may run answer it meanwhile. Default: always settled.
+	Settled func(ctx context.Context) error
 	// Limits bound submissions; zero fields take the defaults.
 	Limits Limits
 	// ExecutorURL returns the base URL of this executor's HTTP API, which templates read as
@@ -66,9 +71,10 @@ type Service struct {
 	members     Members
 	clock       func() time.Time
 
-	avail   Availability
-	limits  Limits
-	selfURL func() string // Deps.ExecutorURL
+	avail     Availability
+	isSettled func(ctx context.Context) error // Deps.Settled
+	limits    Limits
+	selfURL   func() string // Deps.ExecutorURL
 
 	submitMu sync.Mutex // a conflict check and the creation it allows happen as one step
 }
@@ -87,7 +93,7 @@ func New(d Deps) *Service {
 		launcher: d.Launcher, planControl: d.PlanControl, taskControl: d.TaskControl,
 		reaper: d.Reaper, watcher: d.Watcher, unlocker: d.Unlocker,
 		eventSource: d.Events, members: d.Members, clock: d.Clock,
-		avail: d.Availability, limits: d.Limits.withDefaults(), selfURL: d.ExecutorURL,
+		avail: d.Availability, isSettled: d.Settled, limits: d.Limits.withDefaults(), selfURL: d.ExecutorURL,
 	}
 }
 

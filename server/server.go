@@ -86,6 +86,7 @@ func NewExecutor(cfg Config) (*Executor, error) {
 		Kinds: e.kinds, Holders: b.locker, Events: source, Members: e.members,
 		Launcher: e.orch, PlanControl: e.orch, TaskControl: e.orch, Reaper: e.orch, Watcher: e.orch, Unlocker: e.orch,
 		Availability: e,
+		Settled:      e.settled,
 		Limits:       cfg.Limits,
 		ExecutorURL:  e.self.get,
 	})

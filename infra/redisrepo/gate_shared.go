@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/task"
 	"github.com/executor-dev/executor/infra/outage"
 )
@@ -67,4 +68,21 @@ func (s *Store) changeShared(ctx context.Context, online, offline func() error, 
 		}
 		wait = min(2*wait, sharedRetryMax)
 	}
+}
+
+// absent checks, on a Shared store, a read of one plan, task or tenant that Redis answered it
+// does not hold (err: task.ErrNotFound or plan.ErrNotFound): Redis may have lost it (it
+// restarted empty) without this executor noticing yet, while the executor that holds it has
+// not written it back. It asks Redis (the generation, one round trip): within the wait after a
+// loss (it may find the loss itself) the read fails with the *task.ClaimsPausedError, and with
+// the Redis error when that check fails, never a not found that may not be true. Otherwise,
+// and on an alone store, err is returned as it is.
+func (s *Store) absent(ctx context.Context, err error) error {
+	if !s.shared || !(errors.Is(err, task.ErrNotFound) || errors.Is(err, plan.ErrNotFound)) {
+		return err
+	}
+	if werr := s.watch.claimsAllowed(ctx); werr != nil {
+		return fmt.Errorf("redisrepo: not found in Redis, which lost its data lately and may not hold it again yet: %w", werr)
+	}
+	return err
 }

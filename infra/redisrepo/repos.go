@@ -25,14 +25,16 @@ func (r *PlanRepo) Create(ctx context.Context, p *plan.Plan) error {
 
 // Plan returns the plan with id.
 func (r *PlanRepo) Plan(ctx context.Context, id string) (*plan.Plan, error) {
-	return read(r.s, func() (*plan.Plan, error) { return r.planOnline(ctx, id) },
+	p, err := read(r.s, func() (*plan.Plan, error) { return r.planOnline(ctx, id) },
 		func() (*plan.Plan, error) { return r.s.mirror.Plans().Plan(ctx, id) })
+	return p, r.s.absent(ctx, err)
 }
 
 // ByIdempotencyKey returns the plan first submitted with key (by any executor).
 func (r *PlanRepo) ByIdempotencyKey(ctx context.Context, key string) (*plan.Plan, error) {
-	return read(r.s, func() (*plan.Plan, error) { return r.byIdempotencyKeyOnline(ctx, key) },
+	p, err := read(r.s, func() (*plan.Plan, error) { return r.byIdempotencyKeyOnline(ctx, key) },
 		func() (*plan.Plan, error) { return r.s.mirror.Plans().ByIdempotencyKey(ctx, key) })
+	return p, r.s.absent(ctx, err)
 }
 
 // List returns plans matching f, newest first (of every executor, while Redis answers).
@@ -97,8 +99,9 @@ func (r *TaskRepo) Reactivate(ctx context.Context, t *task.Task) error {
 
 // Task returns the task with id.
 func (r *TaskRepo) Task(ctx context.Context, id string) (*task.Task, error) {
-	return read(r.s, func() (*task.Task, error) { return r.taskOnline(ctx, id) },
+	t, err := read(r.s, func() (*task.Task, error) { return r.taskOnline(ctx, id) },
 		func() (*task.Task, error) { return r.s.mirror.Tasks().Task(ctx, id) })
+	return t, r.s.absent(ctx, err)
 }
 
 // LatestWithCheckpoint returns the tenant's latest task and its checkpoint (nil when it has
@@ -122,7 +125,7 @@ func (r *TaskRepo) LatestWithCheckpoint(ctx context.Context, tenantID string) (*
 		}
 		return both{t, cp}, err
 	})
-	return b.t, b.cp, err
+	return b.t, b.cp, r.s.absent(ctx, err)
 }
 
 // Statuses returns the statuses of the tasks with the given ids, in that order.
@@ -133,8 +136,9 @@ func (r *TaskRepo) Statuses(ctx context.Context, ids []string) ([]task.Status, e
 
 // Latest returns the tenant's latest task.
 func (r *TaskRepo) Latest(ctx context.Context, tenantID string) (*task.Task, error) {
-	return read(r.s, func() (*task.Task, error) { return r.latestOnline(ctx, tenantID) },
+	t, err := read(r.s, func() (*task.Task, error) { return r.latestOnline(ctx, tenantID) },
 		func() (*task.Task, error) { return r.s.mirror.Tasks().Latest(ctx, tenantID) })
+	return t, r.s.absent(ctx, err)
 }
 
 // ByIDs returns the tasks with the given ids, in order.

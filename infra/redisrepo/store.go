@@ -215,6 +215,12 @@ func New(client redis.UniversalClient, opts Options) *Store {
 // JournalLen returns how many aggregates wait to be written back to Redis.
 func (s *Store) JournalLen() int { return s.back.journalLen() }
 
+// Settled asks Redis whether the executors sharing it have written back what they held
+// after it lost its data: a *task.ClaimsPausedError while new claims (and the commands on what
+// other executors run) still wait, nil after. Finding the loss itself, it reports it (this
+// executor writes back what it holds too).
+func (s *Store) Settled(ctx context.Context) error { return s.watch.claimsAllowed(ctx) }
+
 // ClaimsPausedFor returns how long claims still wait after Redis lost data, as this store last
 // learnt (0: they do not): the orchestrator claims no task from the shared queue meanwhile.
 func (s *Store) ClaimsPausedFor() time.Duration { return s.watch.claimsPausedFor() }
