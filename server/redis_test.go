@@ -70,5 +70,5 @@ func TestPlanOnRedisWritesTheKeySchema(t *testing.T) {
 	var h wire.Health
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&h))
 	resp.Body.Close()
-	assert.Equal(t, wire.Health{Status: "ok", Executor: srv.Name(), Redis: "ok", Topology: "shared"}, h)
+	assert.Equal(t, wire.Health{Status: "ok", Executor: srv.Name(), Redis: "ok", Topology: "shared", Phase: "online"}, h)
 }

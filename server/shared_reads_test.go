@@ -52,7 +52,10 @@ func TestSharedExecutorCutOffAnswers503ForWhatItCannotSee(t *testing.T) {
 	proxy.Cut()
 	h := a.waitNotReady()
 	assert.Equal(t, "shared", h.Topology)
-	assert.Contains(t, []string{"degraded", "not_ready"}, h.Phase, "cut off: it cannot see what B runs")
+	// Cut off, it cannot see what B runs: degraded (or not ready), or the probe of /readyz
+	// found Redis failing before the executor did (status unavailable, no phase).
+	assert.Contains(t, []string{"degraded", "not_ready", ""}, h.Phase, "cut off: it cannot see what B runs")
+	assert.NotEqual(t, "ok", h.Status)
 
 	requests := []struct{ name, method, path string }{
 		{"tenant task", http.MethodGet, "/v1/tenants/" + tenant + "/task"},

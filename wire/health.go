@@ -16,6 +16,7 @@ type Health struct {
 	Topology string `json:"topology,omitempty"`
 	// Phase is, on Redis (readyz), where the executor stands, the first that holds of
 	// "draining", "not_ready", "degraded", "claims_paused" (new claims wait after Redis lost
-	// its data) and "online".
+	// its data) and "online"; omitted when /readyz's own probe of Redis failed first
+	// (status "unavailable").
 	Phase string `json:"phase,omitempty"`
 }
