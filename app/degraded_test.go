@@ -16,7 +16,6 @@ import (
 	"github.com/executor-dev/executor/infra/lock"
 	"github.com/executor-dev/executor/infra/memrepo"
 	"github.com/executor-dev/executor/orchestrator"
-	"github.com/executor-dev/executor/stagekind"
 )
 
 // elsewhereRunner is the real orchestrator, but for whether it runs a task: the test says.
@@ -34,15 +33,11 @@ func (r elsewhereRunner) Runs(taskID string) bool { return r.here.Load() && r.Ta
 func TestDegradedExecutorActsOnlyOnWhatItRuns(t *testing.T) {
 	t.Parallel()
 	db := memrepo.New()
-	locker := lock.NewMemory()
-	kinds := stagekind.Builtin(stagekind.HTTPOptions{})
-	st := apptest.Stores{Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Index: db.Tasks(), Locker: locker}
-	_, orch := apptest.New(t, st, kinds, orchestrator.Config{})
+	st := apptest.Stores{Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Locker: lock.NewMemory()}
 	var degraded, here atomic.Bool
-	svc := app.New(app.Deps{
-		Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Index: db.Tasks(),
-		Kinds: kinds, Holders: locker, Launcher: orch, PlanControl: orch, TaskControl: elsewhereRunner{TaskControl: orch, here: &here}, Reaper: orch, Watcher: orch, Unlocker: orch,
-		Availability: sharedDegraded(degraded.Load),
+	svc, _ := apptest.NewWith(t, st, nil, orchestrator.Config{}, func(d *app.Deps, orch *orchestrator.Orchestrator) {
+		d.TaskControl = elsewhereRunner{TaskControl: orch, here: &here}
+		d.Availability = sharedDegraded(degraded.Load)
 	})
 	ctx := context.Background()
 	sub, err := svc.Submit(ctx, sleepPlan("dg-1", "dg-2"))

@@ -16,7 +16,6 @@ import (
 	"github.com/executor-dev/executor/infra/lock"
 	"github.com/executor-dev/executor/infra/memrepo"
 	"github.com/executor-dev/executor/orchestrator"
-	"github.com/executor-dev/executor/stagekind"
 )
 
 // Before the executor reached Redis every query of plans, tasks, tenants and checkpoints
@@ -25,16 +24,12 @@ import (
 func TestQueriesRefusedUntilRedisReached(t *testing.T) {
 	t.Parallel()
 	db := memrepo.New()
-	locker := lock.NewMemory()
-	kinds := stagekind.Builtin(stagekind.HTTPOptions{})
-	st := apptest.Stores{Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Index: db.Tasks(), Locker: locker}
-	_, orch := apptest.New(t, st, kinds, orchestrator.Config{})
+	st := apptest.Stores{Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Locker: lock.NewMemory()}
 	var notReady atomic.Bool
-	svc := app.New(app.Deps{
-		Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Index: db.Tasks(),
-		Kinds: kinds, Holders: locker, Launcher: orch, PlanControl: orch, TaskControl: orch, Reaper: orch, Watcher: orch, Unlocker: orch, Availability: availability.Func(func() availability.State {
+	svc, _ := apptest.NewWith(t, st, nil, orchestrator.Config{}, func(d *app.Deps, _ *orchestrator.Orchestrator) {
+		d.Availability = availability.Func(func() availability.State {
 			return availability.State{Shared: true, Reached: !notReady.Load()}
-		}),
+		})
 	})
 	ctx := context.Background()
 	sub, err := svc.Submit(ctx, sleepPlan("nr-1"))

@@ -12,7 +12,6 @@ import (
 	"github.com/executor-dev/executor/infra/lock"
 	"github.com/executor-dev/executor/infra/memrepo"
 	"github.com/executor-dev/executor/orchestrator"
-	"github.com/executor-dev/executor/stagekind"
 )
 
 // relaunchFirst is a Launcher whose Launch meets a plan another submission's replay has just
@@ -33,14 +32,9 @@ func (l relaunchFirst) Launch(ctx context.Context, p *plan.Plan) error {
 func TestALaunchThatARelaunchWonKeepsThePlanRunning(t *testing.T) {
 	t.Parallel()
 	db := memrepo.New()
-	locker := lock.NewMemory()
-	kinds := stagekind.Builtin(stagekind.HTTPOptions{})
-	st := apptest.Stores{Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Index: db.Tasks(), Locker: locker}
-	_, orch := apptest.New(t, st, kinds, orchestrator.Config{})
-	svc := app.New(app.Deps{
-		Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Index: db.Tasks(),
-		Kinds: kinds, Holders: locker, Launcher: relaunchFirst{orch}, PlanControl: orch, TaskControl: orch, Reaper: orch,
-		Watcher: orch, Unlocker: orch,
+	st := apptest.Stores{Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Locker: lock.NewMemory()}
+	svc, _ := apptest.NewWith(t, st, nil, orchestrator.Config{}, func(d *app.Deps, orch *orchestrator.Orchestrator) {
+		d.Launcher = relaunchFirst{orch}
 	})
 	sub, err := svc.Submit(context.Background(), sleepPlan("race-1"))
 	require.NoError(t, err, "the plan was launched, by the relaunch")

@@ -38,6 +38,14 @@ type Stores struct {
 // use cases on it. The orchestrator is stopped, and must stop cleanly, when t ends.
 func New(t testing.TB, st Stores, kinds *stagekind.Registry, cfg orchestrator.Config) (*app.Service, *orchestrator.Orchestrator) {
 	t.Helper()
+	return NewWith(t, st, kinds, cfg, nil)
+}
+
+// NewWith is New with the use cases' dependencies adjusted by adjust (nil: as New), which is
+// given the orchestrator every port is wired to.
+func NewWith(t testing.TB, st Stores, kinds *stagekind.Registry, cfg orchestrator.Config,
+	adjust func(d *app.Deps, orch *orchestrator.Orchestrator)) (*app.Service, *orchestrator.Orchestrator) {
+	t.Helper()
 	if kinds == nil {
 		kinds = stagekind.Builtin(stagekind.HTTPOptions{})
 	}
@@ -66,12 +74,15 @@ func New(t testing.TB, st Stores, kinds *stagekind.Registry, cfg orchestrator.Co
 	if st.Index == nil {
 		st.Index, _ = st.Tasks.(app.PlanIndex)
 	}
-	svc := app.New(app.Deps{
+	deps := app.Deps{
 		Creator: st.Creator, Plans: st.Plans, Tasks: st.Tasks, Checkpoints: st.Checkpoints, Index: st.Index,
 		Kinds: kinds, Holders: st.Locker, Availability: Draining(orch),
 		Launcher: orch, PlanControl: orch, TaskControl: orch, Reaper: orch, Watcher: orch, Unlocker: orch,
-	})
-	return svc, orch
+	}
+	if adjust != nil {
+		adjust(&deps, orch)
+	}
+	return app.New(deps), orch
 }
 
 // Draining is the availability of an executor whose store always answers, draining once orch
