@@ -373,3 +373,60 @@ func TestALossOfOtherKeysLeavesTheCompareAndSetOnTheTasksRedisKept(t *testing.T)
 	assert.Equal(t, task.Cancelled, got.Status(), "b's cancel is kept")
 	assert.Contains(t, conflictsA.list(), id)
 }
+
+// A task reaped INTERRUPTED (its owner paused past its lease) and not retried yet when Redis
+// lost its data: the reaper writes back its copy, without the checkpoint it never held. The
+// owner, back, loses the write-back of its stale copy (a newer epoch holds the task), but its
+// checkpoint, which Redis lacks and which resumes at the stage of the task Redis holds, is
+// written back: a retry from the checkpoint does not run the completed stages again (chaos
+// seed 11).
+func TestTheOwnersCheckpointIsWrittenBackUnderTheReapersCopy(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	proxy := srv.NewProxy()
+	const leaseTTL = 600 * time.Millisecond
+	var conflictsOwner, conflictsReaper conflicts
+	owner, monOwner := startFastStore(t, fastClient(t, proxy.Addr()), leaseTTL, &conflictsOwner)
+	reaper, monReaper := startFastStore(t, fastClient(t, srv.Addr()), leaseTTL, &conflictsReaper)
+	ctx := context.Background()
+
+	p, tasks := newPlan(t, "ck1")
+	require.NoError(t, reaper.CreatePlan(ctx, p, tasks)) // it accepted the plan: it writes it back
+	id := tasks[0].ID()
+	runStage(t, owner, id)
+	runStage(t, owner, id) // RUNNING at stage 2, its checkpoint resuming there
+
+	// The reaper takes the task over (a new epoch) and interrupts it; it reads no checkpoint.
+	_, err := reaper.Tasks().BumpFence(ctx, id)
+	require.NoError(t, err)
+	_, err = reaper.Tasks().Update(ctx, id, func(tk *task.Task) (*checkpoint.Checkpoint, error) {
+		return nil, tk.Interrupt(task.Failure{Class: "lease_lost", Message: "its owner is gone"}, time.Now())
+	})
+	require.NoError(t, err)
+
+	// The owner is cut off (paused) while Redis loses its data: the reaper writes back first.
+	proxy.Cut()
+	require.NoError(t, srv.Client().FlushAll(ctx).Err())
+	keys := rediskey.New("")
+	reader := redisrepo.New(srv.Client(), redisrepo.Options{})
+	require.Eventually(t, func() bool {
+		got, err := reader.Tasks().Task(ctx, id)
+		d, _ := monReaper.Degraded()
+		return err == nil && got.Status() == task.Interrupted && !d
+	}, 15*time.Second, 20*time.Millisecond, "the reaper wrote back its copy")
+	require.Zero(t, srv.Client().Exists(ctx, keys.Checkpoint(id)).Val(), "the reaper never held the checkpoint")
+
+	proxy.Restore()
+	require.Eventually(t, func() bool {
+		d, _ := monOwner.Degraded()
+		return !d && len(conflictsOwner.list()) > 0
+	}, 15*time.Second, 20*time.Millisecond, "the owner wrote back, and its copy lost to the newer epoch")
+	got, err := reader.Tasks().Task(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, task.Interrupted, got.Status(), "the reaper's copy stays")
+	assert.Equal(t, 2, got.CurrentStage())
+	cp, err := reader.Checkpoints().Checkpoint(ctx, id)
+	require.NoError(t, err, "the owner's checkpoint was written back")
+	assert.Equal(t, got.CurrentStage(), cp.Next(), "it resumes where the task stands")
+	assert.Equal(t, []string{"push", "restart"}, cp.CompletedStages())
+}

@@ -335,8 +335,9 @@ func (wb *writeBack) writeBackTasks(ctx context.Context, tasks []*task.Task, bas
 				encErr = err
 				return
 			}
-			cpJSON := ""
+			cpJSON, cpNext := "", -1
 			if cp, err := wb.s.mirror.Checkpoints().Checkpoint(ctx, t.ID()); err == nil {
+				cpNext = cp.Next()
 				b, err := encCheckpoint(cp)
 				if err != nil {
 					encErr = err
@@ -348,7 +349,7 @@ func (wb *writeBack) writeBackTasks(ctx context.Context, tasks []*task.Task, bas
 			// This write-back's token: should its reply be lost, the next pass knows it.
 			b.doubts = append(b.doubts, wb.s.token())
 			bases[t.ID()] = b
-			args := append([]any{t.Fence(), wb.s.taskRetention(ctx, t), cpJSON, b.version, b.doubtList(wb.s.writer), t.Version(), b.lost},
+			args := append([]any{t.Fence(), wb.s.taskRetention(ctx, t), cpJSON, b.version, b.doubtList(wb.s.writer), t.Version(), b.lost, cpNext},
 				append(fields, "fence", t.Fence(), "wtoken", b.doubts[len(b.doubts)-1])...)
 			cmds[i] = restoreTaskScript.Eval(ctx, pipe, []string{wb.s.keys.Task(t.ID()), wb.s.keys.Checkpoint(t.ID())}, args...)
 		}

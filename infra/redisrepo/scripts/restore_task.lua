@@ -21,12 +21,16 @@
 --          hash is then marked restored=<generation>, and over a hash so marked for the same
 --          generation (another executor's copy written back for this loss) newest wins:
 --          written unless it holds the same or a newer version, or a newer fence epoch
--- ARGV[8…] field, value pairs of the whole task hash (fence, version and this write-back's
+-- ARGV[8]  the stage the checkpoint (ARGV[3]) resumes at (its completed stages), -1 without one
+-- ARGV[9…] field, value pairs of the whole task hash (fence, version and this write-back's
 --          token as wtoken included)
 -- A stored version lower than the base means Redis lost writes it had acknowledged (versions
 -- only grow: a master failed over to a replica that had not received them, or restarted from
 -- an older snapshot): this executor's newer copy is written back, unless Redis holds a newer
 -- fence epoch.
+-- Refused (a conflict), the checkpoint is still written when Redis has none for the task
+-- and it resumes at the stage Redis's task is at (keep_checkpoint below): after a data loss,
+-- the copy Redis holds may be a reaper's, written back without the checkpoint it never held.
 -- returns  1 written; 0 conflict: Redis holds a newer epoch, or another writer changed the
 --          task since the base version (or holds a newer copy written back for the same
 --          loss): nothing written; 2 Redis holds this very version
@@ -49,12 +53,28 @@ local function ours(token)
   end
   return false
 end
-local stored = redis.call('HMGET', KEYS[1], 'fence', 'version', 'wtoken', 'restored')
+-- keep_checkpoint writes ARGV[3] when Redis holds no checkpoint of the task and the task Redis
+-- holds is at the stage the checkpoint resumes at (stage: its "stage" field): the completed
+-- stages it records are then those of the task as Redis holds it, and a retry from the
+-- checkpoint does not run them again. Its TTL is the task's.
+local function keep_checkpoint(stage)
+  if ARGV[3] == '' or tonumber(ARGV[8]) ~= tonumber(stage) or redis.call('EXISTS', KEYS[2]) == 1 then
+    return
+  end
+  local ttl = redis.call('PTTL', KEYS[1])
+  if ttl > 0 then
+    redis.call('SET', KEYS[2], ARGV[3], 'PX', ttl)
+  else
+    redis.call('SET', KEYS[2], ARGV[3])
+  end
+end
+local stored = redis.call('HMGET', KEYS[1], 'fence', 'version', 'wtoken', 'restored', 'stage')
 if stored[1] then
   local fence = tonumber(stored[1])
   local version = tonumber(stored[2]) or 0
   local base = tonumber(ARGV[4])
   if fence > tonumber(ARGV[1]) then
+    keep_checkpoint(stored[5])
     return 0
   end
   if fence == tonumber(ARGV[1]) and version == tonumber(ARGV[6]) then
@@ -65,13 +85,15 @@ if stored[1] then
   end
   if ARGV[7] ~= '' and stored[4] == ARGV[7] then
     if version > tonumber(ARGV[6]) then
+      keep_checkpoint(stored[5])
       return 0
     end
   elseif version ~= base and not ours(stored[3]) and not (version < base) then
+    keep_checkpoint(stored[5])
     return 0
   end
 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 8))
+redis.call('HSET', KEYS[1], unpack(ARGV, 9))
 if ARGV[7] ~= '' then
   redis.call('HSET', KEYS[1], 'restored', ARGV[7])
 end
