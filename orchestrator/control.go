@@ -76,7 +76,7 @@ func (ctl *control) resumable(ctx context.Context, ids []string) ([]*task.Task, 
 }
 
 // ResumePlan lets a paused plan's tasks start again and resumes its paused tasks at their next
-// stage.
+// stage; a plan whose tasks have all ended is settled.
 func (ctl *control) ResumePlan(ctx context.Context, planID string) error {
 	if ctl.draining.Load() {
 		return errcode.ErrShuttingDown
@@ -111,6 +111,9 @@ func (ctl *control) ResumePlan(ctx context.Context, planID string) error {
 		}
 	}
 	ctl.feeder.push(ctx, p, resumed)
+	// Every task may have ended while the plan was paused for a lost executor (an operator
+	// cancelled the interrupted ones): nothing will run, and nothing else would settle it.
+	ctl.settler.settleHeld(planID)
 	return nil
 }
 
