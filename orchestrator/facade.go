@@ -63,7 +63,7 @@ func (o *Orchestrator) Queued() int {
 	return o.dispatcher.Queued()
 }
 
-// Reap interrupts, and returns so, the tasks of tasks whose owner is gone (see recovery.Reap);
+// Reap interrupts, and returns so, those of tasks whose owner is gone (see recovery.Reap);
 // it also returns how many it reaped.
 func (o *Orchestrator) Reap(ctx context.Context, tasks []*task.Task) ([]*task.Task, int, error) {
 	return o.recovery.Reap(ctx, tasks)

@@ -117,7 +117,7 @@ func cappedRetryAfter(hint time.Duration) string {
 	return fmt.Sprintf("Retry-After %.0fs capped to %s", hint.Seconds(), stage.MaxRetryAfter)
 }
 
-// attempt runs one handler call under the stage's timeout. A timeout of the stage (not of the
+// callStage runs one handler call under the stage's timeout. A timeout of the stage (not of the
 // run) is reported as a timeout, whatever the handler returned.
 func callStage(ctx context.Context, h stage.Handler, timeout time.Duration, req stage.Request) (json.RawMessage, error) {
 	sctx := ctx
