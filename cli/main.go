@@ -52,6 +52,8 @@ const (
 	EnvTokensFile      = "EXECUTOR_TOKENS_FILE"
 	EnvInsecure        = "EXECUTOR_INSECURE"
 	EnvHTTPAllow       = "EXECUTOR_HTTP_ALLOW"
+	EnvExecAllow       = "EXECUTOR_EXEC_ALLOW"
+	EnvExecEnv         = "EXECUTOR_EXEC_ENV"
 	EnvShutdownTimeout = "EXECUTOR_SHUTDOWN_TIMEOUT"
 	EnvMaxTenants      = "EXECUTOR_MAX_TENANTS"
 	EnvMaxStages       = "EXECUTOR_MAX_STAGES"

@@ -71,6 +71,7 @@ const (
 type serveOptions struct {
 	cfg        server.Config
 	httpAllow  []string
+	execAllow  []string
 	topology   string
 	tokensFile string
 	logLevel   string
@@ -124,6 +125,10 @@ func serveFlags(cmd *cobra.Command, o *serveOptions) {
 	f.BoolVar(&o.insecure, "insecure", false, "serve without tokens on a non-loopback address (env "+EnvInsecure+")")
 	f.StringSliceVar(&o.httpAllow, "http-allow", nil,
 		"hosts and CIDRs the http stage kind may reach, repeatable or comma-separated; empty: any but link-local and cloud metadata, which are denied unless listed (env "+EnvHTTPAllow+")")
+	f.StringSliceVar(&o.execAllow, "exec-allow", nil,
+		"commands the exec stage kind may run: absolute paths of files, or of directories with a trailing / (every command under them), repeatable or comma-separated; empty: the exec kind is disabled (env "+EnvExecAllow+")")
+	f.StringSliceVar(&cfg.ExecEnv, "exec-env", nil,
+		"names of this executor's environment variables passed to exec stages' commands besides PATH and HOME, repeatable or comma-separated (env "+EnvExecEnv+")")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout,
 		"on SIGTERM/SIGINT, how long running tasks may take to reach their next stage boundary before their stages are cancelled (env "+EnvShutdownTimeout+")")
 	f.IntVar(&cfg.Limits.MaxTenants, "max-tenants", app.DefaultMaxTenants, "most tenants in one plan (env "+EnvMaxTenants+")")
@@ -168,6 +173,9 @@ func (a *invocation) serveConfig(o serveOptions) (server.Config, slog.Level, err
 		return cfg, 0, usagef("invalid --http-allow: %v", err)
 	}
 	cfg.HTTPAllow = allow
+	if cfg.ExecAllow, err = stagekind.ParseExecAllow(o.execAllow); err != nil {
+		return cfg, 0, usagef("invalid --exec-allow: %v", err)
+	}
 	if cfg.Tokens, err = a.serveTokens(o.tokensFile); err != nil {
 		return cfg, 0, err
 	}
@@ -245,7 +253,7 @@ const shutdownGrace = 10 * time.Second
 var serveEnv = map[string]string{
 	"addr": EnvAddr, "name": EnvName, "workers": EnvWorkers, "redis": EnvRedis, "redis-cluster": EnvRedisCluster, "prefix": EnvPrefix, "lease-ttl": EnvLeaseTTL, "retention": EnvRetention, "cache-tasks": EnvCacheTasks,
 	"topology": EnvTopology, "events-stream": EnvEventsStream,
-	"tokens-file": EnvTokensFile, "insecure": EnvInsecure, "http-allow": EnvHTTPAllow,
+	"tokens-file": EnvTokensFile, "insecure": EnvInsecure, "http-allow": EnvHTTPAllow, "exec-allow": EnvExecAllow, "exec-env": EnvExecEnv,
 	"shutdown-timeout": EnvShutdownTimeout, "max-tenants": EnvMaxTenants, "max-stages": EnvMaxStages,
 	"max-params-bytes": EnvMaxParamsBytes, "max-queued": EnvMaxQueued, "max-body-bytes": EnvMaxBodyBytes,
 	"log-level": EnvLogLevel,

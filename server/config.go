@@ -69,6 +69,12 @@ type Config struct {
 	// by stagekind.ParseAllowList). Nil or empty: any destination but link-local and cloud
 	// metadata addresses.
 	HTTPAllow *stagekind.AllowList
+	// ExecAllow is the exec stage kind's allow-list of commands (--exec-allow, parsed by
+	// stagekind.ParseExecAllow). Nil or empty: the exec kind is disabled.
+	ExecAllow *stagekind.ExecAllowList
+	// ExecEnv names variables of the executor's environment passed to exec stages' commands
+	// besides PATH and HOME (--exec-env).
+	ExecEnv []string
 	// Limits bound submissions (--max-tenants, --max-stages, --max-params-bytes, --max-queued);
 	// zero fields take the app defaults.
 	Limits app.Limits

@@ -78,7 +78,10 @@ func NewExecutor(cfg Config) (*Executor, error) {
 		e.readiness, e.probe = e.topologyReadiness, e.readyProbe
 	}
 	source := e.wireEvents()
-	e.kinds = stagekind.Builtin(stagekind.HTTPOptions{AllowList: cfg.HTTPAllow})
+	e.kinds = stagekind.BuiltinWith(stagekind.Options{
+		HTTP: stagekind.HTTPOptions{AllowList: cfg.HTTPAllow},
+		Exec: stagekind.ExecOptions{Allow: cfg.ExecAllow, Env: cfg.ExecEnv},
+	})
 	e.metrics = metrics.New(metrics.Options{StatusCounts: b.counts, Degraded: e.Degraded, JournalLen: e.journalLen, Queued: e.queued})
 	e.wireOrchestrator(b.stores)
 	e.svc = app.New(app.Deps{

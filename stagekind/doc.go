@@ -7,7 +7,10 @@
 //   - http: sends one HTTP request per attempt, with an Idempotency-Key header (the in-doubt
 //     attempt's key when the stage's last attempt is in doubt) and the run's fencing token in
 //     Executor-Fence, and turns the response into the stage's output or into a classified
-//     *stage.Error (docs/design.md §4).
+//     *stage.Error (docs/design.md §4);
+//   - exec: runs one command per attempt, in a process group of its own that is killed when
+//     the attempt ends, with only the environment it is given; the command must be on the
+//     allow-list (ExecOptions.Allow, serve's --exec-allow), or the kind is disabled.
 //
 // The http kind guards against server-side request forgery: every address it connects to
 // (checked at dial time, after DNS, so a rebinding name cannot slip through) and every

@@ -46,14 +46,29 @@ func NewRegistry() *Registry {
 }
 
 // Builtin returns a new Registry holding the built-in kinds noop, sleep, http (configured by
-// opts) and approval. More kinds can be registered on it.
+// opts), approval and exec (disabled: see BuiltinWith). More kinds can be registered on it.
 func Builtin(opts HTTPOptions) *Registry {
+	return BuiltinWith(Options{HTTP: opts})
+}
+
+// Options configures the built-in kinds.
+type Options struct {
+	HTTP HTTPOptions
+	// Exec configures the exec kind; without an allow-list it is disabled (every plan that
+	// names it is refused, the field named).
+	Exec ExecOptions
+}
+
+// BuiltinWith returns a new Registry holding the built-in kinds noop, sleep, http, approval
+// and exec, configured by opts. More kinds can be registered on it.
+func BuiltinWith(opts Options) *Registry {
 	r := NewRegistry()
 	for kind, h := range map[string]stage.Handler{
 		KindNoop:     Noop{},
 		KindSleep:    Sleep{},
-		KindHTTP:     NewHTTP(opts),
+		KindHTTP:     NewHTTP(opts.HTTP),
 		KindApproval: Approval{},
+		KindExec:     NewExec(opts.Exec),
 	} {
 		if err := r.Register(kind, h); err != nil {
 			panic(err) // unreachable: the built-in names are valid and distinct
