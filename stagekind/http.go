@@ -19,7 +19,8 @@ const KindHTTP = "http"
 const (
 	// DefaultMaxResponseBytes caps the response body read when HTTPOptions leaves it zero.
 	DefaultMaxResponseBytes int64 = 1 << 20
-	// DefaultHTTPTimeout is the timeout of the client used when HTTPOptions has none.
+	// DefaultHTTPTimeout bounds an attempt whose stage sets no timeout, when HTTPOptions
+	// leaves DefaultTimeout zero. A stage's own timeout replaces it (longer or shorter).
 	DefaultHTTPTimeout = 30 * time.Second
 	// MaxRedirects is the most redirects one attempt follows; the next redirect response is
 	// returned as is and fails the attempt permanently.
@@ -30,7 +31,8 @@ const (
 
 // HTTPOptions configures the http kind.
 type HTTPOptions struct {
-	// Client sends the requests. Nil means &http.Client{Timeout: DefaultHTTPTimeout}. The
+	// Client sends the requests. Nil means &http.Client{}: no timeout of its own, an attempt
+	// is bounded by its stage's timeout, or DefaultTimeout. The
 	// client is not modified: the handler uses a copy whose redirect policy also stops after
 	// MaxRedirects redirects and at any redirect to a scheme other than http or https, and
 	// whose transport is a clone of Client.Transport (nil: http.DefaultTransport) that the
@@ -59,6 +61,9 @@ type HTTPOptions struct {
 	// AllowList is the allow-list parsed already (serve parses --http-allow once, its errors
 	// naming the flag); when it is set, Allow is ignored.
 	AllowList *AllowList
+	// DefaultTimeout bounds an attempt whose stage sets no timeout (its context has no
+	// deadline); zero or negative: DefaultHTTPTimeout.
+	DefaultTimeout time.Duration
 }
 
 // HTTP is the http kind: one request per attempt. Params, already rendered, are
@@ -93,6 +98,7 @@ type HTTPOptions struct {
 type HTTP struct {
 	client   *http.Client
 	maxBytes int64
+	timeout  time.Duration // HTTPOptions.DefaultTimeout
 	guard    *guard
 	err      error // a configuration error every attempt fails with (fail closed)
 }
@@ -107,7 +113,10 @@ func NewHTTP(opts HTTPOptions) *HTTP {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxResponseBytes
 	}
-	h := &HTTP{maxBytes: maxBytes}
+	h := &HTTP{maxBytes: maxBytes, timeout: opts.DefaultTimeout}
+	if h.timeout <= 0 {
+		h.timeout = DefaultHTTPTimeout
+	}
 	allow := opts.AllowList
 	if allow == nil {
 		parsed, err := ParseAllowList(opts.Allow)
@@ -118,7 +127,7 @@ func NewHTTP(opts HTTPOptions) *HTTP {
 		allow = parsed
 	}
 	h.guard = newGuard(allow)
-	client := &http.Client{Timeout: DefaultHTTPTimeout}
+	client := &http.Client{}
 	if opts.Client != nil {
 		c := *opts.Client
 		client = &c
@@ -135,10 +144,16 @@ func NewHTTP(opts HTTPOptions) *HTTP {
 }
 
 // Run sends the request described by req.Params and classifies the outcome. Invalid params
-// fail permanently with an error matching ErrInvalidParams.
+// fail permanently with an error matching ErrInvalidParams. The attempt is bounded by ctx's
+// deadline (its stage's timeout), or by HTTPOptions.DefaultTimeout when ctx has none.
 func (h *HTTP) Run(ctx context.Context, req stage.Request) (json.RawMessage, error) {
 	if h.err != nil {
 		return nil, stage.Permanent(h.err)
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, h.timeout)
+		defer cancel()
 	}
 	p, err := parseHTTPParams(req.Params)
 	if err != nil {

@@ -276,6 +276,32 @@ func TestHTTPClientTimeoutIsTimeout(t *testing.T) {
 	assert.Equal(t, stage.ClassTimeout, stage.AsError(err).Class)
 }
 
+// An attempt's bound is its stage's timeout (its context's deadline), longer or shorter than
+// the default, which bounds only an attempt whose stage sets none: a deploy API that answers
+// after the default is not cut at it when the stage allows more (issue 32: every request was
+// cut at 30 s whatever the stage's timeout said).
+func TestHTTPStageTimeoutReplacesTheDefault(t *testing.T) {
+	t.Parallel()
+	srv, _ := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(300 * time.Millisecond):
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"state":"ready"}`))
+		case <-r.Context().Done():
+		}
+	})
+	h := NewHTTP(HTTPOptions{DefaultTimeout: 100 * time.Millisecond})
+
+	_, err := h.Run(context.Background(), testRequest(map[string]any{"url": srv.URL}))
+	assert.Equal(t, stage.ClassTimeout, stage.AsError(err).Class, "no stage timeout: the default bounds the attempt")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // the stage's timeout
+	defer cancel()
+	out, err := h.Run(ctx, testRequest(map[string]any{"url": srv.URL}))
+	require.NoError(t, err, "the stage's timeout replaces the default")
+	assert.JSONEq(t, `{"state":"ready"}`, string(out))
+}
+
 func TestHTTPCancelled(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
