@@ -14,7 +14,7 @@ func ExecutorListFrom(vs []app.ExecutorView) wire.ExecutorList {
 		out.Executors[i] = wire.Executor{
 			Name: v.Name, Address: v.Address, Version: v.Version,
 			StartedAt: v.StartedAt.UTC(), LastHeartbeat: v.LastHeartbeat.UTC(),
-			Runs: v.Runs, Alive: v.Alive, Self: v.Self, Topology: v.Topology,
+			Runs: v.Runs, Alive: v.Alive, Self: v.Self, Topology: v.Topology, Kinds: v.Kinds,
 		}
 	}
 	return out

@@ -19,6 +19,8 @@ type Member struct {
 	Alive         bool // its liveness key exists
 	// Topology is how it was started: "shared" (several executors on the Redis) or "alone".
 	Topology string
+	// Kinds are the stage kinds it can run; nil when it did not say.
+	Kinds []string
 }
 
 // Members is the registry of the executors sharing this one's store (infra/members, through
@@ -54,4 +56,45 @@ func (s *Service) Executors(ctx context.Context) ([]ExecutorView, error) {
 	}
 	slices.SortFunc(out, func(a, b ExecutorView) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
+}
+
+// kindsElsewhere returns, when a stage of req names a kind this executor lacks, the kinds the
+// live executors sharing its store run (nil otherwise: no registry is asked). A registry that
+// cannot answer is ErrMembersUnavailable: a kind is not judged unknown for it.
+func (s *Service) kindsElsewhere(ctx context.Context, req SubmitRequest) (map[string]bool, error) {
+	missing := false
+	for _, sp := range req.Stages {
+		if _, ok := s.kinds.Handler(sp.Kind); sp.Kind != "" && !ok {
+			missing = true
+		}
+	}
+	if !missing || s.members == nil {
+		return nil, nil
+	}
+	list, err := s.members.Members(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrMembersUnavailable, err)
+	}
+	out := map[string]bool{}
+	for _, m := range list {
+		if !m.Alive {
+			continue
+		}
+		for _, k := range m.Kinds {
+			out[k] = true
+		}
+	}
+	return out, nil
+}
+
+// knownKinds lists, sorted, the kinds of local and of elsewhere.
+func knownKinds(local []string, elsewhere map[string]bool) []string {
+	all := slices.Clone(local)
+	for k := range elsewhere {
+		if !slices.Contains(all, k) {
+			all = append(all, k)
+		}
+	}
+	slices.Sort(all)
+	return all
 }

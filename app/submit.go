@@ -89,7 +89,11 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Submission, e
 	}
 	planID := ulid.Make().String()
 	now := s.now()
-	stages, rollout, tasks, preview, err := s.check(req, planID, now)
+	elsewhere, err := s.kindsElsewhere(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	stages, rollout, tasks, preview, err := s.check(req, planID, now, elsewhere)
 	if err != nil {
 		return nil, err
 	}

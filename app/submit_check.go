@@ -64,9 +64,13 @@ func (c *violations) err() error {
 // tenants, the rings, and every template of every stage for every tenant. It returns the
 // stages and the rings with their defaults, the tasks (of plan planID, in submission order)
 // and what each tenant would run.
-func (s *Service) check(req SubmitRequest, planID string, now time.Time) ([]stage.Spec, plan.Rollout, []*task.Task, []TenantPreview, error) {
+//
+// elsewhere holds the kinds this executor lacks that a live executor sharing its store runs
+// (kindsElsewhere): a stage of such a kind is accepted, its params checked by its templates
+// alone (the executor that runs it checks the rest).
+func (s *Service) check(req SubmitRequest, planID string, now time.Time, elsewhere map[string]bool) ([]stage.Spec, plan.Rollout, []*task.Task, []TenantPreview, error) {
 	c := newViolations(req.Violations)
-	stages := s.checkSubmission(req, c.add)
+	stages := s.checkSubmission(req, elsewhere, c.add)
 	rollout := s.checkRollout(req, c.add)
 	tasks := make([]*task.Task, len(req.Tenants))
 	var failed []int
@@ -95,7 +99,7 @@ func (s *Service) check(req SubmitRequest, planID string, now time.Time) ([]stag
 
 // checkSubmission reports through add what is wrong with anything but templates, and returns
 // the stages with their defaults.
-func (s *Service) checkSubmission(req SubmitRequest, add func(field, reason string)) []stage.Spec {
+func (s *Service) checkSubmission(req SubmitRequest, elsewhere map[string]bool, add func(field, reason string)) []stage.Spec {
 	s.limits.checkLimits(req, add)
 	if len(req.Name) > MaxNameLength {
 		add("name", fmt.Sprintf("must be at most %d characters", MaxNameLength))
@@ -136,8 +140,9 @@ func (s *Service) checkSubmission(req SubmitRequest, add func(field, reason stri
 			add(fe.Field, fe.Reason)
 		}
 		stages[i] = checked
-		if _, ok := s.kinds.Handler(sp.Kind); sp.Kind != "" && !ok {
-			add(field+".kind", fmt.Sprintf("unknown stage kind %q: want one of %s", sp.Kind, strings.Join(s.kinds.Kinds(), ", ")))
+		if _, ok := s.kinds.Handler(sp.Kind); sp.Kind != "" && !ok && !elsewhere[sp.Kind] {
+			add(field+".kind", fmt.Sprintf("unknown stage kind %q: no live executor runs it; want one of %s", sp.Kind,
+				strings.Join(knownKinds(s.kinds.Kinds(), elsewhere), ", ")))
 		}
 		if j, dup := names[sp.Name]; dup && sp.Name != "" {
 			add(field+".name", fmt.Sprintf("duplicates stages[%d].name %q", j, sp.Name))

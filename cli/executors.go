@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -38,14 +39,14 @@ server lists itself.`,
 func executorsTable(now time.Time) func(wire.ExecutorList) func(io.Writer) {
 	return func(l wire.ExecutorList) func(io.Writer) {
 		return func(w io.Writer) {
-			fmt.Fprintln(w, "NAME\tADDRESS\tALIVE\tSELF\tTOPOLOGY\tRUNS\tSTARTED\tLAST HEARTBEAT")
+			fmt.Fprintln(w, "NAME\tADDRESS\tALIVE\tSELF\tTOPOLOGY\tRUNS\tSTARTED\tLAST HEARTBEAT\tKINDS")
 			for _, e := range l.Executors {
 				self := ""
 				if e.Self {
 					self = "*"
 				}
 				row(w, e.Name, e.Address, yesNo(e.Alive), self, e.Topology, strconv.Itoa(e.Runs), formatTime(&e.StartedAt),
-					heartbeatAge(now, e.LastHeartbeat))
+					heartbeatAge(now, e.LastHeartbeat), strings.Join(e.Kinds, ","))
 			}
 		}
 	}

@@ -62,6 +62,7 @@ type dispatcher struct {
 	dispatched chan struct{}        // closed when the dispatch loop has returned
 	poke       chan struct{}        // capacity 1: this executor pushed work (the loop lists plans again)
 	here       map[string]*planHere // by plan id: plans this executor runs tasks of; guarded by core.mu
+	kindsOK    map[string]bool      // by plan id: whether this executor has its stages' kinds (runnable); guarded by core.mu
 }
 
 // wake has the dispatch loop list the plans with work again at once.

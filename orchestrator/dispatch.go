@@ -52,6 +52,7 @@ func (d *dispatcher) dispatch() {
 			stale = false
 			if ps, err := d.queue.Plans(d.ctx); err == nil {
 				plans, listed = ps, time.Now()
+				d.keepKinds(plans)
 				d.contended.Store(len(plans) > 1)
 				d.feeder.catchUp(d.ctx)
 				d.settler.resettleAll()
@@ -130,6 +131,9 @@ func (d *dispatcher) claimNext(plans []string, next *int, n int) (q Queue, planI
 	}
 	for k := range plans {
 		i := (*next + k) % len(plans)
+		if !d.runnable(plans[i]) {
+			continue
+		}
 		ids, w, err := d.queue.ClaimN(d.ctx, plans[i], d.cfg.Name, n)
 		if err != nil {
 			d.cfg.Logger.Debug("claim tasks", "plan_id", plans[i], "err", err)

@@ -57,6 +57,7 @@ func New(plans plan.Repository, tasks task.Repository, ckpts checkpoint.Store, l
 			dispatched: make(chan struct{}),
 			poke:       make(chan struct{}, 1),
 			here:       map[string]*planHere{},
+			kindsOK:    map[string]bool{},
 		},
 		feeder:   &feeder{core: c},
 		settler:  &settler{core: c, resettle: map[string]time.Time{}},

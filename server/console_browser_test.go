@@ -138,4 +138,5 @@ func TestConsoleInChromium(t *testing.T) {
 	waitJS(t, ctx, "the executor's name in the header", `document.querySelector('[data-testid=executor-name]')?.textContent === 'executor: console-1'`)
 	do(t, ctx, "to the executors", chromedp.Click(chromedp.ID("nav-executors")))
 	waitJS(t, ctx, "this executor listed, alive", `(r => r?.dataset.name === 'console-1' && r.dataset.alive === 'true')(document.querySelector('[data-testid=executor-row][data-self=true]'))`)
+	waitJS(t, ctx, "its stage kinds listed", `(document.querySelector('[data-testid=executor-row][data-self=true] [data-testid=executor-kinds]')?.textContent || '').split(', ').includes('http')`)
 }

@@ -36,7 +36,7 @@ func CheckName(name string) error { return members.CheckName(name) }
 func (e *Executor) join(ctx context.Context, addr string) error {
 	opts := members.Options{
 		Name: e.cfg.Name, Address: addr, Version: version(), Prefix: e.cfg.Prefix, TTL: e.cfg.LeaseTTL,
-		Runs: e.orch.Running, Logger: e.cfg.Logger, Topology: string(e.cfg.Topology),
+		Runs: e.orch.Running, Logger: e.cfg.Logger, Topology: string(e.cfg.Topology), Kinds: e.kinds.Kinds(),
 	}
 	var reg registry
 	var err error
@@ -132,7 +132,7 @@ func (p *memberPort) Members(ctx context.Context) ([]app.Member, error) {
 	out := make([]app.Member, len(list))
 	for i, m := range list {
 		out[i] = app.Member{Name: m.Name, Address: m.Address, Version: m.Version, StartedAt: m.StartedAt,
-			LastHeartbeat: m.LastHeartbeat, Runs: m.Runs, Alive: m.Alive, Topology: m.Topology}
+			LastHeartbeat: m.LastHeartbeat, Runs: m.Runs, Alive: m.Alive, Topology: m.Topology, Kinds: m.Kinds}
 	}
 	return out, nil
 }

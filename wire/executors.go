@@ -16,6 +16,8 @@ type Executor struct {
 	// source of truth) or "alone" (one executor on its Redis, running on memory while Redis is
 	// away).
 	Topology string `json:"topology,omitempty"`
+	// Kinds are the stage kinds it can run (built-in and custom), sorted.
+	Kinds []string `json:"kinds,omitempty"`
 }
 
 // ExecutorList is the body of GET /v1/executors, sorted by name.

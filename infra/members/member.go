@@ -40,6 +40,9 @@ type Member struct {
 	// Topology is how it was started (Options.Topology): "shared", "alone", or "" when it
 	// did not say (an executor of an earlier version).
 	Topology string
+	// Kinds are the stage kinds it can run (Options.Kinds), sorted; nil when it did not say
+	// (an executor of an earlier version).
+	Kinds []string
 }
 
 // Options configure a registry.
@@ -62,6 +65,10 @@ type Options struct {
 	// registered, and a shared one on a Redis where a live executor runs alone
 	// (ErrTopology).
 	Topology string
+	// Kinds are the stage kinds this executor can run, advertised to the others: a plan is
+	// accepted when some live executor can run its kinds, and an executor claims no task of
+	// a kind it lacks.
+	Kinds []string
 }
 
 // The topologies Options.Topology names.

@@ -80,5 +80,5 @@ func (m *Memory) List(context.Context) ([]Member, error) {
 	startedAt := m.startedAt
 	m.mu.Unlock()
 	return []Member{{Name: m.opts.Name, Address: m.opts.Address, Version: m.opts.Version, StartedAt: startedAt,
-		LastHeartbeat: time.Now().UTC(), Runs: m.opts.Runs(), Alive: true, Topology: m.opts.Topology}}, nil
+		LastHeartbeat: time.Now().UTC(), Runs: m.opts.Runs(), Alive: true, Topology: m.opts.Topology, Kinds: m.opts.Kinds}}, nil
 }

@@ -14,6 +14,7 @@ type registration struct {
 	HeartbeatAt time.Time `json:"heartbeatAt"`
 	Runs        int       `json:"runs"`
 	Topology    string    `json:"topology,omitempty"`
+	Kinds       []string  `json:"kinds,omitempty"`
 }
 
 // heartbeat is the value of an executor's liveness key.

@@ -141,7 +141,7 @@ func (r *Redis) List(ctx context.Context) ([]Member, error) {
 			continue
 		}
 		m := Member{Name: name, Address: reg.Address, Version: reg.Version, StartedAt: reg.StartedAt,
-			LastHeartbeat: reg.HeartbeatAt, Runs: reg.Runs, Topology: reg.Topology}
+			LastHeartbeat: reg.HeartbeatAt, Runs: reg.Runs, Topology: reg.Topology, Kinds: reg.Kinds}
 		raw, err := gets[i].Result()
 		switch {
 		case err == nil:

@@ -106,7 +106,7 @@ func (r *Redis) ownKey(ctx context.Context, key string) (bool, error) {
 // register writes this executor's entry in the executors HASH.
 func (r *Redis) register(ctx context.Context, at time.Time, runs int) error {
 	reg := registration{Name: r.opts.Name, Address: r.opts.Address, StartedAt: r.startedAt, Version: r.opts.Version,
-		HeartbeatAt: at, Runs: runs, Topology: r.opts.Topology}
+		HeartbeatAt: at, Runs: runs, Topology: r.opts.Topology, Kinds: r.opts.Kinds}
 	if err := r.client.HSet(ctx, r.keys.Executors(), r.opts.Name, marshal(reg)).Err(); err != nil {
 		return fmt.Errorf("members: register: %w", err)
 	}

@@ -904,7 +904,7 @@ tenants:
         h('button', { type: 'button', id: 'executors-refresh', 'data-testid': 'executors-refresh', onclick: () => load(), text: 'Refresh' })),
       h('p', { class: 'small muted', text: 'The executors sharing this one\'s Redis. An executor is alive while it refreshes its liveness key (every lease TTL/3); a clean stop removes it; one that died shows as not alive for an hour.' }),
       h('table', { id: 'executors-table', 'data-testid': 'executors-table', class: 'grid' },
-        h('thead', {}, h('tr', {}, ['Name', 'Address', 'Alive', 'Runs', 'Started', 'Last heartbeat'].map((t) => h('th', { text: t })))),
+        h('thead', {}, h('tr', {}, ['Name', 'Address', 'Alive', 'Runs', 'Started', 'Last heartbeat', 'Kinds'].map((t) => h('th', { text: t })))),
         tbody));
 
     function row(e) {
@@ -914,7 +914,8 @@ tenants:
         h('td', {}, statusBadge(e.alive ? 'ALIVE' : 'GONE', 'executor-alive')),
         h('td', { class: 'num', text: String(e.runs) }),
         h('td', { title: e.startedAt, text: fmtTime(e.startedAt) }),
-        h('td', {}, e.lastHeartbeat ? [ageEl(e.lastHeartbeat), ' ago'] : '—'));
+        h('td', {}, e.lastHeartbeat ? [ageEl(e.lastHeartbeat), ' ago'] : '—'),
+        h('td', { class: 'small mono', 'data-testid': 'executor-kinds', text: (e.kinds || []).join(', ') || '—' }));
     }
 
     async function load() {
@@ -922,7 +923,7 @@ tenants:
         const list = (await api('GET', '/v1/executors')).data.executors || [];
         if (!alive()) return;
         tbody.replaceChildren(...list.map(row));
-        if (!list.length) tbody.append(h('tr', {}, h('td', { colspan: 6, class: 'muted', text: 'No executors registered.' })));
+        if (!list.length) tbody.append(h('tr', {}, h('td', { colspan: 7, class: 'muted', text: 'No executors registered.' })));
       } catch (e) { if (alive()) showError(e); }
     }
 

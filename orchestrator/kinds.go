@@ -1,0 +1,59 @@
+package orchestrator
+
+import (
+	"context"
+	"time"
+)
+
+// kindsReadTimeout bounds the read of a plan whose kinds the dispatch loop checks.
+const kindsReadTimeout = 2 * time.Second
+
+// runnable reports whether this executor can run the tasks of plan planID: it has the kind of
+// every stage. A plan it cannot run is left in the queue for the executors that can (each
+// advertises its kinds, and a submission is refused when no live executor has them): a task
+// is never claimed here to fail for an unknown kind. A plan's stages never change, so the
+// answer is kept while the plan has work (keepKinds); a plan that cannot be read now is not
+// claimed this round.
+func (d *dispatcher) runnable(planID string) bool {
+	d.mu.Lock()
+	ok, known := d.kindsOK[planID]
+	d.mu.Unlock()
+	if known {
+		return ok
+	}
+	ctx, cancel := context.WithTimeout(d.ctx, kindsReadTimeout)
+	defer cancel()
+	p, err := d.plans.Plan(ctx, planID)
+	if err != nil {
+		d.cfg.Logger.Debug("read a plan's stage kinds", "plan_id", planID, "err", err)
+		return false
+	}
+	ok = true
+	for _, sp := range p.Stages() {
+		if _, has := d.kinds.Handler(sp.Kind); !has {
+			ok = false
+			d.cfg.Logger.Info("plan left to the executors that run its stage kind: this one lacks it", "plan_id", planID, "kind", sp.Kind)
+			break
+		}
+	}
+	d.mu.Lock()
+	d.kindsOK[planID] = ok
+	d.mu.Unlock()
+	return ok
+}
+
+// keepKinds forgets the answers of runnable for the plans not in plans (the plans with work,
+// as just listed).
+func (d *dispatcher) keepKinds(plans []string) {
+	listed := make(map[string]bool, len(plans))
+	for _, id := range plans {
+		listed[id] = true
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for id := range d.kindsOK {
+		if !listed[id] {
+			delete(d.kindsOK, id)
+		}
+	}
+}
