@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/executor-dev/executor/client"
+	"github.com/executor-dev/executor/stagekind"
 )
 
 // Exit statuses of Main.
@@ -78,9 +79,26 @@ const (
 // Main runs the executor command line with args (without the program name) and returns the
 // exit status. Results go to stdout; errors go to stderr as one line
 // "error: <status> <title>: <detail> (field: X)". ctx ends long-running commands (serve,
-// --wait, --watch); the caller makes it signal-aware.
-func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return run(ctx, args, streams{stdin: os.Stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv})
+// --wait, --watch); the caller makes it signal-aware. opts change what serve runs (WithKinds):
+// a Go program that calls Main with them is `executor` with its own stage kinds, every flag,
+// environment variable, guard, signal and log line of serve included.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...Option) int {
+	s := streams{stdin: os.Stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	for _, o := range opts {
+		o(&s)
+	}
+	return run(ctx, args, s)
+}
+
+// Option changes what Main runs.
+type Option func(*streams)
+
+// WithKinds has serve register custom stage kinds with register, on
+// the registry that holds the built-in ones, before the executor starts: the executor then
+// advertises them, runs the tasks of plans that use them, and accepts such plans. An error
+// of register (a duplicate or invalid kind name) stops serve with it.
+func WithKinds(register func(*stagekind.Registry) error) Option {
+	return func(s *streams) { s.kinds = append(s.kinds, register) }
 }
 
 // streams is what a run reads and writes besides its args.
@@ -88,6 +106,7 @@ type streams struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	kinds          []func(*stagekind.Registry) error // WithKinds
 }
 
 // invocation is the state of one run of the CLI: the streams and the resolved global flags.

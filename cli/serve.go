@@ -317,6 +317,11 @@ func (a *invocation) serve(ctx context.Context, cfg server.Config, level slog.Le
 	if err != nil {
 		return err
 	}
+	for _, register := range a.kinds {
+		if err := register(srv.Kinds()); err != nil {
+			return fmt.Errorf("cli: register stage kinds: %w", err)
+		}
+	}
 	// A signal that arrives meanwhile does not cut the start short: it is handled once started.
 	if err := srv.Start(context.WithoutCancel(ctx)); err != nil {
 		return err
