@@ -89,3 +89,9 @@ type Unlocker interface {
 	// Unlock removes a tenant's lease whoever holds it and fences its holder.
 	Unlock(ctx context.Context, tenantID string) (lease.Unlocked, error)
 }
+
+// Secrets resolves the secrets stage templates read: infra/secrets.Dir.
+type Secrets interface {
+	// Secret returns the value of secret name.
+	Secret(name string) (string, error)
+}

@@ -41,6 +41,10 @@ type Deps struct {
 	// find Redis away too. Draining: new plans, retries and resumes answer
 	// errcode.ErrShuttingDown.
 	Availability Availability
+	// Secrets resolves the secrets stage templates read ({{secret "name"}}, serve's
+	// --secrets-dir): a submission naming one it cannot resolve is refused, the field named;
+	// the value itself is never read into a plan, a preview or an answer. Nil: none.
+	Secrets Secrets
 	// Settled returns a *task.ClaimsPausedError while the executors sharing the store write
 	// back what they hold after it lost its data (it asks the store); the commands on what
 	// other executors may run answer it meanwhile. Default: always settled.
@@ -73,6 +77,7 @@ type Service struct {
 
 	avail     Availability
 	isSettled func(ctx context.Context) error // Deps.Settled
+	secrets   Secrets
 	limits    Limits
 	selfURL   func() string // Deps.ExecutorURL
 
@@ -93,7 +98,7 @@ func New(d Deps) *Service {
 		launcher: d.Launcher, planControl: d.PlanControl, taskControl: d.TaskControl,
 		reaper: d.Reaper, watcher: d.Watcher, unlocker: d.Unlocker,
 		eventSource: d.Events, members: d.Members, clock: d.Clock,
-		avail: d.Availability, isSettled: d.Settled, limits: d.Limits.withDefaults(), selfURL: d.ExecutorURL,
+		avail: d.Availability, isSettled: d.Settled, secrets: d.Secrets, limits: d.Limits.withDefaults(), selfURL: d.ExecutorURL,
 	}
 }
 

@@ -196,7 +196,7 @@ func (s *Service) render(stages []stage.Spec, tasks []*task.Task, add func(field
 		for si, sp := range stages {
 			params, errs := r.RenderAll(fields[si], sp.Params, stage.Data{
 				TenantID: t.TenantID(), PlanID: t.PlanID(), TaskID: t.ID(), Attempt: 1,
-				Params: t.Params(), Outputs: placeholders[si], ExecutorURL: s.executorURL(),
+				Params: t.Params(), Outputs: placeholders[si], ExecutorURL: s.executorURL(), Secret: s.secretPlaceholder,
 			}, urls[si]...)
 			for _, fe := range errs {
 				add(fe.Field, reason(fe.Reason))
@@ -213,4 +213,16 @@ func (s *Service) render(stages []stage.Spec, tasks []*task.Task, add func(field
 		}
 	}
 	return previews
+}
+
+// secretPlaceholder is {{secret "name"}} when a submission is checked: "<secret NAME>" when
+// this executor resolves the secret (its value is not kept), else the resolver's error.
+func (s *Service) secretPlaceholder(name string) (string, error) {
+	if s.secrets == nil {
+		return "", errors.New("no secrets on this executor (serve --secrets-dir)")
+	}
+	if _, err := s.secrets.Secret(name); err != nil {
+		return "", err
+	}
+	return "<secret " + name + ">", nil
 }

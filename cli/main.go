@@ -55,6 +55,7 @@ const (
 	EnvHTTPAllow       = "EXECUTOR_HTTP_ALLOW"
 	EnvExecAllow       = "EXECUTOR_EXEC_ALLOW"
 	EnvExecEnv         = "EXECUTOR_EXEC_ENV"
+	EnvSecretsDir      = "EXECUTOR_SECRETS_DIR"
 	EnvShutdownTimeout = "EXECUTOR_SHUTDOWN_TIMEOUT"
 	EnvMaxTenants      = "EXECUTOR_MAX_TENANTS"
 	EnvMaxStages       = "EXECUTOR_MAX_STAGES"

@@ -129,6 +129,8 @@ func serveFlags(cmd *cobra.Command, o *serveOptions) {
 		"commands the exec stage kind may run: absolute paths of files, or of directories with a trailing / (every command under them), repeatable or comma-separated; empty: the exec kind is disabled (env "+EnvExecAllow+")")
 	f.StringSliceVar(&cfg.ExecEnv, "exec-env", nil,
 		"names of this executor's environment variables passed to exec stages' commands besides PATH and HOME, repeatable or comma-separated (env "+EnvExecEnv+")")
+	f.StringVar(&cfg.SecretsDir, "secrets-dir", "",
+		"directory of the secrets stage params read with {{secret \"name\"}}, one file each (a mounted Kubernetes Secret, systemd credentials); their values are never stored, answered nor logged (env "+EnvSecretsDir+")")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout,
 		"on SIGTERM/SIGINT, how long running tasks may take to reach their next stage boundary before their stages are cancelled (env "+EnvShutdownTimeout+")")
 	f.IntVar(&cfg.Limits.MaxTenants, "max-tenants", app.DefaultMaxTenants, "most tenants in one plan (env "+EnvMaxTenants+")")
@@ -253,7 +255,7 @@ const shutdownGrace = 10 * time.Second
 var serveEnv = map[string]string{
 	"addr": EnvAddr, "name": EnvName, "workers": EnvWorkers, "redis": EnvRedis, "redis-cluster": EnvRedisCluster, "prefix": EnvPrefix, "lease-ttl": EnvLeaseTTL, "retention": EnvRetention, "cache-tasks": EnvCacheTasks,
 	"topology": EnvTopology, "events-stream": EnvEventsStream,
-	"tokens-file": EnvTokensFile, "insecure": EnvInsecure, "http-allow": EnvHTTPAllow, "exec-allow": EnvExecAllow, "exec-env": EnvExecEnv,
+	"tokens-file": EnvTokensFile, "insecure": EnvInsecure, "http-allow": EnvHTTPAllow, "exec-allow": EnvExecAllow, "exec-env": EnvExecEnv, "secrets-dir": EnvSecretsDir,
 	"shutdown-timeout": EnvShutdownTimeout, "max-tenants": EnvMaxTenants, "max-stages": EnvMaxStages,
 	"max-params-bytes": EnvMaxParamsBytes, "max-queued": EnvMaxQueued, "max-body-bytes": EnvMaxBodyBytes,
 	"log-level": EnvLogLevel,

@@ -69,6 +69,10 @@ type Config struct {
 	// ExecutorURL returns the base URL of this executor's HTTP API, which stage templates
 	// read as .ExecutorURL. Default: none (empty).
 	ExecutorURL func() string
+	// Secrets resolves {{secret "name"}} in stage params when a stage runs (serve's
+	// --secrets-dir); their values are hidden in what an attempt leaves behind. Default: none
+	// (a template that reads a secret fails the stage permanently).
+	Secrets Secrets
 	// StopGrace is how long Stop lets running tasks reach their next stage boundary before it
 	// cancels their stages (serve --shutdown-timeout); CutShort ends it early. Default 0: Stop
 	// cancels them at once.

@@ -52,8 +52,9 @@ func (ro *rollout) health(ctx context.Context, p *plan.Plan) error {
 	if !ok {
 		return errors.New("unknown check kind " + spec.Kind)
 	}
+	red := &redactor{}
 	params, err := stage.NewRenderer().Render(fmt.Sprintf("waves[%d].health.params", ring), spec.Params, stage.Data{
-		PlanID: p.ID(), Params: map[string]any{"wave": w.Name, "ring": ring}, ExecutorURL: ro.cfg.ExecutorURL(),
+		PlanID: p.ID(), Params: map[string]any{"wave": w.Name, "ring": ring}, ExecutorURL: ro.cfg.ExecutorURL(), Secret: ro.resolve(red),
 	}, stage.URLParamsOf(h)...)
 	if err != nil {
 		return err
@@ -61,5 +62,8 @@ func (ro *rollout) health(ctx context.Context, p *plan.Plan) error {
 	_, err = callStage(ctx, h, checkTimeout(p), stage.Request{
 		PlanID: p.ID(), Stage: "health:" + w.Name, StageIndex: -1, Run: 1, Attempt: 1, Params: params,
 	})
-	return err
+	if err != nil {
+		return errors.New(red.text(err.Error())) // it becomes the plan's halt reason
+	}
+	return nil
 }

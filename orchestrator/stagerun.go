@@ -45,11 +45,12 @@ func (run *taskRun) runStage(ph *planHere, i int, cp *checkpoint.Checkpoint, log
 		outputs = cp.Outputs()
 	}
 	keyRun := inDoubtKeyRun(run.cur(), i)
+	red := &redactor{} // the secrets the params read: hidden in what the attempts leave behind
 	for attempt := 1; ; attempt++ {
 		entry := &task.Attempt{StageIndex: i, Stage: spec.Name, Run: run.attempt, Attempt: attempt, StartedAt: run.o.now()}
 		params, err := ph.renderer.Render("params", spec.Params, stage.Data{
 			TenantID: run.tenantID, PlanID: run.planID, TaskID: run.id, Attempt: run.attempt,
-			Params: run.cur().Params(), Outputs: outputs, ExecutorURL: run.o.cfg.ExecutorURL(),
+			Params: run.cur().Params(), Outputs: outputs, ExecutorURL: run.o.cfg.ExecutorURL(), Secret: run.o.resolve(red),
 		}, stage.URLParamsOf(h)...)
 		if err != nil {
 			entry.EndedAt, entry.Outcome, entry.Class, entry.Error = run.o.now(), task.OutcomeFailed, stage.ClassPermanent, err.Error()
@@ -64,12 +65,13 @@ func (run *taskRun) runStage(ph *planHere, i int, cp *checkpoint.Checkpoint, log
 		if err == nil {
 			entry.Outcome = task.OutcomeSucceeded
 			run.o.observeAttempt(spec.Kind, entry)
-			return stageResult{out: out, entry: entry}
+			return stageResult{out: red.output(out), entry: entry}
 		}
 		if aw := (*stage.AwaitError)(nil); errors.As(err, &aw) && run.ctx.Err() == nil {
 			return stageResult{wait: aw}
 		}
 		se := stage.AsError(err)
+		se.Message = red.text(se.Message)
 		entry.Outcome, entry.Class, entry.Error, entry.Code = task.OutcomeFailed, se.Class, se.Message, se.Code
 		if run.ctx.Err() != nil { // cut short by the run's end, not ended by itself: interrupted
 			f := run.causeFailure(spec.Name)

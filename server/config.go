@@ -72,6 +72,9 @@ type Config struct {
 	// ExecAllow is the exec stage kind's allow-list of commands (--exec-allow, parsed by
 	// stagekind.ParseExecAllow). Nil or empty: the exec kind is disabled.
 	ExecAllow *stagekind.ExecAllowList
+	// SecretsDir is the directory of the secrets stage templates read ({{secret "name"}}), one
+	// file each (--secrets-dir); empty: none.
+	SecretsDir string
 	// ExecEnv names variables of the executor's environment passed to exec stages' commands
 	// besides PATH and HOME (--exec-env).
 	ExecEnv []string

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -16,6 +17,7 @@ import (
 	"github.com/executor-dev/executor/infra/rediskey"
 	"github.com/executor-dev/executor/infra/redisrepo"
 	"github.com/executor-dev/executor/infra/schedule"
+	"github.com/executor-dev/executor/infra/secrets"
 	"github.com/executor-dev/executor/infra/signals"
 	"github.com/executor-dev/executor/metrics"
 	"github.com/executor-dev/executor/orchestrator"
@@ -34,6 +36,7 @@ type Executor struct {
 	redisMode redisconn.Mode        // which kind of Redis ("" on memory)
 	batched   *batch.Scripter       // the runs' scripts on the client's auto-pipeline; nil on memory
 	store     *redisrepo.Store      // nil on the in-memory store
+	secrets   orchestrator.Secrets  // --secrets-dir; nil without one
 	mon       *outage.Monitor       // nil on the in-memory store
 	events    *events.Hub           // every transition, for GET /v1/events
 	stream    *eventstream.Stream   // writes the events to the Redis stream; nil on memory
@@ -69,6 +72,13 @@ func NewExecutor(cfg Config) (*Executor, error) {
 		return nil, err
 	}
 	e := &Executor{cfg: cfg, events: events.NewHub(events.DefaultRingSize), members: &memberPort{name: cfg.Name}}
+	if cfg.SecretsDir != "" {
+		dir, err := secrets.Open(cfg.SecretsDir)
+		if err != nil {
+			return nil, fmt.Errorf("server: --secrets-dir: %w", err)
+		}
+		e.secrets = dir
+	}
 	b, err := openBackend(cfg, storeHooks{onConflict: e.fenced, onRestored: e.restored})
 	if err != nil {
 		return nil, err
@@ -90,6 +100,7 @@ func NewExecutor(cfg Config) (*Executor, error) {
 		Launcher: e.orch, PlanControl: e.orch, TaskControl: e.orch, Reaper: e.orch, Watcher: e.orch, Unlocker: e.orch,
 		Availability: e,
 		Settled:      e.settled,
+		Secrets:      e.secrets,
 		Limits:       cfg.Limits,
 		ExecutorURL:  e.self.get,
 	})
@@ -137,7 +148,7 @@ func (e *Executor) wireOrchestrator(st stores) {
 	e.orch = orchestrator.New(st.plans, st.tasks, st.ckpts, st.locker, e.kinds,
 		orchestrator.Config{Name: cfg.Name, Cluster: e.members, Workers: cfg.Workers, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger, Availability: e,
 			Shared: cfg.shared(), Events: e.events, Metrics: e.metrics, Scheduler: e.sched, Signals: sigs, Queue: queue, Fallback: fallback,
-			ExecutorURL: e.self.get, StopGrace: cfg.ShutdownTimeout})
+			ExecutorURL: e.self.get, StopGrace: cfg.ShutdownTimeout, Secrets: e.secrets})
 	e.sched.SetDue(e.orch.StartScheduled)
 	if e.signals != nil {
 		e.signals.SetReceive(e.orch.Receive)

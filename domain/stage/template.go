@@ -23,6 +23,10 @@ var ErrTemplate = errors.New("template error")
 // stage does not run: nothing is sent with a hole in it.
 var ErrNoValue = fmt.Errorf("%w: no value", ErrTemplate)
 
+// ErrSecret is returned (wrapped in a *FieldError) when a template reads a secret
+// ({{secret "name"}}) that cannot be resolved: no such secret, or no secrets at all.
+var ErrSecret = fmt.Errorf("%w: secret", ErrTemplate)
+
 // Data is what a param template sees.
 type Data struct {
 	TenantID string
@@ -36,6 +40,10 @@ type Data struct {
 	// can call the executor it runs on whatever its address (the examples do); empty when the
 	// executor serves no HTTP.
 	ExecutorURL string
+	// Secret resolves {{secret "name"}}: the secret's value when a stage runs, a placeholder
+	// when a submission is checked (the value is never stored nor shown). Nil: a template
+	// that reads a secret fails with ErrSecret.
+	Secret func(name string) (string, error)
 }
 
 // execData is Data as templates execute on it: the same field names, with the outputs typed so
@@ -48,6 +56,7 @@ type execData struct {
 	Params      map[string]any
 	Outputs     outputs
 	ExecutorURL string
+	secret      func(name string) (string, error)
 }
 
 // Renderer renders params. It caches parsed templates, so it is cheap to render the same
@@ -89,7 +98,7 @@ func (r *Renderer) RenderAll(field string, params map[string]any, data Data, url
 	}
 	d := execData{
 		TenantID: data.TenantID, PlanID: data.PlanID, TaskID: data.TaskID, Attempt: data.Attempt,
-		Params: data.Params, Outputs: outputs(data.Outputs), ExecutorURL: data.ExecutorURL,
+		Params: data.Params, Outputs: outputs(data.Outputs), ExecutorURL: data.ExecutorURL, secret: data.Secret,
 	}
 	var errs []*FieldError
 	out := make(map[string]any, len(params))
@@ -141,11 +150,18 @@ func (r *Renderer) renderString(field, text string, data *execData, isURL bool) 
 	if err != nil {
 		return "", &FieldError{Field: field, Reason: err.Error(), Err: ErrTemplate}
 	}
+	if strings.Contains(text, fnSecret) {
+		t = withSecrets(t, data.secret) // a copy: the cached template keeps resolving nothing
+	}
 	var buf bytes.Buffer
 	if err := t.Execute(&buf, data); err != nil {
 		var nv *noValueError
 		if errors.As(err, &nv) {
 			return "", &FieldError{Field: field, Reason: nv.Error(), Err: ErrNoValue}
+		}
+		var se *secretError
+		if errors.As(err, &se) {
+			return "", &FieldError{Field: field, Reason: se.Error(), Err: ErrSecret}
 		}
 		return "", &FieldError{Field: field, Reason: err.Error(), Err: ErrTemplate}
 	}

@@ -27,6 +27,7 @@ var funcs = template.FuncMap{
 	fnValue:    requireValue,
 	fnURLPath:  urlPathEscape,
 	fnURLQuery: urlQueryEscape,
+	fnSecret:   noSecrets,
 }
 
 // noValueError is what the strict functions fail with: Render reports it as ErrNoValue, with
