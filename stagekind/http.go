@@ -168,6 +168,9 @@ func (h *HTTP) Run(ctx context.Context, req stage.Request) (json.RawMessage, err
 		return nil, transportError(ctx, p.target(), err)
 	}
 	defer drainAndClose(resp.Body)
+	if p.success != nil || p.failure != nil {
+		return h.judged(ctx, p, p.target(), resp)
+	}
 	return h.result(ctx, p.target(), resp)
 }
 

@@ -32,10 +32,12 @@ type httpParams struct {
 	header http.Header
 	host   string // from a "Host" header param; empty means the URL's host
 	body   string
+	// success and failure are the params' conditions over the response (nil: none).
+	success, failure *condition
 }
 
 func parseHTTPParams(params map[string]any) (httpParams, error) {
-	if err := checkKnownParams(params, "method", "url", "headers", "body"); err != nil {
+	if err := checkKnownParams(params, "method", "url", "headers", "body", "success", "failure"); err != nil {
 		return httpParams{}, err
 	}
 	p := httpParams{method: http.MethodGet, header: http.Header{}}
@@ -55,6 +57,12 @@ func parseHTTPParams(params map[string]any) (httpParams, error) {
 			return p, paramError("body", fmt.Sprintf("must be a string, not %T", raw))
 		}
 		p.body = s
+	}
+	if p.success, err = parseCondition(params, "success"); err != nil {
+		return p, err
+	}
+	if p.failure, err = parseCondition(params, "failure"); err != nil {
+		return p, err
 	}
 	return p, nil
 }

@@ -1,0 +1,150 @@
+package stagekind
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/vm"
+
+	"github.com/executor-dev/executor/domain/stage"
+)
+
+// MaxConditionLength bounds the text of a success or failure condition.
+const MaxConditionLength = 2048
+
+// condition is a success or failure condition of the http kind: an expr-lang expression over
+// the response, true or false.
+type condition struct {
+	src  string
+	prog *vm.Program
+}
+
+// conditionEnv is what a condition sees: the response's status, its headers (lower-case
+// names, first value) and its body (parsed JSON when it is JSON, else the text).
+type conditionEnv struct {
+	Status  int               `expr:"status"`
+	Headers map[string]string `expr:"headers"`
+	Body    any               `expr:"body"`
+}
+
+// programs caches compiled conditions by text: a plan's condition is compiled once per
+// executor, not per tenant and attempt.
+var programs sync.Map
+
+// parseCondition reads params[name], an optional condition, and compiles it.
+func parseCondition(params map[string]any, name string) (*condition, error) {
+	raw, ok := params[name]
+	if !ok || raw == nil || raw == "" {
+		return nil, nil
+	}
+	src, ok := raw.(string)
+	if !ok || len(src) > MaxConditionLength {
+		return nil, paramError(name, fmt.Sprintf("must be an expression of at most %d characters over status, headers and body", MaxConditionLength))
+	}
+	if p, ok := programs.Load(src); ok {
+		return &condition{src: src, prog: p.(*vm.Program)}, nil
+	}
+	prog, err := expr.Compile(src, expr.Env(conditionEnv{}), expr.AsBool())
+	if err != nil {
+		return nil, paramError(name, "is not a condition: "+strings.ReplaceAll(err.Error(), "\n", " "))
+	}
+	programs.Store(src, prog)
+	return &condition{src: src, prog: prog}, nil
+}
+
+// holds evaluates c over env; an evaluation error (a field of a body that is not an object,
+// say) is the condition not holding.
+func (c *condition) holds(env conditionEnv) bool {
+	v, err := expr.Run(c.prog, env)
+	b, _ := v.(bool)
+	return err == nil && b
+}
+
+// judged is result for a request whose params set conditions: the failure condition holding
+// fails at once, whatever the status; the success condition decides success (not holding:
+// retryable, under the stage's retry policy, with the response's Retry-After); without one,
+// the status decides as usual.
+func (h *HTTP) judged(ctx context.Context, p httpParams, target string, resp *http.Response) (json.RawMessage, error) {
+	body, err := h.readCapped(resp)
+	if err != nil {
+		return nil, transportError(ctx, target, err)
+	}
+	if int64(len(body)) > h.maxBytes {
+		return nil, &stage.Error{Class: stage.ClassPermanent, Code: resp.StatusCode, Message: fmt.Sprintf("%s: response body exceeds %d bytes", target, h.maxBytes)}
+	}
+	env := conditionEnv{Status: resp.StatusCode, Headers: map[string]string{}, Body: string(body)}
+	for name, vs := range resp.Header {
+		env.Headers[strings.ToLower(name)] = vs[0]
+	}
+	var parsed any
+	if json.Unmarshal(body, &parsed) == nil {
+		env.Body = parsed
+	}
+	msg := func(what string) string {
+		return fmt.Sprintf("%s: %s %s (%s)%s", target, resp.Status, what, conditionText(p, what), snippet(body))
+	}
+	switch {
+	case p.failure != nil && p.failure.holds(env):
+		return nil, &stage.Error{Class: stage.ClassPermanent, Code: resp.StatusCode, Message: msg("failure condition held")}
+	case p.success != nil && p.success.holds(env):
+		return bodyOutput(resp.StatusCode, body)
+	case p.success != nil:
+		return nil, &stage.Error{Class: stage.ClassRetryable, Code: resp.StatusCode, Message: msg("success condition not met"),
+			RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body)) // the status decides, as without conditions
+	return h.result(ctx, target, resp)
+}
+
+// conditionText is the condition a message names.
+func conditionText(p httpParams, what string) string {
+	if strings.HasPrefix(what, "failure") {
+		return p.failure.src
+	}
+	return p.success.src
+}
+
+// snippet is the start of a body for a message.
+func snippet(body []byte) string {
+	text := strings.TrimSpace(strings.ToValidUTF8(string(body[:min(len(body), snippetBytes)]), ""))
+	if text == "" {
+		return ""
+	}
+	if len(body) > snippetBytes {
+		text += "..."
+	}
+	return ": " + text
+}
+
+// readCapped reads a response body, at most one byte over h.maxBytes.
+func (h *HTTP) readCapped(resp *http.Response) ([]byte, error) {
+	limit := h.maxBytes
+	if limit < math.MaxInt64 {
+		limit++
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, limit))
+}
+
+// bodyOutput is a successful body as the stage's output: JSON as it is, nothing as null, any
+// other text as {"status":<code>,"body":"<text>"}.
+func bodyOutput(code int, body []byte) (json.RawMessage, error) {
+	switch {
+	case len(bytes.TrimSpace(body)) == 0:
+		return nil, nil
+	case json.Valid(body):
+		return body, nil
+	}
+	return json.Marshal(struct {
+		Status int    `json:"status"`
+		Body   string `json:"body"`
+	}{code, string(body)})
+}
