@@ -125,7 +125,8 @@ func snippet(body []byte) string {
 	return ": " + text
 }
 
-// readCapped reads a response body, at most one byte over h.maxBytes.
+// readCapped reads a response body, at most one byte over h.maxBytes: one byte more than
+// allowed tells an oversized body from one that fits exactly.
 func (h *HTTP) readCapped(resp *http.Response) ([]byte, error) {
 	limit := h.maxBytes
 	if limit < math.MaxInt64 {

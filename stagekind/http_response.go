@@ -1,13 +1,11 @@
 package stagekind
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -49,26 +47,14 @@ func (h *HTTP) output(ctx context.Context, target string, resp *http.Response) (
 	if resp.ContentLength > h.maxBytes {
 		return nil, tooLarge
 	}
-	limit := h.maxBytes
-	if limit < math.MaxInt64 {
-		limit++ // one byte more than allowed tells an oversized body from one that fits exactly
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, limit))
+	body, err := h.readCapped(resp)
 	if err != nil {
 		return nil, transportError(ctx, target, err)
 	}
-	switch {
-	case int64(len(body)) > h.maxBytes:
+	if int64(len(body)) > h.maxBytes {
 		return nil, tooLarge
-	case len(bytes.TrimSpace(body)) == 0:
-		return nil, nil
-	case json.Valid(body):
-		return body, nil
 	}
-	return json.Marshal(struct {
-		Status int    `json:"status"`
-		Body   string `json:"body"`
-	}{resp.StatusCode, string(body)})
+	return bodyOutput(resp.StatusCode, body)
 }
 
 // statusMessage describes a failed response with the start of its body: at most snippetBytes,
