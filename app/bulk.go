@@ -90,6 +90,10 @@ func (s *Service) BulkTasks(ctx context.Context, planID string, req BulkRequest)
 	if err := errors.Join(s.refuseWork(), s.refuseDegraded()); err != nil {
 		return BulkResult{}, err
 	}
+	ctx, err := s.settledOnce(ctx)
+	if err != nil {
+		return BulkResult{}, err
+	}
 	p, err := s.plans.Plan(ctx, planID)
 	if err != nil {
 		return BulkResult{}, err

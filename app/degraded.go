@@ -134,10 +134,27 @@ func (s *Service) shared(ctx context.Context, op func(context.Context) error) er
 	return err
 }
 
+// settledKey marks a context whose command was found settled once for all its tasks
+// (settledOnce): a bulk command asks Redis once, not once per task.
+type settledKey struct{}
+
+// settledOnce checks Deps.Settled once for a command on many tasks (shared: the executors
+// wrote back what they held after a loss of Redis's data) and marks ctx so that the command's
+// tasks are not checked again.
+func (s *Service) settledOnce(ctx context.Context) (context.Context, error) {
+	if !s.avail.Availability().Shared {
+		return ctx, nil
+	}
+	if err := s.settled(ctx); err != nil {
+		return ctx, err
+	}
+	return context.WithValue(ctx, settledKey{}, true), nil
+}
+
 // settled returns, wrapped, Deps.Settled's *task.ClaimsPausedError while the executors write
 // back what they hold after Redis lost its data.
 func (s *Service) settled(ctx context.Context) error {
-	if s.isSettled == nil {
+	if s.isSettled == nil || ctx.Value(settledKey{}) != nil {
 		return nil
 	}
 	if err := s.isSettled(ctx); err != nil {

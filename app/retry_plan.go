@@ -49,6 +49,10 @@ func (s *Service) RetryPlan(ctx context.Context, planID string, req RetryPlanReq
 	if err := errors.Join(s.refuseWork(), s.refuseDegraded()); err != nil {
 		return PlanRetry{}, err
 	}
+	ctx, err := s.settledOnce(ctx)
+	if err != nil {
+		return PlanRetry{}, err
+	}
 	p, err := s.plans.Plan(ctx, planID)
 	if err != nil {
 		return PlanRetry{}, err
