@@ -5,8 +5,10 @@ import (
 	"time"
 )
 
-// kindsReadTimeout bounds the read of a plan whose kinds the dispatch loop checks.
-const kindsReadTimeout = 2 * time.Second
+// kindsReadTimeout bounds the read of a plan whose kinds the dispatch loop checks: once per
+// plan with work, long enough for a Redis seconds away (a shared executor's client waits up to
+// 5 s), since a plan not read is not claimed this round.
+const kindsReadTimeout = 5 * time.Second
 
 // runnable reports whether this executor can run the tasks of plan planID: it has the kind of
 // every stage. A plan it cannot run is left in the queue for the executors that can (each
