@@ -32,9 +32,13 @@ func (d *dispatcher) runnable(planID string) bool {
 	}
 	ok = true
 	for _, sp := range p.Stages() {
-		if _, has := d.kinds.Handler(sp.Kind); !has {
+		h, has := d.kinds.Handler(sp.Kind)
+		if a, limits := h.(ParamsAcceptor); has && limits && !a.Accepts(sp.Params) {
+			has = false // this executor would refuse its params (an exec command it does not allow)
+		}
+		if !has {
 			ok = false
-			d.cfg.Logger.Info("plan left to the executors that run its stage kind: this one lacks it", "plan_id", planID, "kind", sp.Kind)
+			d.cfg.Logger.Info("plan left to the executors that run its stages: this one lacks the kind or refuses its params", "plan_id", planID, "stage", sp.Name, "kind", sp.Kind)
 			break
 		}
 	}

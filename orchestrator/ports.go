@@ -20,6 +20,14 @@ type Availability interface {
 	Availability() availability.State
 }
 
+// ParamsAcceptor is a stage handler that may refuse a stage's params on this executor while
+// another executor would run them (the exec kind's allow-list): the dispatch loop claims no
+// task of a plan whose params a handler does not accept.
+type ParamsAcceptor interface {
+	// Accepts reports whether this executor may run a stage of params, as submitted.
+	Accepts(params map[string]any) bool
+}
+
 // Locker hands out tenant leases.
 type Locker interface {
 	// Acquire takes tenantID's lease for owner, or fails with lease.ErrHeld.

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/executor-dev/executor/infra/redistest"
 	"github.com/executor-dev/executor/server"
 	"github.com/executor-dev/executor/server/servertest"
 	"github.com/executor-dev/executor/stagekind"
@@ -82,5 +84,34 @@ func TestExecStagesRunPerTenantAndPassTheirOutputsOn(t *testing.T) {
 		var checked struct{ Checked string }
 		require.NoError(t, json.Unmarshal(cp.ContextData["check"], &checked))
 		assert.Equal(t, "v-"+tn, checked.Checked)
+	}
+}
+
+// Executors sharing a Redis may allow different commands (here one allows none): a plan's
+// exec tasks run only on an executor that allows its command, never claimed by one that
+// would fail them for it.
+func TestExecTasksRunOnlyWhereTheirCommandIsAllowed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	slow := filepath.Join(dir, "slow.sh")
+	require.NoError(t, os.WriteFile(slow, []byte("#!/bin/sh\nsleep 0.2\necho '{\"ok\":true}'\n"), 0o755))
+	allow, err := stagekind.ParseExecAllow([]string{dir + "/"})
+	require.NoError(t, err)
+	rs := redistest.Start(t)
+	newDGClient(t, servertest.With(t, server.Config{RedisURL: rs.URL(), Name: "no-exec", Logger: dgLogger()}))
+	allowed := newDGClient(t, servertest.With(t, server.Config{RedisURL: rs.URL(), Name: "exec", ExecAllow: allow, Logger: dgLogger(), Workers: 1}))
+
+	// One at a time on the executor that allows it, for about 2 s: the other's dispatch loop
+	// lists the plan meanwhile (at least every second).
+	req := wire.PlanRequest{Name: "slow", MaxConcurrency: 10, Stages: []wire.StageRequest{{Name: "s", Kind: "exec", Params: map[string]any{"command": slow}}}}
+	for i := range 10 {
+		req.Tenants = append(req.Tenants, wire.TenantRequest{ID: fmt.Sprintf("ea-%02d", i)})
+	}
+	var p wire.Plan
+	require.Equal(t, http.StatusCreated, allowed.do(http.MethodPost, "/v1/plans", req, &p).StatusCode)
+	allowed.waitCompleted(p.PlanID)
+	for _, tk := range allowed.planTasks(p.PlanID) {
+		assert.Equal(t, "COMPLETED", tk.Status)
+		assert.Equal(t, "exec", tk.Executor)
 	}
 }

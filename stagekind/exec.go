@@ -92,6 +92,22 @@ func (e *Exec) ValidateParams(params map[string]any) error {
 	return err
 }
 
+// Accepts reports whether this executor may run a stage of these params, as submitted
+// (before templates render): the kind is enabled, and a command that is not a template is on
+// its allow-list. Executors sharing a Redis may allow different commands: one that would
+// refuse a plan's command leaves its tasks to the others.
+func (e *Exec) Accepts(params map[string]any) bool {
+	if e.allow.Empty() {
+		return false
+	}
+	command, ok := params["command"].(string)
+	if !ok || strings.Contains(command, "{{") {
+		return true // known once rendered: checked then
+	}
+	_, err := e.allow.resolve(command)
+	return err == nil
+}
+
 // Run runs the command req.Params describe and classifies how it ended.
 func (e *Exec) Run(ctx context.Context, req stage.Request) (json.RawMessage, error) {
 	p, err := parseExecParams(req.Params, e.allow)
