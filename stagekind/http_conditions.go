@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/expr-lang/expr"
@@ -36,9 +37,16 @@ type conditionEnv struct {
 	Body    any               `expr:"body"`
 }
 
+// maxPrograms bounds the compiled conditions kept: past it, a condition not kept already is
+// compiled at each use (plans keep arriving; their conditions must not grow memory without end).
+const maxPrograms = 4096
+
 // programs caches compiled conditions by text: a plan's condition is compiled once per
-// executor, not per tenant and attempt.
-var programs sync.Map
+// executor, not per tenant and attempt. kept counts them.
+var (
+	programs sync.Map
+	kept     atomic.Int64
+)
 
 // parseCondition reads params[name], an optional condition, and compiles it.
 func parseCondition(params map[string]any, name string) (*condition, error) {
@@ -57,7 +65,9 @@ func parseCondition(params map[string]any, name string) (*condition, error) {
 	if err != nil {
 		return nil, paramError(name, "is not a condition: "+strings.ReplaceAll(err.Error(), "\n", " "))
 	}
-	programs.Store(src, prog)
+	if kept.Add(1) <= maxPrograms {
+		programs.Store(src, prog)
+	}
 	return &condition{src: src, prog: prog}, nil
 }
 
