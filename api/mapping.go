@@ -68,7 +68,8 @@ func canaryFrom(p *plan.Plan) *wire.Canary {
 }
 
 // TaskFrom maps a task view to its wire form. Lease and checkpoint are omitted when the view
-// has none (task listings).
+// has none (task listings); an attempt shows what it printed when the view holds its
+// transcript.
 func TaskFrom(v app.TaskView, withLease bool) wire.Task {
 	t := v.Task
 	out := wire.Task{
@@ -85,10 +86,12 @@ func TaskFrom(v app.TaskView, withLease bool) wire.Task {
 		out.LastError = &wire.Failure{Stage: f.Stage, Attempt: f.Attempt, Class: string(f.Class), Message: f.Message, Code: f.Code}
 	}
 	for _, a := range t.Ledger() {
+		printed := v.Transcripts[a.Key()]
 		out.Attempts = append(out.Attempts, wire.Attempt{
 			StageIndex: a.StageIndex, Stage: a.Stage, Run: a.Run, Attempt: a.Attempt,
 			StartedAt: a.StartedAt.UTC(), EndedAt: a.EndedAt.UTC(), Outcome: string(a.Outcome),
 			Class: string(a.Class), Error: a.Error, Code: a.Code, BackoffMs: a.Backoff.Milliseconds(),
+			Stdout: printed.Stdout, Stderr: printed.Stderr,
 		})
 	}
 	if withLease {
@@ -131,10 +134,14 @@ func decisionFrom(t *task.Task) *wire.Decision {
 // CheckpointFrom maps a checkpoint to its wire form.
 func CheckpointFrom(tenantID string, cp *checkpoint.Checkpoint) wire.Checkpoint {
 	s := cp.State()
-	return wire.Checkpoint{
+	out := wire.Checkpoint{
 		TaskID: s.TaskID, TenantID: tenantID, LastCompletedStageIndex: s.LastCompleted,
 		CompletedStages: s.CompletedStages, ContextData: s.ContextData, SavedAt: s.SavedAt.UTC(), Fence: s.Fence,
 	}
+	if p := s.Progress; p != nil {
+		out.Progress = &wire.Progress{Stage: p.Stage, Data: p.Data}
+	}
+	return out
 }
 
 // DryRunFrom maps a dry-run submission to its wire form. Conflicts is never nil.

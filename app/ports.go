@@ -95,3 +95,11 @@ type Secrets interface {
 	// Secret returns the value of secret name.
 	Secret(name string) (string, error)
 }
+
+// Transcripts reads what a task's stage attempts printed (the exec kind's stdout and stderr
+// tails, secrets hidden), shown beside its ledger entries: infra/memrepo's and
+// infra/redisrepo's TranscriptStore.
+type Transcripts interface {
+	// Transcripts returns every transcript kept of task taskID, by ledger entry (none: empty).
+	Transcripts(ctx context.Context, taskID string) (map[task.AttemptKey]stage.Transcript, error)
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/domain/task"
 )
 
@@ -195,7 +196,7 @@ func (s *Service) countedView(ctx context.Context, p *plan.Plan) (PlanView, erro
 	return PlanView{Plan: p, Progress: Progress{Total: len(p.TaskIDs()), Counts: sum.Statuses}}, nil
 }
 
-// Task returns a task with its checkpoint and lease.
+// Task returns a task with its checkpoint, lease and transcripts.
 func (s *Service) Task(ctx context.Context, taskID string) (TaskView, error) {
 	if err := checkULID("taskId", taskID); err != nil {
 		return TaskView{}, err
@@ -213,7 +214,7 @@ func (s *Service) Task(ctx context.Context, taskID string) (TaskView, error) {
 	return s.taskView(ctx, t)
 }
 
-// TenantTask returns the tenant's latest task with its checkpoint and lease.
+// TenantTask returns the tenant's latest task with its checkpoint, lease and transcripts.
 func (s *Service) TenantTask(ctx context.Context, tenantID string) (TaskView, error) {
 	if err := checkTenantID("tenantId", tenantID); err != nil {
 		return TaskView{}, err
@@ -234,7 +235,8 @@ func (s *Service) TenantTask(ctx context.Context, tenantID string) (TaskView, er
 			return err
 		}
 		v.Task, v.Checkpoint = t, cp
-		return nil
+		v.Transcripts, err = s.transcriptsOf(gctx, t.ID()) // the task's id known only now: one more round trip
+		return err
 	})
 	g.Go(func() error {
 		h, held, err := s.holders.Holder(gctx, tenantID)
@@ -282,7 +284,7 @@ func (s *Service) asItStands(ctx context.Context, t *task.Task) (*task.Task, err
 
 func (s *Service) taskView(ctx context.Context, t *task.Task) (TaskView, error) {
 	v := TaskView{Task: t}
-	// The checkpoint and the lease are read at once: one wait for the store, not two.
+	// The checkpoint, the lease and the transcripts are read at once: one wait for the store.
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		cp, err := s.checkpoints.Checkpoint(gctx, t.ID())
@@ -299,5 +301,21 @@ func (s *Service) taskView(ctx context.Context, t *task.Task) (TaskView, error) 
 		v.Lease = LeaseView{Held: held, Holder: h}
 		return err
 	})
+	g.Go(func() (err error) {
+		v.Transcripts, err = s.transcriptsOf(gctx, t.ID())
+		return err
+	})
 	return v, g.Wait()
+}
+
+// transcriptsOf reads what task taskID's attempts printed; none without Deps.Transcripts.
+func (s *Service) transcriptsOf(ctx context.Context, taskID string) (map[task.AttemptKey]stage.Transcript, error) {
+	if s.transcripts == nil {
+		return nil, nil
+	}
+	out, err := s.transcripts.Transcripts(ctx, taskID)
+	if err != nil {
+		return nil, fmt.Errorf("app: transcripts of task %s: %w", taskID, err)
+	}
+	return out, nil
 }

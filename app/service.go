@@ -41,6 +41,9 @@ type Deps struct {
 	// find Redis away too. Draining: new plans, retries and resumes answer
 	// errcode.ErrShuttingDown.
 	Availability Availability
+	// Transcripts reads what attempts printed, for the task queries (Task, TenantTask and
+	// what answers with them). Nil: none is shown.
+	Transcripts Transcripts
 	// Secrets resolves the secrets stage templates read ({{secret "name"}}, serve's
 	// --secrets-dir): a submission naming one it cannot resolve is refused, the field named;
 	// the value itself is never read into a plan, a preview or an answer. Nil: none.
@@ -73,6 +76,7 @@ type Service struct {
 	unlocker    Unlocker
 	eventSource EventSource
 	members     Members
+	transcripts Transcripts
 	clock       func() time.Time
 
 	avail     Availability
@@ -97,7 +101,7 @@ func New(d Deps) *Service {
 		kinds: d.Kinds, holders: d.Holders,
 		launcher: d.Launcher, planControl: d.PlanControl, taskControl: d.TaskControl,
 		reaper: d.Reaper, watcher: d.Watcher, unlocker: d.Unlocker,
-		eventSource: d.Events, members: d.Members, clock: d.Clock,
+		eventSource: d.Events, members: d.Members, transcripts: d.Transcripts, clock: d.Clock,
 		avail: d.Availability, isSettled: d.Settled, secrets: d.Secrets, limits: d.Limits.withDefaults(), selfURL: d.ExecutorURL,
 	}
 }

@@ -179,12 +179,12 @@ func (s *Service) render(stages []stage.Spec, tasks []*task.Task, add func(field
 	fields := make([]string, len(stages))
 	placeholders := make([]map[string]any, len(stages))
 	handlers := make([]stage.Handler, len(stages))
-	urls := make([][]string, len(stages))
+	opts := make([][]stage.Option, len(stages))
 	for si, sp := range stages {
 		fields[si] = fmt.Sprintf("stages[%d].params", si)
 		placeholders[si] = stage.PlaceholderOutputs(stages, si)
 		handlers[si], _ = s.kinds.Handler(sp.Kind)
-		urls[si] = stage.URLParamsOf(handlers[si])
+		opts[si] = stage.OptionsOf(handlers[si])
 	}
 	previews := make([]TenantPreview, len(tasks))
 	for ti, t := range tasks {
@@ -197,7 +197,7 @@ func (s *Service) render(stages []stage.Spec, tasks []*task.Task, add func(field
 			params, errs := r.RenderAll(fields[si], sp.Params, stage.Data{
 				TenantID: t.TenantID(), PlanID: t.PlanID(), TaskID: t.ID(), Attempt: 1,
 				Params: t.Params(), Outputs: placeholders[si], ExecutorURL: s.executorURL(), Secret: s.secretPlaceholder,
-			}, urls[si]...)
+			}, opts[si]...)
 			for _, fe := range errs {
 				add(fe.Field, reason(fe.Reason))
 			}

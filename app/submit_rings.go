@@ -81,7 +81,8 @@ func (s *Service) checkRollout(req SubmitRequest, add func(field, reason string)
 		params, errs := stage.NewRenderer().RenderAll(field+".params", w.Health.Params, stage.Data{
 			PlanID: "01H00000000000000000000000", Params: map[string]any{"wave": w.Name, "ring": i}, ExecutorURL: s.executorURL(),
 			Secret: s.secretPlaceholder,
-		}, stage.URLParamsOf(h)...)
+		}, stage.OptionsOf(h)...,
+		)
 		for _, fe := range errs {
 			add(fe.Field, fe.Reason)
 		}

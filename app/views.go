@@ -4,6 +4,7 @@ import (
 	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/lease"
 	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/domain/task"
 )
 
@@ -21,11 +22,14 @@ type PlanView struct {
 	Progress Progress
 }
 
-// TaskView is a task with its checkpoint (nil when none was saved) and its tenant's lease.
+// TaskView is a task with its checkpoint (nil when none was saved), its tenant's lease and
+// what its attempts printed (Transcripts, by ledger entry: read for one task, never for a
+// listing).
 type TaskView struct {
-	Task       *task.Task
-	Checkpoint *checkpoint.Checkpoint
-	Lease      LeaseView
+	Task        *task.Task
+	Checkpoint  *checkpoint.Checkpoint
+	Lease       LeaseView
+	Transcripts map[task.AttemptKey]stage.Transcript
 }
 
 // LeaseView tells whether a run holds the task's tenant, and which.

@@ -218,7 +218,8 @@ func taskListTable(l wire.TaskList) func(io.Writer) {
 	}
 }
 
-// taskDetailTable is a task followed by its wait and decision, and its attempt ledger.
+// taskDetailTable is a task followed by its wait and decision, its attempt ledger, and what
+// each attempt printed (attemptOutputs).
 func taskDetailTable(t wire.Task) func(io.Writer) {
 	return func(w io.Writer) {
 		taskHeader(w)
@@ -244,6 +245,7 @@ func taskDetailTable(t wire.Task) func(io.Writer) {
 			row(w, fmt.Sprintf("%d %s", at.StageIndex, at.Stage), strconv.Itoa(at.Run), strconv.Itoa(at.Attempt),
 				at.Outcome, at.Class, code, dur, backoff, truncate(at.Error, maxCell))
 		}
+		attemptOutputs(w, t, t.Attempts, 0)
 	}
 }
 
@@ -257,6 +259,9 @@ func checkpointTable(cp wire.Checkpoint) func(io.Writer) {
 		row(w, cp.TenantID, cp.TaskID, last, strings.Join(cp.CompletedStages, ","),
 			strings.Join(slices.Sorted(maps.Keys(cp.ContextData)), ","), formatTime(&cp.SavedAt),
 			strconv.FormatUint(cp.Fence, 10))
+		if p := cp.Progress; p != nil { // a stage part-way (an http poll's first response): a retry from here goes on from it
+			fmt.Fprintf(w, "\nIN PROGRESS\t%s\t%s\n", p.Stage, truncate(string(p.Data), 2*maxCell))
+		}
 	}
 }
 

@@ -15,14 +15,18 @@ func (a *invocation) statusCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status --tenant T",
 		Short: "Show a tenant's latest task with its lease and checkpoint",
+		Long: `Show a tenant's latest task with its lease and checkpoint, then what the last attempt of
+each stage printed (an exec stage's stdout and stderr tails, secrets hidden; the last 20
+lines of each here, the whole tails, 4 KiB each, with -o json or 'executor task show').`,
 		Example: `  executor status --tenant tenant-001
-  executor status --tenant tenant-001 -o json | jq .lastError`,
+  executor status --tenant tenant-001 -o json | jq .lastError
+  executor status --tenant tenant-001 -o json | jq -r '.attempts[-1].stderr'`,
 		Args:    noArgs,
 		PreRunE: requireFlags("tenant"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return fetchAndPrint(a, func(c *client.Client) (*wire.Task, error) {
 				return c.TenantTask(cmd.Context(), tenant)
-			}, taskTable)
+			}, taskStatusTable)
 		},
 	}
 	tenantFlag(cmd, &tenant)
@@ -126,7 +130,7 @@ func (a *invocation) taskCmd() *cobra.Command {
 	}
 	cmd.AddCommand(&cobra.Command{
 		Use:     "show ID",
-		Short:   "Show a task with its attempt ledger",
+		Short:   "Show a task with its attempt ledger and what each attempt printed",
 		Example: "  executor task show 01JD7Y...",
 		Args:    exactArgs("ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {

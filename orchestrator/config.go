@@ -73,6 +73,9 @@ type Config struct {
 	// --secrets-dir); their values are hidden in what an attempt leaves behind. Default: none
 	// (a template that reads a secret fails the stage permanently).
 	Secrets Secrets
+	// Transcripts keeps the stdout and stderr tails of every attempt that printed any (the
+	// exec kind's), secrets hidden, beside its ledger entry. Default: none (nothing is kept).
+	Transcripts Transcripts
 	// StopGrace is how long Stop lets running tasks reach their next stage boundary before it
 	// cancels their stages (serve --shutdown-timeout); CutShort ends it early. Default 0: Stop
 	// cancels them at once.

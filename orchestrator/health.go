@@ -55,7 +55,8 @@ func (ro *rollout) health(ctx context.Context, p *plan.Plan) error {
 	red := &redactor{}
 	params, err := stage.NewRenderer().Render(fmt.Sprintf("waves[%d].health.params", ring), spec.Params, stage.Data{
 		PlanID: p.ID(), Params: map[string]any{"wave": w.Name, "ring": ring}, ExecutorURL: ro.cfg.ExecutorURL(), Secret: ro.resolve(red),
-	}, stage.URLParamsOf(h)...)
+	}, stage.OptionsOf(h)...,
+	)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,8 @@ package orchestrator
 import (
 	"context"
 	"time"
+
+	"github.com/executor-dev/executor/domain/stage"
 )
 
 // kindsReadTimeout bounds the read of a plan whose kinds the dispatch loop checks: once per
@@ -11,7 +13,7 @@ import (
 const kindsReadTimeout = 5 * time.Second
 
 // runnable reports whether this executor can run the tasks of plan planID: it has the kind of
-// every stage. A plan it cannot run is left in the queue for the executors that can (each
+// every stage, accepts its params and reads the secrets they name (cannotRun). A plan it cannot run is left in the queue for the executors that can (each
 // advertises its kinds, and a submission is refused when no live executor has them): a task
 // is never claimed here to fail for an unknown kind. A plan's stages never change, so the
 // answer is kept while the plan has work (keepKinds); a plan that cannot be read now is not
@@ -32,13 +34,9 @@ func (d *dispatcher) runnable(planID string) bool {
 	}
 	ok = true
 	for _, sp := range p.Stages() {
-		h, has := d.kinds.Handler(sp.Kind)
-		if a, limits := h.(ParamsAcceptor); has && limits && !a.Accepts(sp.Params) {
-			has = false // this executor would refuse its params (an exec command it does not allow)
-		}
-		if !has {
+		if why := d.cannotRun(sp); why != "" {
 			ok = false
-			d.cfg.Logger.Info("plan left to the executors that run its stages: this one lacks the kind or refuses its params", "plan_id", planID, "stage", sp.Name, "kind", sp.Kind)
+			d.cfg.Logger.Info("plan left to the executors that run its stages: "+why, "plan_id", planID, "stage", sp.Name, "kind", sp.Kind)
 			break
 		}
 	}
@@ -46,6 +44,28 @@ func (d *dispatcher) runnable(planID string) bool {
 	d.kindsOK[planID] = ok
 	d.mu.Unlock()
 	return ok
+}
+
+// cannotRun says why this executor cannot run stage sp ("" when it can): it lacks the kind,
+// would refuse its params (an exec command it does not allow), or cannot read a secret its
+// params name ({{secret "name"}}: its --secrets-dir lacks the file).
+func (d *dispatcher) cannotRun(sp stage.Spec) string {
+	h, has := d.kinds.Handler(sp.Kind)
+	if !has {
+		return "this one lacks the kind"
+	}
+	if a, limits := h.(ParamsAcceptor); limits && !a.Accepts(sp.Params) {
+		return "this one refuses its params"
+	}
+	for _, name := range stage.SecretsIn(sp.Params) {
+		if d.cfg.Secrets == nil {
+			return "this one has no secrets (serve --secrets-dir)"
+		}
+		if _, err := d.cfg.Secrets.Secret(name); err != nil {
+			return "this one cannot read secret " + name
+		}
+	}
+	return ""
 }
 
 // keepKinds forgets the answers of runnable for the plans not in plans (the plans with work,

@@ -8,6 +8,7 @@ import (
 	"github.com/executor-dev/executor/domain/availability"
 	"github.com/executor-dev/executor/domain/lease"
 	"github.com/executor-dev/executor/domain/stage"
+	"github.com/executor-dev/executor/domain/task"
 )
 
 // Kinds resolves a stage kind to its handler.
@@ -26,6 +27,15 @@ type Availability interface {
 type ParamsAcceptor interface {
 	// Accepts reports whether this executor may run a stage of params, as submitted.
 	Accepts(params map[string]any) bool
+}
+
+// Transcripts keeps what stage attempts printed (the exec kind's stdout and stderr tails)
+// beside their ledger entries: infra/memrepo's and infra/redisrepo's TranscriptStore.
+// Diagnostics: a run writes them best effort, and never waits long for them.
+type Transcripts interface {
+	// KeepTranscript keeps t as what attempt key of task taskID printed, in place of what was
+	// kept for that key; beyond task.TranscriptsKept of the task's, the oldest go.
+	KeepTranscript(ctx context.Context, taskID string, key task.AttemptKey, t stage.Transcript) error
 }
 
 // Locker hands out tenant leases.

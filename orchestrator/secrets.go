@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"sync"
+
+	"github.com/executor-dev/executor/domain/stage"
 )
 
 // Secrets resolves the secrets stage templates read ({{secret "name"}}): infra/secrets.Dir,
@@ -70,4 +72,9 @@ func (r *redactor) output(out json.RawMessage) json.RawMessage {
 func escaped(v string) string {
 	b, _ := json.Marshal(v) // a string always marshals
 	return string(b[1 : len(b)-1])
+}
+
+// transcript returns t with every secret value read replaced (tail).
+func (r *redactor) transcript(t stage.Transcript) stage.Transcript {
+	return stage.Transcript{Stdout: r.tail(t.Stdout), Stderr: r.tail(t.Stderr)}
 }

@@ -46,22 +46,24 @@ func (run *taskRun) runStage(ph *planHere, i int, cp *checkpoint.Checkpoint, log
 	}
 	keyRun := inDoubtKeyRun(run.cur(), i)
 	red := &redactor{} // the secrets the params read: hidden in what the attempts leave behind
+	progress := &stageProgress{run: run, cp: cp, stage: spec.Name, red: red, saved: cp.Progress(spec.Name)}
 	for attempt := 1; ; attempt++ {
 		entry := &task.Attempt{StageIndex: i, Stage: spec.Name, Run: run.attempt, Attempt: attempt, StartedAt: run.o.now()}
-		params, err := ph.renderer.Render("params", spec.Params, stage.Data{
+		data := stage.Data{
 			TenantID: run.tenantID, PlanID: run.planID, TaskID: run.id, Attempt: run.attempt,
 			Params: run.cur().Params(), Outputs: outputs, ExecutorURL: run.o.cfg.ExecutorURL(), Secret: run.o.resolve(red),
-		}, stage.URLParamsOf(h)...)
+		}
+		params, err := ph.renderer.Render("params", spec.Params, data, stage.OptionsOf(h)...)
 		if err != nil {
 			entry.EndedAt, entry.Outcome, entry.Class, entry.Error = run.o.now(), task.OutcomeFailed, stage.ClassPermanent, err.Error()
 			return fail(entry, stage.ClassPermanent, err.Error(), 0)
 		}
-		out, err := callStage(run.ctx, h, spec.Timeout, stage.Request{
-			PlanID: run.planID, TaskID: run.id, TenantID: run.tenantID, Stage: spec.Name,
-			StageIndex: i, Run: run.attempt, Attempt: attempt, Params: params, Decision: run.cur().Decision(),
-			Fence: run.cur().Fence(), KeyRun: keyRun,
-		})
+		var printed *stage.Transcript
+		req := run.request(ph, i, attempt, params, data, progress)
+		req.KeyRun, req.Transcribe = keyRun, func(t stage.Transcript) { printed = &t }
+		out, err := callStage(run.ctx, h, spec.Timeout, req)
 		entry.EndedAt = run.o.now()
+		run.keepTranscript(*entry, red, printed, log)
 		if err == nil {
 			entry.Outcome = task.OutcomeSucceeded
 			run.o.observeAttempt(spec.Kind, entry)
@@ -95,6 +97,21 @@ func (run *taskRun) runStage(ph *planHere, i int, cp *checkpoint.Checkpoint, log
 			f := run.causeFailure(spec.Name)
 			return fail(nil, f.Class, f.Message, 0)
 		}
+	}
+}
+
+// request is the stage.Request of an attempt of stage i with params, rendered from data (which
+// its late params are rendered from too, with the response), saving its progress through
+// progress.
+func (run *taskRun) request(ph *planHere, i, attempt int, params map[string]any, data stage.Data, progress *stageProgress) stage.Request {
+	return stage.Request{
+		PlanID: run.planID, TaskID: run.id, TenantID: run.tenantID, Stage: run.cur().Stages()[i].Name,
+		StageIndex: i, Run: run.attempt, Attempt: attempt, Params: params, Decision: run.cur().Decision(),
+		Fence: run.cur().Fence(), Progress: progress,
+		Late: func(field, text string, response any) (string, error) {
+			data.Response = response
+			return ph.renderer.RenderLate("params."+field, text, data)
+		},
 	}
 }
 

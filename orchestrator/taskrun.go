@@ -156,10 +156,12 @@ func (run *taskRun) releaseLease(held lease.Lease, at *slog.Logger) {
 	}
 }
 
-// resumePoint returns the checkpoint the run resumes from: empty at stage 0 (a stored one
-// holds nothing to resume from), else the stored one, which must resume at the task's stage.
+// resumePoint returns the checkpoint the run resumes from: empty at stage 0 of a task's first
+// run (nothing stored can hold anything to resume from), else the stored one, which must
+// resume at the task's stage: a retry at stage 0 reads it too, for the progress the stage
+// saved in an earlier run (an http poll's first response).
 func (run *taskRun) resumePoint() (*checkpoint.Checkpoint, error) {
-	if run.cur().CurrentStage() == 0 {
+	if run.cur().CurrentStage() == 0 && run.attempt <= 1 {
 		return checkpoint.New(run.id), nil
 	}
 	cp, err := run.o.ckpts.Checkpoint(run.ctx, run.id)

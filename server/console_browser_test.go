@@ -81,6 +81,7 @@ func TestConsoleInChromium(t *testing.T) {
 	srv := servertest.With(t, server.Config{Name: "console-1"}, func(r *stagekind.Registry) {
 		require.NoError(t, r.Register("verify", stage.HandlerFunc(func(_ context.Context, req stage.Request) (json.RawMessage, error) {
 			if req.TenantID == "delta" && !healed.Load() {
+				req.KeepTranscript(stage.Transcript{Stdout: "checking <b>delta</b>\n", Stderr: "GET /health: 503\n"})
 				return nil, stage.Permanent(errors.New("health check failed"))
 			}
 			return json.RawMessage(`{"ok":true}`), nil
@@ -113,6 +114,11 @@ func TestConsoleInChromium(t *testing.T) {
 	do(t, ctx, "find", chromedp.Click(chromedp.ID("tenant-search-go")))
 	waitJS(t, ctx, "delta's view", `document.querySelector('[data-testid=tenant]')?.dataset.status === 'FAILED'`)
 	waitJS(t, ctx, "its checkpoint", `document.querySelectorAll('[data-testid=checkpoint-stage]').length === 2`)
+	// Under the failed attempt's row, what it printed: one <pre> per stream, markup as text.
+	waitJS(t, ctx, "the failed check's output", `(o => o?.dataset.stage === 'check' &&
+		o.querySelector('[data-testid=attempt-stdout]').textContent === 'checking <b>delta</b>\n' &&
+		o.querySelector('[data-testid=attempt-stderr]').textContent === 'GET /health: 503\n' &&
+		!o.querySelector('b') && o.previousElementSibling?.dataset.stage === 'check')(document.querySelector('[data-testid=attempt-output]'))`)
 	screenshot(t, ctx, "console-tenant")
 
 	// Retry it from its checkpoint once the check passes again: it completes.

@@ -101,6 +101,7 @@ func NewExecutor(cfg Config) (*Executor, error) {
 		Availability: e,
 		Settled:      e.settled,
 		Secrets:      e.secrets,
+		Transcripts:  b.transcripts,
 		Limits:       cfg.Limits,
 		ExecutorURL:  e.self.get,
 	})
@@ -148,7 +149,7 @@ func (e *Executor) wireOrchestrator(st stores) {
 	e.orch = orchestrator.New(st.plans, st.tasks, st.ckpts, st.locker, e.kinds,
 		orchestrator.Config{Name: cfg.Name, Cluster: e.members, Workers: cfg.Workers, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger, Availability: e,
 			Shared: cfg.shared(), Events: e.events, Metrics: e.metrics, Scheduler: e.sched, Signals: sigs, Queue: queue, Fallback: fallback,
-			ExecutorURL: e.self.get, StopGrace: cfg.ShutdownTimeout, Secrets: e.secrets})
+			ExecutorURL: e.self.get, StopGrace: cfg.ShutdownTimeout, Secrets: e.secrets, Transcripts: st.transcripts})
 	e.sched.SetDue(e.orch.StartScheduled)
 	if e.signals != nil {
 		e.signals.SetReceive(e.orch.Receive)

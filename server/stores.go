@@ -29,7 +29,12 @@ type stores struct {
 	ckpts   checkpoint.Store
 	index   app.PlanIndex
 	counts  func() (map[plan.Status]int, map[task.Status]int) // by status, for the metrics
-	locker  interface {
+	// transcripts keeps what attempts printed (the runs write, the task queries read).
+	transcripts interface {
+		orchestrator.Transcripts
+		app.Transcripts
+	}
+	locker interface {
 		orchestrator.Locker
 		app.Holders
 	}
@@ -60,7 +65,7 @@ func openBackend(cfg Config, hooks storeHooks) (backend, error) {
 	if cfg.RedisURL == "" {
 		db := memrepo.New()
 		return backend{stores: stores{creator: db, plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(),
-			index: db.Tasks(), locker: lock.NewMemory(), counts: db.StatusCounts}}, nil
+			index: db.Tasks(), locker: lock.NewMemory(), counts: db.StatusCounts, transcripts: db.Transcripts()}}, nil
 	}
 	conn, err := redisconn.Open(redisconn.Config{URL: cfg.RedisURL, Cluster: cfg.RedisCluster, MasterChanged: outage.ErrDataLost,
 		Timeout: cfg.clientTimeout(), Warm: cfg.warmConns()})
@@ -119,6 +124,7 @@ func (b backend) redisStores(cfg Config) stores {
 	db := b.store
 	return stores{
 		creator: db, plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(), index: db.Tasks(), counts: db.StatusCounts,
+		transcripts: db.Transcripts(),
 		locker: lock.NewFailover(b.redis, lock.RedisOptions{Keys: rediskey.New(cfg.Prefix), TTL: cfg.LeaseTTL, Logger: cfg.Logger, Scripter: b.batched,
 			SelfFence: cfg.shared()}, b.mon),
 	}

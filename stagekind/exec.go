@@ -66,7 +66,9 @@ type ExecOptions struct {
 // (else null); a line longer than MaxOutputBytes fails permanently. Any other exit is
 // retryable under the stage's retry policy unless permanentExitCodes lists it; a command
 // that cannot be started fails permanently. A failure's message ends with the tail of stderr
-// (or of stdout, when stderr is empty).
+// (or of stdout, when stderr is empty). Whatever way it ended, the last stage.TranscriptMax
+// bytes of its stdout and of its stderr are handed to req.KeepTranscript: the attempt ledger
+// shows them.
 type Exec struct {
 	allow    *ExecAllowList
 	env      []string
@@ -118,6 +120,7 @@ func (e *Exec) Run(ctx context.Context, req stage.Request) (json.RawMessage, err
 	if err != nil {
 		return nil, stage.Permanent(fmt.Errorf("exec %s: %w", p.path, err))
 	}
+	req.KeepTranscript(res.transcript())
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("exec %s stopped (%s): %w", p.path, res.describe(), context.Cause(ctx))
 	}
@@ -156,7 +159,7 @@ func (e *Exec) start(p execParams, req stage.Request) *execRun {
 		cmd.Stdin = strings.NewReader(p.stdin)
 	}
 	cmd.WaitDelay = pipeDrain // stdin's copy, should the command leave it unread
-	return &execRun{cmd: cmd, stdout: newTail(e.maxBytes), stderr: newTail(ExecTailBytes)}
+	return &execRun{cmd: cmd, stdout: newTail(e.maxBytes), stderr: newTail(max(ExecTailBytes, stage.TranscriptMax))}
 }
 
 // exitDescription names how a process ended, for messages.

@@ -3,7 +3,10 @@ package stagekind
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -45,14 +48,20 @@ func (a *ExecAllowList) Empty() bool {
 }
 
 // resolve returns the command's path if the list allows it: an absolute path, cleaned, that
-// is one of the files or under one of the directories the list names. Nothing is looked up
-// in PATH: a plan names what runs.
+// is one of the files or under one of the directories the list names; or a bare name (no
+// "/"), looked up in the list alone, never in PATH: the first of the directories, in the
+// order given, that holds an executable file of that name, else the one file of the list
+// with that name. A plan names a script by name and each executor finds it where it is
+// installed (the examples' scripts, the repository's directory on each machine).
 func (a *ExecAllowList) resolve(command string) (string, error) {
 	if a.Empty() {
 		return "", fmt.Errorf("%w: the exec kind is disabled on this executor (serve --exec-allow names no command)", ErrExecDenied)
 	}
+	if command != "" && !strings.Contains(command, "/") && command != "." && command != ".." {
+		return a.lookup(command)
+	}
 	if !filepath.IsAbs(command) {
-		return "", fmt.Errorf("%w: %q must be an absolute path", ErrExecDenied, command)
+		return "", fmt.Errorf("%w: %q must be an absolute path, or the name of a command in an --exec-allow directory", ErrExecDenied, command)
 	}
 	path := filepath.Clean(command)
 	if a.files[path] {
@@ -64,4 +73,20 @@ func (a *ExecAllowList) resolve(command string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%w: %s is not in serve --exec-allow", ErrExecDenied, path)
+}
+
+// lookup finds a bare command name in the list (see resolve).
+func (a *ExecAllowList) lookup(name string) (string, error) {
+	for _, d := range a.dirs {
+		path := d + name
+		if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+			return path, nil
+		}
+	}
+	for _, f := range slices.Sorted(maps.Keys(a.files)) {
+		if filepath.Base(f) == name {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("%w: no executable %q in the --exec-allow directories or files", ErrExecDenied, name)
 }

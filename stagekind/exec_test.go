@@ -214,7 +214,8 @@ func TestExecParamsAreChecked(t *testing.T) {
 	}{
 		{"disabled", stagekind.NewExec(stagekind.ExecOptions{}), map[string]any{"command": cmd}, "command", true},
 		{"not allowed", execKind(t, dir, stagekind.ExecOptions{}), map[string]any{"command": "/bin/sh"}, "command", true},
-		{"relative", execKind(t, dir, stagekind.ExecOptions{}), map[string]any{"command": "ok.sh"}, "command", true},
+		{"relative", execKind(t, dir, stagekind.ExecOptions{}), map[string]any{"command": "./ok.sh"}, "command", true},
+		{"a name in no allowed directory", execKind(t, dir, stagekind.ExecOptions{}), map[string]any{"command": "sh"}, "command", true},
 		{"escaping the directory", execKind(t, dir, stagekind.ExecOptions{}), map[string]any{"command": dir + "/../sh"}, "command", true},
 		{"missing", execKind(t, dir, stagekind.ExecOptions{}), map[string]any{}, "command", false},
 		{"an arg not a string", execKind(t, dir, stagekind.ExecOptions{}), map[string]any{"command": cmd, "args": []any{"a", 2}}, "args[1]", false},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -73,6 +74,12 @@ type HTTPOptions struct {
 //	         see URLParams)
 //	headers  optional object of header name to string value ("Host" sets the request's host)
 //	body     optional string; when non-empty, Content-Type defaults to application/json
+//	success, failure  optional conditions over the response (see judged)
+//	poll     optional {url, method, interval, timeout, until, failWhen}: once the request
+//	         succeeded, its response is saved as the stage's progress (stage.Request.SaveProgress)
+//	         and url is polled until until holds (see runPolled); an attempt that finds a saved
+//	         response polls without sending the request again. poll.url may read the response
+//	         as .Response: it is a late param (LateParams), rendered during the attempt.
 //
 // Every attempt carries Idempotency-Key: req.IdempotencyKey() (plan/task/stage/run: the same
 // on every attempt of the stage within one run, a new one for a new run unless the stage's
@@ -150,15 +157,15 @@ func (h *HTTP) Run(ctx context.Context, req stage.Request) (json.RawMessage, err
 	if h.err != nil {
 		return nil, stage.Permanent(h.err)
 	}
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, h.timeout)
-		defer cancel()
-	}
 	p, err := parseHTTPParams(req.Params)
 	if err != nil {
 		return nil, invalidParams(err)
 	}
+	if p.poll != nil {
+		return h.runPolled(ctx, p, req)
+	}
+	ctx, cancel := h.bounded(ctx)
+	defer cancel()
 	hreq, err := p.newRequest(ctx, req)
 	if err != nil {
 		return nil, invalidParams(paramError("url", err.Error()))
@@ -174,6 +181,14 @@ func (h *HTTP) Run(ctx context.Context, req stage.Request) (json.RawMessage, err
 	return h.result(ctx, p.target(), resp)
 }
 
+// bounded is ctx bounded by HTTPOptions.DefaultTimeout when it has no deadline of its own.
+func (h *HTTP) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, h.timeout)
+}
+
 // ValidateParams checks the params as Run would, without sending anything. A url whose host
 // alone is denied by the allow-list is a *stage.FieldError naming "url" that matches both
 // ErrInvalidParams and ErrDestinationDenied.
@@ -185,6 +200,13 @@ func (h *HTTP) ValidateParams(params map[string]any) error {
 	if err := h.guard.allow.precheck(p.url.Hostname()); err != nil {
 		reason := strings.TrimPrefix(err.Error(), "stagekind: ")
 		return &stage.FieldError{Field: "url", Reason: reason, Err: errors.Join(ErrInvalidParams, err)}
+	}
+	if p.poll != nil && p.poll.url != "" && !strings.Contains(p.poll.url, "{{") {
+		u, _ := url.Parse(p.poll.url) // parsePoll checked it
+		if err := h.guard.allow.precheck(u.Hostname()); err != nil {
+			reason := strings.TrimPrefix(err.Error(), "stagekind: ")
+			return &stage.FieldError{Field: "poll.url", Reason: reason, Err: errors.Join(ErrInvalidParams, err)}
+		}
 	}
 	return nil
 }

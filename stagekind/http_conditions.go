@@ -32,9 +32,9 @@ type condition struct {
 // conditionEnv is what a condition sees: the response's status, its headers (lower-case
 // names, first value) and its body (parsed JSON when it is JSON, else the text).
 type conditionEnv struct {
-	Status  int               `expr:"status"`
-	Headers map[string]string `expr:"headers"`
-	Body    any               `expr:"body"`
+	Status  int               `expr:"status" json:"status"`
+	Headers map[string]string `expr:"headers" json:"headers"`
+	Body    any               `expr:"body" json:"body"`
 }
 
 // maxPrograms bounds the compiled conditions kept: past it, a condition not kept already is
@@ -84,12 +84,21 @@ func (c *condition) holds(env conditionEnv) bool {
 // retryable, under the stage's retry policy, with the response's Retry-After); without one,
 // the status decides as usual.
 func (h *HTTP) judged(ctx context.Context, p httpParams, target string, resp *http.Response) (json.RawMessage, error) {
+	env, body, err := h.read(ctx, target, resp)
+	if err != nil {
+		return nil, err
+	}
+	return h.judge(ctx, p, target, resp, env, body)
+}
+
+// read reads a response's body (capped) and what conditions see of it.
+func (h *HTTP) read(ctx context.Context, target string, resp *http.Response) (conditionEnv, []byte, error) {
 	body, err := h.readCapped(resp)
 	if err != nil {
-		return nil, transportError(ctx, target, err)
+		return conditionEnv{}, nil, transportError(ctx, target, err)
 	}
 	if int64(len(body)) > h.maxBytes {
-		return nil, &stage.Error{Class: stage.ClassPermanent, Code: resp.StatusCode, Message: fmt.Sprintf("%s: response body exceeds %d bytes", target, h.maxBytes)}
+		return conditionEnv{}, nil, &stage.Error{Class: stage.ClassPermanent, Code: resp.StatusCode, Message: fmt.Sprintf("%s: response body exceeds %d bytes", target, h.maxBytes)}
 	}
 	env := conditionEnv{Status: resp.StatusCode, Headers: map[string]string{}, Body: string(body)}
 	for name, vs := range resp.Header {
@@ -99,6 +108,11 @@ func (h *HTTP) judged(ctx context.Context, p httpParams, target string, resp *ht
 	if json.Unmarshal(body, &parsed) == nil {
 		env.Body = parsed
 	}
+	return env, body, nil
+}
+
+// judge decides a response read (see judged).
+func (h *HTTP) judge(ctx context.Context, p httpParams, target string, resp *http.Response, env conditionEnv, body []byte) (json.RawMessage, error) {
 	msg := func(what string) string {
 		return fmt.Sprintf("%s: %s %s (%s)%s", target, resp.Status, what, conditionText(p, what), snippet(body))
 	}

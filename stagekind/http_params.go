@@ -34,10 +34,12 @@ type httpParams struct {
 	body   string
 	// success and failure are the params' conditions over the response (nil: none).
 	success, failure *condition
+	// poll, when set, polls after the request succeeded until the work it started is done.
+	poll *pollParams
 }
 
 func parseHTTPParams(params map[string]any) (httpParams, error) {
-	if err := checkKnownParams(params, "method", "url", "headers", "body", "success", "failure"); err != nil {
+	if err := checkKnownParams(params, "method", "url", "headers", "body", "success", "failure", "poll"); err != nil {
 		return httpParams{}, err
 	}
 	p := httpParams{method: http.MethodGet, header: http.Header{}}
@@ -64,6 +66,9 @@ func parseHTTPParams(params map[string]any) (httpParams, error) {
 	if p.failure, err = parseCondition(params, "failure"); err != nil {
 		return p, err
 	}
+	if p.poll, err = parsePoll(params); err != nil {
+		return p, err
+	}
 	return p, nil
 }
 
@@ -88,17 +93,7 @@ func parseURL(params map[string]any) (*url.URL, error) {
 	if !ok {
 		return nil, paramError("url", fmt.Sprintf("must be a string, not %T", raw))
 	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return nil, paramError("url", fmt.Sprintf("is not a valid URL: %v", err))
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, paramError("url", fmt.Sprintf("must be an absolute http or https URL, got %q", s))
-	}
-	if u.Host == "" {
-		return nil, paramError("url", fmt.Sprintf("must have a host, got %q", s))
-	}
-	return u, nil
+	return absoluteURL("url", s)
 }
 
 func parseHeaders(params map[string]any) (http.Header, string, error) {

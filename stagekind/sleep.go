@@ -28,15 +28,8 @@ func (Sleep) Run(ctx context.Context, req stage.Request) (json.RawMessage, error
 	if err != nil {
 		return nil, invalidParams(err)
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
+	if !sleepCtx(ctx, d) {
 		return nil, ctx.Err()
-	case <-t.C:
 	}
 	return json.Marshal(struct {
 		Slept string `json:"slept"`

@@ -83,6 +83,12 @@ type Attempt struct {
 	Error      string    `json:"error,omitempty"`
 	Code       int       `json:"code,omitempty"`
 	BackoffMs  int64     `json:"backoffMs,omitempty"`
+	// Stdout and Stderr are the ends of what the attempt printed (the exec kind: at most 4 KiB
+	// of each, secrets hidden), when the task's store still keeps them (its latest 20
+	// attempts); returned with one task (GET /v1/tasks/{taskId}, GET /v1/tenants/{tenantId}/task
+	// and the commands answering a task), never in a listing.
+	Stdout string `json:"stdout,omitempty"`
+	Stderr string `json:"stderr,omitempty"`
 }
 
 // Lease tells who holds the task's tenant.
@@ -108,6 +114,15 @@ type Checkpoint struct {
 	ContextData             map[string]json.RawMessage `json:"contextData"`
 	SavedAt                 time.Time                  `json:"savedAt"`
 	Fence                   uint64                     `json:"fence"`
+	// Progress is how far the next stage got before it completed (an http stage's first
+	// response, saved before it polls): a retry from the checkpoint goes on from it.
+	Progress *Progress `json:"progress,omitempty"`
+}
+
+// Progress is a stage's saved partial progress.
+type Progress struct {
+	Stage string          `json:"stage"`
+	Data  json.RawMessage `json:"data"`
 }
 
 // RetryBody is the body of POST /v1/tenants/{tenantId}/retry. FromCheckpoint defaults to true

@@ -32,6 +32,12 @@ type Stores struct {
 		orchestrator.Locker
 		app.Holders
 	}
+	// Transcripts keeps what attempts printed (the runs write, the task queries read); nil:
+	// nothing is kept, unless cfg.Transcripts keeps it.
+	Transcripts interface {
+		orchestrator.Transcripts
+		app.Transcripts
+	}
 }
 
 // New starts an orchestrator over st with kinds (the built-in kinds when nil) and returns the
@@ -57,6 +63,9 @@ func NewWith(t testing.TB, st Stores, kinds *stagekind.Registry, cfg orchestrato
 	if cfg.Queue == nil { // the embedded default: one process's queues
 		cfg.Queue = dispatch.ForMemory(dispatch.NewMemory(dispatch.MemoryOptions{}))
 	}
+	if cfg.Transcripts == nil {
+		cfg.Transcripts = st.Transcripts
+	}
 	orch := orchestrator.New(st.Plans, st.Tasks, st.Checkpoints, st.Locker, kinds, cfg)
 	require.NoError(t, orch.Start(context.Background()))
 	if sched != nil {
@@ -78,6 +87,7 @@ func NewWith(t testing.TB, st Stores, kinds *stagekind.Registry, cfg orchestrato
 		Creator: st.Creator, Plans: st.Plans, Tasks: st.Tasks, Checkpoints: st.Checkpoints, Index: st.Index,
 		Kinds: kinds, Holders: st.Locker, Availability: Draining(orch),
 		Launcher: orch, PlanControl: orch, TaskControl: orch, Reaper: orch, Watcher: orch, Unlocker: orch,
+		Transcripts: st.Transcripts,
 	}
 	if adjust != nil {
 		adjust(&deps, orch)

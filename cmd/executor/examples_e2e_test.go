@@ -16,12 +16,17 @@ import (
 // listens. Each example gets its own executor (the examples share tenant ids).
 func TestExamplesRunOnANonDefaultPort(t *testing.T) {
 	t.Parallel()
+	scripts, err := filepath.Abs(filepath.Join("..", "..", "examples", "exec-rollout"))
+	require.NoError(t, err)
 	tests := []struct {
-		file string
-		want string // the plan's status once submit answered
-		wait bool
+		file  string
+		want  string // the plan's status once submit answered
+		wait  bool
+		serve []string // serve's flags
 	}{
 		{file: "hello.yaml", want: "COMPLETED", wait: true},
+		{file: "async-deploy.yaml", want: "COMPLETED", wait: true},
+		{file: "exec-rollout/plan.yaml", want: "COMPLETED", wait: true, serve: []string{"--exec-allow", scripts + "/"}},
 		{file: "hello.json", want: "COMPLETED", wait: true},
 		{file: "canary-approval.yaml", want: "RUNNING"},
 		{file: "scheduled.yaml", want: "SCHEDULED"},
@@ -30,7 +35,7 @@ func TestExamplesRunOnANonDefaultPort(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			t.Parallel()
-			p := startExecutor(t, strings.TrimSuffix(tt.file, filepath.Ext(tt.file)), "")
+			p := startExecutor(t, strings.TrimSuffix(tt.file, filepath.Ext(tt.file)), "", tt.serve...)
 			require.NotContains(t, p.addr, ":8080", "the point is another port")
 			args := []string{"submit", "-f", filepath.Join("..", "..", "examples", tt.file), "-o", "json"}
 			if tt.wait {

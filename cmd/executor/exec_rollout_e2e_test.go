@@ -21,58 +21,72 @@ import (
 	"github.com/executor-dev/executor/wire"
 )
 
-// asyncDeployAPI answers a tenant's deploy 202 {"state":"pending"} twice, then 200
-// {"state":"ready"}, recording the version each tenant was deployed with.
+// asyncDeployAPI is a tenant's deploy service: POST /register/<tenant>?version=V records the
+// version; POST /deploy/<tenant> starts a deploy and answers 202 {"id"}; GET /status/<id>
+// answers {"state":"pending"} twice, then {"state":"ready"}.
 type asyncDeployAPI struct {
 	mu       sync.Mutex
-	calls    map[string]int
+	deploys  map[string]int // POSTs by tenant
+	polls    map[string]int // by deploy id
 	versions map[string]string
 }
 
 func (a *asyncDeployAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	tenant := strings.TrimPrefix(r.URL.Path, "/deploy/")
 	a.mu.Lock()
-	a.calls[tenant]++
-	n := a.calls[tenant]
-	a.versions[tenant] = r.URL.Query().Get("version")
-	a.mu.Unlock()
+	defer a.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
-	if n < 3 {
+	switch path := r.URL.Path; {
+	case strings.HasPrefix(path, "/register/"):
+		a.versions[strings.TrimPrefix(path, "/register/")] = r.URL.Query().Get("version")
+		_, _ = w.Write([]byte(`{"registered":true}`))
+	case strings.HasPrefix(path, "/deploy/"):
+		tenant := strings.TrimPrefix(path, "/deploy/")
+		a.deploys[tenant]++
 		w.WriteHeader(http.StatusAccepted)
-		_, _ = w.Write([]byte(`{"state":"pending"}`))
-		return
+		_, _ = w.Write([]byte(`{"id":"dep-` + tenant + `","state":"pending"}`))
+	case strings.HasPrefix(path, "/status/"):
+		id := strings.TrimPrefix(path, "/status/")
+		a.polls[id]++
+		if a.polls[id] < 3 {
+			_, _ = w.Write([]byte(`{"state":"pending"}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"state":"ready"}`))
+	default:
+		w.WriteHeader(http.StatusNotFound)
 	}
-	_, _ = w.Write([]byte(`{"state":"ready"}`))
 }
 
 // Issue 32's rollout, with a real executor process: per tenant an exec script that prints a
-// per-tenant version as JSON, an async deploy API called with that version and judged by a
-// success condition (202 pending, pending, then ready), and an exec smoke test of the
-// version. 50 tenants, COMPLETED, the outputs flowing between stages. Then a script that
-// outlives its stage's timeout is killed with its child, the stage failing with class timeout.
+// per-tenant version as JSON, an http call registering that version, an async deploy API
+// (202, then polled: pending, pending, ready) and an exec smoke test of the version. 50
+// tenants, COMPLETED, the outputs flowing between stages, each deploy sent once, and the
+// ledger showing the scripts' output. Then a script that outlives its stage's timeout is
+// killed with its child, the stage failing with class timeout.
 func TestAnExecAndAsyncAPIRolloutCompletes(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	for name, body := range map[string]string{
-		"release.sh": `echo "building for $EXECUTOR_TENANT_ID"; echo "{\"version\":\"v-$EXECUTOR_TENANT_ID\"}"`,
+		"release.sh": `echo "building for $EXECUTOR_TENANT_ID"; echo "helm upgrade $EXECUTOR_TENANT_ID" >&2; echo "{\"version\":\"v-$EXECUTOR_TENANT_ID\"}"`,
 		"smoke.sh":   `[ "$1" = "v-$EXECUTOR_TENANT_ID" ] || { echo "wrong version $1" >&2; exit 3; }; echo '{"smoke":"ok"}'`,
 		"hang.sh":    `sleep 300 & echo $! > "$1"; wait`,
 	} {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755))
 	}
-	api := &asyncDeployAPI{calls: map[string]int{}, versions: map[string]string{}}
+	api := &asyncDeployAPI{deploys: map[string]int{}, polls: map[string]int{}, versions: map[string]string{}}
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
 	p := startExecutor(t, "exec-rollout", "", "--exec-allow", dir+"/")
 
-	fast := &wire.RetryRequest{MaxAttempts: 5, InitialBackoff: "10ms", MaxBackoff: "50ms"}
+	version := `{{index .Outputs "release" "version"}}`
 	req := wire.PlanRequest{Name: "exec-rollout", MaxConcurrency: 10, Stages: []wire.StageRequest{
-		{Name: "release", Kind: "exec", Params: map[string]any{"command": filepath.Join(dir, "release.sh")}},
-		{Name: "deploy", Kind: "http", Retry: fast, Params: map[string]any{
-			"method": "POST", "url": srv.URL + `/deploy/{{.TenantID}}?version={{index .Outputs "release" "version"}}`,
-			"success": `status == 200 && body.state == "ready"`,
+		{Name: "release", Kind: "exec", Params: map[string]any{"command": "release.sh"}},
+		{Name: "register", Kind: "http", Params: map[string]any{"method": "POST", "url": srv.URL + `/register/{{.TenantID}}?version=` + version}},
+		{Name: "deploy", Kind: "http", Timeout: "1m", Params: map[string]any{
+			"method": "POST", "url": srv.URL + `/deploy/{{.TenantID}}`, "success": "status == 202",
+			"poll": map[string]any{"url": srv.URL + "/status/{{.Response.body.id}}", "interval": "100ms", "until": `body.state == "ready"`},
 		}},
-		{Name: "smoke", Kind: "exec", Params: map[string]any{"command": filepath.Join(dir, "smoke.sh"), "args": []any{`{{index .Outputs "release" "version"}}`}}},
+		{Name: "smoke", Kind: "exec", Params: map[string]any{"command": filepath.Join(dir, "smoke.sh"), "args": []any{version}}},
 	}}
 	for i := range 50 {
 		req.Tenants = append(req.Tenants, wire.TenantRequest{ID: fmt.Sprintf("xr-%02d", i)})
@@ -83,12 +97,27 @@ func TestAnExecAndAsyncAPIRolloutCompletes(t *testing.T) {
 	for i := range 50 {
 		tn := fmt.Sprintf("xr-%02d", i)
 		assert.Equal(t, "v-"+tn, api.versions[tn], "the script's output reached the API")
-		assert.Equal(t, 3, api.calls[tn], "pending, pending, ready")
+		assert.Equal(t, 1, api.deploys[tn], "one deploy per tenant")
+		assert.Equal(t, 3, api.polls["dep-"+tn], "pending, pending, ready")
 	}
 	api.mu.Unlock()
-	for _, tk := range tasksOf(t, p, pl.PlanID) {
+	for i, tk := range tasksOf(t, p, pl.PlanID) {
 		assert.Equal(t, "COMPLETED", tk.Status)
-		assert.Len(t, tk.Attempts, 5, "release, deploy ×3 (two pending), smoke")
+		require.Len(t, tk.Attempts, 4, "release, register, deploy (polled within its attempt), smoke")
+		if i%10 != 0 {
+			continue
+		}
+		r := p.cli(t, "task", "show", tk.TaskID, "-o", "json")
+		requireExit(t, 0, r)
+		full := decode[wire.Task](t, r.stdout)
+		assert.Contains(t, full.Attempts[0].Stdout, "building for "+tk.TenantID, "the ledger shows the script's stdout")
+		assert.Contains(t, full.Attempts[0].Stderr, "helm upgrade "+tk.TenantID, "and its stderr")
+		assert.Contains(t, full.Attempts[3].Stdout, `{"smoke":"ok"}`)
+		r = p.cli(t, "checkpoint", "--tenant", tk.TenantID, "-o", "json")
+		requireExit(t, 0, r)
+		cp := decode[wire.Checkpoint](t, r.stdout)
+		assert.JSONEq(t, `{"state":"ready"}`, string(cp.ContextData["deploy"]), "the deploy's output is the last poll's body")
+		assert.Nil(t, cp.Progress)
 	}
 
 	pidFile := filepath.Join(dir, "child")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/executor-dev/executor/domain/errcode"
@@ -24,6 +25,14 @@ type Checkpoint struct {
 	outputs         []json.RawMessage // outputs[i] is the output of completedStages[i]
 	savedAt         time.Time
 	fence           uint64
+	progress        *Progress // of the stage at Next(), nil when it saved none
+}
+
+// Progress is how far the stage at Next() got within the task: what its handler saved
+// (stage.Progress) before it completed, for its next attempt to go on from.
+type Progress struct {
+	Stage string          `json:"stage"`
+	Data  json.RawMessage `json:"data"`
 }
 
 // New returns an empty checkpoint (nothing completed) for taskID.
@@ -72,6 +81,42 @@ func (c *Checkpoint) Outputs() map[string]any {
 	return out
 }
 
+// Progress returns what stage (the stage at Next()) saved of its progress, nil when nothing.
+func (c *Checkpoint) Progress(stage string) json.RawMessage {
+	if c.progress == nil || c.progress.Stage != stage {
+		return nil
+	}
+	return c.progress.Data
+}
+
+// InProgress returns the progress the checkpoint holds, of whichever stage saved it.
+func (c *Checkpoint) InProgress() (Progress, bool) {
+	if c.progress == nil {
+		return Progress{}, false
+	}
+	return *c.progress, true
+}
+
+// WithProgress returns a copy of the checkpoint holding data as the progress of stage, the
+// stage at Next() (nil data forgets it): the checkpoint a stage's partial progress is saved
+// with. It fails with ErrInvalid when data is not JSON or stage is one already completed.
+func (c *Checkpoint) WithProgress(stage string, data json.RawMessage, epoch uint64, now time.Time) (*Checkpoint, error) {
+	if data != nil && !json.Valid(data) {
+		return nil, fmt.Errorf("%w: progress of %s is not JSON", ErrInvalid, stage)
+	}
+	if stage == "" || slices.Contains(c.completedStages, stage) {
+		return nil, fmt.Errorf("%w: progress of stage %q, which is not the next one", ErrInvalid, stage)
+	}
+	cp := c.Clone()
+	cp.progress = nil
+	if data != nil {
+		cp.progress = &Progress{Stage: stage, Data: slices.Clone(data)}
+	}
+	cp.fence = max(cp.fence, epoch)
+	cp.savedAt = now.UTC()
+	return cp, nil
+}
+
 // SavedAt returns when the checkpoint last changed.
 func (c *Checkpoint) SavedAt() time.Time { return c.savedAt }
 
@@ -88,6 +133,7 @@ func (c *Checkpoint) Record(index int, name string, output json.RawMessage, epoc
 	}
 	c.completedStages = append(c.completedStages, name)
 	c.outputs = append(c.outputs, output)
+	c.progress = nil
 	c.fence = max(c.fence, epoch)
 	c.savedAt = now.UTC()
 	return nil
@@ -95,7 +141,7 @@ func (c *Checkpoint) Record(index int, name string, output json.RawMessage, epoc
 
 // Reset forgets every completed stage: a retry from the start.
 func (c *Checkpoint) Reset(epoch uint64, now time.Time) {
-	c.completedStages, c.outputs = nil, nil
+	c.completedStages, c.outputs, c.progress = nil, nil, nil
 	c.fence = max(c.fence, epoch)
 	c.savedAt = now.UTC()
 }
@@ -108,6 +154,7 @@ type State struct {
 	ContextData     map[string]json.RawMessage `json:"contextData"`
 	SavedAt         time.Time                  `json:"savedAt"`
 	Fence           uint64                     `json:"fence"`
+	Progress        *Progress                  `json:"progress,omitempty"`
 }
 
 // State returns the checkpoint's persisted form (copies).
@@ -116,9 +163,14 @@ func (c *Checkpoint) State() State {
 	for i, out := range c.outputs {
 		data[c.completedStages[i]] = out
 	}
+	var progress *Progress
+	if c.progress != nil {
+		progress = &Progress{Stage: c.progress.Stage, Data: slices.Clone(c.progress.Data)}
+	}
 	return State{
 		TaskID: c.taskID, LastCompleted: c.LastCompletedStageIndex(),
 		CompletedStages: c.CompletedStages(), ContextData: data, SavedAt: c.savedAt, Fence: c.fence,
+		Progress: progress,
 	}
 }
 
@@ -139,9 +191,16 @@ func Load(s State) (*Checkpoint, error) {
 		}
 		outputs[i] = out
 	}
+	var progress *Progress
+	if p := s.Progress; p != nil {
+		if p.Stage == "" || slices.Contains(s.CompletedStages, p.Stage) || !json.Valid(p.Data) {
+			return nil, fmt.Errorf("%w: %s: progress of stage %q", ErrInvalid, s.TaskID, p.Stage)
+		}
+		progress = &Progress{Stage: p.Stage, Data: slices.Clone(p.Data)}
+	}
 	return &Checkpoint{
 		taskID: s.TaskID, completedStages: append([]string(nil), s.CompletedStages...),
-		outputs: outputs, savedAt: s.SavedAt, fence: s.Fence,
+		outputs: outputs, savedAt: s.SavedAt, fence: s.Fence, progress: progress,
 	}, nil
 }
 

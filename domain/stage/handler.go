@@ -35,6 +35,65 @@ type Request struct {
 	// Decision is the operator's decision on this stage in this run, or nil while there is
 	// none: a gate (see Await) waits until it is set.
 	Decision *Decision
+	// Progress is where an attempt checkpoints how far it got inside the stage (the http
+	// kind's first response before it polls), so that the stage's next attempt, in this run
+	// or in an operator's retry --from-checkpoint, goes on from there. Nil: nothing is kept
+	// (SavedProgress is nil, SaveProgress does nothing).
+	Progress Progress
+	// Transcribe, when not nil, keeps what the attempt printed (the exec kind's stdout and
+	// stderr tails) beside the attempt's ledger entry. A handler calls it at most once per
+	// attempt, before it returns.
+	Transcribe func(Transcript)
+	// Late renders a param the renderer left for the attempt (see LateParamer) with the
+	// stage's data and response, what the template reads as .Response. Nil: late params
+	// cannot be rendered (the handler fails the attempt).
+	Late func(field, text string, response any) (string, error)
+}
+
+// Progress is a stage's partial progress within its task, saved in the task's checkpoint
+// (checkpoint.Checkpoint.Progress): kept until the stage completes, or the task is retried
+// from its start.
+type Progress interface {
+	// Saved returns what the stage saved last, nil when it saved nothing.
+	Saved() json.RawMessage
+	// Save checkpoints data (JSON) as the stage's progress, as one write of the task fenced
+	// like every other; nil forgets it. Once it returned nil, a retry from the checkpoint
+	// gets data from Saved, whatever becomes of this run.
+	Save(ctx context.Context, data json.RawMessage) error
+}
+
+// Transcript is the end of what one attempt printed: the last TranscriptMax bytes of its
+// standard output and of its standard error.
+type Transcript struct {
+	Stdout string
+	Stderr string
+}
+
+// TranscriptMax bounds each stream of a Transcript, in bytes.
+const TranscriptMax = 4 << 10
+
+// SavedProgress returns the stage's saved progress (Progress.Saved), nil without a Progress.
+func (r Request) SavedProgress() json.RawMessage {
+	if r.Progress == nil {
+		return nil
+	}
+	return r.Progress.Saved()
+}
+
+// SaveProgress saves the stage's progress (Progress.Save); without a Progress it does
+// nothing and returns nil.
+func (r Request) SaveProgress(ctx context.Context, data json.RawMessage) error {
+	if r.Progress == nil {
+		return nil
+	}
+	return r.Progress.Save(ctx, data)
+}
+
+// KeepTranscript keeps what the attempt printed (Transcribe), when anything keeps it.
+func (r Request) KeepTranscript(t Transcript) {
+	if r.Transcribe != nil {
+		r.Transcribe(t)
+	}
 }
 
 // IdempotencyKey identifies this stage in this run: plan/task/stage/run. It is the same on

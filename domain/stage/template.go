@@ -44,6 +44,10 @@ type Data struct {
 	// when a submission is checked (the value is never stored nor shown). Nil: a template
 	// that reads a secret fails with ErrSecret.
 	Secret func(name string) (string, error)
+	// Response is what a late param (LateParamer) reads as .Response: the response of the
+	// stage's first request ({"status", "headers", "body"} for the http kind). Nil outside a
+	// late render.
+	Response any
 }
 
 // execData is Data as templates execute on it: the same field names, with the outputs typed so
@@ -56,6 +60,7 @@ type execData struct {
 	Params      map[string]any
 	Outputs     outputs
 	ExecutorURL string
+	Response    any
 	secret      func(name string) (string, error)
 }
 
@@ -70,20 +75,24 @@ type Renderer struct {
 func NewRenderer() *Renderer { return &Renderer{} }
 
 // Render returns a copy of params whose string values, at any depth, are rendered with data.
-// field is the path of params, for example "stages[0].params".
+// field is the path of params, for example "stages[0].params"; opts are what the stage's
+// handler declares (OptionsOf).
 //
 // It fails with a *FieldError naming the first bad field (in key order) when a template does
 // not parse or does not render (ErrTemplate: a missing key read with dot syntax among others),
 // or when it reads a value that is not there (ErrNoValue, see there).
 //
-// urlParams names the top-level params that are URLs (see URLParamer): what their templates
-// insert is escaped for where it lands. In the path, url.PathEscape; in the query or the
-// fragment, url.QueryEscape; before the path begins (an action at the very start, as in
-// "{{.Params.endpoint}}/deploy", or in the authority) it is inserted as is: that is the base.
-// After an {{if}} or a {{range}} whose branches end in different parts of the URL, the
-// furthest part counts. A URL param may not call {{template}}.
-func (r *Renderer) Render(field string, params map[string]any, data Data, urlParams ...string) (map[string]any, error) {
-	out, errs := r.RenderAll(field, params, data, urlParams...)
+// URL params (URLs, see URLParamer): what their templates insert is escaped for where it
+// lands. In the path, url.PathEscape; in the query or the fragment, url.QueryEscape; before
+// the path begins (an action at the very start, as in "{{.Params.endpoint}}/deploy", or in
+// the authority) it is inserted as is: that is the base. After an {{if}} or a {{range}} whose
+// branches end in different parts of the URL, the furthest part counts. A URL param may not
+// call {{template}}.
+//
+// Late params (Late, see LateParamer) are only parsed: the handler renders them during the
+// attempt (RenderLate), when what they read (.Response) is known.
+func (r *Renderer) Render(field string, params map[string]any, data Data, opts ...Option) (map[string]any, error) {
+	out, errs := r.RenderAll(field, params, data, opts...)
 	if len(errs) > 0 {
 		return nil, errs[0]
 	}
@@ -92,32 +101,54 @@ func (r *Renderer) Render(field string, params map[string]any, data Data, urlPar
 
 // RenderAll is Render reporting every bad field (in key order), not only the first: the
 // rendered params are only meaningful when there is none.
-func (r *Renderer) RenderAll(field string, params map[string]any, data Data, urlParams ...string) (map[string]any, []*FieldError) {
+func (r *Renderer) RenderAll(field string, params map[string]any, data Data, opts ...Option) (map[string]any, []*FieldError) {
 	if params == nil {
 		return nil, nil
 	}
-	d := execData{
-		TenantID: data.TenantID, PlanID: data.PlanID, TaskID: data.TaskID, Attempt: data.Attempt,
-		Params: data.Params, Outputs: outputs(data.Outputs), ExecutorURL: data.ExecutorURL, secret: data.Secret,
+	var o options
+	for _, opt := range opts {
+		opt(&o)
 	}
+	d := newExecData(data)
 	var errs []*FieldError
 	out := make(map[string]any, len(params))
 	for _, k := range slices.Sorted(maps.Keys(params)) { // deterministic: the first bad field is always the same one
-		isURL := false
-		for _, u := range urlParams {
-			isURL = isURL || u == k
-		}
-		out[k] = r.render(field+"."+k, params[k], &d, isURL, &errs)
+		out[k] = r.render(field+"."+k, k, params[k], &d, &o, &errs)
 	}
 	return out, errs
 }
 
-// render renders v, appending what fails to errs. isURL applies to v itself when it is a
-// string (a URL param is a string at the top level of params).
-func (r *Renderer) render(field string, v any, data *execData, isURL bool, errs *[]*FieldError) any {
+// RenderLate renders text, the late param at field (see LateParamer), with data, data.Response
+// included, as a URL param is rendered.
+func (r *Renderer) RenderLate(field, text string, data Data) (string, error) {
+	d := newExecData(data)
+	s, err := r.renderString(field, text, &d, true)
+	if err != nil {
+		return "", err
+	}
+	return s, nil
+}
+
+// newExecData is data as templates execute on it.
+func newExecData(data Data) execData {
+	return execData{
+		TenantID: data.TenantID, PlanID: data.PlanID, TaskID: data.TaskID, Attempt: data.Attempt,
+		Params: data.Params, Outputs: outputs(data.Outputs), ExecutorURL: data.ExecutorURL,
+		Response: data.Response, secret: data.Secret,
+	}
+}
+
+// render renders v, at path in params (dotted: "poll.url"), appending what fails to errs.
+func (r *Renderer) render(field, path string, v any, data *execData, o *options, errs *[]*FieldError) any {
 	switch v := v.(type) {
 	case string:
-		s, err := r.renderString(field, v, data, isURL)
+		if slices.Contains(o.late, path) { // rendered by the handler: only checked that it parses
+			if _, err := r.parse(v, true); err != nil && strings.Contains(v, "{{") {
+				*errs = append(*errs, &FieldError{Field: field, Reason: err.Error(), Err: ErrTemplate})
+			}
+			return v
+		}
+		s, err := r.renderString(field, v, data, slices.Contains(o.urls, path))
 		if err != nil {
 			*errs = append(*errs, err)
 		}
@@ -128,13 +159,13 @@ func (r *Renderer) render(field string, v any, data *execData, isURL bool, errs 
 		}
 		out := make(map[string]any, len(v))
 		for _, k := range slices.Sorted(maps.Keys(v)) {
-			out[k] = r.render(field+"."+k, v[k], data, false, errs)
+			out[k] = r.render(field+"."+k, path+"."+k, v[k], data, o, errs)
 		}
 		return out
 	case []any:
 		out := make([]any, len(v))
 		for i, e := range v {
-			out[i] = r.render(fmt.Sprintf("%s[%d]", field, i), e, data, false, errs)
+			out[i] = r.render(fmt.Sprintf("%s[%d]", field, i), fmt.Sprintf("%s[%d]", path, i), e, data, o, errs)
 		}
 		return out
 	default:

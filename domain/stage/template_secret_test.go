@@ -23,13 +23,13 @@ func TestSecretsResolveWhenTheTemplateRuns(t *testing.T) {
 		}
 		return "", errors.New("no such secret")
 	}
-	out, err := r.Render("stages[0].params", params, stage.Data{TenantID: "acme", Secret: resolve}, "url")
+	out, err := r.Render("stages[0].params", params, stage.Data{TenantID: "acme", Secret: resolve}, stage.URLs("url"))
 	require.NoError(t, err)
 	assert.Equal(t, "Bearer s3cr&t", out["headers"].(map[string]any)["Authorization"])
 	assert.Equal(t, "https://deploy.example/acme?key=s3cr%26t", out["url"], "escaped where it lands, like any value")
 
 	// The same cached templates, rendered without secrets: each names its field.
-	_, errs := r.RenderAll("stages[0].params", params, stage.Data{TenantID: "acme"}, "url")
+	_, errs := r.RenderAll("stages[0].params", params, stage.Data{TenantID: "acme"}, stage.URLs("url"))
 	require.Len(t, errs, 2)
 	assert.Equal(t, "stages[0].params.headers.Authorization", errs[0].Field)
 	require.ErrorIs(t, errs[0], stage.ErrSecret)

@@ -43,8 +43,8 @@ func TestRendererFailsWhatWouldRenderNoValue(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			for _, urlParams := range [][]string{nil, {"p"}} { // plain and URL params alike
-				got, err := r.Render("params", map[string]any{"p": tt.template}, runData(), urlParams...)
+			for _, opts := range [][]stage.Option{nil, {stage.URLs("p")}} { // plain and URL params alike
+				got, err := r.Render("params", map[string]any{"p": tt.template}, runData(), opts...)
 				require.ErrorIs(t, err, stage.ErrNoValue)
 				require.ErrorIs(t, err, stage.ErrTemplate, "a no-value error is a template error")
 				assert.Nil(t, got)
@@ -100,7 +100,7 @@ func TestRendererPlaceholdersPassAnyKeyOfAnEarlierStage(t *testing.T) {
 			t.Parallel()
 			d := data()
 			d.Outputs = stage.PlaceholderOutputs(stages, 2)
-			got, err := r.Render("stages[2].params", map[string]any{"url": tt.template}, d, "url")
+			got, err := r.Render("stages[2].params", map[string]any{"url": tt.template}, d, stage.URLs("url"))
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got["url"])
 		})
@@ -142,7 +142,7 @@ func TestRendererEscapesWhatURLTemplatesInsert(t *testing.T) {
 				dd.Params[k] = v
 			}
 			dd.Params["s"] = "https"
-			got, err := r.Render("params", map[string]any{"url": tt.template, "other": tt.template}, dd, "url")
+			got, err := r.Render("params", map[string]any{"url": tt.template, "other": tt.template}, dd, stage.URLs("url"))
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got["url"])
 			plain, err := r.Render("params", map[string]any{"other": tt.template}, dd)
@@ -150,7 +150,7 @@ func TestRendererEscapesWhatURLTemplatesInsert(t *testing.T) {
 			assert.Equal(t, plain["other"], got["other"], "a param that is not a URL is not escaped")
 		})
 	}
-	_, err := r.Render("params", map[string]any{"url": `{{define "x"}}{{.}}{{end}}https://h/{{template "x" .Params.v}}`}, d, "url")
+	_, err := r.Render("params", map[string]any{"url": `{{define "x"}}{{.}}{{end}}https://h/{{template "x" .Params.v}}`}, d, stage.URLs("url"))
 	require.ErrorIs(t, err, stage.ErrTemplate, "what {{template}} inserts cannot be escaped")
 }
 
@@ -169,14 +169,4 @@ func TestRenderAllReportsEveryBadField(t *testing.T) {
 	}
 	assert.Equal(t, []string{"params.a", "params.b.c", "params.bad"}, fields)
 	assert.Equal(t, "acme", got["ok"])
-}
-
-type urlKind struct{ stage.Handler }
-
-func (urlKind) URLParams() []string { return []string{"url"} }
-
-func TestURLParamsOf(t *testing.T) {
-	t.Parallel()
-	assert.Equal(t, []string{"url"}, stage.URLParamsOf(urlKind{}))
-	assert.Nil(t, stage.URLParamsOf(stage.HandlerFunc(nil)))
 }

@@ -14,12 +14,42 @@ type URLParamer interface {
 	URLParams() []string
 }
 
-// URLParamsOf returns the params h declares as URLs, nil when it declares none.
-func URLParamsOf(h Handler) []string {
+// LateParamer is implemented by handlers some of whose params are rendered during the
+// attempt, by the handler (Request.Late), because they read what only the attempt knows:
+// .Response, the stage's first response (the http kind's "poll.url"). The names are dotted
+// paths in the params; a late param is rendered as a URL param is.
+type LateParamer interface {
+	LateParams() []string
+}
+
+// Option tells the renderer how a handler's params are shaped (OptionsOf).
+type Option func(*options)
+
+type options struct {
+	urls []string // URL params, by path
+	late []string // late params, by path
+}
+
+// URLs names the params that are URLs (URLParamer).
+func URLs(paths ...string) Option {
+	return func(o *options) { o.urls = append(o.urls, paths...) }
+}
+
+// Late names the params rendered during the attempt (LateParamer).
+func Late(paths ...string) Option {
+	return func(o *options) { o.late = append(o.late, paths...) }
+}
+
+// OptionsOf returns the options h declares: its URL params and its late params.
+func OptionsOf(h Handler) []Option {
+	var opts []Option
 	if u, ok := h.(URLParamer); ok {
-		return u.URLParams()
+		opts = append(opts, URLs(u.URLParams()...))
 	}
-	return nil
+	if l, ok := h.(LateParamer); ok {
+		opts = append(opts, Late(l.LateParams()...))
+	}
+	return opts
 }
 
 // urlPart is where in a URL a template's output lands, in the order a URL's parts come.

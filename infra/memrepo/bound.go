@@ -154,13 +154,14 @@ func (db *DB) trim() {
 	}
 }
 
-// dropTask removes task id and its checkpoint; from a bounded mirror also its tenant's entry
-// when it names the task and, when evicted (not forgotten) an ended task of a plan stored that
-// has not ended, keeps its status. The caller holds the write lock.
+// dropTask removes task id, its checkpoint and its transcripts; from a bounded mirror also its
+// tenant's entry when it names the task and, when evicted (not forgotten) an ended task of a
+// plan stored that has not ended, keeps its status. The caller holds the write lock.
 func (db *DB) dropTask(id string, evicted bool) {
 	t := db.tasks[id]
 	delete(db.tasks, id)
 	delete(db.ckpts, id)
+	delete(db.outs, id)
 	b := db.bound
 	if b == nil {
 		return

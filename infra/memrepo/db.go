@@ -7,6 +7,7 @@ import (
 
 	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/domain/task"
 )
 
@@ -18,9 +19,10 @@ type DB struct {
 	idem    map[string]string
 	tasks   map[string]*task.Task // stored copies: reads hand out clones
 	tenants map[string]string
-	ckpts   map[string]*checkpoint.Checkpoint // stored copies: reads hand out clones
-	bound   *bound                            // nil: everything is kept (New); see NewMirror
-	indexes map[string]*planIndex             // by plan id: its tasks' rows and summary (index.go)
+	ckpts   map[string]*checkpoint.Checkpoint               // stored copies: reads hand out clones
+	outs    map[string]map[task.AttemptKey]stage.Transcript // by task id: what its attempts printed (transcripts.go)
+	bound   *bound                                          // nil: everything is kept (New); see NewMirror
+	indexes map[string]*planIndex                           // by plan id: its tasks' rows and summary (index.go)
 }
 
 // New returns an empty database that keeps everything stored in it: the in-memory store.
@@ -31,6 +33,7 @@ func New() *DB {
 		tasks:   map[string]*task.Task{},
 		tenants: map[string]string{},
 		ckpts:   map[string]*checkpoint.Checkpoint{},
+		outs:    map[string]map[task.AttemptKey]stage.Transcript{},
 		indexes: map[string]*planIndex{},
 	}
 }

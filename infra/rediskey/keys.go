@@ -46,6 +46,11 @@ func (k Keys) Task(taskID string) string { return k.prefix + "task:{" + taskID +
 // Checkpoint is the task's checkpoint string: executor:ckpt:{<taskId>}.
 func (k Keys) Checkpoint(taskID string) string { return k.prefix + "ckpt:{" + taskID + "}" }
 
+// Transcripts is the hash of what the task's stage attempts printed, one field per attempt,
+// "<stageIndex>:<run>:<attempt>", its value {"stdout":…,"stderr":…}, in the task's slot:
+// executor:out:{<taskId>}. See infra/redisrepo/scripts/keep_transcript.lua.
+func (k Keys) Transcripts(taskID string) string { return k.prefix + "out:{" + taskID + "}" }
+
 // TenantIndex holds the tenant's latest task id: executor:index:tenant:{<tenantId>}.
 func (k Keys) TenantIndex(tenantID string) string {
 	return k.prefix + "index:tenant:{" + tenantID + "}"

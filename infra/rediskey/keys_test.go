@@ -19,6 +19,8 @@ func TestKeysFollowTheSchema(t *testing.T) {
 		{"plan counts", k.PlanCounts("P1"), "executor:plancounts:{P1}"},
 		{"plan running", k.PlanRunning("P1"), "executor:planrunning:{P1}"},
 		{"checkpoint", k.Checkpoint("T1"), "executor:ckpt:{T1}"},
+		{"transcripts", k.Transcripts("T1"), "executor:out:{T1}"},
+		{"transcripts, custom prefix", rediskey.New("x:").Transcripts("T1"), "x:out:{T1}"},
 		{"tenant index", k.TenantIndex("acme"), "executor:index:tenant:{acme}"},
 		{"tenant lock", k.TenantLock("acme"), "executor:lock:tenant:{acme}"},
 		{"tenant lock released", k.TenantLockReleased("acme"), "executor:lock:released:{acme}"},
@@ -85,5 +87,15 @@ func TestDispatchKeysOfOnePlanShareASlot(t *testing.T) {
 			}
 			assert.NotEqual(t, "P1", hashTag(k.Dispatching()), "the active set is not the plan's")
 		})
+	}
+}
+
+// A task's keys (its hash, checkpoint and transcripts) share its slot: one script writes
+// the transcripts with the task's TTL.
+func TestKeysOfOneTaskShareASlot(t *testing.T) {
+	t.Parallel()
+	k := rediskey.New("")
+	for _, key := range []string{k.Task("T1"), k.Checkpoint("T1"), k.Transcripts("T1")} {
+		assert.Equal(t, "T1", hashTag(key), key)
 	}
 }

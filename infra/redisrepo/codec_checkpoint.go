@@ -23,6 +23,7 @@ type checkpointJSON struct {
 	ContextData     map[string]json.RawMessage `json:"contextData"`
 	SavedAt         time.Time                  `json:"savedAt"`
 	Fence           uint64                     `json:"fence"`
+	Progress        *checkpoint.Progress       `json:"progress,omitempty"`
 }
 
 // isNull reports whether a stage output is no output: nil, empty or JSON null.
@@ -74,6 +75,13 @@ func encCheckpoint(cp *checkpoint.Checkpoint) ([]byte, error) {
 	b = cp.SavedAt().AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `","fence":`...)
 	b = strconv.AppendUint(b, cp.Fence(), 10)
+	if p, ok := cp.InProgress(); ok { // rare: a stage's partial progress (an http poll's first response)
+		q, err := json.Marshal(p)
+		if err != nil {
+			return nil, fmt.Errorf("progress of stage %s: %w", p.Stage, err)
+		}
+		b = append(append(b, `,"progress":`...), q...)
+	}
 	return append(b, '}'), nil
 }
 
@@ -109,6 +117,6 @@ func decCheckpoint(taskID string, b []byte) (*checkpoint.Checkpoint, error) {
 	}
 	return checkpoint.Load(checkpoint.State{
 		TaskID: c.TaskID, LastCompleted: c.LastCompleted, CompletedStages: c.CompletedStages,
-		ContextData: data, SavedAt: c.SavedAt, Fence: c.Fence,
+		ContextData: data, SavedAt: c.SavedAt, Fence: c.Fence, Progress: c.Progress,
 	})
 }

@@ -68,6 +68,21 @@ func TestCheckpointCodecRoundTrip(t *testing.T) {
 	}
 }
 
+func TestCheckpointCodecProgress(t *testing.T) {
+	t.Parallel()
+	want, err := newCheckpoint(t, json.RawMessage(`{"v":1}`)).WithProgress("s1", json.RawMessage(`{"status":202,"body":{"id":"d-7"}}`), 4, time.Now())
+	require.NoError(t, err)
+	b, err := encCheckpoint(want)
+	require.NoError(t, err)
+	var stored map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(b, &stored))
+	require.JSONEq(t, `{"stage":"s1","data":{"status":202,"body":{"id":"d-7"}}}`, string(stored["progress"]))
+	got, err := decCheckpoint(want.TaskID(), b)
+	require.NoError(t, err)
+	require.Equal(t, want.State(), got.State())
+	require.JSONEq(t, `{"status":202,"body":{"id":"d-7"}}`, string(got.Progress("s1")))
+}
+
 func keysOf(m map[string]json.RawMessage) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {

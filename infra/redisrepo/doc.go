@@ -10,6 +10,8 @@
 // save_task.lua script. Nothing of an active plan expires; a plan's end gives its keys the
 // retention (retention.go). Plan creation claims every tenant with SET NX first, so two
 // executors can never both give a tenant a new task, and no executor claims one for a lease
-// TTL after Redis lost its data (generation.go). Every key comes from infra/rediskey; every Lua script
-// is embedded from scripts/ and headed by its KEYS, ARGV and return values.
+// TTL after Redis lost its data (generation.go). What stage attempts printed is kept beside
+// the tasks, best effort and never mirrored nor journaled (transcripts.go). Every key comes
+// from infra/rediskey; every Lua script is embedded from scripts/ and headed by its KEYS,
+// ARGV and return values.
 package redisrepo

@@ -11,11 +11,11 @@ import (
 )
 
 // A plan's keys live as long as the plan is active: the plan hash, its tasks, their
-// checkpoints and the tenant indexes that point at them have no TTL from their creation on.
-// When the plan ends, its keys get the retention (Options.TTL) from that moment; when an ended
-// plan is active again (a retry), they lose it. Whatever the status of its tasks (queued,
-// waiting at a gate, paused) and however long it is scheduled ahead, nothing of an active plan
-// expires.
+// checkpoints and transcripts, and the tenant indexes that point at them have no TTL from
+// their creation on. When the plan ends, its keys get the retention (Options.TTL) from that
+// moment; when an ended plan is active again (a retry), they lose it. Whatever the status of
+// its tasks (queued, waiting at a gate, paused) and however long it is scheduled ahead,
+// nothing of an active plan expires.
 
 // retentionOf is the TTL a write gives a key of p: none (0) while p is active, the retention
 // once it ended.
@@ -38,10 +38,10 @@ func (s *Store) taskRetention(ctx context.Context, t *task.Task) int64 {
 	return 0
 }
 
-// retain gives every key of p's tasks (task hash, checkpoint, and the tenant index where it
-// still points at the task) the TTL ttl seconds, or none when ttl is 0: the pass that follows
-// the plan's end (or its return to activity). In pipelined batches: a tenant's index needs
-// its tenant id, read from the task first.
+// retain gives every key of p's tasks (task hash, checkpoint, transcripts, and the tenant
+// index where it still points at the task) the TTL ttl seconds, or none when ttl is 0: the
+// pass that follows the plan's end (or its return to activity). In pipelined batches: a
+// tenant's index needs its tenant id, read from the task first.
 func (s *Store) retain(ctx context.Context, p *plan.Plan, ttl int64) error {
 	if _, err := s.exec(ctx, func(pipe redis.Pipeliner) {
 		for _, k := range []string{s.keys.PlanRows(p.ID()), s.keys.PlanCounts(p.ID()), s.keys.PlanRunning(p.ID())} {
@@ -64,9 +64,11 @@ func (s *Store) retain(ctx context.Context, p *plan.Plan, ttl int64) error {
 				if ttl > 0 {
 					pipe.Expire(ctx, s.keys.Task(id), time.Duration(ttl)*time.Second)
 					pipe.Expire(ctx, s.keys.Checkpoint(id), time.Duration(ttl)*time.Second)
+					pipe.Expire(ctx, s.keys.Transcripts(id), time.Duration(ttl)*time.Second)
 				} else {
 					pipe.Persist(ctx, s.keys.Task(id))
 					pipe.Persist(ctx, s.keys.Checkpoint(id))
+					pipe.Persist(ctx, s.keys.Transcripts(id))
 				}
 			}
 		}); err != nil {

@@ -36,20 +36,23 @@ var (
 	indexTasksSrc string
 	//go:embed scripts/forget_rows.lua
 	forgetRowsSrc string
+	//go:embed scripts/keep_transcript.lua
+	keepTranscriptSrc string
 
-	saveTaskScript      = redis.NewScript(saveTaskSrc)
-	bumpFenceScript     = redis.NewScript(bumpFenceSrc)
-	savePlanScript      = redis.NewScript(savePlanSrc)
-	releaseTenantScript = redis.NewScript(releaseTenantSrc)
-	reactivateScript    = redis.NewScript(reactivateSrc)
-	restoreTaskScript   = redis.NewScript(restoreTaskSrc)
-	createTaskScript    = redis.NewScript(createTaskSrc)
-	createPlanScript    = redis.NewScript(createPlanSrc)
-	restoreTenantScript = redis.NewScript(restoreTenantSrc)
-	generationScript    = redis.NewScript(generationSrc)
-	retainIndexScript   = redis.NewScript(retainIndexSrc)
-	indexTasksScript    = redis.NewScript(indexTasksSrc)
-	forgetRowsScript    = redis.NewScript(forgetRowsSrc)
+	saveTaskScript       = redis.NewScript(saveTaskSrc)
+	bumpFenceScript      = redis.NewScript(bumpFenceSrc)
+	savePlanScript       = redis.NewScript(savePlanSrc)
+	releaseTenantScript  = redis.NewScript(releaseTenantSrc)
+	reactivateScript     = redis.NewScript(reactivateSrc)
+	restoreTaskScript    = redis.NewScript(restoreTaskSrc)
+	createTaskScript     = redis.NewScript(createTaskSrc)
+	createPlanScript     = redis.NewScript(createPlanSrc)
+	restoreTenantScript  = redis.NewScript(restoreTenantSrc)
+	generationScript     = redis.NewScript(generationSrc)
+	retainIndexScript    = redis.NewScript(retainIndexSrc)
+	indexTasksScript     = redis.NewScript(indexTasksSrc)
+	forgetRowsScript     = redis.NewScript(forgetRowsSrc)
+	keepTranscriptScript = redis.NewScript(keepTranscriptSrc)
 )
 
 // pipelinedScripts are the sources of the scripts sent by EVALSHA in pipelines (execScripts).

@@ -41,6 +41,7 @@ type Store struct {
 	Tasks       task.Repository
 	Checkpoints checkpoint.Store
 	Index       Index
+	Transcripts Transcripts
 }
 
 // Run runs the contract suite. newStore is called once per subtest, possibly from parallel
@@ -88,6 +89,8 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"Plan/ConcurrentUpdatesLoseNothing", testPlanConcurrentUpdates},
 		{"Index/FollowsTheWrites", testIndexFollowsTheWrites},
 		{"Index/CreationAndForget", testIndexCreationAndForget},
+		{"Transcripts/KeptByAttempt", testTranscriptsKeptByAttempt},
+		{"Transcripts/KeepTheLatest", testTranscriptsKeepTheLatest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

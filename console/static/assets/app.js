@@ -759,23 +759,39 @@
             h('td', { text: s }), h('td', {}, h('pre', { class: 'json', text: JSON.stringify(data[s] === undefined ? null : data[s], null, 2) })))))));
     }
 
+    // ledger is the attempt ledger: a row per attempt, followed, when the attempt printed
+    // anything (an exec stage's stdout and stderr tails), by a row with one <pre> per stream.
     function ledger(attempts) {
       if (!attempts.length) return h('p', { id: 'attempts', 'data-testid': 'attempts', class: 'muted', text: 'No attempt yet.' });
+      const columns = ['Run', 'Stage', 'Attempt', 'Outcome', 'Class', 'Error', 'Started', 'Took', 'Backoff'];
       return h('table', { id: 'attempts', 'data-testid': 'attempts', class: 'grid' },
-        h('thead', {}, h('tr', {}, ['Run', 'Stage', 'Attempt', 'Outcome', 'Class', 'Error', 'Started', 'Took', 'Backoff'].map((x) => h('th', { text: x })))),
-        h('tbody', {}, attempts.map((a) => {
-          const took = Date.parse(a.endedAt) - Date.parse(a.startedAt);
-          return h('tr', { 'data-testid': 'attempt-row', 'data-outcome': a.outcome, 'data-stage': a.stage },
-            h('td', { class: 'num', text: a.run }),
-            h('td', { text: `${a.stageIndex}: ${a.stage}` }),
-            h('td', { class: 'num', text: a.attempt }),
-            h('td', {}, h('span', { class: 'outcome', 'data-outcome': a.outcome, text: a.outcome })),
-            h('td', { text: a.class || '' }),
-            h('td', { class: 'error-text', text: (a.code ? `(${a.code}) ` : '') + (a.error || '') }),
-            h('td', { title: a.startedAt, text: fmtTime(a.startedAt) }),
-            h('td', { class: 'num', text: Number.isFinite(took) ? fmtMs(took) : '' }),
-            h('td', { class: 'num', text: a.backoffMs ? fmtMs(a.backoffMs) : '' }));
-        })));
+        h('thead', {}, h('tr', {}, columns.map((x) => h('th', { text: x })))),
+        h('tbody', {}, attempts.map((a) => [attemptRow(a), attemptOutput(a, columns.length)])));
+    }
+
+    // attemptOutput is the row under an attempt's with what it printed; null when nothing.
+    function attemptOutput(a, span) {
+      if (!a.stdout && !a.stderr) return null;
+      const stream = (name, text) => text ? h('div', { class: 'attempt-stream' },
+        h('span', { class: 'muted', text: name }),
+        h('pre', { class: 'output', 'data-testid': `attempt-${name}`, text })) : null;
+      return h('tr', { class: 'attempt-output', 'data-testid': 'attempt-output', 'data-stage': a.stage, 'data-run': a.run, 'data-attempt': a.attempt },
+        h('td', { colspan: span }, stream('stdout', a.stdout), stream('stderr', a.stderr)));
+    }
+
+    // attemptRow is an attempt's row of the ledger.
+    function attemptRow(a) {
+      const took = Date.parse(a.endedAt) - Date.parse(a.startedAt);
+      return h('tr', { 'data-testid': 'attempt-row', 'data-outcome': a.outcome, 'data-stage': a.stage },
+        h('td', { class: 'num', text: a.run }),
+        h('td', { text: `${a.stageIndex}: ${a.stage}` }),
+        h('td', { class: 'num', text: a.attempt }),
+        h('td', {}, h('span', { class: 'outcome', 'data-outcome': a.outcome, text: a.outcome })),
+        h('td', { text: a.class || '' }),
+        h('td', { class: 'error-text', text: (a.code ? `(${a.code}) ` : '') + (a.error || '') }),
+        h('td', { title: a.startedAt, text: fmtTime(a.startedAt) }),
+        h('td', { class: 'num', text: Number.isFinite(took) ? fmtMs(took) : '' }),
+        h('td', { class: 'num', text: a.backoffMs ? fmtMs(a.backoffMs) : '' }));
     }
 
     const reload = debounce(load, 250);
