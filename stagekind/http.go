@@ -212,11 +212,25 @@ func (h *HTTP) ValidateParams(params map[string]any) error {
 }
 
 // limitRedirects wraps a client's redirect policy: after MaxRedirects, or on a redirect to a
-// non-HTTP scheme, the redirect response itself is returned (and fails permanently).
+// non-HTTP scheme, the redirect response itself is returned (and fails permanently). A
+// redirect is followed without a Referer (it would carry the query, which may hold a
+// secret), and one to another host (or port) than the stage's url without any header the
+// stage or the executor set but User-Agent and Content-Type: an X-Api-Key, a fence token or
+// an idempotency key is for the host the plan names, never for where it points.
 func limitRedirects(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
 	return func(req *http.Request, via []*http.Request) error {
 		if len(via) > MaxRedirects || (req.URL.Scheme != "http" && req.URL.Scheme != "https") {
 			return http.ErrUseLastResponse
+		}
+		req.Header.Del("Referer")
+		if req.URL.Host != via[0].URL.Host {
+			kept := http.Header{}
+			for _, name := range []string{"User-Agent", "Content-Type"} {
+				if v := req.Header.Values(name); len(v) > 0 {
+					kept[name] = v
+				}
+			}
+			req.Header = kept
 		}
 		if next != nil {
 			return next(req, via)

@@ -177,7 +177,7 @@ func (l *AllowList) Empty() bool {
 // hostname, or the IP itself). It returns nil when allowed, else an error matching
 // ErrDestinationDenied that names host and ip.
 func (l *AllowList) Check(host string, ip netip.Addr) error {
-	ip = ip.WithZone("").Unmap()
+	ip = embeddedIPv4(ip.WithZone(""))
 	if l.inPrefixes(ip) {
 		return nil
 	}
@@ -237,6 +237,24 @@ func (l *AllowList) matchHost(host string) bool {
 		}
 	}
 	return false
+}
+
+// embeddedIPv4 returns the IPv4 address an IPv6 one carries in its last 32 bits when it is an
+// IPv4-mapped (::ffff:a.b.c.d) or IPv4-compatible (::a.b.c.d, deprecated but still parsed)
+// address, so that every form of a denied IPv4 address is denied (::a9fe:a9fe is
+// 169.254.169.254); any other address as it is (:: and ::1 stay IPv6).
+func embeddedIPv4(ip netip.Addr) netip.Addr {
+	ip = ip.Unmap()
+	if !ip.Is6() || ip == netip.IPv6Unspecified() || ip == netip.IPv6Loopback() {
+		return ip
+	}
+	b := ip.As16()
+	for _, c := range b[:12] {
+		if c != 0 {
+			return ip
+		}
+	}
+	return netip.AddrFrom4([4]byte(b[12:]))
 }
 
 // alwaysDenied names the category of an address that no hostname entry and no empty list

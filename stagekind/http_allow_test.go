@@ -116,6 +116,11 @@ func TestAllowListCheck(t *testing.T) {
 		{name: "empty: mapped unspecified", ip: "::ffff:0.0.0.0", denied: true},
 		{name: "empty: nat64 metadata", ip: "64:ff9b::a9fe:a9fe", denied: true},
 		{name: "empty: mapped loopback", ip: "::ffff:127.0.0.1"},
+		{name: "empty: ipv4-compatible metadata", ip: "::a9fe:a9fe", denied: true},
+		{name: "empty: ipv4-compatible link-local", ip: "::169.254.1.1", denied: true},
+		{name: "ipv4-compatible loopback outside the list", allow: []string{"10.0.0.0/8"}, ip: "::7f00:1", denied: true},
+		{name: "ipv4-compatible loopback inside an ipv4 cidr", allow: []string{"127.0.0.0/8"}, ip: "::7f00:1"},
+		{name: "ipv6 loopback is not ipv4", allow: []string{"127.0.0.0/8"}, ip: "::1", denied: true},
 		// A listed IP or CIDR opens the always-denied addresses; a listed hostname does not.
 		{name: "listed metadata ip", allow: []string{"169.254.169.254"}, ip: "169.254.169.254"},
 		{name: "listed metadata cidr", allow: []string{"169.254.169.254/32"}, ip: "169.254.169.254"},

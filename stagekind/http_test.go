@@ -399,6 +399,29 @@ func TestHTTPRedirects(t *testing.T) {
 		assert.Equal(t, `{"a":1}`, second.body, "a 308 resends the body")
 		assert.Equal(t, testRequest(nil).IdempotencyKey(), second.header.Get("Idempotency-Key"))
 	})
+	t.Run("to another host: no header of the stage, no Referer", func(t *testing.T) {
+		t.Parallel()
+		other, atOther := newServer(t, func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, `{"there":true}`) })
+		srv, atFirst := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/same" {
+				http.Redirect(w, r, other.URL+"/elsewhere", http.StatusFound)
+				return
+			}
+			http.Redirect(w, r, "/same", http.StatusFound)
+		})
+		out, err := runHTTP(t, map[string]any{"url": srv.URL + "/start?token=s3cret", "headers": map[string]any{"X-Api-Key": "k-123", "Authorization": "Bearer b"}})
+		require.NoError(t, err)
+		assert.JSONEq(t, `{"there":true}`, string(out))
+		<-atFirst
+		same := <-atFirst
+		assert.Equal(t, "k-123", same.header.Get("X-Api-Key"), "the same host gets the stage's headers")
+		assert.Empty(t, same.header.Get("Referer"), "no Referer: it would carry the query")
+		there := <-atOther
+		for _, name := range []string{"X-Api-Key", "Authorization", "Referer", "Idempotency-Key", FenceHeader} {
+			assert.Empty(t, there.header.Get(name), "another host gets no %s", name)
+		}
+		assert.Equal(t, UserAgent, there.header.Get("User-Agent"))
+	})
 	t.Run("loop stops after the limit", func(t *testing.T) {
 		t.Parallel()
 		var hits atomic.Int32
