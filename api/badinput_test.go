@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -121,6 +122,8 @@ func TestSubmitBadInput(t *testing.T) {
 		{name: "YAML two documents", body: "name: a\n---\nname: b\n", contentType: yamlType, field: "body"},
 		{name: "YAML empty document", body: "# nothing\n", contentType: yamlType, field: "body"},
 		{name: "YAML not finite", body: "name: a\nfailureBudget: .inf\n", contentType: yamlType, field: "failureBudget"},
+		{name: "YAML alias of a large scalar", body: yamlScalarBomb(), contentType: yamlType, status: http.StatusRequestEntityTooLarge, field: "body"},
+		{name: "YAML aliases of aliases", body: yamlLaughs(), contentType: yamlType, status: http.StatusRequestEntityTooLarge, field: "body"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -176,5 +179,34 @@ func TestSubmitBadInput(t *testing.T) {
 		// Not parallel: runs before the cases above, which check that nothing is created.
 		res := do(t, http.MethodPost, base+"/v1/plans?dryRun=true", []byte(validPlan), "Content-Type", "application/json")
 		assert.Equal(t, http.StatusOK, res.status, "body: %s", res.body)
+		anchored := "name: anchors\nstages:\n  - {name: a, kind: noop, retry: &r {maxAttempts: 2}}\n  - {name: b, kind: noop, retry: *r}\ntenants: [{id: y1}]\n"
+		res = do(t, http.MethodPost, base+"/v1/plans?dryRun=true", []byte(anchored), "Content-Type", yamlType)
+		assert.Equal(t, http.StatusOK, res.status, "a YAML plan with anchors within the limit: %s", res.body)
 	})
+}
+
+// yamlScalarBomb is a 256 KiB YAML body whose one 256 KiB string is aliased 200 times: 50 MiB
+// once expanded, past the 32 MiB body limit.
+func yamlScalarBomb() string {
+	var b strings.Builder
+	b.WriteString("name: &x \"" + strings.Repeat("x", 256<<10) + "\"\nlabels: {")
+	for i := range 200 {
+		fmt.Fprintf(&b, "k%d: *x, ", i)
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+// yamlLaughs is a billion laughs: nine levels of ten aliases of the level below.
+func yamlLaughs() string {
+	var b strings.Builder
+	b.WriteString("l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n")
+	for i := 1; i <= 9; i++ {
+		fmt.Fprintf(&b, "l%d: &l%d [", i, i)
+		for range 10 {
+			fmt.Fprintf(&b, "*l%d, ", i-1)
+		}
+		b.WriteString("]\n")
+	}
+	return b.String()
 }

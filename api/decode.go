@@ -91,7 +91,7 @@ func (h *handlers) readBody(w http.ResponseWriter, r *http.Request, allowEmpty b
 		return nil, invalid("body", "a request body is required")
 	}
 	if isYAML {
-		if body, err = yamlToJSON(body); err != nil {
+		if body, err = yamlToJSON(body, h.opts.MaxBodyBytes); err != nil {
 			return nil, err
 		}
 	}
@@ -160,18 +160,27 @@ func jsonSyntaxDetail(err error) string {
 	}
 }
 
-// yamlToJSON converts a single YAML document to JSON.
-func yamlToJSON(body []byte) ([]byte, error) {
+// yamlToJSON converts a single YAML document to JSON, refusing (413, naming body) one whose
+// aliases expand it past limit bytes before anything is expanded (yamlExpansion).
+func yamlToJSON(body []byte, limit int64) ([]byte, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(body))
-	var doc any
-	if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+	var node yaml.Node
+	if err := dec.Decode(&node); errors.Is(err, io.EOF) {
 		return nil, invalid("body", "the YAML document is empty")
 	} else if err != nil {
 		return nil, invalid("body", "is not valid YAML: "+err.Error())
 	}
-	var next any
+	var next yaml.Node
 	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
 		return nil, invalid("body", "must be a single YAML document")
+	}
+	if !yamlWithin(&node, limit) {
+		return nil, &requestError{status: http.StatusRequestEntityTooLarge, typ: wire.ProblemPayloadTooLarge, field: "body",
+			detail: fmt.Sprintf("the YAML document expands (its aliases repeated) to more than %d bytes, the request body limit", limit)}
+	}
+	var doc any
+	if err := node.Decode(&doc); err != nil {
+		return nil, invalid("body", "is not valid YAML: "+err.Error())
 	}
 	v, err := jsonValue(doc, "")
 	if err != nil {
