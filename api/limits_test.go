@@ -65,6 +65,9 @@ func TestSubmissionLimitsNameTheField(t *testing.T) {
 		{"tenant params", wire.PlanRequest{
 			Stages: []wire.StageRequest{noop("a")}, Tenants: []wire.TenantRequest{{ID: "l1"}, {ID: "l2", Params: big}},
 		}, "tenants[1].params", http.StatusBadRequest},
+		{"label value", wire.PlanRequest{Labels: map[string]string{"team": "sre", "notes": strings.Repeat("v", 257)},
+			Stages: []wire.StageRequest{noop("a")}, Tenants: tenants("l1")}, "labels.notes", http.StatusBadRequest},
+		{"labels", wire.PlanRequest{Labels: manyLabels(65), Stages: []wire.StageRequest{noop("a")}, Tenants: tenants("l1")}, "labels", http.StatusBadRequest},
 		{"body", wire.PlanRequest{Name: strings.Repeat("n", 1024), Stages: []wire.StageRequest{noop("a")}, Tenants: tenants("l1")}, "", http.StatusRequestEntityTooLarge},
 	}
 	for _, tc := range tests {
@@ -75,4 +78,13 @@ func TestSubmissionLimitsNameTheField(t *testing.T) {
 		})
 	}
 	assert.Empty(t, listPlans(t, base, "").Plans, "nothing was created")
+}
+
+// manyLabels returns n labels k0..k(n-1).
+func manyLabels(n int) map[string]string {
+	out := make(map[string]string, n)
+	for i := range n {
+		out["k"+strconv.Itoa(i)] = "v"
+	}
+	return out
 }

@@ -17,6 +17,9 @@ import (
 const (
 	MaxNameLength = 200
 	MaxLabels     = 64
+	// MaxLabelValueLength bounds a label's value in bytes: labels are listed with every plan
+	// (GET /v1/plans), so 64 labels of any size would make each listing as large as they are.
+	MaxLabelValueLength = 256
 )
 
 var labelKeyPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,62}$`)

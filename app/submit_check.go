@@ -110,6 +110,8 @@ func (s *Service) checkSubmission(req SubmitRequest, elsewhere map[string]bool, 
 	for _, k := range slices.Sorted(maps.Keys(req.Labels)) {
 		if !labelKeyPattern.MatchString(k) {
 			add("labels."+k, "label key must match "+labelKeyPattern.String())
+		} else if len(req.Labels[k]) > MaxLabelValueLength {
+			add("labels."+k, fmt.Sprintf("a label value is at most %d bytes, not %d", MaxLabelValueLength, len(req.Labels[k])))
 		}
 	}
 	if req.MaxConcurrency < 0 || req.MaxConcurrency > plan.MaxMaxConcurrency {
