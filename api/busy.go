@@ -16,14 +16,18 @@ import (
 const RetryAfterHeader = "Retry-After"
 
 // setRetryAfter sets Retry-After, in whole seconds rounded up and at least 1, when err is an
-// *app.BusyError or a *task.ClaimsPausedError, or matches app.ErrNotReady.
+// *app.BusyError, a *task.ClaimsPausedError or a request refused with one (an event stream
+// over its caps), or matches app.ErrNotReady.
 func setRetryAfter(w http.ResponseWriter, err error) {
 	var (
 		busy   *app.BusyError
 		paused *task.ClaimsPausedError
+		req    *requestError
 		after  time.Duration
 	)
 	switch {
+	case errors.As(err, &req) && req.retryAfter > 0:
+		after = time.Duration(req.retryAfter) * time.Second
 	case errors.As(err, &busy):
 		after = busy.RetryAfter
 	case errors.As(err, &paused):

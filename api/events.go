@@ -17,8 +17,15 @@ const DefaultEventHeartbeat = 15 * time.Second
 const eventRetryMs = 2000
 
 // streamEvents is GET /v1/events?plan=&tenant=: server-sent events of plan, task and stage
-// transitions, resumed after the Last-Event-ID header (or ?lastEventId=).
+// transitions, resumed after the Last-Event-ID header (or ?lastEventId=); at most
+// Options.MaxEventStreams open at once, MaxEventStreamsPerClient per client (429 beyond).
 func (h *handlers) streamEvents(w http.ResponseWriter, r *http.Request) {
+	release, refused := h.streams.take(clientOf(r))
+	if refused != nil {
+		h.writeError(w, r, refused)
+		return
+	}
+	defer release()
 	last := r.Header.Get("Last-Event-ID")
 	if last == "" {
 		last = r.URL.Query().Get("lastEventId")

@@ -15,10 +15,11 @@ import (
 // requestError is an error of the HTTP exchange itself (an unknown route, a wrong method, an
 // unsupported media type) rather than of the use case.
 type requestError struct {
-	status int
-	typ    string
-	field  string
-	detail string
+	status     int
+	typ        string
+	field      string
+	detail     string
+	retryAfter int // seconds of Retry-After, 0 for none
 }
 
 // Error returns the problem's detail.

@@ -50,6 +50,10 @@ type Options struct {
 	// ObserveRequest, when set, is told of every request once it is answered: its chi route
 	// pattern (UnmatchedRoute when no route handled it), method, status code and duration.
 	ObserveRequest func(route, method string, code int, d time.Duration)
+	// MaxEventStreams caps the GET /v1/events streams open at once (default
+	// DefaultMaxEventStreams), MaxEventStreamsPerClient those of one client address (default
+	// DefaultMaxEventStreamsPerClient): beyond, 429 busy with Retry-After.
+	MaxEventStreams, MaxEventStreamsPerClient int
 	// Auth, when it holds tokens, makes every route but GET /healthz, GET /readyz and
 	// POST /login need one (auth.go); with a Console it also serves POST /login and
 	// POST /logout. Nil or empty: the API is open.
@@ -63,6 +67,12 @@ func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.MaxEventStreams <= 0 {
+		o.MaxEventStreams = DefaultMaxEventStreams
+	}
+	if o.MaxEventStreamsPerClient <= 0 {
+		o.MaxEventStreamsPerClient = DefaultMaxEventStreamsPerClient
+	}
 	if o.EventHeartbeat <= 0 {
 		o.EventHeartbeat = DefaultEventHeartbeat
 	}
@@ -74,13 +84,15 @@ func (o Options) withDefaults() Options {
 
 // handlers holds what every handler needs; the handlers are its methods, one file per resource.
 type handlers struct {
-	svc  *app.Service
-	opts Options
+	svc     *app.Service
+	opts    Options
+	streams *streamSlots // the event streams open
 }
 
 // NewRouter returns the HTTP API of docs/design.md §7 over svc.
 func NewRouter(svc *app.Service, opts Options) http.Handler {
 	h := &handlers{svc: svc, opts: opts.withDefaults()}
+	h.streams = newStreamSlots(h.opts.MaxEventStreams, h.opts.MaxEventStreamsPerClient)
 	r := chi.NewRouter()
 	r.Use(h.requestID, h.observe, h.authenticate, h.recoverer)
 	// Set before the routes so that every sub-router inherits them.

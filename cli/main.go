@@ -62,7 +62,10 @@ const (
 	EnvMaxParamsBytes  = "EXECUTOR_MAX_PARAMS_BYTES"
 	EnvMaxQueued       = "EXECUTOR_MAX_QUEUED"
 	EnvMaxBodyBytes    = "EXECUTOR_MAX_BODY_BYTES"
-	EnvLogLevel        = "EXECUTOR_LOG_LEVEL"
+	// EnvMaxEventStreams and EnvMaxEventStreamsPerClient set serve's event stream caps.
+	EnvMaxEventStreams          = "EXECUTOR_MAX_EVENT_STREAMS"
+	EnvMaxEventStreamsPerClient = "EXECUTOR_MAX_EVENT_STREAMS_PER_CLIENT"
+	EnvLogLevel                 = "EXECUTOR_LOG_LEVEL"
 )
 
 // Defaults of the global and serve flags.

@@ -140,6 +140,10 @@ func serveFlags(cmd *cobra.Command, o *serveOptions) {
 	f.IntVar(&cfg.Limits.MaxQueued, "max-queued", app.DefaultMaxQueued,
 		"most tasks waiting to start across all plans; more is refused with 429 and Retry-After (env "+EnvMaxQueued+")")
 	f.Int64Var(&cfg.MaxBodyBytes, "max-body-bytes", api.DefaultMaxBodyBytes, "largest request body (env "+EnvMaxBodyBytes+")")
+	f.IntVar(&cfg.MaxEventStreams, "max-event-streams", api.DefaultMaxEventStreams,
+		"most GET /v1/events streams open at once; more is refused with 429 (env "+EnvMaxEventStreams+")")
+	f.IntVar(&cfg.MaxEventStreamsPerClient, "max-event-streams-per-client", api.DefaultMaxEventStreamsPerClient,
+		"most GET /v1/events streams one client address holds open (env "+EnvMaxEventStreamsPerClient+")")
 	f.StringVar(&o.logLevel, "log-level", defaultLogLevel, "lowest level logged: debug, info, warn or error (env "+EnvLogLevel+")")
 }
 
@@ -216,7 +220,8 @@ func (o serveOptions) check() error {
 		return usagef("invalid --shutdown-timeout %s: want more than 0", cfg.ShutdownTimeout)
 	}
 	for name, v := range map[string]int{"--max-tenants": cfg.Limits.MaxTenants, "--max-stages": cfg.Limits.MaxStages,
-		"--max-params-bytes": cfg.Limits.MaxParamsBytes, "--max-queued": cfg.Limits.MaxQueued, "--max-body-bytes": int(cfg.MaxBodyBytes)} {
+		"--max-params-bytes": cfg.Limits.MaxParamsBytes, "--max-queued": cfg.Limits.MaxQueued, "--max-body-bytes": int(cfg.MaxBodyBytes),
+		"--max-event-streams": cfg.MaxEventStreams, "--max-event-streams-per-client": cfg.MaxEventStreamsPerClient} {
 		if v < 1 {
 			return usagef("invalid %s %d: want at least 1", name, v)
 		}
@@ -258,6 +263,7 @@ var serveEnv = map[string]string{
 	"tokens-file": EnvTokensFile, "insecure": EnvInsecure, "http-allow": EnvHTTPAllow, "exec-allow": EnvExecAllow, "exec-env": EnvExecEnv, "secrets-dir": EnvSecretsDir,
 	"shutdown-timeout": EnvShutdownTimeout, "max-tenants": EnvMaxTenants, "max-stages": EnvMaxStages,
 	"max-params-bytes": EnvMaxParamsBytes, "max-queued": EnvMaxQueued, "max-body-bytes": EnvMaxBodyBytes,
+	"max-event-streams": EnvMaxEventStreams, "max-event-streams-per-client": EnvMaxEventStreamsPerClient,
 	"log-level": EnvLogLevel,
 }
 

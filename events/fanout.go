@@ -3,7 +3,7 @@ package events
 import "sync"
 
 // subscriberBuffer is how many entries a subscriber may fall behind before it is closed.
-const subscriberBuffer = 1024
+const subscriberBuffer = 128
 
 // Fanout hands entries to subscribers, each with its filter, without ever blocking: a
 // subscriber that falls subscriberBuffer entries behind is closed (Overflowed). The Hub uses

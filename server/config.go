@@ -83,6 +83,9 @@ type Config struct {
 	Limits app.Limits
 	// MaxBodyBytes bounds a request body (--max-body-bytes); default api.DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// MaxEventStreams and MaxEventStreamsPerClient cap the GET /v1/events streams open at once
+	// (--max-event-streams, --max-event-streams-per-client); defaults api's.
+	MaxEventStreams, MaxEventStreamsPerClient int
 	// ShutdownTimeout is how long Server.Stop (Executor.Drain) lets running tasks reach their
 	// next stage boundary before cancelling their stages (--shutdown-timeout); default
 	// DefaultShutdownTimeout.
