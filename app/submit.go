@@ -20,6 +20,12 @@ const (
 	// MaxLabelValueLength bounds a label's value in bytes: labels are listed with every plan
 	// (GET /v1/plans), so 64 labels of any size would make each listing as large as they are.
 	MaxLabelValueLength = 256
+	// MaxPlanRangeSteps bounds the {{range}} iterations of every tenant's params rendered
+	// together at submission (each stage's params for one tenant: stage.MaxRangeSteps).
+	MaxPlanRangeSteps = 10_000_000
+	// MaxPlanRenderedBytes bounds what every tenant's params write, rendered together at
+	// submission (what a dry run answers, too).
+	MaxPlanRenderedBytes = 64 << 20
 )
 
 var labelKeyPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,62}$`)
@@ -96,7 +102,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Submission, e
 	if err != nil {
 		return nil, err
 	}
-	stages, rollout, tasks, preview, err := s.check(req, planID, now, elsewhere)
+	stages, rollout, tasks, preview, err := s.check(ctx, req, planID, now, elsewhere)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -68,7 +69,7 @@ func (c *violations) err() error {
 // elsewhere holds the kinds this executor lacks that a live executor sharing its store runs
 // (kindsElsewhere): a stage of such a kind is accepted, its params checked by its templates
 // alone (the executor that runs it checks the rest).
-func (s *Service) check(req SubmitRequest, planID string, now time.Time, elsewhere map[string]bool) ([]stage.Spec, plan.Rollout, []*task.Task, []TenantPreview, error) {
+func (s *Service) check(ctx context.Context, req SubmitRequest, planID string, now time.Time, elsewhere map[string]bool) ([]stage.Spec, plan.Rollout, []*task.Task, []TenantPreview, error) {
 	c := newViolations(req.Violations)
 	stages := s.checkSubmission(req, elsewhere, c.add)
 	rollout := s.checkRollout(req, c.add)
@@ -84,7 +85,7 @@ func (s *Service) check(req SubmitRequest, planID string, now time.Time, elsewhe
 	}
 	var previews []TenantPreview
 	if !s.limits.exceeded(req) { // rendering a plan refused for its size could take long
-		previews = s.render(stages, tasks, c.add)
+		previews = s.render(ctx, stages, tasks, c.add)
 	}
 	if c.empty() {
 		for _, i := range failed { // cannot happen: what task.New refuses is reported above
@@ -174,8 +175,12 @@ func (s *Service) checkSubmission(req SubmitRequest, elsewhere map[string]bool, 
 // cannot run for some tenant is refused before anything is created. Params that read earlier
 // stages' outputs are checked as templates only: their values are unknown until those stages
 // ran. tasks[i] is nil for a tenant that has no task (its id is invalid): it is skipped.
-func (s *Service) render(stages []stage.Spec, tasks []*task.Task, add func(field, reason string)) []TenantPreview {
-	r := stage.NewRenderer()
+//
+// The rendering of all tenants together is bounded (MaxPlanRangeSteps, MaxPlanRenderedBytes):
+// past either, the plan is refused and no more tenant is rendered. So is it when ctx ends (the
+// client went away): nothing is created.
+func (s *Service) render(ctx context.Context, stages []stage.Spec, tasks []*task.Task, add func(field, reason string)) []TenantPreview {
+	r := stage.NewBudgetedRenderer(MaxPlanRangeSteps, MaxPlanRenderedBytes)
 	// The same for every tenant: each stage's field name, the earlier stages' placeholders,
 	// the kind's handler and URL params.
 	fields := make([]string, len(stages))
@@ -190,6 +195,13 @@ func (s *Service) render(stages []stage.Spec, tasks []*task.Task, add func(field
 	}
 	previews := make([]TenantPreview, len(tasks))
 	for ti, t := range tasks {
+		if err := ctx.Err(); err != nil {
+			add("body", "the request ended before every tenant's params were rendered: "+err.Error())
+			return previews
+		}
+		if r.Spent() {
+			return previews // reported by the template that spent it
+		}
 		if t == nil {
 			continue
 		}

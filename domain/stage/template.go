@@ -1,13 +1,13 @@
 package stage
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"text/template"
 )
 
@@ -62,6 +62,8 @@ type execData struct {
 	ExecutorURL string
 	Response    any
 	secret      func(name string) (string, error)
+	steps       int       // the {{range}} iterations run so far (rangeGuard)
+	r           *Renderer // rendering it, for its budget
 }
 
 // Renderer renders params. It caches parsed templates, so it is cheap to render the same
@@ -69,10 +71,25 @@ type execData struct {
 type Renderer struct {
 	cache    sync.Map // template text -> *template.Template
 	urlCache sync.Map // template text of a URL param -> *template.Template (escaping)
+	// Budget of everything the renderer renders, 0 for none (NewBudgetedRenderer).
+	maxSteps, maxBytes int64
+	steps, bytes       atomic.Int64
 }
 
 // NewRenderer returns an empty Renderer.
 func NewRenderer() *Renderer { return &Renderer{} }
+
+// Spent reports whether the renderer's budget is spent (past it, every render fails).
+func (r *Renderer) Spent() bool {
+	return r.maxSteps > 0 && r.steps.Load() > r.maxSteps || r.maxBytes > 0 && r.bytes.Load() > r.maxBytes
+}
+
+// NewBudgetedRenderer returns an empty Renderer whose renders, all together, may run at most
+// maxSteps {{range}} iterations and write at most maxBytes (past either, a template fails
+// with ErrTemplate): a submission's renderer, which renders every tenant's params.
+func NewBudgetedRenderer(maxSteps, maxBytes int64) *Renderer {
+	return &Renderer{maxSteps: maxSteps, maxBytes: maxBytes}
+}
 
 // Render returns a copy of params whose string values, at any depth, are rendered with data.
 // field is the path of params, for example "stages[0].params"; opts are what the stage's
@@ -110,6 +127,7 @@ func (r *Renderer) RenderAll(field string, params map[string]any, data Data, opt
 		opt(&o)
 	}
 	d := newExecData(data)
+	d.r = r
 	var errs []*FieldError
 	out := make(map[string]any, len(params))
 	for _, k := range slices.Sorted(maps.Keys(params)) { // deterministic: the first bad field is always the same one
@@ -122,6 +140,7 @@ func (r *Renderer) RenderAll(field string, params map[string]any, data Data, opt
 // included, as a URL param is rendered.
 func (r *Renderer) RenderLate(field, text string, data Data) (string, error) {
 	d := newExecData(data)
+	d.r = r
 	s, err := r.renderString(field, text, &d, true)
 	if err != nil {
 		return "", err
@@ -184,8 +203,12 @@ func (r *Renderer) renderString(field, text string, data *execData, isURL bool) 
 	if strings.Contains(text, fnSecret) {
 		t = withSecrets(t, data.secret) // a copy: the cached template keeps resolving nothing
 	}
-	var buf bytes.Buffer
+	var buf cappedWriter
 	if err := t.Execute(&buf, data); err != nil {
+		var be *budgetError
+		if errors.As(err, &be) {
+			return "", &FieldError{Field: field, Reason: be.Error(), Err: ErrTemplate}
+		}
 		var nv *noValueError
 		if errors.As(err, &nv) {
 			return "", &FieldError{Field: field, Reason: nv.Error(), Err: ErrNoValue}
@@ -196,7 +219,10 @@ func (r *Renderer) renderString(field, text string, data *execData, isURL bool) 
 		}
 		return "", &FieldError{Field: field, Reason: err.Error(), Err: ErrTemplate}
 	}
-	return buf.String(), nil
+	if r.maxBytes > 0 && r.bytes.Add(int64(len(buf.b))) > r.maxBytes {
+		return "", &FieldError{Field: field, Reason: fmt.Sprintf("the params rendered for every tenant write more than %d bytes in all", r.maxBytes), Err: ErrTemplate}
+	}
+	return string(buf.b), nil
 }
 
 func (r *Renderer) parse(text string, isURL bool) (*template.Template, error) {
@@ -213,6 +239,9 @@ func (r *Renderer) parse(text string, isURL bool) (*template.Template, error) {
 	}
 	for _, tt := range t.Templates() {
 		strict(tt.Tree)
+		if tt.Tree != nil {
+			guardRanges(tt.Tree.Root)
+		}
 	}
 	if isURL {
 		if err := escapeURL(t.Tree); err != nil {

@@ -28,6 +28,7 @@ var funcs = template.FuncMap{
 	fnURLPath:  urlPathEscape,
 	fnURLQuery: urlQueryEscape,
 	fnSecret:   noSecrets,
+	fnRange:    rangeGuard,
 }
 
 // noValueError is what the strict functions fail with: Render reports it as ErrNoValue, with

@@ -1,0 +1,58 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/domain/stage"
+)
+
+// The templates of a submission are rendered for every tenant within a budget for the whole
+// plan, and stop with the request: a template that fits each tenant's bound but not the
+// plan's, or a client that went away, gets a 400 and nothing is created.
+func TestSubmissionRenderingIsBounded(t *testing.T) {
+	t.Parallel()
+	tenants := func(n int) []app.TenantInput {
+		out := make([]app.TenantInput, n)
+		for i := range out {
+			out[i] = app.TenantInput{ID: fmt.Sprintf("rb-%03d", i)}
+		}
+		return out
+	}
+	busy := func(steps int) []stage.Spec {
+		return []stage.Spec{{Name: "a", Kind: "noop", Params: map[string]any{"x": fmt.Sprintf("{{range %d}}{{end}}ok", steps)}}}
+	}
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	tests := []struct {
+		name  string
+		ctx   context.Context
+		req   app.SubmitRequest
+		field string // "" when accepted
+	}{
+		{"within every bound", context.Background(), app.SubmitRequest{Stages: busy(1000), Tenants: tenants(20), DryRun: true}, ""},
+		{"past a tenant's bound", context.Background(), app.SubmitRequest{Stages: busy(stage.MaxRangeSteps + 1), Tenants: tenants(1), DryRun: true}, "stages[0].params.x"},
+		{"past the plan's bound", context.Background(), app.SubmitRequest{Stages: busy(99_000), Tenants: tenants(102), DryRun: true}, "stages[0].params.x"},
+		{"the client went away", ended, app.SubmitRequest{Stages: busy(10), Tenants: tenants(3)}, "body"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			svc := newService(t)
+			_, err := svc.Submit(tt.ctx, tt.req)
+			if tt.field == "" {
+				require.NoError(t, err)
+				return
+			}
+			var ve *app.ValidationError
+			require.ErrorAs(t, err, &ve)
+			assert.Equal(t, tt.field, ve.Violations[0].Field, "%+v", ve.Violations[0])
+			assert.Zero(t, countPlans(t, svc), "nothing was created")
+		})
+	}
+}
