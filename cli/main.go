@@ -62,6 +62,9 @@ const (
 	EnvMaxParamsBytes  = "EXECUTOR_MAX_PARAMS_BYTES"
 	EnvMaxQueued       = "EXECUTOR_MAX_QUEUED"
 	EnvMaxBodyBytes    = "EXECUTOR_MAX_BODY_BYTES"
+	// EnvMaxOutputBytes and EnvMaxTaskOutputBytes set serve's stage output bounds.
+	EnvMaxOutputBytes     = "EXECUTOR_MAX_OUTPUT_BYTES"
+	EnvMaxTaskOutputBytes = "EXECUTOR_MAX_TASK_OUTPUT_BYTES"
 	// EnvMaxEventStreams and EnvMaxEventStreamsPerClient set serve's event stream caps.
 	EnvMaxEventStreams          = "EXECUTOR_MAX_EVENT_STREAMS"
 	EnvMaxEventStreamsPerClient = "EXECUTOR_MAX_EVENT_STREAMS_PER_CLIENT"

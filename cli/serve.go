@@ -140,6 +140,10 @@ func serveFlags(cmd *cobra.Command, o *serveOptions) {
 	f.IntVar(&cfg.Limits.MaxQueued, "max-queued", app.DefaultMaxQueued,
 		"most tasks waiting to start across all plans; more is refused with 429 and Retry-After (env "+EnvMaxQueued+")")
 	f.Int64Var(&cfg.MaxBodyBytes, "max-body-bytes", api.DefaultMaxBodyBytes, "largest request body (env "+EnvMaxBodyBytes+")")
+	f.IntVar(&cfg.MaxOutputBytes, "max-output-bytes", server.DefaultMaxOutputBytes,
+		"largest output of one stage, as JSON; a larger one fails the stage permanently (env "+EnvMaxOutputBytes+")")
+	f.IntVar(&cfg.MaxTaskOutputBytes, "max-task-output-bytes", server.DefaultMaxTaskOutputBytes,
+		"largest outputs of all a task's stages together, as its checkpoint keeps them (env "+EnvMaxTaskOutputBytes+")")
 	f.IntVar(&cfg.MaxEventStreams, "max-event-streams", api.DefaultMaxEventStreams,
 		"most GET /v1/events streams open at once; more is refused with 429 (env "+EnvMaxEventStreams+")")
 	f.IntVar(&cfg.MaxEventStreamsPerClient, "max-event-streams-per-client", api.DefaultMaxEventStreamsPerClient,
@@ -221,7 +225,7 @@ func (o serveOptions) check() error {
 	}
 	for name, v := range map[string]int{"--max-tenants": cfg.Limits.MaxTenants, "--max-stages": cfg.Limits.MaxStages,
 		"--max-params-bytes": cfg.Limits.MaxParamsBytes, "--max-queued": cfg.Limits.MaxQueued, "--max-body-bytes": int(cfg.MaxBodyBytes),
-		"--max-event-streams": cfg.MaxEventStreams, "--max-event-streams-per-client": cfg.MaxEventStreamsPerClient} {
+		"--max-event-streams": cfg.MaxEventStreams, "--max-output-bytes": cfg.MaxOutputBytes, "--max-task-output-bytes": cfg.MaxTaskOutputBytes, "--max-event-streams-per-client": cfg.MaxEventStreamsPerClient} {
 		if v < 1 {
 			return usagef("invalid %s %d: want at least 1", name, v)
 		}
@@ -263,6 +267,7 @@ var serveEnv = map[string]string{
 	"tokens-file": EnvTokensFile, "insecure": EnvInsecure, "http-allow": EnvHTTPAllow, "exec-allow": EnvExecAllow, "exec-env": EnvExecEnv, "secrets-dir": EnvSecretsDir,
 	"shutdown-timeout": EnvShutdownTimeout, "max-tenants": EnvMaxTenants, "max-stages": EnvMaxStages,
 	"max-params-bytes": EnvMaxParamsBytes, "max-queued": EnvMaxQueued, "max-body-bytes": EnvMaxBodyBytes,
+	"max-output-bytes": EnvMaxOutputBytes, "max-task-output-bytes": EnvMaxTaskOutputBytes,
 	"max-event-streams": EnvMaxEventStreams, "max-event-streams-per-client": EnvMaxEventStreamsPerClient,
 	"log-level": EnvLogLevel,
 }

@@ -76,6 +76,11 @@ type Config struct {
 	// Transcripts keeps the stdout and stderr tails of every attempt that printed any (the
 	// exec kind's), secrets hidden, beside its ledger entry. Default: none (nothing is kept).
 	Transcripts Transcripts
+	// MaxOutputBytes bounds one stage's output (serve --max-output-bytes), and
+	// MaxTaskOutputBytes the outputs of all a task's stages together, as kept in its
+	// checkpoint (--max-task-output-bytes): a larger output fails its stage permanently.
+	// Defaults DefaultMaxOutputBytes and DefaultMaxTaskOutputBytes.
+	MaxOutputBytes, MaxTaskOutputBytes int
 	// StopGrace is how long Stop lets running tasks reach their next stage boundary before it
 	// cancels their stages (serve --shutdown-timeout); CutShort ends it early. Default 0: Stop
 	// cancels them at once.
@@ -83,6 +88,12 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
+	if c.MaxOutputBytes <= 0 {
+		c.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	if c.MaxTaskOutputBytes <= 0 {
+		c.MaxTaskOutputBytes = DefaultMaxTaskOutputBytes
+	}
 	if c.Name == "" {
 		c.Name = DefaultName
 	}

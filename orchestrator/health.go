@@ -62,7 +62,7 @@ func (ro *rollout) health(ctx context.Context, p *plan.Plan) error {
 	}
 	_, err = callStage(ctx, h, checkTimeout(p), stage.Request{
 		PlanID: p.ID(), Stage: "health:" + w.Name, StageIndex: -1, Run: 1, Attempt: 1, Params: params,
-	})
+	}, 0) // its output is not kept
 	if err != nil {
 		return errors.New(red.text(err.Error())) // it becomes the plan's halt reason
 	}

@@ -61,7 +61,7 @@ func (run *taskRun) runStage(ph *planHere, i int, cp *checkpoint.Checkpoint, log
 		var printed *stage.Transcript
 		req := run.request(ph, i, attempt, params, data, progress)
 		req.KeyRun, req.Transcribe = keyRun, func(t stage.Transcript) { printed = &t }
-		out, err := callStage(run.ctx, h, spec.Timeout, req)
+		out, err := callStage(run.ctx, h, spec.Timeout, req, run.outputRoom(cp))
 		entry.EndedAt = run.o.now()
 		run.keepTranscript(*entry, red, printed, log)
 		if err == nil {
@@ -137,8 +137,9 @@ func cappedRetryAfter(hint time.Duration) string {
 }
 
 // callStage runs one handler call under the stage's timeout. A timeout of the stage (not of the
-// run) is reported as a timeout, whatever the handler returned.
-func callStage(ctx context.Context, h stage.Handler, timeout time.Duration, req stage.Request) (json.RawMessage, error) {
+// run) is reported as a timeout, whatever the handler returned; an output larger than room
+// bytes fails permanently (room 0: no bound).
+func callStage(ctx context.Context, h stage.Handler, timeout time.Duration, req stage.Request, room int) (json.RawMessage, error) {
 	sctx := ctx
 	if timeout > 0 {
 		var cancel context.CancelFunc
@@ -151,6 +152,10 @@ func callStage(ctx context.Context, h stage.Handler, timeout time.Duration, req 
 	}
 	if err == nil && out != nil && !json.Valid(out) {
 		return nil, stage.Permanent(errors.New("stage output is not valid JSON"))
+	}
+	if err == nil && room > 0 && len(out) > room {
+		return nil, stage.Permanent(fmt.Errorf("%w: %d bytes, %d allowed (serve --max-output-bytes per stage, --max-task-output-bytes per task)",
+			errOutputTooLarge, len(out), room))
 	}
 	return out, err
 }

@@ -19,6 +19,10 @@ const (
 	DefaultWorkers  = orchestrator.DefaultWorkers  // Config.Workers
 	DefaultLeaseTTL = orchestrator.DefaultLeaseTTL // Config.LeaseTTL
 	DefaultPrefix   = rediskey.DefaultPrefix       // Config.Prefix
+	// DefaultMaxOutputBytes and DefaultMaxTaskOutputBytes are Config.MaxOutputBytes's and
+	// Config.MaxTaskOutputBytes's.
+	DefaultMaxOutputBytes     = orchestrator.DefaultMaxOutputBytes
+	DefaultMaxTaskOutputBytes = orchestrator.DefaultMaxTaskOutputBytes
 	// DefaultRetention is Config.Retention's: how long Redis keeps an ended plan.
 	DefaultRetention = redisrepo.DefaultTTL
 	// DefaultCacheTasks is Config.CacheTasks's: the tasks the memory mirror caches.
@@ -86,6 +90,9 @@ type Config struct {
 	// MaxEventStreams and MaxEventStreamsPerClient cap the GET /v1/events streams open at once
 	// (--max-event-streams, --max-event-streams-per-client); defaults api's.
 	MaxEventStreams, MaxEventStreamsPerClient int
+	// MaxOutputBytes and MaxTaskOutputBytes bound a stage's output and a task's outputs
+	// together (--max-output-bytes, --max-task-output-bytes); defaults orchestrator's.
+	MaxOutputBytes, MaxTaskOutputBytes int
 	// ShutdownTimeout is how long Server.Stop (Executor.Drain) lets running tasks reach their
 	// next stage boundary before cancelling their stages (--shutdown-timeout); default
 	// DefaultShutdownTimeout.

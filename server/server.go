@@ -149,7 +149,8 @@ func (e *Executor) wireOrchestrator(st stores) {
 	e.orch = orchestrator.New(st.plans, st.tasks, st.ckpts, st.locker, e.kinds,
 		orchestrator.Config{Name: cfg.Name, Cluster: e.members, Workers: cfg.Workers, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger, Availability: e,
 			Shared: cfg.shared(), Events: e.events, Metrics: e.metrics, Scheduler: e.sched, Signals: sigs, Queue: queue, Fallback: fallback,
-			ExecutorURL: e.self.get, StopGrace: cfg.ShutdownTimeout, Secrets: e.secrets, Transcripts: st.transcripts})
+			ExecutorURL: e.self.get, StopGrace: cfg.ShutdownTimeout, Secrets: e.secrets, Transcripts: st.transcripts,
+			MaxOutputBytes: cfg.MaxOutputBytes, MaxTaskOutputBytes: cfg.MaxTaskOutputBytes})
 	e.sched.SetDue(e.orch.StartScheduled)
 	if e.signals != nil {
 		e.signals.SetReceive(e.orch.Receive)

@@ -117,6 +117,15 @@ func (c *Checkpoint) WithProgress(stage string, data json.RawMessage, epoch uint
 	return cp, nil
 }
 
+// OutputBytes returns the size of the completed stages' outputs, together.
+func (c *Checkpoint) OutputBytes() int {
+	n := 0
+	for _, out := range c.outputs {
+		n += len(out)
+	}
+	return n
+}
+
 // SavedAt returns when the checkpoint last changed.
 func (c *Checkpoint) SavedAt() time.Time { return c.savedAt }
 
