@@ -99,7 +99,7 @@ func TaskFrom(v app.TaskView, withLease bool) wire.Task {
 	}
 	if cp := v.Checkpoint; cp != nil {
 		out.Checkpoint = &wire.CheckpointSummary{
-			LastCompletedStageIndex: cp.LastCompletedStageIndex(), CompletedStages: cp.CompletedStages(),
+			LastCompletedStageIndex: cp.LastCompletedStageIndex(), CompletedStages: nonNil(cp.CompletedStages()),
 			SavedAt: cp.SavedAt().UTC(),
 		}
 	}
@@ -136,7 +136,7 @@ func CheckpointFrom(tenantID string, cp *checkpoint.Checkpoint) wire.Checkpoint 
 	s := cp.State()
 	out := wire.Checkpoint{
 		TaskID: s.TaskID, TenantID: tenantID, LastCompletedStageIndex: s.LastCompleted,
-		CompletedStages: s.CompletedStages, ContextData: s.ContextData, SavedAt: s.SavedAt.UTC(), Fence: s.Fence,
+		CompletedStages: nonNil(s.CompletedStages), ContextData: s.ContextData, SavedAt: s.SavedAt.UTC(), Fence: s.Fence,
 	}
 	if p := s.Progress; p != nil {
 		out.Progress = &wire.Progress{Stage: p.Stage, Data: p.Data}
@@ -159,4 +159,12 @@ func DryRunFrom(sub *app.Submission) wire.DryRun {
 		out.Rings = append(out.Rings, wire.RingPreview{Wave: r.Wave, Tenants: append([]string{}, r.Tenants...)})
 	}
 	return out
+}
+
+// nonNil is stages, or an empty list for none: the wire's arrays are never null.
+func nonNil(stages []string) []string {
+	if stages == nil {
+		return []string{}
+	}
+	return stages
 }
