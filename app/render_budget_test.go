@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -55,4 +56,27 @@ func TestSubmissionRenderingIsBounded(t *testing.T) {
 			assert.Zero(t, countPlans(t, svc), "nothing was created")
 		})
 	}
+}
+
+// A dry run answers each tenant's rendered params: one 64 KiB param shared by the stages of
+// 2,000 tenants (a 0.1 MB request) would answer 128 MiB. It is refused before any rendering;
+// the same plan submitted for real is accepted (nothing repeats it per tenant).
+func TestDryRunAnswerIsBounded(t *testing.T) {
+	t.Parallel()
+	tenants := make([]app.TenantInput, 2000)
+	for i := range tenants {
+		tenants[i] = app.TenantInput{ID: fmt.Sprintf("da-%04d", i)}
+	}
+	big := strings.Repeat("x", 60<<10)
+	req := app.SubmitRequest{Tenants: tenants, DryRun: true,
+		Stages: []stage.Spec{{Name: "a", Kind: "noop", Params: map[string]any{"blob": big}}}}
+	svc := newService(t)
+	_, err := svc.Submit(context.Background(), req)
+	var ve *app.ValidationError
+	require.ErrorAs(t, err, &ve)
+	assert.Equal(t, "tenants", ve.Violations[0].Field, "%+v", ve.Violations[0])
+
+	req.DryRun = false
+	_, err = svc.Submit(context.Background(), req)
+	require.NoError(t, err)
 }

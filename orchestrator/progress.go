@@ -36,13 +36,18 @@ func (p *stageProgress) Saved() json.RawMessage {
 	return p.saved
 }
 
-// Save writes data (its secrets hidden) as the stage's progress in the task's checkpoint. It
+// Save writes data (its secrets hidden) as the stage's progress in the task's checkpoint, at
+// most Config.MaxOutputBytes (a larger one fails the attempt permanently). It
 // is written whatever the attempt's context (a run always records what it did; the write is
 // bounded by the lease as the run's writes are), and fails when the run may no longer write
 // (lease lost, fenced, the task ended by an operator).
 func (p *stageProgress) Save(_ context.Context, data json.RawMessage) error {
 	if data != nil {
 		data = p.red.output(data)
+	}
+	if limit := p.run.o.cfg.MaxOutputBytes; len(data) > limit { // it lives in the checkpoint, like an output
+		return stage.Permanent(fmt.Errorf("%w: the progress of stage %s is %d bytes, %d allowed (serve --max-output-bytes)",
+			errOutputTooLarge, p.stage, len(data), limit))
 	}
 	next, err := p.cp.WithProgress(p.stage, data, p.run.cur().Fence(), p.run.o.now())
 	if err != nil {

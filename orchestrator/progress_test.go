@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -11,9 +12,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/domain/task"
+	"github.com/executor-dev/executor/orchestrator"
 )
 
 // A stage's progress is saved with the task's checkpoint: the stage's next attempt in the run,
@@ -93,4 +96,22 @@ func TestStageZeroProgressIsResumed(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Equal(t, []string{"", `{"id":7}`}, seen)
+}
+
+// Progress lives in the checkpoint as an output does, and is bounded as one: a larger one
+// fails the attempt permanently, and nothing is saved.
+func TestStageProgressIsBounded(t *testing.T) {
+	t.Parallel()
+	h := newHarnessWith(t, orchestrator.Config{MaxOutputBytes: 64})
+	h.register(t, "big", func(ctx context.Context, req stage.Request) (json.RawMessage, error) {
+		return nil, req.SaveProgress(ctx, json.RawMessage(`{"v":"`+strings.Repeat("x", 100)+`"}`))
+	})
+	p := h.submit(t, app.SubmitRequest{Tenants: tenants("pb", 1), Stages: stages("big", "only")})
+	require.Equal(t, plan.Failed, h.wait(t, p.ID()).Plan.Status())
+	tk := h.tenantTask(t, "pb-000")
+	require.NotNil(t, tk.LastError())
+	assert.Equal(t, stage.ClassPermanent, tk.LastError().Class)
+	assert.Contains(t, tk.LastError().Message, "--max-output-bytes")
+	_, err := h.db.Checkpoints().Checkpoint(context.Background(), tk.ID())
+	require.ErrorIs(t, err, checkpoint.ErrNotFound, "nothing was saved")
 }
