@@ -141,39 +141,82 @@ func TestReaderWatches(t *testing.T) {
 }
 
 // A watch resumed while entries keep coming gets each entry once: replayed or live, in order.
+// A watcher that falls behind is ended (Overflowed) and resumes from its last ID, as an SSE
+// client does; across those resumptions nothing is lost or repeated.
 func TestReaderHandsOverFromReplayToLiveWithoutGapOrDuplicate(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	client := srv.Client()
-	first := xadd(t, client, 10_000, events(1)...)[0]
+	first := xadd(t, client, 100_000, events(1)...)[0]
 	r := startReader(t, client, evs.NewHub(10))
 
 	writer := srv.Client()
-	done := make(chan []string)
-	go func() {
+	stop, done := make(chan struct{}), make(chan []string)
+	go func() { // writes until told to stop, so that the last watch always has live entries
 		var ids []string
-		for _, e := range events(3000) {
+		defer func() { done <- ids }()
+		for _, e := range events(100_000) {
+			select {
+			case <-stop:
+				return
+			default:
+			}
 			data, _ := json.Marshal(storedOf(e))
 			id, err := writer.XAdd(context.Background(), &redis.XAddArgs{Stream: "executor:events", Values: []any{eventstream.Field, data}}).Result()
 			if err != nil {
-				break
+				return
 			}
 			ids = append(ids, id)
 		}
-		done <- ids
 	}()
 	require.Eventually(t, func() bool { // some entries are in the stream before the watch
 		n, err := client.XLen(context.Background(), "executor:events").Result()
 		return err == nil && n > 100
 	}, 10*time.Second, time.Millisecond)
-	w := watchOf(t, r, evs.Filter{}, first)
-	got := entryIDs(replayAll(t, w))
-	require.GreaterOrEqual(t, len(got), 100, "some entries were replayed")
-	t.Logf("%d replayed, %d live", len(got), 3000-len(got))
-	got = append(got, entryIDs(receive(t, w, 3000-len(got)))...) // as they come: a watcher that falls behind is ended
+
+	const want = 3000
+	var got []string
+	replayed, live, resumed := 0, 0, 0
+	for last := first; len(got) < want; last = got[len(got)-1] {
+		w := watchOf(t, r, evs.Filter{}, last)
+		page := entryIDs(replayAll(t, w))
+		replayed += len(page)
+		got = append(got, page...)
+		if open := drainLive(t, w, &got, &live, want); !open {
+			require.True(t, w.Overflowed(), "a live watch ends only when its watcher falls behind")
+			resumed++
+		}
+		w.Close()
+	}
+	close(stop)
 	written := <-done
-	require.Len(t, written, 3000)
-	require.Equal(t, written, got)
+	t.Logf("%d replayed, %d live, %d resumptions", replayed, live, resumed)
+	require.GreaterOrEqual(t, replayed, 100, "some entries were replayed")
+	require.Positive(t, live, "some entries came live")
+	require.GreaterOrEqual(t, len(written), len(got))
+	require.Equal(t, written[:len(got)], got)
+}
+
+// drainLive appends w's fresh live entries to got (counting them in live) until got holds
+// want; it returns false when the watch ended first.
+func drainLive(t *testing.T, w *evs.Watch, got *[]string, live *int, want int) bool {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for len(*got) < want {
+		select {
+		case e, open := <-w.Live():
+			if !open {
+				return false
+			}
+			if w.Fresh(e) {
+				*got = append(*got, e.ID)
+				*live++
+			}
+		case <-timeout:
+			require.FailNow(t, "no entry", "after %d of %d", len(*got), want)
+		}
+	}
+	return true
 }
 
 func TestReaderFallsBackToLocalEventsWhileRedisIsAway(t *testing.T) {
