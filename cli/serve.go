@@ -26,10 +26,11 @@ import (
 
 // serveLong is serve's help.
 const serveLong = `Run an executor: the HTTP API on --addr and the orchestrator with --workers task slots.
-Without --redis it runs on the embedded in-memory store; with --redis every plan, task and
-checkpoint is written through to Redis, tenant leases are Redis leases (--lease-ttl), and a
-restarted executor answers every query from Redis. Logs go to stderr as JSON lines, or as text
-when stderr is a terminal.
+Without --redis it runs on the embedded in-memory store, which forgets an ended plan
+--retention after its end as Redis expires it; with --redis every plan, task and checkpoint is
+written through to Redis, tenant leases are Redis leases (--lease-ttl), and a restarted
+executor answers every query from Redis. Logs go to stderr as JSON lines, or as text when
+stderr is a terminal.
 
 With --redis, an executor that has not reached Redis once since it started is not ready
 (/readyz 503) and refuses new plans and commands on what it cannot see (503 with Retry-After):
@@ -114,7 +115,7 @@ func serveFlags(cmd *cobra.Command, o *serveOptions) {
 	f.StringVar(&cfg.Prefix, "prefix", server.DefaultPrefix, "Redis key prefix (env "+EnvPrefix+")")
 	f.DurationVar(&cfg.LeaseTTL, "lease-ttl", server.DefaultLeaseTTL, "tenant lease TTL, refreshed every TTL/3 (env "+EnvLeaseTTL+")")
 	f.DurationVar(&cfg.Retention, "retention", server.DefaultRetention,
-		"how long Redis keeps an ended plan with its tasks, checkpoints and tenant indexes, from its end; nothing of an active plan expires (env "+EnvRetention+")")
+		"how long the store, memory or Redis, keeps an ended plan with its tasks, checkpoints, transcripts and tenant indexes, from its end, before it forgets them; nothing of an active plan goes (env "+EnvRetention+")")
 	f.IntVar(&o.cacheTasks, "cache-tasks", server.DefaultCacheTasks,
 		"with --redis: how many tasks that Redis holds (ended, or only read) the memory mirror caches, each with its checkpoint, besides the tasks and plans this executor runs or accepted and what it journaled while Redis is away (about 4.5 KB of heap each); 0: no cache (env "+EnvCacheTasks+")")
 	f.StringVar(&o.topology, "topology", string(server.TopologyShared),

@@ -5,11 +5,12 @@ import (
 	"errors"
 )
 
-// services are the executor's services in start order: the Redis client (closed last), join
-// (Server.Start's registration among the store's executors; nil for an Executor alone), the
-// Redis store's probe and the watch of its first reach, the event stream and its reader, the
-// signals, the dispatch queue, the orchestrator, the scheduler, and serve (the HTTP API; nil
-// for an Executor alone). On the in-memory store the Redis ones are left out.
+// services are the executor's services in start order: the Redis client (closed last), or the
+// in-memory store's sweep of ended plans (stopped last), join (Server.Start's registration
+// among the store's executors; nil for an Executor alone), the Redis store's probe and the
+// watch of its first reach, the event stream and its reader, the signals, the dispatch queue,
+// the orchestrator, the scheduler, and serve (the HTTP API; nil for an Executor alone). On the
+// in-memory store the Redis ones are left out.
 //
 // Each stops after what starts after it: the HTTP API first, the orchestrator while the
 // signals still reach its runs, the deregistration after the runs ended (it counts them)
@@ -18,6 +19,9 @@ func (e *Executor) services(join, serve service) []service {
 	var list []service
 	if e.redis != nil {
 		list = append(list, serviceFuncs{stop: e.closeRedis})
+	}
+	if e.sweep != nil {
+		list = append(list, e.sweep)
 	}
 	if join != nil {
 		list = append(list, join)

@@ -9,16 +9,17 @@ import (
 	"github.com/executor-dev/executor/infra/dispatch"
 	"github.com/executor-dev/executor/infra/eventstream"
 	"github.com/executor-dev/executor/infra/members"
+	"github.com/executor-dev/executor/infra/memrepo"
 	"github.com/executor-dev/executor/infra/redisrepo"
 	"github.com/executor-dev/executor/infra/schedule"
 	"github.com/executor-dev/executor/infra/signals"
 	"github.com/executor-dev/executor/orchestrator"
 )
 
-// service is one background part of an executor: the Redis store's probe, the event stream
-// and its reader, the signals, the dispatch queue, the orchestrator, the scheduler, the
-// registry of executors, the HTTP API. Every one has this one shape (River's
-// startstop.Service is the model):
+// service is one background part of an executor: the Redis store's probe (the in-memory
+// store's sweep of ended plans), the event stream and its reader, the signals, the dispatch
+// queue, the orchestrator, the scheduler, the registry of executors, the HTTP API. Every one
+// has this one shape (River's startstop.Service is the model):
 //
 //   - Start starts its goroutines and returns; ctx bounds the start (its Redis round trips),
 //     not what it then runs, which runs until Stop. It fails when the service cannot run.
@@ -33,6 +34,7 @@ type service interface {
 
 var (
 	_ service   = (*redisrepo.Store)(nil)
+	_ service   = (*memrepo.DB)(nil)
 	_ service   = (*eventstream.Stream)(nil)
 	_ service   = (*eventstream.Reader)(nil)
 	_ service   = (*signals.Redis)(nil)

@@ -36,6 +36,7 @@ type Executor struct {
 	redisMode redisconn.Mode        // which kind of Redis ("" on memory)
 	batched   *batch.Scripter       // the runs' scripts on the client's auto-pipeline; nil on memory
 	store     *redisrepo.Store      // nil on the in-memory store
+	sweep     service               // the in-memory store's forgetting of ended plans; nil on Redis
 	secrets   orchestrator.Secrets  // --secrets-dir; nil without one
 	mon       *outage.Monitor       // nil on the in-memory store
 	events    *events.Hub           // every transition, for GET /v1/events
@@ -83,7 +84,7 @@ func NewExecutor(cfg Config) (*Executor, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.redis, e.redisMode, e.batched, e.store, e.mon = b.redis, b.redisMode, b.batched, b.store, b.mon
+	e.redis, e.redisMode, e.batched, e.store, e.mon, e.sweep = b.redis, b.redisMode, b.batched, b.store, b.mon, b.sweep
 	if e.store != nil {
 		e.readiness, e.probe = e.topologyReadiness, e.readyProbe
 	}

@@ -41,9 +41,10 @@ type stores struct {
 }
 
 // backend is the store the configuration names: its stores and, on Redis, the client and
-// what watches it (all nil on the in-memory store).
+// what watches it (all nil on the in-memory store); on the in-memory store, its sweep.
 type backend struct {
 	stores
+	sweep     service // the in-memory store's forgetting of ended plans (nil on Redis)
 	redis     redis.UniversalClient
 	redisMode redisconn.Mode   // which kind of Redis
 	batched   *batch.Scripter  // the runs' scripts on the client's auto-pipeline
@@ -60,11 +61,11 @@ type storeHooks struct {
 }
 
 // openBackend builds the backend cfg names: Redis when cfg.RedisURL is set, else the embedded
-// in-memory store.
+// in-memory store, which forgets an ended plan after cfg.Retention as Redis does.
 func openBackend(cfg Config, hooks storeHooks) (backend, error) {
 	if cfg.RedisURL == "" {
-		db := memrepo.New()
-		return backend{stores: stores{creator: db, plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(),
+		db := memrepo.NewStore(memrepo.StoreOptions{Retention: cfg.Retention})
+		return backend{sweep: db, stores: stores{creator: db, plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(),
 			index: db.Tasks(), locker: lock.NewMemory(), counts: db.StatusCounts, transcripts: db.Transcripts()}}, nil
 	}
 	conn, err := redisconn.Open(redisconn.Config{URL: cfg.RedisURL, Cluster: cfg.RedisCluster, MasterChanged: outage.ErrDataLost,

@@ -179,10 +179,14 @@ func (db *DB) dropTask(id string, evicted bool) {
 	}
 }
 
-// dropPlan removes plan id; from a bounded mirror also its idempotency key when it names the
-// plan, and the statuses kept for its tasks. The caller holds the write lock.
+// dropPlan removes plan id with its index and its retention (NewStore); from a bounded mirror
+// also its idempotency key when it names the plan, and the statuses kept for its tasks. The
+// caller holds the write lock.
 func (db *DB) dropPlan(id string) {
 	p, ok := db.plans[id]
+	if db.expiry != nil {
+		db.expiry.active(id) // nothing left to forget
+	}
 	if b := db.bound; b != nil {
 		b.plans.remove(id)
 		if ok {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/plan"
@@ -23,9 +24,14 @@ type DB struct {
 	outs    map[string]map[task.AttemptKey]stage.Transcript // by task id: what its attempts printed (transcripts.go)
 	bound   *bound                                          // nil: everything is kept (New); see NewMirror
 	indexes map[string]*planIndex                           // by plan id: its tasks' rows and summary (index.go)
+	expiry  *expiry                                         // nil: ended plans are kept (New); see NewStore
+	clock   func() time.Time                                // the time of ends and sweeps, with expiry
+	forgot  int                                             // tasks forgotten since the maps were last compacted (forget.go)
+	sweeper sweeper                                         // the background sweep (sweep.go)
 }
 
-// New returns an empty database that keeps everything stored in it: the in-memory store.
+// New returns an empty database that keeps everything stored in it, for as long as it lives;
+// a DB made by NewStore forgets ended plans after a retention, as Redis does.
 func New() *DB {
 	return &DB{
 		plans:   map[string]*plan.Plan{},

@@ -26,8 +26,9 @@ func (r *PlanRepo) Create(_ context.Context, p *plan.Plan) error {
 	return nil
 }
 
-// putPlan stores p, keeping planIDs sorted and the first plan of an idempotency key; own: p
-// is this executor's write, not a read (see NewMirror). The caller holds db.mu.
+// putPlan stores p, keeping planIDs sorted and the first plan of an idempotency key, and, on
+// the embedded store, the retention of an ended plan (expire); own: p is this executor's
+// write, not a read (see NewMirror). The caller holds db.mu.
 func (db *DB) putPlan(p *plan.Plan, own bool) {
 	if _, ok := db.plans[p.ID()]; !ok {
 		i := sort.SearchStrings(db.planIDs, p.ID())
@@ -42,6 +43,7 @@ func (db *DB) putPlan(p *plan.Plan, own bool) {
 		}
 	}
 	db.recordPlan(p, own)
+	db.expire(p)
 }
 
 // Plan returns the plan with id.
@@ -95,7 +97,8 @@ func (r *PlanRepo) Save(_ context.Context, p *plan.Plan) error {
 	return db.savePlan(p)
 }
 
-// savePlan is Save for a caller holding db.mu.
+// savePlan is Save for a caller holding db.mu. A plan saved ended gets the retention from
+// now; one saved active loses it (expire).
 func (db *DB) savePlan(p *plan.Plan) error {
 	stored, ok := db.plans[p.ID()]
 	if !ok {
@@ -107,6 +110,7 @@ func (db *DB) savePlan(p *plan.Plan) error {
 	p.Stored(p.Version() + 1)
 	db.plans[p.ID()] = p.Clone()
 	db.recordPlan(p, true)
+	db.expire(p)
 	return nil
 }
 
