@@ -26,9 +26,11 @@ const (
 	// ExecTailBytes is how much of the end of stderr (and of stdout) a failure's message
 	// carries, to show in the attempt ledger.
 	ExecTailBytes = 1 << 10
-	// pipeDrain bounds the wait for a command's pipes to close once its process group is
-	// killed (a process that left the group may still hold them).
-	pipeDrain = time.Second
+	// pipeDrain is how long the reading of a command's pipes may stand still, once its
+	// process group is killed, before it stops (a process that left the group may still hold
+	// them); pipeDrainMax bounds the whole reading after the group ended.
+	pipeDrain    = time.Second
+	pipeDrainMax = 10 * time.Second
 )
 
 // ExecOptions configures the exec kind.
@@ -123,6 +125,11 @@ func (e *Exec) Run(ctx context.Context, req stage.Request) (json.RawMessage, err
 	req.KeepTranscript(res.transcript())
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("exec %s stopped (%s): %w", p.path, res.describe(), context.Cause(ctx))
+	}
+	if res.cut && res.code == 0 { // its output may be missing its end: never taken for the whole
+		return nil, &stage.Error{Class: stage.ClassRetryable, Message: fmt.Sprintf(
+			"exec %s: %s, but its stdout or stderr could not be read to the end (a process that left its group still held it %s after, or the executor read too slowly): its output is incomplete",
+			p.path, res.describe(), pipeDrain)}
 	}
 	if res.code != 0 {
 		msg := fmt.Sprintf("exec %s: %s%s", p.path, res.describe(), res.tail())

@@ -26,12 +26,13 @@ type execResult struct {
 	state          *os.ProcessState
 	code           int // the exit code; -1 when a signal ended it
 	stdout, stderr *tail
+	cut            bool // stdout or stderr was not read to its end (drainPipes)
 }
 
 // wait starts the command and waits for it: until it exits, or, when ctx ends, after SIGTERM
 // to its process group and, killGrace later, SIGKILL. Then whatever is left of the group is
-// killed, and stdout and stderr are read to their end (at most pipeDrain more). The error is
-// the command's start's.
+// killed, and stdout and stderr are read to their end (see drainPipes). The error is the
+// command's start's.
 func (r *execRun) wait(ctx context.Context, killGrace time.Duration) (execResult, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
@@ -73,14 +74,48 @@ func (r *execRun) wait(ctx context.Context, killGrace time.Duration) (execResult
 	_ = syscall.Kill(group, syscall.SIGKILL) // what it left behind: no process outlives the attempt
 	drained := make(chan struct{})
 	go func() { readers.Wait(); close(drained) }()
-	select {
-	case <-drained:
-	case <-time.After(pipeDrain): // a process that left the group holds a pipe: stop reading
-	}
+	cut := !drainPipes(drained, r.stdout, r.stderr)
 	closeAll(outR, errR)
 	<-drained
 	state := r.cmd.ProcessState
-	return execResult{state: state, code: state.ExitCode(), stdout: r.stdout, stderr: r.stderr}, nil
+	return execResult{state: state, code: state.ExitCode(), stdout: r.stdout, stderr: r.stderr, cut: cut}, nil
+}
+
+// drainPipes waits until drained, the readers of tails having reached the end of their pipes,
+// as long as they keep reading (an executor starved of CPU reads late, not never): it gives
+// up when they read nothing for pipeDrain (a process that left the group holds a pipe and
+// writes nothing), or after pipeDrainMax. It reports whether they reached the end.
+func drainPipes(drained <-chan struct{}, tails ...*tail) bool {
+	limit := time.NewTimer(pipeDrainMax)
+	defer limit.Stop()
+	tick := time.NewTicker(pipeDrain)
+	defer tick.Stop()
+	read := func() (n int64) {
+		for _, t := range tails {
+			n += t.total()
+		}
+		return n
+	}
+	last := read()
+	for {
+		select {
+		case <-drained:
+			return true
+		case <-limit.C:
+			return false
+		case <-tick.C:
+			now := read()
+			if now == last {
+				select { // the end may have come with the tick
+				case <-drained:
+					return true
+				default:
+					return false
+				}
+			}
+			last = now
+		}
+	}
 }
 
 func closeAll(files ...*os.File) {
@@ -128,7 +163,8 @@ type tail struct {
 	mu      sync.Mutex
 	buf     []byte
 	limit   int64
-	dropped bool // bytes were dropped from the front
+	dropped bool  // bytes were dropped from the front
+	written int64 // every byte it was given
 }
 
 func newTail(limit int64) *tail { return &tail{limit: limit} }
@@ -138,6 +174,7 @@ func (t *tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := len(p)
+	t.written += int64(n)
 	if int64(len(p)) >= t.limit {
 		t.buf = append(t.buf[:0], p[int64(len(p))-t.limit:]...)
 		t.dropped = true
@@ -149,6 +186,13 @@ func (t *tail) Write(p []byte) (int, error) {
 		t.dropped = true
 	}
 	return n, nil
+}
+
+// total returns how many bytes t was given.
+func (t *tail) total() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.written
 }
 
 // bytes returns the last limit bytes, and whether anything was dropped before them.

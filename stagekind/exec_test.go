@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -191,6 +192,33 @@ func TestExecKillsWhatACommandLeavesBehind(t *testing.T) {
 	assert.JSONEq(t, `{"ok":true}`, string(out))
 	child := pidIn(t, pidFile)
 	assert.Eventually(t, func() bool { return !alive(t, child) }, 5*time.Second, 20*time.Millisecond, "what it left behind was killed")
+}
+
+// A process that left the command's group (setsid) and holds its stdout open keeps the pipe
+// from ending: the attempt does not wait for it, nor take what was read for the whole output.
+// It fails, retryable, saying so; the process is not the executor's to kill (it left).
+func TestExecOutputNotReadToTheEndIsNeverTakenForTheWhole(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "escaped")
+	cmd := script(t, dir, "escape.sh", `echo '{"ok":true}'; setsid sh -c 'echo $$ > "$1"; exec sleep 30' sh "$1" &
+while [ ! -s "$1" ]; do sleep 0.01; done`)
+	start := time.Now()
+	_, err := execKind(t, dir, stagekind.ExecOptions{}).Run(context.Background(), execRequest(map[string]any{
+		"command": cmd, "args": []any{pidFile},
+	}))
+	t.Cleanup(func() {
+		if b, rerr := os.ReadFile(pidFile); rerr == nil {
+			if pid, cerr := strconv.Atoi(strings.TrimSpace(string(b))); cerr == nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	var se *stage.Error
+	require.ErrorAs(t, err, &se, "an output whose pipe never ended is no output")
+	assert.Equal(t, stage.ClassRetryable, se.Class)
+	assert.Contains(t, se.Message, "could not be read to the end")
+	assert.Less(t, time.Since(start), 20*time.Second, "the attempt did not wait for the escaped process (sleep 30)")
 }
 
 func TestExecOutputLineLongerThanTheCapFailsPermanently(t *testing.T) {

@@ -63,6 +63,7 @@ type execData struct {
 	Response    any
 	secret      func(name string) (string, error)
 	steps       int       // the {{range}} iterations run so far (rangeGuard)
+	made        int       // the bytes the template functions made so far (madeGuard)
 	r           *Renderer // rendering it, for its budget
 }
 
@@ -73,7 +74,7 @@ type Renderer struct {
 	urlCache sync.Map // template text of a URL param -> *template.Template (escaping)
 	// Budget of everything the renderer renders, 0 for none (NewBudgetedRenderer).
 	maxSteps, maxBytes int64
-	steps, bytes       atomic.Int64
+	steps, bytes, made atomic.Int64
 }
 
 // NewRenderer returns an empty Renderer.
@@ -237,16 +238,18 @@ func (r *Renderer) parse(text string, isURL bool) (*template.Template, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, tt := range t.Templates() {
-		strict(tt.Tree)
-		if tt.Tree != nil {
-			guardRanges(tt.Tree.Root)
-		}
+	if len(t.Templates()) > 1 {
+		return nil, errTemplateCall
 	}
-	if isURL {
-		if err := escapeURL(t.Tree); err != nil {
+	strict(t.Tree)
+	if t.Tree != nil {
+		if err := guardMakers(t.Tree.Root); err != nil {
 			return nil, err
 		}
+		guardRanges(t.Tree.Root)
+	}
+	if isURL {
+		escapeURL(t.Tree)
 	}
 	cache.Store(text, t)
 	return t, nil

@@ -33,19 +33,16 @@ func (e *budgetError) Error() string { return e.msg }
 func (e *budgetError) Unwrap() error { return errBudget }
 
 // rangeGuard is fnRange: `{{range X}}` runs as `{{range X | _executor_range $}}`. root is the
-// template's $ (the *execData being rendered, which keeps the count of one RenderAll); v is
-// passed on unchanged when its iterations fit.
+// template's $ (the *execData being rendered, which keeps the count of one RenderAll: params
+// call no template, so $ is always it); v is passed on unchanged when its iterations fit.
 func rangeGuard(root any, v any) (any, error) {
 	n, err := iterations(v)
 	if err != nil {
 		return nil, err
 	}
 	d, ok := root.(*execData)
-	if !ok { // inside a {{template}}: its own ranges alone are counted
-		if n > MaxRangeSteps {
-			return nil, &budgetError{msg: fmt.Sprintf("{{range}} would iterate more than %d times in this stage's params", MaxRangeSteps)}
-		}
-		return v, nil
+	if !ok {
+		return nil, fmt.Errorf("{{range}} outside of a param's template (%T)", root)
 	}
 	if d.steps += n; d.steps > MaxRangeSteps {
 		return nil, &budgetError{msg: fmt.Sprintf("{{range}} would iterate more than %d times in this stage's params", MaxRangeSteps)}

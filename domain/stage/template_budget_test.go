@@ -26,6 +26,14 @@ func TestTemplatesAreBounded(t *testing.T) {
 		{"a range over a list", map[string]any{"x": "{{range .Params.hosts}}{{.}},{{end}}"}, ""},
 		{"a range with variables", map[string]any{"x": "{{range $i, $h := .Params.hosts}}{{$i}}={{$h}};{{end}}"}, ""},
 		{"a small range", map[string]any{"x": "{{range 3}}.{{end}}"}, ""},
+		{"strings made and dropped in a range", map[string]any{"x": `{{range 100000}}{{$_ := printf "%01000000d" 0}}{{end}}`}, "p.x"},
+		{"strings made in parentheses", map[string]any{"x": `{{len (printf "%0600000d" 0)}}{{len (printf "%0600000d" 0)}}`}, "p.x"},
+		{"strings made in a condition", map[string]any{"x": `{{range 10}}{{if eq (print (printf "%0200000d" 0)) ""}}{{end}}{{end}}`}, "p.x"},
+		{"escapes of a made string", map[string]any{"x": `{{$s := printf "%0200000d" 0}}{{range 10}}{{$_ := html $s}}{{$_ := js $s}}{{end}}`}, "p.x"},
+		{"made strings spread over params", map[string]any{"a": `{{len (printf "%0600000d" 0)}}`, "b": `{{len (printf "%0600000d" 0)}}`}, "p.b"},
+		{"a template defined and called", map[string]any{"x": `{{define "t"}}{{range 100000}}{{end}}{{end}}{{range 100000}}{{template "t"}}{{end}}`}, "p.x"},
+		{"a block", map[string]any{"x": `{{block "b" .}}x{{end}}`}, "p.x"},
+		{"small strings made", map[string]any{"x": `{{range .Params.hosts}}{{printf "%s-%d" . 3 | html}}{{json .}}{{end}}`}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -29,6 +29,7 @@ var funcs = template.FuncMap{
 	fnURLQuery: urlQueryEscape,
 	fnSecret:   noSecrets,
 	fnRange:    rangeGuard,
+	fnMade:     madeGuard,
 }
 
 // noValueError is what the strict functions fail with: Render reports it as ErrNoValue, with

@@ -1,7 +1,6 @@
 package stage
 
 import (
-	"errors"
 	"fmt"
 	"net/url"
 	"text/template/parse"
@@ -98,17 +97,12 @@ func later(a, b urlState) urlState {
 	return a
 }
 
-// errURLTemplate is the reason a URL param's template is refused.
-var errURLTemplate = errors.New("a URL param cannot call {{template}} or {{block}}: what it inserts could not be escaped")
-
 // escapeURL appends to every printing action of tree the escaper of the URL part it lands in
 // (nothing before the path begins). strict must have run first, so that a value is checked
-// before it is escaped.
-func escapeURL(tree *parse.Tree) error {
+// before it is escaped; no param calls a template (errTemplateCall), so every action is here.
+func escapeURL(tree *parse.Tree) {
 	parts := map[*parse.ActionNode]urlPart{}
-	if _, err := urlWalk(tree.Root, urlState{}, parts); err != nil {
-		return err
-	}
+	urlWalk(tree.Root, urlState{}, parts)
 	walkActions(tree.Root, func(a *parse.ActionNode) {
 		if len(a.Pipe.Decl) > 0 {
 			return
@@ -120,69 +114,53 @@ func escapeURL(tree *parse.Tree) error {
 			appendCommand(a, fnURLQuery)
 		}
 	})
-	return nil
 }
 
 // urlWalk follows n from state s, recording in parts the furthest part each action is met in,
 // and returns the state after n. A branch that may or may not run leaves the furthest state
 // either way reaches.
-func urlWalk(n parse.Node, s urlState, parts map[*parse.ActionNode]urlPart) (urlState, error) {
-	var err error
+func urlWalk(n parse.Node, s urlState, parts map[*parse.ActionNode]urlPart) urlState {
 	switch n := n.(type) {
 	case *parse.ListNode:
 		if n == nil {
-			return s, nil
+			return s
 		}
 		for _, c := range n.Nodes {
-			if s, err = urlWalk(c, s, parts); err != nil {
-				return s, err
-			}
+			s = urlWalk(c, s, parts)
 		}
-		return s, nil
+		return s
 	case *parse.TextNode:
-		return s.after(string(n.Text)), nil
+		return s.after(string(n.Text))
 	case *parse.ActionNode:
 		if p, ok := parts[n]; !ok || s.part > p {
 			parts[n] = s.part
 		}
-		return s, nil
+		return s
 	case *parse.IfNode:
 		return urlBranch(&n.BranchNode, s, false, parts)
 	case *parse.WithNode:
 		return urlBranch(&n.BranchNode, s, false, parts)
 	case *parse.RangeNode:
 		return urlBranch(&n.BranchNode, s, true, parts)
-	case *parse.TemplateNode:
-		return s, errURLTemplate
 	default: // comments, break, continue
-		return s, nil
+		return s
 	}
 }
 
 // urlBranch walks an if, with or range: its list (again from where the list ends, for a range,
 // until nothing moves further) and its else list, each from s.
-func urlBranch(b *parse.BranchNode, s urlState, loop bool, parts map[*parse.ActionNode]urlPart) (urlState, error) {
-	end, err := urlWalk(b.List, s, parts)
-	if err != nil {
-		return s, err
-	}
+func urlBranch(b *parse.BranchNode, s urlState, loop bool, parts map[*parse.ActionNode]urlPart) urlState {
+	end := urlWalk(b.List, s, parts)
 	for loop {
-		again, err := urlWalk(b.List, later(s, end), parts)
-		if err != nil {
-			return s, err
-		}
+		again := urlWalk(b.List, later(s, end), parts)
 		loop = again.part > end.part
 		end = later(end, again)
 	}
 	out := later(s, end)
 	if b.ElseList != nil {
-		elseEnd, err := urlWalk(b.ElseList, s, parts)
-		if err != nil {
-			return s, err
-		}
-		out = later(end, elseEnd) // one of the two runs
+		out = later(end, urlWalk(b.ElseList, s, parts)) // one of the two runs
 	}
-	return out, nil
+	return out
 }
 
 func urlPathEscape(v any) string  { return url.PathEscape(fmt.Sprint(v)) }
