@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/executor-dev/executor/api"
+	"github.com/executor-dev/executor/api/openapitest"
 	"github.com/executor-dev/executor/auth"
 	"github.com/executor-dev/executor/console"
 	"github.com/executor-dev/executor/server"
@@ -146,9 +147,10 @@ func requireForbidden(t *testing.T, res response) {
 // the probes and the login form.
 func TestAuthEveryRoute(t *testing.T) {
 	t.Parallel()
-	h, logs := fullRouter(t, testKeys())
-	routes := routeTable(t, h)
+	router, logs := fullRouter(t, testKeys())
+	routes := routeTable(t, router)
 	require.NotEmpty(t, routes)
+	h := openapitest.New(t).Wrap(router) // every answer below, 401s and 403s too, as documented
 
 	// A route is public when a token changes nothing about being let in: it answers without
 	// one, or (POST /login) refuses even an operate bearer token itself.

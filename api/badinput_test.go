@@ -114,7 +114,7 @@ func TestSubmitBadInput(t *testing.T) {
 		{name: "negative failure budget", body: planWith(t, func(p map[string]any) { p["failureBudget"] = -1 }), field: "failureBudget"},
 		{name: "bad startAt", body: planWith(t, func(p map[string]any) { p["startAt"] = "tomorrow" }), field: "startAt"},
 		{name: "bad dryRun", body: validPlan, query: "?dryRun=maybe", field: "dryRun"},
-		{name: "oversized body", body: `{"name": "` + strings.Repeat("x", api.DefaultMaxBodyBytes) + `"}`, status: http.StatusRequestEntityTooLarge},
+		{name: "oversized body", body: `{"name": "` + strings.Repeat("x", api.DefaultMaxBodyBytes) + `"}`, status: http.StatusRequestEntityTooLarge, field: "body"},
 		{name: "unsupported media type", body: validPlan, contentType: "text/plain", status: http.StatusUnsupportedMediaType, field: "Content-Type"},
 		{name: "malformed YAML", body: "name: [unclosed", contentType: yamlType, field: "body"},
 		{name: "YAML unknown field", body: "maxConcurency: 5\nstages: []\n", contentType: yamlType, field: "maxConcurency"},

@@ -25,12 +25,17 @@ var yamlMediaTypes = map[string]bool{
 	"application/yaml": true, "application/x-yaml": true, "text/yaml": true, "text/x-yaml": true,
 }
 
-// decodeBody decodes r's body, JSON or YAML by its Content-Type, strictly into dst (a pointer
-// to a struct): no unknown fields, no wrong types, no trailing data, at most
-// Options.MaxBodyBytes. A YAML body is converted to JSON first, so the same rules apply.
+// MaxCommandBodyBytes bounds the body of a command (approve, reject, retry, a bulk action):
+// a comment and a filter, never worth the plan's limit (Options.MaxBodyBytes, whichever is
+// smaller), so a large body sent to a tenant or plan that does not exist costs little.
+const MaxCommandBodyBytes = 64 << 10
+
+// decodeBody decodes a command's body (r's, JSON or YAML by its Content-Type) strictly into
+// dst (a pointer to a struct): no unknown fields, no wrong types, no trailing data, at most
+// MaxCommandBodyBytes. A YAML body is converted to JSON first, so the same rules apply.
 // An empty body is an error naming "body" unless allowEmpty, when it leaves dst untouched.
 func (h *handlers) decodeBody(w http.ResponseWriter, r *http.Request, dst any, allowEmpty bool) error {
-	body, err := h.readBody(w, r, allowEmpty)
+	body, err := h.readBody(w, r, allowEmpty, min(h.opts.MaxBodyBytes, MaxCommandBodyBytes))
 	if err != nil || body == nil {
 		return err
 	}
@@ -43,7 +48,7 @@ func (h *handlers) decodeBody(w http.ResponseWriter, r *http.Request, dst any, a
 // checks the rest and reports them with its own violations. Any other error is returned as
 // decodeBody's.
 func (h *handlers) decodeLenient(w http.ResponseWriter, r *http.Request, dst any) ([]app.FieldViolation, error) {
-	body, err := h.readBody(w, r, false)
+	body, err := h.readBody(w, r, false, h.opts.MaxBodyBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -68,14 +73,15 @@ func (h *handlers) decodeLenient(w http.ResponseWriter, r *http.Request, dst any
 }
 
 // readBody reads r's body as JSON, JSON or YAML by its Content-Type (YAML is converted), at
-// most Options.MaxBodyBytes. An empty body is an error naming "body" unless allowEmpty, when it
-// is nil (whatever the Content-Type says).
-func (h *handlers) readBody(w http.ResponseWriter, r *http.Request, allowEmpty bool) ([]byte, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+// most limit bytes, expanded YAML included. An empty body is an error naming "body" unless
+// allowEmpty, when it is nil (whatever the Content-Type says).
+func (h *handlers) readBody(w http.ResponseWriter, r *http.Request, allowEmpty bool, limit int64) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			return nil, tooLarge
+			return nil, &requestError{status: http.StatusRequestEntityTooLarge, typ: wire.ProblemPayloadTooLarge, field: "body",
+				detail: fmt.Sprintf("the request body is larger than %d bytes", tooLarge.Limit)}
 		}
 		return nil, invalid("body", "could not be read: "+err.Error()) // the client broke off
 	}
@@ -91,7 +97,7 @@ func (h *handlers) readBody(w http.ResponseWriter, r *http.Request, allowEmpty b
 		return nil, invalid("body", "a request body is required")
 	}
 	if isYAML {
-		if body, err = yamlToJSON(body, h.opts.MaxBodyBytes); err != nil {
+		if body, err = yamlToJSON(body, limit); err != nil {
 			return nil, err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/executor-dev/executor/api"
+	"github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/app/apptest"
 	"github.com/executor-dev/executor/infra/lock"
 	"github.com/executor-dev/executor/infra/memrepo"
@@ -74,6 +76,9 @@ func FuzzSubmitBody(f *testing.F) {
 		"name: &x \"" + strings.Repeat("x", 1024) + "\"\nlabels: {a: *x, b: *x, c: *x, d: *x, e: *x, f: *x, g: *x, h: *x, i: *x}\n",
 		"a: &a [x, x, x, x]\nb: &b [*a, *a, *a, *a]\nc: &c [*b, *b, *b, *b]\nd: &d [*c, *c, *c, *c]\ne: [*d, *d, *d, *d, *d]\n",
 		`{"stages":[{"name":"a","kind":"teleport"}],"tenants":[]}`,
+		`{"stages":[{"name":"a","kind":"noop","params":{"x":"{{range 100000000}}x{{end}}"}}],"tenants":[{"id":"t1"},{"id":"t2"}]}`,
+		`{"stages":[{"name":"a","kind":"noop","params":{"x":"{{range 100000}}{{range 100000}}{{end}}{{end}}"}}],"tenants":[{"id":"t"}]}`,
+		`{"stages":[{"name":"a","kind":"noop","params":{"x":"{{range 1000}}{{.TenantID}}{{.TenantID}}{{.TenantID}}{{end}}"}}],"tenants":[{"id":"t1"},{"id":"t2"},{"id":"t3"}]}`,
 		`{"maxConcurrency":1e400,"stages":[],"tenants":[{"id":"a:b"}]}`,
 		`{"stages":[{"name":"a","kind":"noop","timeout":"-1s"}],"tenants":[{"id":"t"}],"Tenants":[]}`,
 		`{"stages":[{"name":"a","kind":"http","params":{"url":"http://x/{{.Params.v"}}],"tenants":[{"id":"t"}]}`,
@@ -92,7 +97,8 @@ func FuzzSubmitBody(f *testing.F) {
 			req.Header.Set("Content-Type", ct.value)
 		}
 		rec := httptest.NewRecorder()
-		router.ServeHTTP(rec, req)
+		allocated := allocatedBy(func() { router.ServeHTTP(rec, req) })
+		require.LessOrEqual(t, allocated, fuzzMaxAllocated, "bytes allocated for body %q (%s)", body, ct.value)
 		res := rec.Result()
 
 		switch {
@@ -124,6 +130,22 @@ func FuzzSubmitBody(f *testing.F) {
 	})
 }
 
+// fuzzMaxAllocated bounds what FuzzSubmitBody lets one request allocate, all its garbage
+// included: twice the rendering budget of a submission (app.MaxPlanRenderedBytes: what every
+// tenant's templates may write together), the rest of the work being a small multiple of the
+// 8 KiB body. A template, an alias or a page that escaped its bound would allocate past it.
+const fuzzMaxAllocated uint64 = 2 * app.MaxPlanRenderedBytes
+
+// allocatedBy returns the bytes the heap allocated while fn ran (every goroutine's: the fuzz
+// worker runs one input at a time, and the dry run starts no work).
+func allocatedBy(fn func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
 // requirePreviewMatches requires the dry run answer to preview the tenants (ids, in order) and
 // stages that body lists, read as plain JSON or YAML.
 func requirePreviewMatches(t *testing.T, body []byte, isYAML bool, answer []byte) {
@@ -139,8 +161,10 @@ func requirePreviewMatches(t *testing.T, body []byte, isYAML bool, answer []byte
 	var dry wire.DryRun
 	require.NoError(t, json.Unmarshal(answer, &dry))
 	require.True(t, dry.DryRun)
+	require.Equal(t, wire.KindDryRun, dry.Kind)
 	require.NotNil(t, dry.Conflicts)
-	require.Len(t, dry.Tenants, len(tenantsDoc), "as many tenants as the body lists: %s", answer)
+	require.Equal(t, len(tenantsDoc), dry.Summary.Tenants, "as many tenants as the body lists: %s", answer)
+	require.Len(t, dry.Tenants, min(len(tenantsDoc), app.DefaultPreviewLimit), "the first page of them: %s", answer)
 	for i, tn := range dry.Tenants {
 		require.Equal(t, member(tenantsDoc[i], "id"), tn.TenantID)
 		require.Len(t, tn.Stages, len(stagesDoc))

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -68,7 +69,7 @@ func TestSubmissionLimitsNameTheField(t *testing.T) {
 		{"label value", wire.PlanRequest{Labels: map[string]string{"team": "sre", "notes": strings.Repeat("v", 257)},
 			Stages: []wire.StageRequest{noop("a")}, Tenants: tenants("l1")}, "labels.notes", http.StatusBadRequest},
 		{"labels", wire.PlanRequest{Labels: manyLabels(65), Stages: []wire.StageRequest{noop("a")}, Tenants: tenants("l1")}, "labels", http.StatusBadRequest},
-		{"body", wire.PlanRequest{Name: strings.Repeat("n", 1024), Stages: []wire.StageRequest{noop("a")}, Tenants: tenants("l1")}, "", http.StatusRequestEntityTooLarge},
+		{"body", wire.PlanRequest{Name: strings.Repeat("n", 1024), Stages: []wire.StageRequest{noop("a")}, Tenants: tenants("l1")}, "body", http.StatusRequestEntityTooLarge},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -87,4 +88,39 @@ func manyLabels(n int) map[string]string {
 		out["k"+strconv.Itoa(i)] = "v"
 	}
 	return out
+}
+
+// A command's body (approve, reject, retry, a bulk action: a comment and a filter) is bounded
+// at api.MaxCommandBodyBytes, expanded YAML included, whatever the plan's limit: a large body
+// sent to any tenant or plan is refused with a 413 naming the body, before anything is looked up.
+func TestCommandBodiesAreBounded(t *testing.T) {
+	t.Parallel()
+	base := startServer(t)
+	big := `{"comment": "` + strings.Repeat("x", api.MaxCommandBodyBytes) + `"}`
+	var aliases strings.Builder
+	aliases.WriteString("comment: &x \"" + strings.Repeat("x", 1<<10) + "\"\nfilter: {")
+	for i := range 100 { // 100 KiB once expanded, from a 2 KiB body
+		fmt.Fprintf(&aliases, "k%d: *x, ", i)
+	}
+	aliases.WriteString("}\n")
+	tests := []struct{ name, path, body, contentType string }{
+		{"approve a tenant", "/v1/tenants/nobody/approve", big, "application/json"},
+		{"reject a tenant", "/v1/tenants/nobody/reject", big, "application/json"},
+		{"retry a tenant", "/v1/tenants/nobody/retry", big, "application/json"},
+		{"retry a plan", "/v1/plans/01ARZ3NDEKTSV4RRFFQ69G5FAV/retry", big, "application/json"},
+		{"a bulk action", "/v1/plans/01ARZ3NDEKTSV4RRFFQ69G5FAV/tasks/cancel", big, "application/json"},
+		{"YAML aliases", "/v1/tenants/nobody/approve", aliases.String(), "application/yaml"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := requireProblem(t, do(t, http.MethodPost, base+tt.path, []byte(tt.body), "Content-Type", tt.contentType),
+				http.StatusRequestEntityTooLarge, "body")
+			assert.Equal(t, wire.ProblemPayloadTooLarge, p.Type)
+		})
+	}
+	t.Run("a body within the bound reaches the lookup", func(t *testing.T) {
+		t.Parallel()
+		requireProblem(t, do(t, http.MethodPost, base+"/v1/tenants/nobody/approve", []byte(`{"comment":"ok"}`)), http.StatusNotFound, "")
+	})
 }

@@ -38,6 +38,7 @@ func PlanFrom(v app.PlanView) wire.Plan {
 		progress[wire.ProgressMissing] = n
 	}
 	return wire.Plan{
+		Kind:   wire.KindPlan,
 		PlanID: p.ID(), Name: p.Name(), Labels: p.Labels(), Status: string(p.Status()),
 		MaxConcurrency: p.MaxConcurrency(), FailureBudget: p.FailureBudget(),
 		Stages: stageRefs(p.Stages()), TaskIDs: p.TaskIDs(), Progress: progress, MissingTasks: MissingFrom(v.Progress.Missing),
@@ -140,23 +141,6 @@ func CheckpointFrom(tenantID string, cp *checkpoint.Checkpoint) wire.Checkpoint 
 	}
 	if p := s.Progress; p != nil {
 		out.Progress = &wire.Progress{Stage: p.Stage, Data: p.Data}
-	}
-	return out
-}
-
-// DryRunFrom maps a dry-run submission to its wire form. Conflicts is never nil.
-func DryRunFrom(sub *app.Submission) wire.DryRun {
-	out := wire.DryRun{DryRun: true, Tenants: make([]wire.TenantPreview, len(sub.Preview)), Conflicts: []string{}}
-	out.Conflicts = append(out.Conflicts, sub.Conflicts...)
-	for i, tp := range sub.Preview {
-		stages := make([]wire.RenderedStage, len(tp.Stages))
-		for j, s := range tp.Stages {
-			stages[j] = wire.RenderedStage{Name: s.Name, Kind: s.Kind, Params: s.Params}
-		}
-		out.Tenants[i] = wire.TenantPreview{TenantID: tp.TenantID, Stages: stages}
-	}
-	for _, r := range sub.Rings {
-		out.Rings = append(out.Rings, wire.RingPreview{Wave: r.Wave, Tenants: append([]string{}, r.Tenants...)})
 	}
 	return out
 }

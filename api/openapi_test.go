@@ -1,8 +1,11 @@
 package api_test
 
 import (
+	"bytes"
 	"net/http"
+	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -10,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
+
+	"github.com/executor-dev/executor/api/openapitest"
 )
 
 // openAPIFile is the API's OpenAPI description, kept in step with the router by
@@ -141,4 +146,37 @@ func TestNormalisePath(t *testing.T) {
 	for _, tc := range tests {
 		assert.Equal(t, tc.want, normalisePath(tc.in), tc.in)
 	}
+}
+
+// Every plan of examples/ is a request docs/openapi.yaml allows: what a newcomer copies is
+// what a client generated from the description may send.
+func TestExamplesMatchTheDescription(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("../examples/*.yaml")
+	require.NoError(t, err)
+	more, err := filepath.Glob("../examples/*/plan.yaml")
+	require.NoError(t, err)
+	files = append(append(files, more...), "../examples/hello.json")
+	require.GreaterOrEqual(t, len(files), 7, "the examples were found")
+	for _, file := range files {
+		t.Run(file, func(t *testing.T) {
+			t.Parallel()
+			b, err := os.ReadFile(file)
+			require.NoError(t, err)
+			ct := "application/yaml"
+			if strings.HasSuffix(file, ".json") {
+				ct = "application/json"
+			}
+			req := httptest.NewRequest(http.MethodPost, "/v1/plans", bytes.NewReader(b))
+			req.Header.Set("Content-Type", ct)
+			require.NoError(t, openapitest.CheckRequest(req))
+		})
+	}
+
+	t.Run("the check finds a plan the description refuses", func(t *testing.T) {
+		t.Parallel()
+		req := httptest.NewRequest(http.MethodPost, "/v1/plans", strings.NewReader(`{"stages":[{"name":"a"}],"tenants":[]}`))
+		req.Header.Set("Content-Type", "application/json")
+		require.Error(t, openapitest.CheckRequest(req), "a stage without its kind")
+	})
 }

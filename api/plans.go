@@ -31,6 +31,11 @@ func (h *handlers) submitPlan(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
+	page, err := previewPage(r, dryRun)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
 	var body wire.PlanRequest
 	shape, err := h.decodeLenient(w, r, &body) // unknown fields, wrong types: reported with the rest
 	if err != nil {
@@ -43,7 +48,7 @@ func (h *handlers) submitPlan(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Violations = append(shape, req.Violations...)
-	req.IdempotencyKey, req.DryRun = key, dryRun
+	req.IdempotencyKey, req.DryRun, req.Page = key, dryRun, page
 	sub, err := h.svc.Submit(r.Context(), req)
 	if err != nil {
 		h.writeError(w, r, err)

@@ -39,21 +39,14 @@ func (h *handlers) writeError(w http.ResponseWriter, r *http.Request, err error)
 }
 
 func (h *handlers) problemFor(r *http.Request, err error) wire.Problem {
-	var (
-		reqErr   *requestError
-		tooLarge *http.MaxBytesError
-	)
-	switch {
-	case errors.As(err, &reqErr):
+	var reqErr *requestError
+	if errors.As(err, &reqErr) {
 		p := newProblem(reqErr.status, reqErr.typ, reqErr.detail)
 		if reqErr.field != "" {
 			p.Field = reqErr.field
 			p.Errors = []wire.FieldProblem{{Field: reqErr.field, Detail: reqErr.detail}}
 		}
 		return p
-	case errors.As(err, &tooLarge):
-		return newProblem(http.StatusRequestEntityTooLarge, wire.ProblemPayloadTooLarge,
-			fmt.Sprintf("the request body is larger than %d bytes", tooLarge.Limit))
 	}
 	for _, k := range problemKinds {
 		if found, ok := errcode.Find(err, k.code); ok {

@@ -12,9 +12,7 @@ import (
 //   - "stages": more than MaxStages stages, or all stages' params together larger than
 //     MaxParamsBytes as JSON (the template every tenant shares);
 //   - "stages[i].params", "tenants[i].params": params that cannot be encoded as JSON;
-//   - "tenants[i].params": one tenant's params larger than MaxParamsBytes as JSON;
-//   - "tenants": a dry run whose answer would repeat the stages' params for every tenant
-//     past MaxPlanRenderedBytes (what the templates add is counted as they render).
+//   - "tenants[i].params": one tenant's params larger than MaxParamsBytes as JSON.
 func (l Limits) checkLimits(req SubmitRequest, add func(field, reason string)) {
 	l = l.withDefaults()
 	if maxTenants := min(l.MaxTenants, l.MaxQueued); len(req.Tenants) > maxTenants {
@@ -33,10 +31,6 @@ func (l Limits) checkLimits(req SubmitRequest, add func(field, reason string)) {
 	}
 	if total > l.MaxParamsBytes {
 		add("stages", fmt.Sprintf("the stages' params together are %d bytes as JSON: at most %d", total, l.MaxParamsBytes))
-	}
-	if req.DryRun && total*len(req.Tenants) > MaxPlanRenderedBytes { // the answer repeats them per tenant
-		add("tenants", fmt.Sprintf("a dry run answers every tenant's params: %d tenants × %d bytes of stage params is more than %d bytes; dry-run fewer tenants",
-			len(req.Tenants), total, MaxPlanRenderedBytes))
 	}
 	for i, tn := range req.Tenants {
 		field := fmt.Sprintf("tenants[%d].params", i)

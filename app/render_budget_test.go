@@ -58,25 +58,53 @@ func TestSubmissionRenderingIsBounded(t *testing.T) {
 	}
 }
 
-// A dry run answers each tenant's rendered params: one 64 KiB param shared by the stages of
-// 2,000 tenants (a 0.1 MB request) would answer 128 MiB. It is refused before any rendering;
-// the same plan submitted for real is accepted (nothing repeats it per tenant).
-func TestDryRunAnswerIsBounded(t *testing.T) {
+// A dry run renders and checks every tenant but answers one page of them: one 60 KiB param
+// shared by the stages of 2,000 tenants (a 0.1 MB request) would otherwise answer 120 MiB.
+func TestDryRunAnswersOnePage(t *testing.T) {
 	t.Parallel()
 	tenants := make([]app.TenantInput, 2000)
 	for i := range tenants {
 		tenants[i] = app.TenantInput{ID: fmt.Sprintf("da-%04d", i)}
 	}
 	big := strings.Repeat("x", 60<<10)
-	req := app.SubmitRequest{Tenants: tenants, DryRun: true,
-		Stages: []stage.Spec{{Name: "a", Kind: "noop", Params: map[string]any{"blob": big}}}}
 	svc := newService(t)
-	_, err := svc.Submit(context.Background(), req)
-	var ve *app.ValidationError
-	require.ErrorAs(t, err, &ve)
-	assert.Equal(t, "tenants", ve.Violations[0].Field, "%+v", ve.Violations[0])
+	tests := []struct {
+		name      string
+		page      app.PreviewPage
+		first     string
+		shown     int
+		next      int
+		wantLimit int
+	}{
+		{"the default page", app.PreviewPage{}, "da-0000", app.DefaultPreviewLimit, app.DefaultPreviewLimit, app.DefaultPreviewLimit},
+		{"a page in the middle", app.PreviewPage{Offset: 500, Limit: 100}, "da-0500", 100, 600, 100},
+		{"the last page, cut short", app.PreviewPage{Offset: 1990, Limit: 100}, "da-1990", 10, 0, 100},
+		{"past the end", app.PreviewPage{Offset: 5000, Limit: 5}, "", 0, 0, 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			sub, err := svc.Submit(context.Background(), app.SubmitRequest{Tenants: tenants, DryRun: true, Page: tt.page,
+				Stages: []stage.Spec{{Name: "a", Kind: "noop", Params: map[string]any{"blob": big, "who": "{{.TenantID}}"}}}})
+			require.NoError(t, err)
+			assert.Equal(t, 2000, sub.Tenants, "every tenant is counted")
+			require.Len(t, sub.Preview, tt.shown)
+			assert.Equal(t, tt.next, sub.Page.Next(sub.Tenants))
+			assert.Equal(t, tt.wantLimit, sub.Page.Limit)
+			if tt.shown > 0 {
+				assert.Equal(t, tt.first, sub.Preview[0].TenantID)
+				assert.Equal(t, tt.first, sub.Preview[0].Stages[0].Params["who"], "rendered for its tenant")
+			}
+		})
+	}
 
-	req.DryRun = false
-	_, err = svc.Submit(context.Background(), req)
-	require.NoError(t, err)
+	t.Run("a template failing for a tenant off the page is still refused", func(t *testing.T) {
+		t.Parallel()
+		_, err := svc.Submit(context.Background(), app.SubmitRequest{Tenants: tenants, DryRun: true,
+			Stages: []stage.Spec{{Name: "a", Kind: "noop", Params: map[string]any{"v": `{{if eq .TenantID "da-1999"}}{{.Params.missing.x}}{{end}}`}}}})
+		var ve *app.ValidationError
+		require.ErrorAs(t, err, &ve)
+		assert.Equal(t, "stages[0].params.v", ve.Violations[0].Field, "%+v", ve.Violations[0])
+	})
+	assert.Zero(t, countPlans(t, svc), "nothing was created")
 }

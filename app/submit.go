@@ -54,6 +54,10 @@ type SubmitRequest struct {
 	Tenants        []TenantInput
 	IdempotencyKey string
 	DryRun         bool
+	// Page is the part of a dry run's tenants whose rendered stages it answers (every
+	// tenant is rendered and checked all the same); the zero value: the first
+	// DefaultPreviewLimit.
+	Page PreviewPage
 	// Violations are what the transport found wrong while decoding the request (unknown
 	// fields, values of the wrong type): they are reported with every other check's, and
 	// nothing is created. Fields at or under one of them are not reported again.
@@ -78,7 +82,9 @@ type TenantPreview struct {
 type Submission struct {
 	Plan      PlanView        // the created (or, for a repeated idempotency key, the first) plan; zero on a dry run
 	Replayed  bool            // the idempotency key was seen before: nothing was created
-	Preview   []TenantPreview // dry run only, in ring order for a rolling plan
+	Tenants   int             // dry run only: how many tenants the plan has
+	Page      PreviewPage     // dry run only: the page Preview is, with its defaults
+	Preview   []TenantPreview // dry run only: the page's tenants, in submission order
 	Conflicts []string        // dry run only: tenants whose latest task has not ended
 	Rings     []RingPreview   // dry run only: which tenants fall in which ring (none without waves)
 }
@@ -106,7 +112,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Submission, e
 	if err != nil {
 		return nil, err
 	}
-	rollout, tasks, preview, rings, err := deal(rollout, req, tasks, preview)
+	rollout, tasks, rings, err := deal(rollout, req, tasks)
 	if err != nil {
 		return nil, asValidation(err)
 	}
@@ -138,7 +144,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Submission, e
 		if err != nil {
 			return nil, err
 		}
-		return &Submission{Preview: preview, Conflicts: conflicts, Rings: rings}, nil
+		return &Submission{Tenants: len(tasks), Page: req.Page.withDefaults(), Preview: preview, Conflicts: conflicts, Rings: rings}, nil
 	}
 	s.submitMu.Lock() // one idempotency key, one plan
 	defer s.submitMu.Unlock()

@@ -85,7 +85,7 @@ func (s *Service) check(ctx context.Context, req SubmitRequest, planID string, n
 	}
 	var previews []TenantPreview
 	if !s.limits.exceeded(req) { // rendering a plan refused for its size could take long
-		previews = s.render(ctx, stages, tasks, c.add)
+		previews = s.render(ctx, stages, tasks, req.page(), c.add)
 	}
 	if c.empty() {
 		for _, i := range failed { // cannot happen: what task.New refuses is reported above
@@ -174,12 +174,14 @@ func (s *Service) checkSubmission(req SubmitRequest, elsewhere map[string]bool, 
 // params, reporting through add every template that fails for any tenant, so a plan that
 // cannot run for some tenant is refused before anything is created. Params that read earlier
 // stages' outputs are checked as templates only: their values are unknown until those stages
-// ran. tasks[i] is nil for a tenant that has no task (its id is invalid): it is skipped.
+// ran. tasks[i] is nil for a tenant that has no task (its id is invalid): it is skipped. It
+// returns what the tenants keep holds (by index in tasks) would run, in order; the others'
+// renders are dropped as soon as they are checked.
 //
 // The rendering of all tenants together is bounded (MaxPlanRangeSteps, MaxPlanRenderedBytes):
 // past either, the plan is refused and no more tenant is rendered. So is it when ctx ends (the
 // client went away): nothing is created.
-func (s *Service) render(ctx context.Context, stages []stage.Spec, tasks []*task.Task, add func(field, reason string)) []TenantPreview {
+func (s *Service) render(ctx context.Context, stages []stage.Spec, tasks []*task.Task, keep func(int) bool, add func(field, reason string)) []TenantPreview {
 	r := stage.NewBudgetedRenderer(MaxPlanRangeSteps, MaxPlanRenderedBytes)
 	// The same for every tenant: each stage's field name, the earlier stages' placeholders,
 	// the kind's handler and URL params.
@@ -193,7 +195,7 @@ func (s *Service) render(ctx context.Context, stages []stage.Spec, tasks []*task
 		handlers[si], _ = s.kinds.Handler(sp.Kind)
 		opts[si] = stage.OptionsOf(handlers[si])
 	}
-	previews := make([]TenantPreview, len(tasks))
+	var previews []TenantPreview
 	for ti, t := range tasks {
 		if err := ctx.Err(); err != nil {
 			add("body", "the request ended before every tenant's params were rendered: "+err.Error())
@@ -205,7 +207,7 @@ func (s *Service) render(ctx context.Context, stages []stage.Spec, tasks []*task
 		if t == nil {
 			continue
 		}
-		previews[ti] = TenantPreview{TenantID: t.TenantID(), Stages: make([]RenderedStage, len(stages))}
+		preview := TenantPreview{TenantID: t.TenantID(), Stages: make([]RenderedStage, len(stages))}
 		reason := func(r string) string { return fmt.Sprintf("for tenant %q (tenants[%d]): %s", t.TenantID(), ti, r) }
 		for si, sp := range stages {
 			params, errs := r.RenderAll(fields[si], sp.Params, stage.Data{
@@ -223,7 +225,10 @@ func (s *Service) render(ctx context.Context, stages []stage.Spec, tasks []*task
 					}
 				}
 			}
-			previews[ti].Stages[si] = RenderedStage{Name: sp.Name, Kind: sp.Kind, Params: params}
+			preview.Stages[si] = RenderedStage{Name: sp.Name, Kind: sp.Kind, Params: params}
+		}
+		if keep(ti) {
+			previews = append(previews, preview)
 		}
 	}
 	return previews

@@ -105,11 +105,11 @@ func (s *Service) checkRollout(req SubmitRequest, add func(field, reason string)
 	return r
 }
 
-// deal puts tasks (and their previews) in ring order and returns the rollout with its bounds
-// and the rings a dry run shows. Without waves it changes nothing.
-func deal(r plan.Rollout, req SubmitRequest, tasks []*task.Task, previews []TenantPreview) (plan.Rollout, []*task.Task, []TenantPreview, []RingPreview, error) {
+// deal puts tasks in ring order and returns the rollout with its bounds and the rings a dry
+// run shows. Without waves it changes nothing.
+func deal(r plan.Rollout, req SubmitRequest, tasks []*task.Task) (plan.Rollout, []*task.Task, []RingPreview, error) {
 	if !r.Enabled() {
-		return r, tasks, previews, nil, nil
+		return r, tasks, nil, nil
 	}
 	pins := make([]int, len(req.Tenants))
 	for i, tn := range req.Tenants {
@@ -120,19 +120,12 @@ func deal(r plan.Rollout, req SubmitRequest, tasks []*task.Task, previews []Tena
 	}
 	order, bounds, err := r.Deal(pins)
 	if err != nil {
-		return r, nil, nil, nil, err
+		return r, nil, nil, err
 	}
 	r.Bounds = bounds
 	dealt := make([]*task.Task, len(order))
-	var shown []TenantPreview
-	if previews != nil {
-		shown = make([]TenantPreview, len(order))
-	}
 	for i, pos := range order {
 		dealt[i] = tasks[pos]
-		if previews != nil {
-			shown[i] = previews[pos]
-		}
 	}
 	rings := make([]RingPreview, len(r.Waves))
 	for k, w := range r.Waves {
@@ -141,5 +134,5 @@ func deal(r plan.Rollout, req SubmitRequest, tasks []*task.Task, previews []Tena
 			rings[k].Tenants = append(rings[k].Tenants, t.TenantID())
 		}
 	}
-	return r, dealt, shown, rings, nil
+	return r, dealt, rings, nil
 }

@@ -265,7 +265,8 @@ func checkpointTable(cp wire.Checkpoint) func(io.Writer) {
 	}
 }
 
-// dryRunTable shows every tenant's rendered stages, then the conflicts.
+// dryRunTable shows the page of tenants' rendered stages, then what the dry run checked and
+// the conflicts.
 func dryRunTable(d wire.DryRun) func(io.Writer) {
 	return func(w io.Writer) {
 		fmt.Fprintln(w, "TENANT\tSTAGE\tKIND\tPARAMS")
@@ -284,11 +285,18 @@ func dryRunTable(d wire.DryRun) func(io.Writer) {
 			}
 		}
 		fmt.Fprintln(w)
+		if len(d.Tenants) < d.Summary.Tenants {
+			fmt.Fprintf(w, "showing tenants %d-%d of %d", d.Page.Offset+1, d.Page.Offset+len(d.Tenants), d.Summary.Tenants)
+			if d.Page.NextOffset > 0 {
+				fmt.Fprintf(w, " (next: --preview-offset %d)", d.Page.NextOffset)
+			}
+			fmt.Fprintln(w)
+		}
 		if len(d.Conflicts) == 0 {
-			fmt.Fprintf(w, "%d tenants, no conflicts: nothing was created\n", len(d.Tenants))
+			fmt.Fprintf(w, "%d tenants checked, no conflicts: nothing was created\n", d.Summary.Tenants)
 			return
 		}
-		fmt.Fprintf(w, "%d tenants, conflicts (a task that has not ended): %s\n", len(d.Tenants), strings.Join(d.Conflicts, ", "))
+		fmt.Fprintf(w, "%d tenants checked, conflicts (a task that has not ended): %s\n", d.Summary.Tenants, strings.Join(d.Conflicts, ", "))
 	}
 }
 

@@ -12,12 +12,14 @@ import (
 
 	"github.com/executor-dev/executor/client"
 	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/wire"
 )
 
 func (a *invocation) submitCmd() *cobra.Command {
 	var (
 		file, idemKey string
 		wait, dryRun  bool
+		page          wire.PreviewPage
 	)
 	cmd := &cobra.Command{
 		Use:   "submit -f FILE",
@@ -27,7 +29,8 @@ standard input, YAML or JSON). The created plan is printed.
 
 --dry-run validates the plan, renders every tenant's stages and reports conflicting tenants
 without creating anything; it exits 1 when a tenant conflicts (the submission would be
-refused). --wait waits until the plan ends and exits 1 unless it ends COMPLETED; on a terminal
+refused). It shows a page of the tenants' rendered stages (--preview-offset, --preview-limit:
+the first 20 by default, at most 100), in submission order. --wait waits until the plan ends and exits 1 unless it ends COMPLETED; on a terminal
 it shows a live progress line. It exits 3 when nothing of the plan can progress without an
 operator (saying what is needed), and 130 on Ctrl-C (naming the plan, which goes on). Before
 it waits it says on stderr which plan it submitted; when the executor goes away meanwhile it
@@ -47,6 +50,9 @@ A refused plan lists every invalid field, one per line, on stderr (-o json too).
 			if wait && dryRun {
 				return usagef("--wait and --dry-run cannot be used together")
 			}
+			if !dryRun && (cmd.Flags().Changed("preview-offset") || cmd.Flags().Changed("preview-limit")) {
+				return usagef("--preview-offset and --preview-limit go with --dry-run")
+			}
 			c, err := a.client()
 			if err != nil {
 				return err
@@ -56,7 +62,7 @@ A refused plan lists every invalid field, one per line, on stderr (-o json too).
 				return err
 			}
 			if dryRun {
-				return a.dryRun(cmd, c, body, contentType, idemKey)
+				return a.dryRun(cmd, c, body, contentType, page)
 			}
 			p, replayed, err := c.Submit(cmd.Context(), body, contentType, idemKey)
 			if err != nil {
@@ -76,6 +82,8 @@ A refused plan lists every invalid field, one per line, on stderr (-o json too).
 	f.StringVarP(&file, "file", "f", "", `plan file (.yaml, .yml or .json); "-" reads standard input (required)`)
 	f.BoolVar(&wait, "wait", false, "wait until the plan ends; exit 1 unless it ends COMPLETED, 3 if it needs an operator")
 	f.BoolVar(&dryRun, "dry-run", false, "validate and render without creating anything")
+	f.IntVar(&page.Offset, "preview-offset", 0, "with --dry-run: the first tenant shown (0-based, in submission order)")
+	f.IntVar(&page.Limit, "preview-limit", 0, "with --dry-run: how many tenants are shown (1..100; default 20)")
 	f.StringVar(&idemKey, "idempotency-key", "", "Idempotency-Key header: the same key and plan again returns the first plan")
 	return cmd
 }
@@ -148,8 +156,8 @@ func waitLost(id string, err error) error {
 
 // dryRun submits the plan with ?dryRun=true and prints what the executor would do; it fails
 // when a tenant conflicts (the submission would be refused).
-func (a *invocation) dryRun(cmd *cobra.Command, c *client.Client, body []byte, contentType, idemKey string) error {
-	_, dry, err := c.SubmitPlan(cmd.Context(), body, contentType, idemKey, true)
+func (a *invocation) dryRun(cmd *cobra.Command, c *client.Client, body []byte, contentType string, page wire.PreviewPage) error {
+	dry, err := c.DryRun(cmd.Context(), body, contentType, page)
 	if err != nil {
 		return a.submitError(err)
 	}

@@ -128,28 +128,40 @@ func IsNotFound(err error) bool { return StatusCode(err) == http.StatusNotFound 
 // nil. A repeated idempotency key with the same plan returns the first plan (Submit tells
 // that replay apart); with another plan it is a 422 *Error.
 func (c *Client) SubmitPlan(ctx context.Context, body []byte, contentType, idempotencyKey string, dryRun bool) (*wire.Plan, *wire.DryRun, error) {
-	q := url.Values{}
 	if dryRun {
-		q.Set("dryRun", "true")
+		out, err := c.DryRun(ctx, body, contentType, wire.PreviewPage{})
+		return nil, out, err
 	}
 	h := http.Header{}
 	h.Set("Content-Type", contentType)
 	if idempotencyKey != "" {
 		h.Set("Idempotency-Key", idempotencyKey)
 	}
-	req := request{method: http.MethodPost, path: "/v1/plans", query: q, header: h, body: body}
-	if dryRun {
-		var out wire.DryRun
-		if err := c.do(ctx, req, &out); err != nil {
-			return nil, nil, err
-		}
-		return nil, &out, nil
-	}
 	var out wire.Plan
-	if err := c.do(ctx, req, &out); err != nil {
+	if err := c.do(ctx, request{method: http.MethodPost, path: "/v1/plans", header: h, body: body}, &out); err != nil {
 		return nil, nil, err
 	}
 	return &out, nil, nil
+}
+
+// DryRun previews a plan (POST /v1/plans?dryRun=true): every tenant is rendered and checked,
+// and the answer holds page's tenants (page.Offset, from the first; page.Limit, 0: the
+// executor's default). Nothing is created.
+func (c *Client) DryRun(ctx context.Context, body []byte, contentType string, page wire.PreviewPage) (*wire.DryRun, error) {
+	q := url.Values{"dryRun": {"true"}}
+	if page.Offset > 0 {
+		q.Set("previewOffset", strconv.Itoa(page.Offset))
+	}
+	if page.Limit > 0 {
+		q.Set("previewLimit", strconv.Itoa(page.Limit))
+	}
+	h := http.Header{}
+	h.Set("Content-Type", contentType)
+	var out wire.DryRun
+	if err := c.do(ctx, request{method: http.MethodPost, path: "/v1/plans", query: q, header: h, body: body}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 // Submit posts a plan (POST /v1/plans, not a dry run) as SubmitPlan does, and reports whether

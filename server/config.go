@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/executor-dev/executor/app"
@@ -23,7 +24,8 @@ const (
 	// Config.MaxTaskOutputBytes's.
 	DefaultMaxOutputBytes     = orchestrator.DefaultMaxOutputBytes
 	DefaultMaxTaskOutputBytes = orchestrator.DefaultMaxTaskOutputBytes
-	// DefaultRetention is Config.Retention's: how long Redis keeps an ended plan.
+	// DefaultRetention is Config.Retention's: how long the store (memory or Redis) keeps an
+	// ended plan.
 	DefaultRetention = redisrepo.DefaultTTL
 	// DefaultCacheTasks is Config.CacheTasks's: the tasks the memory mirror caches.
 	DefaultCacheTasks = redisrepo.DefaultCacheTasks
@@ -46,8 +48,9 @@ type Config struct {
 	RedisCluster bool
 	Prefix       string        // Redis key prefix; default DefaultPrefix
 	LeaseTTL     time.Duration // tenant lease TTL; default DefaultLeaseTTL
-	// Retention is how long Redis keeps an ended plan's keys, from its end (nothing of an
-	// active plan expires); default DefaultRetention.
+	// Retention is how long the store keeps an ended plan with its tasks, checkpoints,
+	// transcripts and tenant indexes, from its end (nothing of an active plan goes): Redis its
+	// keys' TTL, the in-memory store its sweep (memrepo.NewStore); default DefaultRetention.
 	Retention time.Duration
 	// CacheTasks bounds the memory mirror's cache of tasks Redis holds (ended, or only read),
 	// besides what this executor runs or accepted and what it journaled: 0 the default
@@ -97,6 +100,9 @@ type Config struct {
 	// next stage boundary before cancelling their stages (--shutdown-timeout); default
 	// DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
+	// Wrap, when set, wraps the HTTP API's handler: a custom binary's own middleware, or a
+	// test's check of every answer against docs/openapi.yaml (servertest).
+	Wrap func(http.Handler) http.Handler
 }
 
 // withDefaults returns cfg with its defaults filled in and its logger naming the executor,
@@ -121,6 +127,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if cfg.Retention <= 0 {
+		cfg.Retention = DefaultRetention
 	}
 	return cfg, nil
 }

@@ -37,8 +37,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{Executor: exe, done: make(chan error, 1)}
 	s.base, s.cancelBase = context.WithCancel(context.Background())
+	var h http.Handler = api.NewRouter(exe.svc, api.Options{Name: exe.cfg.Name, Logger: exe.cfg.Logger, MaxBodyBytes: exe.cfg.MaxBodyBytes, MaxEventStreams: exe.cfg.MaxEventStreams, MaxEventStreamsPerClient: exe.cfg.MaxEventStreamsPerClient, Readiness: exe.readiness, Probe: exe.probe, Unavailable: outage.Is, EventHeartbeat: exe.cfg.EventHeartbeat, Console: console.Handler(), Metrics: exe.metrics.Handler(), ObserveRequest: exe.metrics.ObserveRequest, Auth: auth.NewKeys(exe.cfg.Tokens)})
+	if exe.cfg.Wrap != nil {
+		h = exe.cfg.Wrap(h)
+	}
 	s.http = &http.Server{
-		Handler:           api.NewRouter(exe.svc, api.Options{Name: exe.cfg.Name, Logger: exe.cfg.Logger, MaxBodyBytes: exe.cfg.MaxBodyBytes, MaxEventStreams: exe.cfg.MaxEventStreams, MaxEventStreamsPerClient: exe.cfg.MaxEventStreamsPerClient, Readiness: exe.readiness, Probe: exe.probe, Unavailable: outage.Is, EventHeartbeat: exe.cfg.EventHeartbeat, Console: console.Handler(), Metrics: exe.metrics.Handler(), ObserveRequest: exe.metrics.ObserveRequest, Auth: auth.NewKeys(exe.cfg.Tokens)}),
+		Handler:           h,
 		BaseContext:       func(net.Listener) context.Context { return s.base },
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,

@@ -2,8 +2,16 @@ package wire
 
 import "time"
 
+// The kinds of answer of POST /v1/plans (Plan.Kind, DryRun.Kind): the discriminator that
+// tells a plan from a dry run.
+const (
+	KindPlan   = "plan"
+	KindDryRun = "dryRun"
+)
+
 // Plan is a plan as returned.
 type Plan struct {
+	Kind           string            `json:"kind"` // always KindPlan
 	PlanID         string            `json:"planId"`
 	Name           string            `json:"name"`
 	Labels         map[string]string `json:"labels,omitempty"`
@@ -57,13 +65,32 @@ type PlanList struct {
 // holds; present only when there are some.
 const ProgressMissing = "MISSING"
 
-// DryRun is the answer to POST /v1/plans?dryRun=true: what would run, and which tenants
-// would conflict. Nothing is created.
+// DryRun is the answer to POST /v1/plans?dryRun=true: a summary of the plan, what a page of
+// its tenants would run (every tenant is rendered and checked), and which tenants would
+// conflict. Nothing is created.
 type DryRun struct {
+	Kind      string          `json:"kind"` // always KindDryRun
 	DryRun    bool            `json:"dryRun"`
-	Tenants   []TenantPreview `json:"tenants"` // in ring order for a plan with waves
+	Summary   DryRunSummary   `json:"summary"`
+	Tenants   []TenantPreview `json:"tenants"` // the page's tenants, in submission order
+	Page      PreviewPage     `json:"page"`
 	Conflicts []string        `json:"conflicts"`
 	Rings     []RingPreview   `json:"rings,omitempty"` // which tenants fall in which ring; absent without waves
+}
+
+// DryRunSummary counts what a dry run checked.
+type DryRunSummary struct {
+	Tenants   int `json:"tenants"`   // the plan's tenants, all rendered and checked
+	Conflicts int `json:"conflicts"` // tenants whose latest task has not ended
+	Rings     int `json:"rings"`     // 0 without waves
+}
+
+// PreviewPage is which tenants a dry run answers: Limit from the Offset-th, in submission
+// order; NextOffset, when set, is the ?previewOffset= of the next page.
+type PreviewPage struct {
+	Offset     int `json:"offset"`
+	Limit      int `json:"limit"`
+	NextOffset int `json:"nextOffset,omitempty"`
 }
 
 // RingPreview is one ring of a dry run: its wave and its tenants, in the order they start.

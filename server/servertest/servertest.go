@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/executor-dev/executor/api/openapitest"
 	"github.com/executor-dev/executor/server"
 	"github.com/executor-dev/executor/stagekind"
 )
@@ -28,6 +29,7 @@ func Start(t testing.TB, register ...func(*stagekind.Registry)) *server.Server {
 var started atomic.Int64
 
 // With starts an executor configured by cfg, on 127.0.0.1:0 unless cfg.Addr says otherwise,
+// its every answer checked against docs/openapi.yaml (openapitest) unless cfg.Wrap is set,
 // named "servertest-<pid>-<n>" unless cfg.Name says otherwise,
 // after register has added custom stage kinds, and shuts it down (asserting a clean
 // shutdown) when t ends.
@@ -44,6 +46,9 @@ func With(t testing.TB, cfg server.Config, register ...func(*stagekind.Registry)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Wrap == nil { // every answer is checked against docs/openapi.yaml
+		cfg.Wrap = openapitest.New(t).Wrap
 	}
 	srv, err := server.New(cfg)
 	require.NoError(t, err)

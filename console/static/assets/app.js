@@ -884,6 +884,8 @@ tenants:
     const conflicts = d.conflicts || [];
     return h('div', { id: 'dry-run-result', 'data-testid': 'dry-run-result' },
       h('h2', { text: 'Dry run: nothing was created' }),
+      h('p', { id: 'dry-run-summary', 'data-testid': 'dry-run-summary', 'data-tenants': d.summary ? d.summary.tenants : 0, class: 'small muted',
+        text: `${d.summary ? d.summary.tenants : 0} tenants rendered and checked; showing ${(d.tenants || []).length ? `${d.page.offset + 1}–${d.page.offset + d.tenants.length}` : 'none'} (the API's ?previewOffset= and ?previewLimit= page through the rest).` }),
       h('p', { id: 'dry-run-conflicts', 'data-testid': 'dry-run-conflicts', 'data-count': conflicts.length, class: conflicts.length ? 'error-text' : '' },
         conflicts.length ? ['Would conflict (their latest task has not ended): ',
           conflicts.map((t, i) => [i ? ', ' : '', h('a', { href: `#/tenants/${enc(t)}`, text: t })])] : 'No conflicts.'),
