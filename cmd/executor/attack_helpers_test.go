@@ -58,23 +58,10 @@ func startUnderLimit(t *testing.T, name string, extra ...string) *executorProc {
 	t.Helper()
 	prlimit, err := exec.LookPath("prlimit")
 	require.NoError(t, err, "prlimit runs the executor under an address-space limit: install util-linux (apt-get install util-linux)")
-	var last *executorProc
-	for try := 0; try < 3; try++ {
-		p := spawnUnderLimit(t, prlimit, name, extra...)
-		if p.waitHealthy(t) {
-			requireLimited(t, p)
-			t.Logf("%s: executor serving on %s (pid %d, address space limited to %d bytes)", name, p.addr, p.cmd.Process.Pid, attackAddressSpace)
-			return p
-		}
-		last = p
-		if !strings.Contains(p.output.String(), "address already in use") {
-			break // not a lost race for the free port: retrying will not help
-		}
-	}
-	require.FailNowf(t, "executor did not become healthy",
-		"%s on %s: GET /healthz did not answer 200 within %s (%s)\noutput:\n%s",
-		name, last.addr, healthTimeout, last.state(), last.output.String())
-	return nil
+	p := startRetrying(t, name, func() *executorProc { return spawnUnderLimit(t, prlimit, name, extra...) })
+	requireLimited(t, p)
+	t.Logf("%s: address space limited to %d bytes", name, attackAddressSpace)
+	return p
 }
 
 func spawnUnderLimit(t *testing.T, prlimit, name string, extra ...string) *executorProc {

@@ -134,9 +134,16 @@ const (
 // ends; its logs are printed if the test failed.
 func startExecutor(t *testing.T, name, redisURL string, extra ...string) *executorProc {
 	t.Helper()
+	return startRetrying(t, name, func() *executorProc { return spawnExecutor(t, name, redisURL, extra...) })
+}
+
+// startRetrying starts an executor with spawn and waits until it is healthy, spawning it
+// again (on another free port) when it lost the race for its port.
+func startRetrying(t *testing.T, name string, spawn func() *executorProc) *executorProc {
+	t.Helper()
 	var last *executorProc
 	for try := 0; try < 3; try++ {
-		p := spawnExecutor(t, name, redisURL, extra...)
+		p := spawn()
 		if p.waitHealthy(t) {
 			t.Logf("%s: executor serving on %s (pid %d)", name, p.addr, p.cmd.Process.Pid)
 			return p

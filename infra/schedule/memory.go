@@ -1,13 +1,14 @@
 package schedule
 
 import (
-	"container/heap"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/executor-dev/executor/infra/due"
 )
 
 // defaultRetryDelay is MemoryOptions.RetryDelay's default.
@@ -37,10 +38,9 @@ type Memory struct {
 	retry time.Duration
 	log   *slog.Logger
 
-	mu   sync.Mutex
-	heap entryHeap
-	byID map[string]*memEntry
-	poke chan struct{} // capacity 1: the earliest entry changed
+	mu    sync.Mutex
+	plans due.Queue     // by their start
+	poke  chan struct{} // capacity 1: the earliest entry changed
 
 	life    sync.Mutex // serialises SetDue, Start and Stop
 	due     Due        // set by SetDue, run by Start
@@ -61,7 +61,6 @@ func NewMemory(opts MemoryOptions) *Memory {
 	return &Memory{
 		retry: opts.RetryDelay,
 		log:   opts.Logger,
-		byID:  map[string]*memEntry{},
 		poke:  make(chan struct{}, 1),
 	}
 }
@@ -124,16 +123,7 @@ func (m *Memory) Schedule(_ context.Context, planID string, at time.Time) error 
 // put adds or moves planID's entry, and wakes the loop when the entry is now the earliest.
 // m.mu must be held.
 func (m *Memory) put(planID string, at time.Time) {
-	e, ok := m.byID[planID]
-	if ok {
-		e.at = at
-		heap.Fix(&m.heap, e.index)
-	} else {
-		e = &memEntry{id: planID, at: at}
-		m.byID[planID] = e
-		heap.Push(&m.heap, e)
-	}
-	if m.heap[0] == e {
+	if m.plans.Set(planID, at) {
 		select {
 		case m.poke <- struct{}{}:
 		default:
@@ -146,13 +136,7 @@ func (m *Memory) put(planID string, at time.Time) {
 func (m *Memory) Unschedule(_ context.Context, planID string) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	e, ok := m.byID[planID]
-	if !ok {
-		return false, nil
-	}
-	heap.Remove(&m.heap, e.index)
-	delete(m.byID, planID)
-	return true, nil
+	return m.plans.Remove(planID), nil
 }
 
 // loop fires due entries and sleeps until the earliest one's time, a new earliest entry, or
@@ -183,13 +167,11 @@ func (m *Memory) fire(ctx context.Context, due Due) (wait time.Duration, ok bool
 	m.mu.Lock()
 	now := time.Now()
 	var ids []string
-	for len(m.heap) > 0 && !m.heap[0].at.After(now) {
-		e := heap.Pop(&m.heap).(*memEntry)
-		delete(m.byID, e.id)
-		ids = append(ids, e.id)
+	for id, ok := m.plans.Pop(now); ok; id, ok = m.plans.Pop(now) {
+		ids = append(ids, id)
 	}
-	if len(m.heap) > 0 {
-		wait, ok = m.heap[0].at.Sub(now), true
+	if next, found := m.plans.Next(); found {
+		wait, ok = next.Sub(now), true
 	}
 	m.mu.Unlock()
 	for _, id := range ids {
@@ -209,7 +191,7 @@ func (m *Memory) call(ctx context.Context, due Due, planID string) {
 		"plan", planID, "retry_in", m.retry, "err", fmt.Errorf("schedule: due %s: %w", planID, err))
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.byID[planID]; !ok {
+	if !m.plans.Has(planID) {
 		m.put(planID, time.Now().Add(m.retry))
 	}
 }
