@@ -25,9 +25,11 @@ func TestTenantConflictThenCancelPlan(t *testing.T) {
 		Name: "long", Stages: []wire.StageRequest{sleep("bake", "10s"), noop("after")}, Tenants: tenants("busy"),
 	})
 
-	running := eventuallyTenant(t, base, "busy", func(tk wire.Task) bool { return tk.Status == "RUNNING" })
-	require.NotNil(t, running.Lease)
-	assert.True(t, running.Lease.Held)
+	// The task and its lease are read at once: the first answer that says RUNNING may have read
+	// the lease an instant before the runner took it.
+	running := eventuallyTenant(t, base, "busy", func(tk wire.Task) bool {
+		return tk.Status == "RUNNING" && tk.Lease != nil && tk.Lease.Held
+	})
 	assert.Regexp(t, `^`+regexp.QuoteMeta(first.PlanID+":"+first.TaskIDs[0])+`@.+$`, running.Lease.Owner, "the lease names the task and the executor running it")
 	assert.Nil(t, running.Checkpoint, "no stage completed yet")
 	requireProblem(t, get(t, base+"/v1/tenants/busy/checkpoint"), http.StatusNotFound, "")
