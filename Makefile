@@ -4,8 +4,8 @@ GO ?= go
 
 .PHONY: test build deps bench screenshots
 
-# Tests start their own redis-server on free ports and drive the console in headless
-# Chromium; install what is missing (as root), without recommended packages, quietly: apt's
+# Tests start their own redis-server and Prometheus on free ports and drive the console in
+# headless Chromium; install what is missing (as root), without recommended packages, quietly: apt's
 # output goes to $(APT_LOG) and is shown only when the install fails.
 APT_LOG ?= /tmp/executor-apt.log
 APT_INSTALL = DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends
@@ -14,6 +14,10 @@ deps:
 	  if [ "$$(id -u)" = 0 ]; then echo "installing redis-server (log: $(APT_LOG))"; \
 	    { apt-get update -qq && $(APT_INSTALL) redis-server; } >$(APT_LOG) 2>&1 || { cat $(APT_LOG) >&2; exit 1; }; \
 	  else echo "redis-server missing: run 'sudo apt-get install -y --no-install-recommends redis-server'" >&2; exit 1; fi; }
+	@command -v prometheus >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then echo "installing prometheus (log: $(APT_LOG))"; \
+	    { apt-get update -qq && $(APT_INSTALL) prometheus; } >$(APT_LOG) 2>&1 || { cat $(APT_LOG) >&2; exit 1; }; \
+	  else echo "prometheus missing: run 'sudo apt-get install -y --no-install-recommends prometheus'" >&2; exit 1; fi; }
 	@command -v chromium >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ]; then echo "installing chromium (log: $(APT_LOG))"; \
 	    { apt-get update -qq && $(APT_INSTALL) chromium; } >$(APT_LOG) 2>&1 || { cat $(APT_LOG) >&2; exit 1; }; \

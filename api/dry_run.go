@@ -44,11 +44,20 @@ func DryRunFrom(sub *app.Submission) wire.DryRun {
 		stages := make([]wire.RenderedStage, len(tp.Stages))
 		for j, s := range tp.Stages {
 			stages[j] = wire.RenderedStage{Name: s.Name, Kind: s.Kind, Params: s.Params}
+			if m := s.Measurement; m != nil {
+				stages[j].Measurement = &wire.Measurement{At: m.At, Value: m.Value, Verdict: string(m.Verdict), Message: m.Message}
+			}
 		}
 		out.Tenants[i] = wire.TenantPreview{TenantID: tp.TenantID, Stages: stages}
 	}
 	for _, r := range sub.Rings {
-		out.Rings = append(out.Rings, wire.RingPreview{Wave: r.Wave, Tenants: append([]string{}, r.Tenants...)})
+		rp := wire.RingPreview{Wave: r.Wave, Tenants: append([]string{}, r.Tenants...)}
+		for _, a := range r.Analysis {
+			m := a.Measurement
+			rp.Analysis = append(rp.Analysis, wire.AnalysisPreview{Name: a.Name,
+				Measurement: wire.Measurement{At: m.At, Value: m.Value, Verdict: string(m.Verdict), Message: m.Message}})
+		}
+		out.Rings = append(out.Rings, rp)
 	}
 	out.Summary = wire.DryRunSummary{Tenants: sub.Tenants, Conflicts: len(out.Conflicts), Rings: len(out.Rings)}
 	return out

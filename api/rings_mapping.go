@@ -39,6 +39,7 @@ func ringsFrom(p *plan.Plan, now time.Time) *wire.Rings {
 		if w.Health != nil {
 			v.Health = &wire.StageRef{Name: w.Health.Name, Kind: w.Health.Kind}
 		}
+		v.Analysis = analysisViews(p, k, now)
 		if k == cur.Index {
 			v.Since = timePtr(cur.Since)
 			if ends := p.BakeEnds(); !ends.IsZero() {

@@ -62,7 +62,7 @@ func TestSubmitListsEveryInvalidField(t *testing.T) {
 			"stages[1].params.y", "stages[1].timeout", "tenants[1].id",
 		}, sortedFields(got), "every invalid field is listed: %+v", p.Errors)
 		assert.Equal(t, "unknown field", got["colour"])
-		assert.Equal(t, `unknown stage kind "shell": no live executor runs it; want one of approval, exec, http, noop, sleep`, got["stages[1].kind"])
+		assert.Equal(t, `unknown stage kind "shell": no live executor runs it; want one of approval, exec, http, noop, prometheus, sleep`, got["stages[1].kind"])
 		assert.Contains(t, p.Detail, "(and 7 more, listed in errors)")
 		assert.Zero(t, p.ErrorsOmitted)
 	}

@@ -77,6 +77,7 @@ func rolloutOf(req wire.PlanRequest, r plan.Rollout, duration func(field, s stri
 			h := stageSpec(*w.Health, field+".health", duration)
 			wave.Health = &h
 		}
+		wave.Analysis = analysisSpecs(w.Analysis, field, bad)
 		r.Waves = append(r.Waves, wave)
 	}
 	return r

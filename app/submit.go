@@ -70,6 +70,9 @@ type RenderedStage struct {
 	Name   string
 	Kind   string
 	Params map[string]any
+	// Measurement is a dry run's one measurement of an analysis stage (a kind that measures,
+	// whose params read no output of an earlier stage); nil otherwise.
+	Measurement *stage.Measurement
 }
 
 // TenantPreview is what a dry run would run for one tenant.
@@ -112,6 +115,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Submission, e
 	if err != nil {
 		return nil, err
 	}
+	inSubmissionOrder := tasks
 	rollout, tasks, rings, err := deal(rollout, req, tasks)
 	if err != nil {
 		return nil, asValidation(err)
@@ -144,6 +148,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Submission, e
 		if err != nil {
 			return nil, err
 		}
+		s.measureDryRun(ctx, req, stages, inSubmissionOrder, preview, rollout, rings)
 		return &Submission{Tenants: len(tasks), Page: req.Page.withDefaults(), Preview: preview, Conflicts: conflicts, Rings: rings}, nil
 	}
 	s.submitMu.Lock() // one idempotency key, one plan

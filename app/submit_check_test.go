@@ -157,5 +157,5 @@ func TestUnknownStageKindListsTheKinds(t *testing.T) {
 	require.ErrorAs(t, err, &ve)
 	require.Len(t, ve.Violations, 1)
 	assert.Equal(t, "stages[0].kind", ve.Violations[0].Field)
-	assert.Equal(t, `unknown stage kind "shell": no live executor runs it; want one of approval, exec, http, noop, sleep`, ve.Violations[0].Reason)
+	assert.Equal(t, `unknown stage kind "shell": no live executor runs it; want one of approval, exec, http, noop, prometheus, sleep`, ve.Violations[0].Reason)
 }

@@ -12,13 +12,15 @@ import (
 
 // RingPreview is one ring of a dry run: its wave and the tenants dealt into it, in order.
 type RingPreview struct {
-	Wave    string
-	Tenants []string
+	Wave     string
+	Tenants  []string
+	Analysis []AnalysisPreview // each of its analyses measured once
 }
 
 // withRolloutDefaults fills what a submission's rings leave out: waves named wave-1, wave-2,
-// ... then auto; a health check of kind http named health; submission order; a shuffle's
-// seed from the tenant ids (the same plan, the same rings).
+// ... then auto; a health check of kind http named health; analyses of kind prometheus named
+// analysis-1, analysis-2, ...; submission order; a shuffle's seed from the tenant ids (the
+// same plan, the same rings).
 func withRolloutDefaults(req SubmitRequest) plan.Rollout {
 	r := req.Rollout
 	if !r.Enabled() {
@@ -42,6 +44,7 @@ func withRolloutDefaults(req SubmitRequest) plan.Rollout {
 			}
 			r.Waves[i].Health = &hc
 		}
+		r.Waves[i].Analysis = withAnalysisDefaults(r.Waves[i].Analysis)
 	}
 	if r.Order == "" {
 		r.Order = plan.OrderSubmission
@@ -69,6 +72,7 @@ func (s *Service) checkRollout(req SubmitRequest, add func(field, reason string)
 		add(fe.Field, fe.Reason)
 	}
 	for i, w := range r.Waves {
+		s.checkAnalyses(i, w, add)
 		if w.Health == nil {
 			continue
 		}

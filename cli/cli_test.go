@@ -534,7 +534,7 @@ func TestExecutorsCommand(t *testing.T) {
 			for _, h := range []string{"NAME", "ADDRESS", "ALIVE", "SELF", "TOPOLOGY", "RUNS", "STARTED", "LAST HEARTBEAT"} {
 				assert.Contains(t, lines[0], h)
 			}
-			assert.Regexp(t, `^cli-solo\s+`+srv.Addr()+`\s+yes\s+\*\s+alone\s+0\s+\S+Z\s+\d+s ago\s+approval,exec,http,noop,sleep$`, lines[1])
+			assert.Regexp(t, `^cli-solo\s+`+srv.Addr()+`\s+yes\s+\*\s+alone\s+0\s+\S+Z\s+\d+s ago\s+approval,exec,http,noop,prometheus,sleep$`, lines[1])
 		}},
 		{name: "json", args: []string{"executors", "-o", "json"}, check: func(t *testing.T, stdout string) {
 			t.Helper()

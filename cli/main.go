@@ -54,6 +54,7 @@ const (
 	EnvInsecure        = "EXECUTOR_INSECURE"
 	EnvHTTPAllow       = "EXECUTOR_HTTP_ALLOW"
 	EnvExecAllow       = "EXECUTOR_EXEC_ALLOW"
+	EnvPrometheusAllow = "EXECUTOR_PROMETHEUS_ALLOW"
 	EnvExecEnv         = "EXECUTOR_EXEC_ENV"
 	EnvSecretsDir      = "EXECUTOR_SECRETS_DIR"
 	EnvShutdownTimeout = "EXECUTOR_SHUTDOWN_TIMEOUT"

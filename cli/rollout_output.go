@@ -129,6 +129,7 @@ func ringLines(w io.Writer, p wire.Plan) {
 			line += "  check " + cell(v.Health.Name)
 		}
 		fmt.Fprintln(w, line)
+		analysisLines(w, v.Analysis)
 	}
 	switch {
 	case r.Halted != nil && r.Waves[r.Current].State == "halted":
@@ -137,5 +138,18 @@ func ringLines(w io.Writer, p wire.Plan) {
 	case r.Waves[r.Current].State == "awaiting_approval":
 		fmt.Fprintf(w, "ring %d completed: 'executor plan approve %s' starts the next ring, 'executor plan reject %s' cancels the rest\n",
 			r.Current, p.PlanID, p.PlanID)
+	}
+}
+
+// analysisLines prints a ring's analyses under it: each one's counts and latest measurement.
+func analysisLines(w io.Writer, as []wire.AnalysisView) {
+	for _, a := range as {
+		line := fmt.Sprintf("      analysis %s every %s: %d successful, %d failed (limit %d), %d inconclusive (limit %d)",
+			cell(a.Name), a.Interval, a.Successful, a.Failed, a.FailureLimit, a.Inconclusive, a.InconclusiveLimit)
+		if n := len(a.Measurements); n > 0 {
+			m := a.Measurements[n-1]
+			line += fmt.Sprintf("; latest %s %s = %s (%s)", m.At.Local().Format("15:04:05"), m.Verdict, cell(m.Value), cell(m.Message))
+		}
+		fmt.Fprintln(w, line)
 	}
 }

@@ -73,6 +73,7 @@ type serveOptions struct {
 	cfg        server.Config
 	httpAllow  []string
 	execAllow  []string
+	promAllow  []string
 	topology   string
 	tokensFile string
 	logLevel   string
@@ -126,6 +127,8 @@ func serveFlags(cmd *cobra.Command, o *serveOptions) {
 	f.BoolVar(&o.insecure, "insecure", false, "serve without tokens on a non-loopback address (env "+EnvInsecure+")")
 	f.StringSliceVar(&o.httpAllow, "http-allow", nil,
 		"hosts and CIDRs the http stage kind may reach, repeatable or comma-separated; empty: any but link-local and cloud metadata, which are denied unless listed (env "+EnvHTTPAllow+")")
+	f.StringSliceVar(&o.promAllow, "prometheus-allow", nil,
+		"hosts and CIDRs the prometheus stage kind and ring analyses may query, with --http-allow's rules; empty: any but link-local and cloud metadata (env "+EnvPrometheusAllow+")")
 	f.StringSliceVar(&o.execAllow, "exec-allow", nil,
 		"commands the exec stage kind may run: absolute paths of files, or of directories with a trailing / (every command under them), repeatable or comma-separated; empty: the exec kind is disabled (env "+EnvExecAllow+")")
 	f.StringSliceVar(&cfg.ExecEnv, "exec-env", nil,
@@ -184,6 +187,9 @@ func (a *invocation) serveConfig(o serveOptions) (server.Config, slog.Level, err
 		return cfg, 0, usagef("invalid --http-allow: %v", err)
 	}
 	cfg.HTTPAllow = allow
+	if cfg.PrometheusAllow, err = stagekind.ParseAllowList(o.promAllow); err != nil {
+		return cfg, 0, usagef("invalid --prometheus-allow: %v", err)
+	}
 	if cfg.ExecAllow, err = stagekind.ParseExecAllow(o.execAllow); err != nil {
 		return cfg, 0, usagef("invalid --exec-allow: %v", err)
 	}
@@ -265,7 +271,7 @@ const shutdownGrace = 10 * time.Second
 var serveEnv = map[string]string{
 	"addr": EnvAddr, "name": EnvName, "workers": EnvWorkers, "redis": EnvRedis, "redis-cluster": EnvRedisCluster, "prefix": EnvPrefix, "lease-ttl": EnvLeaseTTL, "retention": EnvRetention, "cache-tasks": EnvCacheTasks,
 	"topology": EnvTopology, "events-stream": EnvEventsStream,
-	"tokens-file": EnvTokensFile, "insecure": EnvInsecure, "http-allow": EnvHTTPAllow, "exec-allow": EnvExecAllow, "exec-env": EnvExecEnv, "secrets-dir": EnvSecretsDir,
+	"tokens-file": EnvTokensFile, "insecure": EnvInsecure, "http-allow": EnvHTTPAllow, "exec-allow": EnvExecAllow, "prometheus-allow": EnvPrometheusAllow, "exec-env": EnvExecEnv, "secrets-dir": EnvSecretsDir,
 	"shutdown-timeout": EnvShutdownTimeout, "max-tenants": EnvMaxTenants, "max-stages": EnvMaxStages,
 	"max-params-bytes": EnvMaxParamsBytes, "max-queued": EnvMaxQueued, "max-body-bytes": EnvMaxBodyBytes,
 	"max-output-bytes": EnvMaxOutputBytes, "max-task-output-bytes": EnvMaxTaskOutputBytes,

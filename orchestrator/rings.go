@@ -115,7 +115,7 @@ func (ro *rollout) ringStep(ctx context.Context, planID, what string, step func(
 		ro.cfg.Logger.Info("rollout: "+what, "plan_id", planID, "ring", r.Index, "wave", p.Rollout().Waves[r.Index].Name, "phase", r.Phase)
 		switch r.Phase {
 		case plan.RingBaking:
-			ro.scheduleAt(ctx, p, p.BakeEnds())
+			ro.scheduleAt(ctx, p, p.NextBakeStep())
 			return nil
 		case plan.RingChecking:
 			if !ro.check(ctx, p) {
@@ -171,14 +171,15 @@ func (ro *rollout) ringDue(ctx context.Context, p *plan.Plan) {
 	case plan.RingChecking:
 		ro.recheck(ctx, p)
 	case plan.RingBaking:
-		ro.endBake(ctx, p)
+		ro.bake(ctx, p)
 	}
 }
 
-// endBake ends the BAKING ring's bake, when it is over. The caller holds the plan lock.
+// endBake ends the BAKING ring's bake, when it is over and its analyses measured its end;
+// else it schedules the next step (a measurement, or the end). The caller holds the plan lock.
 func (ro *rollout) endBake(ctx context.Context, p *plan.Plan) {
-	if ro.now().Before(p.BakeEnds()) {
-		ro.scheduleAt(ctx, p, p.BakeEnds())
+	if now := ro.now(); now.Before(p.BakeEnds()) || len(p.AnalysesDue(now)) > 0 {
+		ro.scheduleAt(ctx, p, p.NextBakeStep())
 		return
 	}
 	ring := p.Ring().Index

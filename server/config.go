@@ -79,6 +79,10 @@ type Config struct {
 	// ExecAllow is the exec stage kind's allow-list of commands (--exec-allow, parsed by
 	// stagekind.ParseExecAllow). Nil or empty: the exec kind is disabled.
 	ExecAllow *stagekind.ExecAllowList
+	// PrometheusAllow is the prometheus stage kind's allow-list of hosts and CIDRs
+	// (--prometheus-allow), with the http kind's rules. Nil or empty: any address but
+	// link-local and cloud metadata ones.
+	PrometheusAllow *stagekind.AllowList
 	// SecretsDir is the directory of the secrets stage templates read ({{secret "name"}}), one
 	// file each (--secrets-dir); empty: none.
 	SecretsDir string

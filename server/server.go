@@ -90,8 +90,9 @@ func NewExecutor(cfg Config) (*Executor, error) {
 	}
 	source := e.wireEvents()
 	e.kinds = stagekind.BuiltinWith(stagekind.Options{
-		HTTP: stagekind.HTTPOptions{AllowList: cfg.HTTPAllow},
-		Exec: stagekind.ExecOptions{Allow: cfg.ExecAllow, Env: cfg.ExecEnv},
+		HTTP:       stagekind.HTTPOptions{AllowList: cfg.HTTPAllow},
+		Exec:       stagekind.ExecOptions{Allow: cfg.ExecAllow, Env: cfg.ExecEnv},
+		Prometheus: stagekind.PrometheusOptions{AllowList: cfg.PrometheusAllow},
 	})
 	e.metrics = metrics.New(metrics.Options{StatusCounts: b.counts, Degraded: e.Degraded, JournalLen: e.journalLen, Queued: e.queued})
 	e.wireOrchestrator(b.stores)

@@ -28,7 +28,7 @@ func ExampleRegistry_Register() {
 	err = reg.Register("http", stage.HandlerFunc(nil))
 	fmt.Println(errors.Is(err, ErrDuplicateKind))
 	// Output:
-	// <nil> [approval cache-purge exec http noop sleep]
+	// <nil> [approval cache-purge exec http noop prometheus sleep]
 	// {"purged":"tenant-001"} <nil>
 	// true
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -44,7 +45,7 @@ func (r *execRun) wait(ctx context.Context, killGrace time.Duration) (execResult
 		return execResult{}, err
 	}
 	r.cmd.Stdout, r.cmd.Stderr = outW, errW // files: the command writes them itself
-	err = r.cmd.Start()
+	err = r.startCmd()
 	closeAll(outW, errW) // the command holds its own copies
 	if err != nil {
 		closeAll(outR, errR)
@@ -208,3 +209,23 @@ func (t *tail) last(n int) []byte {
 	b, _ := t.bytes()
 	return b[max(0, len(b)-n):]
 }
+
+// startCmd starts the command, again when the kernel answers ETXTBSY: the file was written a
+// moment ago and a process forked meanwhile (by this executor, or the tool that wrote it)
+// still holds a copy of its descriptor until it execs (golang/go#22315). A command that has
+// failed to start cannot start again: a fresh one, the same, is made each time.
+func (r *execRun) startCmd() error {
+	for try := 1; ; try++ {
+		err := r.cmd.Start()
+		if err == nil || !errors.Is(err, syscall.ETXTBSY) || try == textBusyTries {
+			return err
+		}
+		time.Sleep(time.Duration(try) * 5 * time.Millisecond)
+		c := r.cmd
+		r.cmd = &exec.Cmd{Path: c.Path, Args: c.Args, Env: c.Env, Dir: c.Dir, Stdin: c.Stdin, Stdout: c.Stdout,
+			Stderr: c.Stderr, SysProcAttr: c.SysProcAttr, WaitDelay: c.WaitDelay}
+	}
+}
+
+// textBusyTries is how many times a command whose file is busy is started.
+const textBusyTries = 10

@@ -9,74 +9,25 @@ import (
 	"math"
 	"net/http"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
-
-	"github.com/expr-lang/expr"
-	"github.com/expr-lang/expr/vm"
 
 	"github.com/executor-dev/executor/domain/stage"
 )
 
-// MaxConditionLength bounds the text of a success or failure condition.
-const MaxConditionLength = 2048
-
-// condition is a success or failure condition of the http kind: an expr-lang expression over
-// the response, true or false.
-type condition struct {
-	src  string
-	prog *vm.Program
-}
-
-// conditionEnv is what a condition sees: the response's status, its headers (lower-case
-// names, first value) and its body (parsed JSON when it is JSON, else the text).
+// conditionEnv is what an http condition sees: the response's status, its headers
+// (lower-case names, first value) and its body (parsed JSON when it is JSON, else the text).
 type conditionEnv struct {
 	Status  int               `expr:"status" json:"status"`
 	Headers map[string]string `expr:"headers" json:"headers"`
 	Body    any               `expr:"body" json:"body"`
 }
 
-// maxPrograms bounds the compiled conditions kept: past it, a condition not kept already is
-// compiled at each use (plans keep arriving; their conditions must not grow memory without end).
-const maxPrograms = 4096
+// httpConditions are the http kind's conditions (success, failure, poll.until, poll.failWhen).
+var httpConditions = conditionLang{name: "http", env: conditionEnv{}, over: "status, headers and body"}
 
-// programs caches compiled conditions by text: a plan's condition is compiled once per
-// executor, not per tenant and attempt. kept counts them.
-var (
-	programs sync.Map
-	kept     atomic.Int64
-)
-
-// parseCondition reads params[name], an optional condition, and compiles it.
+// parseCondition reads params[name], an optional condition over the response, and compiles it.
 func parseCondition(params map[string]any, name string) (*condition, error) {
-	raw, ok := params[name]
-	if !ok || raw == nil || raw == "" {
-		return nil, nil
-	}
-	src, ok := raw.(string)
-	if !ok || len(src) > MaxConditionLength {
-		return nil, paramError(name, fmt.Sprintf("must be an expression of at most %d characters over status, headers and body", MaxConditionLength))
-	}
-	if p, ok := programs.Load(src); ok {
-		return &condition{src: src, prog: p.(*vm.Program)}, nil
-	}
-	prog, err := expr.Compile(src, expr.Env(conditionEnv{}), expr.AsBool())
-	if err != nil {
-		return nil, paramError(name, "is not a condition: "+strings.ReplaceAll(err.Error(), "\n", " "))
-	}
-	if kept.Add(1) <= maxPrograms {
-		programs.Store(src, prog)
-	}
-	return &condition{src: src, prog: prog}, nil
-}
-
-// holds evaluates c over env; an evaluation error (a field of a body that is not an object,
-// say) is the condition not holding.
-func (c *condition) holds(env conditionEnv) bool {
-	v, err := expr.Run(c.prog, env)
-	b, _ := v.(bool)
-	return err == nil && b
+	return httpConditions.parse(params, name)
 }
 
 // judged is result for a request whose params set conditions: the failure condition holding

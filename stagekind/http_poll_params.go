@@ -107,6 +107,12 @@ func absoluteURL(field, s string) (*url.URL, error) {
 
 // pollDuration reads poll.<name>, a duration within [least, most], def when absent.
 func pollDuration(m map[string]any, name string, def, least, most time.Duration) (time.Duration, error) {
+	return durationParam(m, name, "poll."+name, def, least, most)
+}
+
+// durationParam reads m[name], a duration within [least, most], def when absent; its error
+// names field.
+func durationParam(m map[string]any, name, field string, def, least, most time.Duration) (time.Duration, error) {
 	raw, ok := m[name]
 	if !ok || raw == nil || raw == "" {
 		return def, nil
@@ -114,7 +120,7 @@ func pollDuration(m map[string]any, name string, def, least, most time.Duration)
 	s, _ := raw.(string)
 	d, err := time.ParseDuration(s)
 	if err != nil || d < least || d > most {
-		return 0, paramError("poll."+name, fmt.Sprintf(`must be a duration such as "5s", from %s to %s`, least, most))
+		return 0, paramError(field, fmt.Sprintf(`must be a duration such as "5s", from %s to %s`, least, most))
 	}
 	return d, nil
 }

@@ -57,18 +57,21 @@ type Options struct {
 	// Exec configures the exec kind; without an allow-list it is disabled (every plan that
 	// names it is refused, the field named).
 	Exec ExecOptions
+	// Prometheus configures the prometheus kind (analyses of metrics).
+	Prometheus PrometheusOptions
 }
 
-// BuiltinWith returns a new Registry holding the built-in kinds noop, sleep, http, approval
-// and exec, configured by opts. More kinds can be registered on it.
+// BuiltinWith returns a new Registry holding the built-in kinds noop, sleep, http, approval,
+// exec and prometheus, configured by opts. More kinds can be registered on it.
 func BuiltinWith(opts Options) *Registry {
 	r := NewRegistry()
 	for kind, h := range map[string]stage.Handler{
-		KindNoop:     Noop{},
-		KindSleep:    Sleep{},
-		KindHTTP:     NewHTTP(opts.HTTP),
-		KindApproval: Approval{},
-		KindExec:     NewExec(opts.Exec),
+		KindNoop:       Noop{},
+		KindSleep:      Sleep{},
+		KindHTTP:       NewHTTP(opts.HTTP),
+		KindApproval:   Approval{},
+		KindExec:       NewExec(opts.Exec),
+		KindPrometheus: NewPrometheus(opts.Prometheus),
 	} {
 		if err := r.Register(kind, h); err != nil {
 			panic(err) // unreachable: the built-in names are valid and distinct

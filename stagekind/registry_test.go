@@ -77,7 +77,7 @@ func TestRegistryLongestValidName(t *testing.T) {
 func TestBuiltin(t *testing.T) {
 	t.Parallel()
 	r := Builtin(HTTPOptions{})
-	assert.Equal(t, []string{"approval", "exec", "http", "noop", "sleep"}, r.Kinds())
+	assert.Equal(t, []string{"approval", "exec", "http", "noop", "prometheus", "sleep"}, r.Kinds())
 	for _, kind := range r.Kinds() {
 		h, ok := r.Handler(kind)
 		require.True(t, ok, kind)

@@ -97,6 +97,14 @@ type PreviewPage struct {
 type RingPreview struct {
 	Wave    string   `json:"wave"`
 	Tenants []string `json:"tenants"`
+	// Analysis are the ring's analyses, each measured once by the dry run.
+	Analysis []AnalysisPreview `json:"analysis,omitempty"`
+}
+
+// AnalysisPreview is a dry run's one measurement of a ring's analysis.
+type AnalysisPreview struct {
+	Name        string      `json:"name"`
+	Measurement Measurement `json:"measurement"`
 }
 
 // TenantPreview is one tenant's rendered stages in a dry run.
@@ -112,4 +120,7 @@ type RenderedStage struct {
 	Name   string         `json:"name"`
 	Kind   string         `json:"kind"`
 	Params map[string]any `json:"params,omitempty"`
+	// Measurement is the dry run's one measurement of an analysis stage (prometheus), so
+	// that a typo in a query shows before the rollout; absent for other kinds.
+	Measurement *Measurement `json:"measurement,omitempty"`
 }

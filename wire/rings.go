@@ -38,4 +38,34 @@ type RingView struct {
 	Then           string     `json:"then"`
 	FailureBudget  string     `json:"failureBudget"` // the ring's own, or the plan's: "0" halts at any failure
 	Health         *StageRef  `json:"health,omitempty"`
+	// Analysis are the ring's analyses, with what they measured in its latest bake (none
+	// before it baked).
+	Analysis []AnalysisView `json:"analysis,omitempty"`
+}
+
+// AnalysisView is one analysis of a ring: what it measures and how it judges, and, once the
+// ring baked, its counts, its latest measurements (oldest first, at most 10) and when it
+// measures next (while the ring bakes).
+type AnalysisView struct {
+	Name              string        `json:"name"`
+	Kind              string        `json:"kind"`
+	Query             string        `json:"query"`
+	Interval          string        `json:"interval"`
+	FailureLimit      int           `json:"failureLimit"`
+	InconclusiveLimit int           `json:"inconclusiveLimit"`
+	Successful        int           `json:"successful"`
+	Failed            int           `json:"failed"`
+	Inconclusive      int           `json:"inconclusive"`
+	NextAt            *time.Time    `json:"nextAt,omitempty"`
+	Measurements      []Measurement `json:"measurements"`
+}
+
+// Measurement is one measurement of an analysis: when, the value the query returned (a
+// number, samples with their labels, "empty" or "error"), its verdict (successful, failed or
+// inconclusive) and why.
+type Measurement struct {
+	At      time.Time `json:"at"`
+	Value   string    `json:"value"`
+	Verdict string    `json:"verdict"`
+	Message string    `json:"message,omitempty"`
 }

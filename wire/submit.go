@@ -25,15 +25,18 @@ type PlanRequest struct {
 // WaveRequest is one ring of a progressive rollout. Size is a count (a number), a percentage
 // of the plan's tenants ("10%") or "rest" (the last wave only); FailureBudget a count or a
 // percentage of the ring's tenants; Bake a Go duration; Then "auto" (default) or "approve";
-// Health an http check made once after the bake (kind defaults to http).
+// Health an http check made once after the bake (kind defaults to http); Analysis the ring's
+// analyses, measured throughout its bake: each an object of a prometheus stage's params (no
+// count) with an optional name (default analysis-1, analysis-2, ...) and kind (prometheus).
 type WaveRequest struct {
-	Name           string        `json:"name,omitempty"`
-	Size           any           `json:"size"`
-	MaxConcurrency int           `json:"maxConcurrency,omitempty"`
-	Bake           string        `json:"bake,omitempty"`
-	Then           string        `json:"then,omitempty"`
-	FailureBudget  any           `json:"failureBudget,omitempty"`
-	Health         *StageRequest `json:"health,omitempty"`
+	Name           string           `json:"name,omitempty"`
+	Size           any              `json:"size"`
+	MaxConcurrency int              `json:"maxConcurrency,omitempty"`
+	Bake           string           `json:"bake,omitempty"`
+	Then           string           `json:"then,omitempty"`
+	FailureBudget  any              `json:"failureBudget,omitempty"`
+	Health         *StageRequest    `json:"health,omitempty"`
+	Analysis       []map[string]any `json:"analysis,omitempty"`
 }
 
 // CanaryRequest is a submission's canary wave: its first Tenants tenants (in submission

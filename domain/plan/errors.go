@@ -14,6 +14,9 @@ var (
 	ErrInvalid           = errors.New("plan: invalid")
 	// ErrConflict: the plan changed in the store since this copy was read (another writer's
 	// compare-and-set won); read it again and re-apply the transition.
+	// ErrStale: a measurement of a ring's analysis taken before the analysis was due (another
+	// executor measured that time already); nothing was recorded.
+	ErrStale    = errors.New("plan: a measurement taken before its analysis was due")
 	ErrConflict = errcode.WithDetail(errcode.Conflict, "plan: conflict: changed by another writer since it was read", "changed by others many times meanwhile; try again")
 )
 

@@ -51,8 +51,9 @@ type Plan struct {
 	requestHash    string
 	canary         Canary
 	startRate      int
-	rollout        Rollout // the canary's two rings, for a canary plan
-	ring           Ring    // where the rollout stands (zero without one)
+	rollout        Rollout      // the canary's two rings, for a canary plan
+	ring           Ring         // where the rollout stands (zero without one)
+	analysis       RingAnalysis // what the analyses of the latest bake measured
 	status         Status
 	createdAt      time.Time
 	startedAt      time.Time
@@ -135,6 +136,9 @@ func (p *Plan) check() error {
 	}
 	if err := p.checkRing(); err != nil {
 		return bad("ring", "%v", err)
+	}
+	if err := p.checkAnalysis(); err != nil {
+		return bad("analysis", "%v", err)
 	}
 	ids := make(map[string]struct{}, len(p.taskIDs))
 	for _, id := range p.taskIDs {

@@ -33,6 +33,9 @@ type Ring struct {
 	// Waived: an operator approved the ring on past its failure budget; it is not judged
 	// against it again.
 	Waived bool
+	// Analysis: the HALTED ring was halted by its analysis (its bake cut short); an approval
+	// makes way for the next ring, as after a failed check.
+	Analysis bool
 }
 
 // Ring returns where the plan's rollout stands (the zero Ring without waves).
@@ -119,8 +122,9 @@ func (p *Plan) RingCompleted(index int, now time.Time) (started bool, err error)
 	case p.lastRing():
 		p.setRing(index, RingPassed, now)
 		return false, nil
-	case w.Bake > 0 || w.Health != nil:
+	case w.Bake > 0 || w.Health != nil || len(w.Analysis) > 0:
 		p.setRing(index, RingBaking, now)
+		p.beginAnalysis(index, now)
 		return false, nil
 	}
 	return p.then(now), nil
@@ -134,11 +138,11 @@ func (p *Plan) BakeEnds() time.Time {
 	return p.ring.Since.Add(p.rollout.Waves[p.ring.Index].Bake)
 }
 
-// BakeOver records that ring index's bake is over (at now, no earlier than BakeEnds): it
-// is CHECKING when its wave has a health check, else it goes on as Then says. It reports
-// whether a new ring started.
+// BakeOver records that ring index's bake is over (at now, no earlier than BakeEnds, and
+// each of its analyses measured its end): it is CHECKING when its wave has a health check,
+// else it goes on as Then says. It reports whether a new ring started.
 func (p *Plan) BakeOver(index int, now time.Time) (started bool, err error) {
-	if !p.inRing(index, RingBaking) || now.Before(p.BakeEnds()) {
+	if !p.inRing(index, RingBaking) || now.Before(p.BakeEnds()) || !p.analysisPassed() {
 		return false, p.refuseRing("end the bake of ring " + fmt.Sprint(index) + " of")
 	}
 	if p.rollout.Waves[index].Health != nil {
@@ -175,10 +179,15 @@ func (p *Plan) HaltRing(index int, why string, now time.Time) error {
 	if !p.inRing(index, RingRunning, RingBaking, RingChecking) {
 		return p.refuseRing("halt ring " + fmt.Sprint(index) + " of")
 	}
+	p.halt(index, why, now)
+	return nil
+}
+
+// halt halts ring index, where it stands, for why.
+func (p *Plan) halt(index int, why string, now time.Time) {
 	from := p.ring.Phase
 	p.setRing(index, RingHalted, now)
 	p.ring.HaltedIn, p.ring.Halt = from, why
-	return nil
 }
 
 // then moves past the current ring: to the next RUNNING (auto), or AWAITING_APPROVAL.
@@ -197,12 +206,13 @@ func (p *Plan) setRing(index int, phase RingPhase, now time.Time) {
 
 // ApproveRing is an operator's approval: a ring AWAITING_APPROVAL, RUNNING, BAKING or
 // CHECKING (early) makes way for the next ring, RUNNING; a ring HALTED while it ran goes on
-// RUNNING, its budget waived; one HALTED by its check makes way for the next ring. The last
+// RUNNING, its budget waived; one HALTED by its check or its analysis makes way for the next
+// ring. The last
 // ring can only be approved on from HALTED. It reports whether a new ring started.
 func (p *Plan) ApproveRing(now time.Time) (started bool, err error) {
 	i := p.ring.Index
 	switch {
-	case p.inRing(i, RingHalted) && p.ring.HaltedIn != RingChecking:
+	case p.inRing(i, RingHalted) && p.ring.HaltedIn != RingChecking && !p.ring.Analysis:
 		p.setRing(i, RingRunning, now)
 		p.ring.Waived = true
 		return false, nil

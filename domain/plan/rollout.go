@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -93,6 +94,9 @@ type Wave struct {
 	// Health is an http check (a stage spec of kind http) made once after the bake: a failure
 	// halts the plan. nil: none.
 	Health *stage.Spec
+	// Analysis are the ring's analyses (stage specs of AnalysisKind, each named), measured
+	// throughout its bake: one failing past its limits halts the plan at once.
+	Analysis []stage.Spec
 }
 
 // Rollout is a plan's progressive rollout: its tenants in rings, each started once the one
@@ -185,7 +189,46 @@ func (w Wave) check(f string, last bool, bad func(field, format string, args ...
 	case w.Health != nil && w.Health.Kind != "http":
 		return bad(f+".health", "must be an http check")
 	}
+	if err := w.checkAnalysis(f, last, bad); err != nil {
+		return err
+	}
 	return checkBudget(f+".failureBudget", w.FailureBudget, bad)
+}
+
+// checkAnalysis checks the wave's analyses: at most MaxAnalyses, of AnalysisKind, named
+// uniquely, their policies valid, never on the last wave (which does not bake: the plan
+// completes when its tasks do).
+func (w Wave) checkAnalysis(f string, last bool, bad func(field, format string, args ...any) error) error {
+	switch {
+	case len(w.Analysis) == 0:
+		return nil
+	case last:
+		return bad(f+".analysis", "the last ring does not bake (the plan completes when its tasks do): analyse the rings before it")
+	case len(w.Analysis) > MaxAnalyses:
+		return bad(f+".analysis", "must list at most %d analyses", MaxAnalyses)
+	}
+	names := make(map[string]int, len(w.Analysis))
+	for j, a := range w.Analysis {
+		af := fmt.Sprintf("%s.analysis[%d]", f, j)
+		if !stage.NamePattern.MatchString(a.Name) {
+			return bad(af+".name", "must match %s", stage.NamePattern)
+		}
+		if k, dup := names[a.Name]; dup {
+			return bad(af+".name", "duplicates %s.analysis[%d].name %q", f, k, a.Name)
+		}
+		names[a.Name] = j
+		if a.Kind != AnalysisKind {
+			return bad(af+".kind", "must be %q", AnalysisKind)
+		}
+		if _, err := stage.ParseAnalysis(a.Params, true); err != nil {
+			var fe *stage.FieldError
+			if errors.As(err, &fe) {
+				return bad(af+"."+fe.Field, "%s", fe.Reason)
+			}
+			return bad(af, "%v", err)
+		}
+	}
+	return nil
 }
 
 func checkBudget(field string, b *Share, bad func(field, format string, args ...any) error) error {

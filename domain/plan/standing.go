@@ -9,7 +9,8 @@ import (
 // unchanging part (name, stages, task ids, limits) reads only this again (Restand).
 type Standing struct {
 	Status     Status
-	Ring       Ring  // zero: from Phase (a canary plan stored before rings existed)
+	Ring       Ring // zero: from Phase (a canary plan stored before rings existed)
+	Analysis   RingAnalysis
 	Phase      Phase // read only without Ring
 	Reason     string
 	Version    uint64
@@ -19,7 +20,7 @@ type Standing struct {
 
 // Standing returns the plan's changing part.
 func (p *Plan) Standing() Standing {
-	return Standing{Status: p.status, Ring: p.ring, Phase: p.Phase(), Reason: p.reason, Version: p.version,
+	return Standing{Status: p.status, Ring: p.ring, Analysis: p.Analysis(), Phase: p.Phase(), Reason: p.reason, Version: p.version,
 		StartedAt: p.startedAt, FinishedAt: p.finishedAt}
 }
 
@@ -35,7 +36,7 @@ func (p *Plan) Restand(s Standing) (*Plan, error) {
 		return nil, fmt.Errorf("%w: %s: %s without finishedAt", ErrInvalid, p.id, s.Status)
 	}
 	out := p.Clone()
-	out.status, out.ring, out.reason, out.version = s.Status, s.Ring, s.Reason, s.Version
+	out.status, out.ring, out.analysis, out.reason, out.version = s.Status, s.Ring, s.Analysis, s.Reason, s.Version
 	out.startedAt, out.finishedAt = s.StartedAt, s.FinishedAt
 	if p.canary.Tenants > 0 && s.Ring == (Ring{}) {
 		var err error
@@ -46,6 +47,9 @@ func (p *Plan) Restand(s Standing) (*Plan, error) {
 		return nil, fmt.Errorf("%w: %s: phase %q without a canary wave", ErrInvalid, p.id, s.Phase)
 	}
 	if err := out.checkRing(); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, p.id, err)
+	}
+	if err := out.checkAnalysis(); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, p.id, err)
 	}
 	return out, nil

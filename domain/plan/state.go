@@ -21,9 +21,10 @@ type State struct {
 	RequestHash    string // see Plan.RequestHash
 	Canary         Canary
 	StartRate      int
-	Rollout        Rollout // without Canary; a canary plan's is derived from it
-	Ring           Ring    // zero: from Phase (a canary plan stored before rings existed)
-	Phase          Phase   // the canary phase Ring reads as ("" without a canary wave); Load reads it only without Ring
+	Rollout        Rollout      // without Canary; a canary plan's is derived from it
+	Ring           Ring         // zero: from Phase (a canary plan stored before rings existed)
+	Analysis       RingAnalysis // what the analyses of the latest bake measured
+	Phase          Phase        // the canary phase Ring reads as ("" without a canary wave); Load reads it only without Ring
 	Status         Status
 	CreatedAt      time.Time
 	StartedAt      time.Time
@@ -38,7 +39,7 @@ func (p *Plan) State() State {
 		ID: p.id, Name: p.name, Labels: p.labels, Stages: p.stages, TaskIDs: p.taskIDs,
 		MaxConcurrency: p.maxConcurrency, FailureBudget: p.failureBudget, StartAt: p.startAt,
 		IdempotencyKey: p.idempotencyKey, RequestHash: p.requestHash, Canary: p.canary, StartRate: p.startRate, Phase: p.Phase(),
-		Ring: p.ring, Status: p.status, CreatedAt: p.createdAt, StartedAt: p.startedAt, FinishedAt: p.finishedAt,
+		Ring: p.ring, Analysis: p.Analysis(), Status: p.status, CreatedAt: p.createdAt, StartedAt: p.startedAt, FinishedAt: p.finishedAt,
 		Version: p.version, Reason: p.reason,
 	}
 	if p.canary.Tenants == 0 {
@@ -59,7 +60,7 @@ func Load(s State) (*Plan, error) {
 		id: s.ID, name: s.Name, labels: s.Labels, stages: s.Stages, taskIDs: s.TaskIDs,
 		maxConcurrency: s.MaxConcurrency, failureBudget: s.FailureBudget, startAt: s.StartAt,
 		idempotencyKey: s.IdempotencyKey, requestHash: s.RequestHash, canary: s.Canary, startRate: s.StartRate,
-		rollout: s.Rollout, ring: s.Ring, status: s.Status, createdAt: s.CreatedAt,
+		rollout: s.Rollout, ring: s.Ring, analysis: s.Analysis, status: s.Status, createdAt: s.CreatedAt,
 		startedAt: s.StartedAt, finishedAt: s.FinishedAt, version: s.Version, reason: s.Reason,
 	}
 	if s.Canary.Tenants > 0 {
@@ -87,5 +88,6 @@ func Load(s State) (*Plan, error) {
 // stage template, task ids and labels are immutable after New and stay shared.
 func (p *Plan) Clone() *Plan {
 	c := *p
+	c.analysis = p.Analysis() // its records change in place
 	return &c
 }

@@ -13,9 +13,12 @@ type Class string
 // Failure classes (docs/design.md §3). TenantLocked is given when another run holds the tenant's lease;
 // Shutdown when the executor shut down under the task.
 const (
-	ClassRetryable    Class = "retryable"
-	ClassPermanent    Class = "permanent"
-	ClassTimeout      Class = "timeout"
+	ClassRetryable Class = "retryable"
+	ClassPermanent Class = "permanent"
+	ClassTimeout   Class = "timeout"
+	// ClassAnalysis: an analysis' measurements failed past its failureLimit (the metrics said
+	// the change is bad); retrying cannot change that.
+	ClassAnalysis     Class = "analysis"
 	ClassCancelled    Class = "cancelled"
 	ClassLeaseLost    Class = "lease_lost"
 	ClassFenced       Class = "fenced"
@@ -27,7 +30,7 @@ const (
 
 // Classes returns every failure class, in the order docs/api.md lists them.
 func Classes() []Class {
-	return []Class{ClassRetryable, ClassTimeout, ClassPermanent, ClassCancelled, ClassLeaseLost,
+	return []Class{ClassRetryable, ClassTimeout, ClassPermanent, ClassAnalysis, ClassCancelled, ClassLeaseLost,
 		ClassFenced, ClassTenantLocked, ClassShutdown}
 }
 

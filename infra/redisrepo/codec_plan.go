@@ -46,7 +46,7 @@ func planFields(p *plan.Plan, updated time.Time) ([]any, error) {
 
 // planStatusPairs is how many field, value pairs of planFields are status fields (they come
 // first): planStatusFields' and the version.
-const planStatusPairs = 8
+const planStatusPairs = 9
 
 // planStatusFields are the fields a plan's transitions change, with when this change was made
 // (updatedAt: a change that reaches Redis late never overwrites a later one).
@@ -54,6 +54,7 @@ func planStatusFields(p *plan.Plan, updated time.Time) []any {
 	return []any{
 		"status", string(p.Status()), "startedAt", encTime(p.StartedAt()), "finishedAt", encTime(p.FinishedAt()),
 		"updatedAt", encTime(updated), "phase", string(p.Phase()), "reason", p.Reason(), "ring", encRing(p.Ring()),
+		"analysis", encAnalysis(p.Analysis()),
 	}
 }
 
@@ -97,6 +98,9 @@ func decodePlan(h map[string]string) (*plan.Plan, error) {
 	}
 	if s.Ring, err = decRing(h["ring"]); err != nil {
 		return nil, fmt.Errorf("ring: %w", err)
+	}
+	if s.Analysis, err = decAnalysis(h["analysis"]); err != nil {
+		return nil, fmt.Errorf("analysis: %w", err)
 	}
 	if err := decTimes(h, map[string]*time.Time{
 		"startAt": &s.StartAt, "createdAt": &s.CreatedAt, "startedAt": &s.StartedAt, "finishedAt": &s.FinishedAt,

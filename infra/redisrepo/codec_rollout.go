@@ -25,7 +25,8 @@ type waveJSON struct {
 	Bake           string          `json:"bake,omitempty"`
 	Then           string          `json:"then"`
 	FailureBudget  string          `json:"failureBudget,omitempty"`
-	Health         json.RawMessage `json:"health,omitempty"` // one spec, as the "spec" field's
+	Health         json.RawMessage `json:"health,omitempty"`   // one spec, as the "spec" field's
+	Analysis       json.RawMessage `json:"analysis,omitempty"` // specs, as the "spec" field's
 }
 
 // encRollout encodes r ("" without waves).
@@ -49,6 +50,13 @@ func encRollout(r plan.Rollout) (string, error) {
 				return "", err
 			}
 			wj.Health = b
+		}
+		if len(w.Analysis) > 0 {
+			b, err := encSpecs(w.Analysis)
+			if err != nil {
+				return "", err
+			}
+			wj.Analysis = b
 		}
 		out.Waves = append(out.Waves, wj)
 	}
@@ -92,6 +100,11 @@ func decRollout(v string) (plan.Rollout, error) {
 			}
 			w.Health = &specs[0]
 		}
+		if len(wj.Analysis) > 0 {
+			if w.Analysis, err = decSpecs(wj.Analysis); err != nil {
+				return plan.Rollout{}, fmt.Errorf("waves[%d].analysis: %v", i, err)
+			}
+		}
 		r.Waves = append(r.Waves, w)
 	}
 	return r, nil
@@ -124,6 +137,7 @@ type ringJSON struct {
 	HaltedIn string `json:"haltedIn,omitempty"`
 	Halt     string `json:"halt,omitempty"`
 	Waived   bool   `json:"waived,omitempty"`
+	Analysis bool   `json:"analysis,omitempty"`
 }
 
 func encRing(r plan.Ring) string {
@@ -131,7 +145,7 @@ func encRing(r plan.Ring) string {
 		return ""
 	}
 	b, _ := json.Marshal(ringJSON{Index: r.Index, Phase: string(r.Phase), Since: encTime(r.Since),
-		HaltedIn: string(r.HaltedIn), Halt: r.Halt, Waived: r.Waived}) // strings and numbers: never fails
+		HaltedIn: string(r.HaltedIn), Halt: r.Halt, Waived: r.Waived, Analysis: r.Analysis}) // strings and numbers: never fails
 	return string(b)
 }
 
@@ -148,5 +162,5 @@ func decRing(v string) (plan.Ring, error) {
 		return plan.Ring{}, err
 	}
 	return plan.Ring{Index: in.Index, Phase: plan.RingPhase(in.Phase), Since: since,
-		HaltedIn: plan.RingPhase(in.HaltedIn), Halt: in.Halt, Waived: in.Waived}, nil
+		HaltedIn: plan.RingPhase(in.HaltedIn), Halt: in.Halt, Waived: in.Waived, Analysis: in.Analysis}, nil
 }

@@ -59,7 +59,7 @@ func (s *Store) queuePlan(ctx context.Context, pipe redis.Pipeliner, p *plan.Pla
 func (r *PlanRepo) planOnline(ctx context.Context, id string) (*plan.Plan, error) {
 	s := r.s
 	if cached, err := s.mirror.Plans().Plan(ctx, id); err == nil {
-		vals, err := s.client.HMGet(ctx, s.keys.Plan(id), "status", "startedAt", "finishedAt", "phase", "version", "reason", "ring").Result()
+		vals, err := s.client.HMGet(ctx, s.keys.Plan(id), "status", "startedAt", "finishedAt", "phase", "version", "reason", "ring", "analysis").Result()
 		if err != nil {
 			return nil, wrap("read plan", err)
 		}
@@ -72,6 +72,9 @@ func (r *PlanRepo) planOnline(ctx context.Context, id string) (*plan.Plan, error
 		st := plan.Standing{Status: plan.Status(vals[0].(string)), Phase: plan.Phase(str(vals[3])), Reason: str(vals[5])}
 		if st.Ring, err = decRing(str(vals[6])); err != nil {
 			return nil, fmt.Errorf("redisrepo: decode plan %s: ring: %w", id, err)
+		}
+		if st.Analysis, err = decAnalysis(str(vals[7])); err != nil {
+			return nil, fmt.Errorf("redisrepo: decode plan %s: analysis: %w", id, err)
 		}
 		if v := str(vals[4]); v != "" {
 			if st.Version, err = strconv.ParseUint(v, 10, 64); err != nil {

@@ -415,7 +415,8 @@
         h('td', { 'data-testid': 'ring-then', text: w.then || 'auto' }),
         h('td', { 'data-testid': 'ring-budget', title: 'the FAILED tasks this ring tolerates: crossing it halts the plan', text: w.failureBudget || '0' }),
         h('td', { 'data-testid': 'ring-bake' }, bake),
-        h('td', { 'data-testid': 'ring-health', title: w.health ? `${w.health.kind} check after the bake` : null, text: w.health ? w.health.name : '—' }));
+        h('td', { 'data-testid': 'ring-health', title: w.health ? `${w.health.kind} check after the bake` : null, text: w.health ? w.health.name : '—' }),
+        h('td', { 'data-testid': 'ring-analysis' }, ...analysisCells(w.analysis)));
         if (current) tr.style.fontWeight = '600'; // CSSOM: allowed by the CSP
         return tr;
       });
@@ -430,9 +431,25 @@
         })),
         gate || '',
         h('div', { class: 'matrix-wrap' }, h('table', { class: 'grid', id: 'rings-table', 'data-testid': 'rings-table' },
-          h('thead', {}, h('tr', {}, ['#', 'Ring', 'Size', 'Tenants', 'State', 'Then', 'Failure budget', 'Bake', 'Health check'].map((t) => h('th', { text: t })))),
+          h('thead', {}, h('tr', {}, ['#', 'Ring', 'Size', 'Tenants', 'State', 'Then', 'Failure budget', 'Bake', 'Health check', 'Analysis'].map((t) => h('th', { text: t })))),
           h('tbody', {}, rows))));
       ringsBox.hidden = false;
+    }
+
+    // analysisCells shows a ring's analyses: each one's counts and its latest measurement, the
+    // query and the limits in its title.
+    function analysisCells(as) {
+      if (!as || as.length === 0) return ['—'];
+      return as.map((a) => {
+        const m = a.measurements && a.measurements.length ? a.measurements[a.measurements.length - 1] : null;
+        return h('div', {
+          class: 'small', 'data-testid': 'ring-analysis-item', 'data-name': a.name, 'data-verdict': m ? m.verdict : '',
+          title: `${a.query}\nevery ${a.interval}; failure limit ${a.failureLimit}, inconclusive limit ${a.inconclusiveLimit}` +
+            (m && m.message ? `\nlatest: ${m.message}` : ''),
+          text: `${a.name}: ${a.successful} ok · ${a.failed} failed · ${a.inconclusive} inconclusive` +
+            (m ? ` · latest ${m.value} (${m.verdict}, ${fmtTime(m.at)})` : ''),
+        });
+      });
     }
 
     // bakeText is the time left of a bake ending at endsAt, by this browser's clock.
