@@ -2,8 +2,8 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -39,7 +39,7 @@ type AnalysisPreview struct {
 type measureJob struct {
 	h      measurer
 	params map[string]any
-	red    *secretsSeen
+	red    *stage.Redactor
 	out    *stage.Measurement
 }
 
@@ -57,10 +57,10 @@ func (s *Service) measureDryRun(ctx context.Context, req SubmitRequest, stages [
 			if !ok || !measures || sp.UsesOutputs() {
 				continue
 			}
-			red := &secretsSeen{resolve: s.secrets}
+			red := &stage.Redactor{}
 			params, errs := stage.NewRenderer().RenderAll(fmt.Sprintf("stages[%d].params", si), sp.Params, stage.Data{
 				TenantID: t.TenantID(), PlanID: t.PlanID(), TaskID: t.ID(), Attempt: 1, Params: t.Params(),
-				ExecutorURL: s.executorURL(), Secret: red.secret,
+				ExecutorURL: s.executorURL(), Secret: red.Resolver(s.secretValue),
 			}, stage.OptionsOf(h)...)
 			if len(errs) > 0 {
 				continue // reported by the check
@@ -76,10 +76,10 @@ func (s *Service) measureDryRun(ctx context.Context, req SubmitRequest, stages [
 			if !ok || !measures {
 				continue
 			}
-			red := &secretsSeen{resolve: s.secrets}
+			red := &stage.Redactor{}
 			params, errs := stage.NewRenderer().RenderAll("analysis", a.Params, stage.Data{
 				PlanID: "01H00000000000000000000000", Params: map[string]any{"wave": r.Waves[k].Name, "ring": k},
-				ExecutorURL: s.executorURL(), Secret: red.secret,
+				ExecutorURL: s.executorURL(), Secret: red.Resolver(s.secretValue),
 			}, stage.OptionsOf(h)...)
 			if len(errs) > 0 {
 				continue
@@ -89,6 +89,14 @@ func (s *Service) measureDryRun(ctx context.Context, req SubmitRequest, stages [
 		}
 	}
 	runMeasurements(ctx, jobs)
+}
+
+// secretValue reads secret name for a measurement (its value is never shown: see Redactor).
+func (s *Service) secretValue(name string) (string, error) {
+	if s.secrets == nil {
+		return "", errors.New("no secrets on this executor (serve --secrets-dir)")
+	}
+	return s.secrets.Secret(name)
 }
 
 // runMeasurements takes jobs, dryRunMeasurements at once, within dryRunMeasureTime.
@@ -112,42 +120,9 @@ func runMeasurements(ctx context.Context, jobs []measureJob) {
 			if ctx.Err() != nil && err != nil {
 				m.Message = fmt.Sprintf("not measured: the dry run's %s for its measurements ran out", dryRunMeasureTime)
 			}
-			m.Value, m.Message = j.red.text(m.Value), j.red.text(m.Message)
+			m.Value, m.Message = j.red.Text(m.Value), j.red.Text(m.Message)
 			*j.out = m.Bounded()
 		})
 	}
 	wg.Wait()
-}
-
-// secretsSeen resolves the secrets one measurement's params read, and hides their values in
-// what it answers.
-type secretsSeen struct {
-	resolve Secrets
-	mu      sync.Mutex
-	values  map[string]string // value → name
-}
-
-func (r *secretsSeen) secret(name string) (string, error) {
-	if r.resolve == nil {
-		return "", fmt.Errorf("no secrets on this executor (serve --secrets-dir)")
-	}
-	v, err := r.resolve.Secret(name)
-	if err == nil && v != "" {
-		r.mu.Lock()
-		if r.values == nil {
-			r.values = map[string]string{}
-		}
-		r.values[v] = name
-		r.mu.Unlock()
-	}
-	return v, err
-}
-
-func (r *secretsSeen) text(s string) string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for v, name := range r.values {
-		s = strings.ReplaceAll(s, v, "<secret "+name+">")
-	}
-	return s
 }

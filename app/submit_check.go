@@ -237,10 +237,7 @@ func (s *Service) render(ctx context.Context, stages []stage.Spec, tasks []*task
 // secretPlaceholder is {{secret "name"}} when a submission is checked: "<secret NAME>" when
 // this executor resolves the secret (its value is not kept), else the resolver's error.
 func (s *Service) secretPlaceholder(name string) (string, error) {
-	if s.secrets == nil {
-		return "", errors.New("no secrets on this executor (serve --secrets-dir)")
-	}
-	if _, err := s.secrets.Secret(name); err != nil {
+	if _, err := s.secretValue(name); err != nil {
 		return "", err
 	}
 	return "<secret " + name + ">", nil

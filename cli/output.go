@@ -282,6 +282,14 @@ func dryRunTable(d wire.DryRun) func(io.Writer) {
 					}
 				}
 				row(w, t.TenantID, s.Name, s.Kind, params)
+				if m := s.Measurement; m != nil {
+					row(w, "", "", "", "measured once: "+measurementText(*m))
+				}
+			}
+		}
+		for k, r := range d.Rings {
+			for _, a := range r.Analysis {
+				fmt.Fprintf(w, "ring %d (%s) analysis %s measured once: %s\n", k, cell(r.Wave), cell(a.Name), measurementText(a.Measurement))
 			}
 		}
 		fmt.Fprintln(w)

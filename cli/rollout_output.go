@@ -147,9 +147,13 @@ func analysisLines(w io.Writer, as []wire.AnalysisView) {
 		line := fmt.Sprintf("      analysis %s every %s: %d successful, %d failed (limit %d), %d inconclusive (limit %d)",
 			cell(a.Name), a.Interval, a.Successful, a.Failed, a.FailureLimit, a.Inconclusive, a.InconclusiveLimit)
 		if n := len(a.Measurements); n > 0 {
-			m := a.Measurements[n-1]
-			line += fmt.Sprintf("; latest %s %s = %s (%s)", m.At.Local().Format("15:04:05"), m.Verdict, cell(m.Value), cell(m.Message))
+			line += "; latest " + measurementText(a.Measurements[n-1])
 		}
 		fmt.Fprintln(w, line)
 	}
+}
+
+// measurementText is one measurement on a line: its time, verdict, value and why.
+func measurementText(m wire.Measurement) string {
+	return fmt.Sprintf("%s %s = %s (%s)", m.At.Local().Format("15:04:05"), m.Verdict, cell(m.Value), cell(m.Message))
 }

@@ -85,24 +85,24 @@ func (ro *rollout) measureOne(ctx context.Context, p *plan.Plan, ring int, spec 
 	if !ok || !measures {
 		return stage.Measurement{}, "", fmt.Errorf("the %s kind cannot measure", spec.Kind)
 	}
-	red := &redactor{}
+	red := &stage.Redactor{}
 	w := p.Rollout().Waves[ring]
 	params, err := stage.NewRenderer().Render(fmt.Sprintf("waves[%d].analysis.%s.params", ring, spec.Name), spec.Params, stage.Data{
 		PlanID: p.ID(), Params: map[string]any{"wave": w.Name, "ring": ring}, ExecutorURL: ro.cfg.ExecutorURL(), Secret: ro.resolve(red),
 	}, stage.OptionsOf(h)...)
 	if err != nil {
-		return stage.Measurement{}, "", errors.New(red.text(err.Error()))
+		return stage.Measurement{}, "", errors.New(red.Text(err.Error()))
 	}
 	query, _ := params["query"].(string)
-	query = red.text(query)
+	query = red.Text(query)
 	ctx, cancel := context.WithTimeout(ctx, ringMeasureTimeout)
 	defer cancel()
 	at := ro.now() // the executor's clock decides when a measurement is due, not the kind's
 	got, err := m.Measure(ctx, params)
 	if err != nil {
-		return stage.Measurement{}, query, errors.New(red.text(err.Error()))
+		return stage.Measurement{}, query, errors.New(red.Text(err.Error()))
 	}
-	got.At, got.Value, got.Message = at, red.text(got.Value), red.text(got.Message)
+	got.At, got.Value, got.Message = at, red.Text(got.Value), red.Text(got.Message)
 	return got, query, nil
 }
 

@@ -52,7 +52,7 @@ func (ro *rollout) health(ctx context.Context, p *plan.Plan) error {
 	if !ok {
 		return errors.New("unknown check kind " + spec.Kind)
 	}
-	red := &redactor{}
+	red := &stage.Redactor{}
 	params, err := stage.NewRenderer().Render(fmt.Sprintf("waves[%d].health.params", ring), spec.Params, stage.Data{
 		PlanID: p.ID(), Params: map[string]any{"wave": w.Name, "ring": ring}, ExecutorURL: ro.cfg.ExecutorURL(), Secret: ro.resolve(red),
 	}, stage.OptionsOf(h)...,
@@ -64,7 +64,7 @@ func (ro *rollout) health(ctx context.Context, p *plan.Plan) error {
 		PlanID: p.ID(), Stage: "health:" + w.Name, StageIndex: -1, Run: 1, Attempt: 1, Params: params,
 	}, 0) // its output is not kept
 	if err != nil {
-		return errors.New(red.text(err.Error())) // it becomes the plan's halt reason
+		return errors.New(red.Text(err.Error())) // it becomes the plan's halt reason
 	}
 	return nil
 }

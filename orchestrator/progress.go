@@ -20,7 +20,7 @@ type stageProgress struct {
 	run   *taskRun
 	cp    *checkpoint.Checkpoint // the checkpoint the run resumed from, with the stages it completed since
 	stage string
-	red   *redactor
+	red   *stage.Redactor
 
 	mu    sync.Mutex
 	saved json.RawMessage
@@ -43,7 +43,7 @@ func (p *stageProgress) Saved() json.RawMessage {
 // (lease lost, fenced, the task ended by an operator).
 func (p *stageProgress) Save(_ context.Context, data json.RawMessage) error {
 	if data != nil {
-		data = p.red.output(data)
+		data = p.red.Output(data)
 	}
 	if limit := p.run.o.cfg.MaxOutputBytes; len(data) > limit { // it lives in the checkpoint, like an output
 		return stage.Permanent(fmt.Errorf("%w: the progress of stage %s is %d bytes, %d allowed (serve --max-output-bytes)",

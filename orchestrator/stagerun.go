@@ -45,7 +45,7 @@ func (run *taskRun) runStage(ph *planHere, i int, cp *checkpoint.Checkpoint, log
 		outputs = cp.Outputs()
 	}
 	keyRun := inDoubtKeyRun(run.cur(), i)
-	red := &redactor{} // the secrets the params read: hidden in what the attempts leave behind
+	red := &stage.Redactor{} // the secrets the params read: hidden in what the attempts leave behind
 	progress := &stageProgress{run: run, cp: cp, stage: spec.Name, red: red, saved: cp.Progress(spec.Name)}
 	for attempt := 1; ; attempt++ {
 		entry := &task.Attempt{StageIndex: i, Stage: spec.Name, Run: run.attempt, Attempt: attempt, StartedAt: run.o.now()}
@@ -67,13 +67,13 @@ func (run *taskRun) runStage(ph *planHere, i int, cp *checkpoint.Checkpoint, log
 		if err == nil {
 			entry.Outcome = task.OutcomeSucceeded
 			run.o.observeAttempt(spec.Kind, entry)
-			return stageResult{out: red.output(out), entry: entry}
+			return stageResult{out: red.Output(out), entry: entry}
 		}
 		if aw := (*stage.AwaitError)(nil); errors.As(err, &aw) && run.ctx.Err() == nil {
 			return stageResult{wait: aw}
 		}
 		se := stage.AsError(err)
-		se.Message = red.text(se.Message)
+		se.Message = red.Text(se.Message)
 		entry.Outcome, entry.Class, entry.Error, entry.Code = task.OutcomeFailed, se.Class, se.Message, se.Code
 		if run.ctx.Err() != nil { // cut short by the run's end, not ended by itself: interrupted
 			f := run.causeFailure(spec.Name)

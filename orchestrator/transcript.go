@@ -18,12 +18,12 @@ const transcriptTimeout = 2 * time.Second
 // best effort: a write that fails (Redis away, too slow) is logged and the run goes on
 // without it. It is keyed by the entry's stage, run and attempt, which are this run's own: a
 // stale run writes no other attempt's transcript. Nothing printed: nothing is written.
-func (run *taskRun) keepTranscript(entry task.Attempt, red *redactor, printed *stage.Transcript, log *slog.Logger) {
+func (run *taskRun) keepTranscript(entry task.Attempt, red *stage.Redactor, printed *stage.Transcript, log *slog.Logger) {
 	store := run.o.cfg.Transcripts
 	if store == nil || printed == nil || (printed.Stdout == "" && printed.Stderr == "") {
 		return
 	}
-	t := red.transcript(*printed)
+	t := red.Transcript(*printed)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(run.ctx), transcriptTimeout)
 	defer cancel()
 	if err := store.KeepTranscript(ctx, run.id, entry.Key(), t); err != nil {

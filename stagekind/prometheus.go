@@ -148,6 +148,9 @@ func (k *Prometheus) Run(ctx context.Context, req stage.Request) (json.RawMessag
 	if err != nil {
 		return nil, invalidParams(err)
 	}
+	p.header = p.header.Clone() // a stage's queries carry its key and fence, as every stage call does
+	p.header.Set("Idempotency-Key", req.IdempotencyKey())
+	p.header.Set(FenceHeader, req.FenceToken())
 	var log analysisLog
 	defer func() { req.KeepTranscript(log.transcript()) }()
 	for i := 0; i < p.policy.Count; i++ {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -37,8 +38,11 @@ func promServer(t *testing.T, answers ...string) (string, *atomic.Int64, <-chan 
 	t.Helper()
 	var n atomic.Int64
 	queries := make(chan url.Values, 64)
-	srv, _ := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		require.NoError(t, r.ParseForm())
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ParseForm() != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
 		select {
 		case queries <- r.PostForm:
 		default:
@@ -50,7 +54,8 @@ func promServer(t *testing.T, answers ...string) (string, *atomic.Int64, <-chan 
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(code)
 		_, _ = io.WriteString(w, body)
-	})
+	}))
+	t.Cleanup(srv.Close)
 	return srv.URL, &n, queries
 }
 
@@ -127,6 +132,11 @@ func TestPrometheusQuerySentAsTheAPIWantsIt(t *testing.T) {
 	assert.Equal(t, "Bearer s3cret", got.Get("Authorization"))
 	assert.Equal(t, "team-a", got.Get("X-Scope-OrgID"))
 	assert.Equal(t, "application/x-www-form-urlencoded", got.Get("Content-Type"))
+
+	_, err = k.Run(context.Background(), testRequest(promParamsFor(srv.URL, nil)))
+	require.NoError(t, err)
+	assert.Equal(t, "tenant-001:0", got.Get(FenceHeader), "a stage's query carries its fence")
+	assert.Equal(t, testRequest(nil).IdempotencyKey(), got.Get("Idempotency-Key"))
 }
 
 func TestPrometheusErrorsAreRetriedThenInconclusive(t *testing.T) {
@@ -168,13 +178,14 @@ func TestPrometheusInvalidQueryFailsPermanently(t *testing.T) {
 func TestPrometheusStageRunsCountMeasurements(t *testing.T) {
 	t.Parallel()
 	k := NewPrometheus(PrometheusOptions{})
-	addr, n, _ := promServer(t, ok(vectorAnswer("0.001")), ok(vectorAnswer("0.5")), ok(vectorAnswer("0.002")))
+	addr, n, queries := promServer(t, ok(vectorAnswer("0.001")), ok(vectorAnswer("0.5")), ok(vectorAnswer("0.002")))
 	var tr stage.Transcript
 	req := testRequest(promParamsFor(addr, map[string]any{"count": 3, "failureLimit": 1}))
 	req.Transcribe = func(t stage.Transcript) { tr = t }
 	out, err := k.Run(context.Background(), req)
 	require.NoError(t, err, "one failure is within failureLimit 1")
 	assert.EqualValues(t, 3, n.Load())
+	assert.Equal(t, `error_ratio{tenant="a"}`, (<-queries).Get("query"))
 	var got struct {
 		Verdict      string `json:"verdict"`
 		Successful   int    `json:"successful"`

@@ -341,6 +341,9 @@ func TestAnalysisExampleRuns(t *testing.T) {
 	assert.Equal(t, "successful", preview.Rings[0].Analysis[0].Measurement.Verdict, preview.Rings[0].Analysis[0].Measurement.Message)
 	require.NotNil(t, preview.Tenants[0].Stages[1].Measurement, "the verify stage measured once")
 	assert.Equal(t, "1", preview.Tenants[0].Stages[1].Measurement.Value)
+	table := requireCLI(t, a, "submit", "-f", file, "--dry-run")
+	assert.Regexp(t, `ring 0 \(canary\) analysis no-failed-tasks measured once: \S+ successful = 0 `, table)
+	assert.Contains(t, table, "measured once: ", "the verify stages too")
 
 	done := decode[wire.Plan](t, requireCLI(t, a, "submit", "-f", file, "--wait", "-o", "json"))
 	require.Equal(t, "COMPLETED", done.Status)

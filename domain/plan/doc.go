@@ -20,6 +20,12 @@
 //     BAKING or CHECKING → HALTED (approve: RUNNING again with its budget waived, or the next
 //     ring), any open phase → REJECTED (for good); a task of a later ring starts only once its
 //     ring is current; a plan without rings has no ring state;
+//   - a wave's analyses (at most MaxAnalyses, never on the last wave) are measured while its
+//     ring bakes: the records (RingAnalysis) have one entry per analysis of the ring they
+//     belong to, at most MeasurementsKept measurements each; a measurement is recorded only
+//     when due (its time, or the bake's end not yet measured: else ErrStale); one past its
+//     analysis' limits halts the ring (approve: the next ring); the bake ends only once every
+//     analysis measured its end;
 //   - 0 ≤ StartRate ≤ MaxStartRate task starts per minute (0: no pacing);
 //   - progress is never stored: it is counted from the tasks;
 //   - every write is a compare-and-set on the version (ErrConflict): nothing is

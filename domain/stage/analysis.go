@@ -84,6 +84,8 @@ const (
 	MaxAnalysisInterval     = time.Hour
 	MaxAnalysisCount        = 1000 // measurements of one stage attempt
 	MaxAnalysisLimit        = 1000 // failureLimit, inconclusiveLimit
+	// MaxAnalysisSpan bounds how long a stage's measurements take: (count-1) × interval.
+	MaxAnalysisSpan = 24 * time.Hour
 )
 
 // OnEmpty says what a query that returned nothing (no sample, or only NaN: no traffic) counts as.
@@ -119,7 +121,8 @@ var AnalysisParams = []string{"interval", "count", "failureLimit", "inconclusive
 var ErrInvalidAnalysis = errors.New("invalid analysis")
 
 // ParseAnalysis reads an analysis' policy from params: interval (a duration, default 30s,
-// from 1s to 1h), count (a stage's measurements, default 1, at most 1000; a ring's analysis,
+// from 1s to 1h), count (a stage's measurements, default 1, at most 1000 and 24 h of them
+// end to end; a ring's analysis,
 // ring true, has none: it measures throughout the bake), failureLimit and inconclusiveLimit
 // (0 to 1000, default 0) and onEmpty ("inconclusive", "failed" or "successful"). Its errors
 // are *FieldError values naming the param, matching ErrInvalidAnalysis.
@@ -144,6 +147,8 @@ func ParseAnalysis(params map[string]any, ring bool) (Analysis, error) {
 		}
 	} else if a.Count, err = whole(params, "count", 1, 1, MaxAnalysisCount); err != nil {
 		return bad("count", "%v", err)
+	} else if time.Duration(a.Count-1)*a.Interval > MaxAnalysisSpan {
+		return bad("count", "%d measurements every %s take longer than %s", a.Count, a.Interval, MaxAnalysisSpan)
 	}
 	if a.FailureLimit, err = whole(params, "failureLimit", 0, 0, MaxAnalysisLimit); err != nil {
 		return bad("failureLimit", "%v", err)

@@ -36,6 +36,7 @@ func TestParseAnalysis(t *testing.T) {
 		{"count zero", map[string]any{"count": 0}, false, "count"},
 		{"count fractional", map[string]any{"count": 1.5}, false, "count"},
 		{"count too large", map[string]any{"count": stage.MaxAnalysisCount + 1}, false, "count"},
+		{"count over a day", map[string]any{"count": 26, "interval": "1h"}, false, "count"},
 		{"count on a ring", map[string]any{"count": 3}, true, "count"},
 		{"failureLimit negative", map[string]any{"failureLimit": -1}, false, "failureLimit"},
 		{"inconclusiveLimit not a number", map[string]any{"inconclusiveLimit": "many"}, false, "inconclusiveLimit"},

@@ -77,6 +77,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"Task/Reactivate", testReactivate},
 		{"Plan/CreatePlanWithTasks", testCreatePlan},
 		{"Plan/RolloutControl", testPlanRolloutControl},
+		{"Plan/RingAnalysis", testPlanRingAnalysis},
 		{"Plan/Rings", testPlanRings},
 		{"Task/WaitsAndIsDecided", testTaskWaitsAndIsDecided},
 		{"Concurrency", testConcurrency},

@@ -125,3 +125,55 @@ func testTaskWaitsAndIsDecided(t *testing.T, s Store) {
 	require.NotNil(t, again.Decision())
 	assert.Equal(t, "looks good", again.Decision().Comment)
 }
+
+// testPlanRingAnalysis: a wave's analyses, and what they measured in a bake (counts, the
+// latest measurements, the next time), are stored, saved like the ring, and read back by
+// a compare-and-set; a halt by analysis is kept as such.
+func testPlanRingAnalysis(t *testing.T, s Store) {
+	ids := []string{ulid.Make().String(), ulid.Make().String(), ulid.Make().String()}
+	r := plan.Rollout{Order: plan.OrderSubmission, Waves: []plan.Wave{
+		{Name: "canary", Size: plan.Share{Count: 1}, Then: plan.ThenAuto, Bake: 10 * time.Second, Analysis: []stage.Spec{{
+			Name: "error-rate", Kind: plan.AnalysisKind, Params: map[string]any{
+				"address": "http://prom:9090", "query": `max(errors{wave="{{.Params.wave}}"})`, "successCondition": "result < 0.01",
+				"interval": "2s", "failureLimit": float64(1),
+			}}}},
+		{Name: "rest", Rest: true, Then: plan.ThenAuto},
+	}}
+	_, bounds, err := r.Deal([]int{-1, -1, -1})
+	require.NoError(t, err)
+	r.Bounds = bounds
+	p, err := plan.New(plan.Draft{ID: ulid.Make().String(), Name: "analysed", Stages: stages(), TaskIDs: ids, Rollout: r}, at(0))
+	require.NoError(t, err)
+	require.NoError(t, s.Plans.Create(t.Context(), p))
+	require.NoError(t, p.Start(at(1)))
+	_, err = p.RingCompleted(0, at(2))
+	require.NoError(t, err)
+	since := p.Ring().Since
+	m := stage.Measurement{At: at(2), Value: "0.001", Verdict: stage.VerdictSuccessful, Message: "successCondition `result < 0.01` held"}
+	_, err = p.RecordMeasurement(0, since, 0, m, `max(errors{wave="canary"})`)
+	require.NoError(t, err)
+	require.NoError(t, s.Plans.Save(t.Context(), p))
+	got, err := s.Plans.Plan(t.Context(), p.ID())
+	require.NoError(t, err)
+	requireSamePlan(t, p, got)
+	require.Len(t, got.Analysis().Analyses, 1)
+	assert.Equal(t, stage.Tally{Successful: 1}, got.Analysis().Analyses[0].Tally)
+	assert.Equal(t, at(4), got.Analysis().Analyses[0].Next, "an interval after the measurement")
+
+	for _, sec := range []int{4, 6} {
+		bad := m
+		bad.At, bad.Value, bad.Verdict = at(sec), "0.5", stage.VerdictFailed
+		saved, err := s.Plans.Update(t.Context(), p.ID(), func(p *plan.Plan) error {
+			_, err := p.RecordMeasurement(0, since, 0, bad, `max(errors{wave="canary"})`)
+			return err
+		})
+		require.NoError(t, err)
+		got = saved
+	}
+	again, err := s.Plans.Plan(t.Context(), p.ID())
+	require.NoError(t, err)
+	requireSamePlan(t, got, again)
+	assert.Equal(t, plan.RingHalted, again.Ring().Phase, "the second failure crosses failureLimit 1")
+	assert.True(t, again.Ring().Analysis)
+	assert.Len(t, again.Analysis().Analyses[0].Latest, 3)
+}
