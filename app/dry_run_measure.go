@@ -22,6 +22,9 @@ const (
 	dryRunMeasurements = 8
 	// dryRunMeasureTime bounds them all: what is not measured by then says so.
 	dryRunMeasureTime = 15 * time.Second
+	// dryRunMaxMeasurements bounds the queries one dry run sends: the rings' analyses first,
+	// then the page's stages; what is past it says so.
+	dryRunMaxMeasurements = 100
 )
 
 // measurer is a stage kind that can take one measurement (the prometheus kind).
@@ -47,7 +50,7 @@ type measureJob struct {
 // submission order, previews the page) and the rings' analyses, into previews and rings.
 func (s *Service) measureDryRun(ctx context.Context, req SubmitRequest, stages []stage.Spec, tasks []*task.Task,
 	previews []TenantPreview, r plan.Rollout, rings []RingPreview) {
-	var jobs []measureJob
+	jobs := s.ringJobs(r, rings, nil)
 	page := req.Page.withDefaults()
 	for pi := range previews {
 		t := tasks[page.Offset+pi]
@@ -69,6 +72,12 @@ func (s *Service) measureDryRun(ctx context.Context, req SubmitRequest, stages [
 			jobs = append(jobs, measureJob{h: m, params: params, red: red, out: previews[pi].Stages[si].Measurement})
 		}
 	}
+	runMeasurements(ctx, jobs)
+}
+
+// ringJobs adds to jobs a measurement of each ring's analyses, recorded in rings.
+func (s *Service) ringJobs(r plan.Rollout, rings []RingPreview, jobs []measureJob) []measureJob {
+	first := len(jobs)
 	for k := range rings {
 		for _, a := range r.Waves[k].Analysis {
 			h, ok := s.kinds.Handler(a.Kind)
@@ -85,10 +94,18 @@ func (s *Service) measureDryRun(ctx context.Context, req SubmitRequest, stages [
 				continue
 			}
 			rings[k].Analysis = append(rings[k].Analysis, AnalysisPreview{Name: a.Name})
-			jobs = append(jobs, measureJob{h: m, params: params, red: red, out: &rings[k].Analysis[len(rings[k].Analysis)-1].Measurement})
+			jobs = append(jobs, measureJob{h: m, params: params, red: red})
 		}
 	}
-	runMeasurements(ctx, jobs)
+	// The outputs are placed once rings[k].Analysis no longer grows (its elements move).
+	n := first
+	for k := range rings {
+		for j := range rings[k].Analysis {
+			jobs[n].out = &rings[k].Analysis[j].Measurement
+			n++
+		}
+	}
+	return jobs
 }
 
 // secretValue reads secret name for a measurement (its value is never shown: see Redactor).
@@ -99,10 +116,18 @@ func (s *Service) secretValue(name string) (string, error) {
 	return s.secrets.Secret(name)
 }
 
-// runMeasurements takes jobs, dryRunMeasurements at once, within dryRunMeasureTime.
+// runMeasurements takes jobs, dryRunMeasurements at once, within dryRunMeasureTime, the first
+// dryRunMaxMeasurements of them.
 func runMeasurements(ctx context.Context, jobs []measureJob) {
 	ctx, cancel := context.WithTimeout(ctx, dryRunMeasureTime)
 	defer cancel()
+	if len(jobs) > dryRunMaxMeasurements {
+		for _, j := range jobs[dryRunMaxMeasurements:] {
+			*j.out = stage.Measurement{Value: "none", Verdict: stage.VerdictInconclusive,
+				Message: fmt.Sprintf("not measured: a dry run measures at most %d analyses", dryRunMaxMeasurements)}
+		}
+		jobs = jobs[:dryRunMaxMeasurements]
+	}
 	slots := make(chan struct{}, dryRunMeasurements)
 	var wg sync.WaitGroup
 	for _, j := range jobs {
