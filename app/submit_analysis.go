@@ -3,6 +3,8 @@ package app
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
@@ -39,6 +41,11 @@ func withAnalysisDefaults(in []stage.Spec) []stage.Spec {
 func (s *Service) checkAnalyses(i int, w plan.Wave, add func(field, reason string)) {
 	for j, a := range w.Analysis {
 		field := fmt.Sprintf("waves[%d].analysis[%d]", i, j)
+		if at, ok := readsATenant(field, a.Params); ok {
+			add(at, "a ring's analysis is the ring's, not a tenant's: its templates see .PlanID, .ExecutorURL, "+
+				".Params.wave and .Params.ring (a query over the ring's tenants: label them by wave)")
+			continue
+		}
 		h, ok := s.kinds.Handler(a.Kind)
 		v, validates := h.(analysisValidator)
 		if !ok || !validates {
@@ -57,4 +64,43 @@ func (s *Service) checkAnalyses(i int, w plan.Wave, add func(field, reason strin
 			add(fe.Field, fe.Reason)
 		}
 	}
+}
+
+// tenantFields are what a stage's templates read of its tenant and task, which a ring's
+// analysis or check has not (they would render empty: a query for tenant="" measures nothing).
+var tenantFields = []string{".TenantID", ".TaskID", ".Attempt", ".Outputs", ".Params."}
+
+// readsATenant returns the field of the first template in v (at field) that reads a tenant's
+// or a task's data; .Params.wave and .Params.ring are the ring's.
+func readsATenant(field string, v any) (string, bool) {
+	switch v := v.(type) {
+	case string:
+		if !strings.Contains(v, "{{") {
+			return "", false
+		}
+		rest := strings.NewReplacer(".Params.wave", "", ".Params.ring", "").Replace(v)
+		for _, f := range tenantFields {
+			if strings.Contains(rest, f) {
+				return field, true
+			}
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if at, ok := readsATenant(field+"."+k, v[k]); ok {
+				return at, true
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if at, ok := readsATenant(fmt.Sprintf("%s[%d]", field, i), e); ok {
+				return at, true
+			}
+		}
+	}
+	return "", false
 }

@@ -77,6 +77,10 @@ func (s *Service) checkRollout(req SubmitRequest, add func(field, reason string)
 			continue
 		}
 		field := fmt.Sprintf("waves[%d].health", i)
+		if at, ok := readsATenant(field+".params", w.Health.Params); ok {
+			add(at, "a ring's check is the ring's, not a tenant's: its templates see .PlanID, .ExecutorURL, .Params.wave and .Params.ring")
+			continue
+		}
 		h, ok := s.kinds.Handler(w.Health.Kind)
 		if !ok {
 			add(field+".kind", "unknown check kind "+w.Health.Kind)
