@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/executor-dev/executor/domain/plan"
@@ -51,8 +52,7 @@ func analysisViews(p *plan.Plan, k int, now time.Time) []wire.AnalysisView {
 	out := make([]wire.AnalysisView, len(specs))
 	for j, s := range specs {
 		pol := r.AnalysisPolicy(k, j)
-		q, _ := s.Params["query"].(string)
-		v := wire.AnalysisView{Name: s.Name, Kind: s.Kind, Query: q, Interval: pol.Interval.String(),
+		v := wire.AnalysisView{Name: s.Name, Kind: s.Kind, Query: ringQuery(p, k, s), Interval: pol.Interval.String(),
 			FailureLimit: pol.FailureLimit, InconclusiveLimit: pol.InconclusiveLimit, Measurements: []wire.Measurement{}}
 		if rec.Analyses != nil && rec.Ring == k {
 			a := rec.Analyses[j]
@@ -74,4 +74,20 @@ func analysisViews(p *plan.Plan, k int, now time.Time) []wire.AnalysisView {
 		out[j] = v
 	}
 	return out
+}
+
+// ringQuery is analysis s of ring k's query as it runs: rendered with the ring's data (as
+// written when it reads anything else, a secret say, which is never rendered here).
+func ringQuery(p *plan.Plan, k int, s stage.Spec) string {
+	q, _ := s.Params["query"].(string)
+	if !strings.Contains(q, "{{") || strings.Contains(q, "secret") {
+		return q
+	}
+	out, err := stage.NewRenderer().Render("query", map[string]any{"query": q}, stage.Data{
+		PlanID: p.ID(), Params: map[string]any{"wave": p.Rollout().Waves[k].Name, "ring": k},
+	})
+	if rendered, ok := out["query"].(string); err == nil && ok {
+		return rendered
+	}
+	return q
 }

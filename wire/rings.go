@@ -43,9 +43,10 @@ type RingView struct {
 	Analysis []AnalysisView `json:"analysis,omitempty"`
 }
 
-// AnalysisView is one analysis of a ring: what it measures and how it judges, and, once the
-// ring baked, its counts, its latest measurements (oldest first, at most 10) and when it
-// measures next (while the ring bakes).
+// AnalysisView is one analysis of a ring: what it measures (Query as it runs, rendered with
+// the ring's data, unless it reads a secret) and how it judges, and, once the ring baked, its
+// counts, its latest measurements (oldest first, at most 10) and when it measures next (while
+// the ring bakes).
 type AnalysisView struct {
 	Name              string        `json:"name"`
 	Kind              string        `json:"kind"`
