@@ -283,6 +283,7 @@ func TestServeUsageAndStartErrors(t *testing.T) {
 		{name: "name env that cannot be part of a key", env: map[string]string{EnvName: "-x"}, args: []string{"serve", "--addr", "127.0.0.1:0"}, want: ExitUsage, names: "--name"},
 		{name: "name too long", args: []string{"serve", "--addr", "127.0.0.1:0", "--name", strings.Repeat("n", 129)}, want: ExitUsage, names: "--name"},
 		{name: "http allow-list entry that does not parse", args: []string{"serve", "--addr", "127.0.0.1:0", "--http-allow", "10.0.0.0/33"}, want: ExitUsage, names: "--http-allow"},
+		{name: "prometheus allow-list entry that does not parse", args: []string{"serve", "--addr", "127.0.0.1:0", "--prometheus-allow", "http://prom:9090"}, want: ExitUsage, names: "--prometheus-allow"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
