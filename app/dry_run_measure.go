@@ -140,7 +140,7 @@ func runMeasurements(ctx context.Context, jobs []measureJob) {
 			at := time.Now().UTC()
 			m, err := j.h.Measure(ctx, j.params)
 			if err != nil {
-				m = stage.Measurement{At: at, Value: "error", Verdict: stage.VerdictInconclusive, Message: err.Error()}
+				m = stage.Measurement{At: at, Value: "error", Verdict: stage.VerdictInconclusive, Message: stage.MessageOf(err)}
 			}
 			if ctx.Err() != nil && err != nil {
 				m.Message = fmt.Sprintf("not measured: the dry run's %s for its measurements ran out", dryRunMeasureTime)

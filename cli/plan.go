@@ -30,14 +30,18 @@ func (a *invocation) planCmd() *cobra.Command {
 		a.planOpCmd("resume", "Resume a paused plan", (*client.Client).ResumePlan),
 		a.planOpCmd("cancel", "Cancel a plan and its unfinished tasks", (*client.Client).CancelPlan),
 		a.planRetryCmd(),
-		a.planDecisionCmd("approve", "Let the tasks past a plan's canary wave start",
-			`Approve a plan's canary wave: the tasks past it start (phase CANARY or AWAITING_APPROVAL
-becomes PROMOTED). Approving while canaries still run ends the wave early. A plan without a
-canary wave, or one already PROMOTED or HALTED, is a 409 (exit 1).`),
-		a.planDecisionCmd("reject", "Halt a plan at its canary gate; the rest of its tasks never start",
-			`Reject a plan's canary wave: phase CANARY or AWAITING_APPROVAL becomes HALTED and the tasks
-past the wave are cancelled without starting. A plan without a canary wave, or one already
-PROMOTED or HALTED, is a 409 (exit 1).`),
+		a.planDecisionCmd("approve", "Let a rolling plan go on: its next ring starts",
+			`Approve a rolling plan's current ring: a ring awaiting approval, running, baking or checking
+makes way for the next ring; a ring halted by its failure budget runs on, its budget waived;
+one halted by its health check or its analysis makes way for the next ring. A canary plan's
+wave: the tasks past it start (phase CANARY or AWAITING_APPROVAL becomes PROMOTED). A plan
+without rings, or whose rollout cannot go on, is a 409 (exit 1).`),
+		a.planDecisionCmd("reject", "Stop a rolling plan: tasks not started never start",
+			`Reject a rolling plan at its current ring (halted, awaiting approval, running, baking or
+checking): every task not started, of this ring and the later ones, is cancelled; running
+tasks finish. A canary plan's wave: phase CANARY or AWAITING_APPROVAL becomes HALTED and the
+tasks past the wave are cancelled without starting. A plan without rings, or already ended,
+is a 409 (exit 1).`),
 	)
 	return cmd
 }

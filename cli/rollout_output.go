@@ -148,6 +148,8 @@ func analysisLines(w io.Writer, as []wire.AnalysisView) {
 			cell(a.Name), a.Interval, a.Successful, a.Failed, a.FailureLimit, a.Inconclusive, a.InconclusiveLimit)
 		if n := len(a.Measurements); n > 0 {
 			line += "; latest " + measurementText(a.Measurements[n-1])
+		} else {
+			line += "; no measurement (the plan keeps those of its latest bake with analyses)"
 		}
 		fmt.Fprintln(w, line)
 	}

@@ -27,9 +27,10 @@ func (a *invocation) submitCmd() *cobra.Command {
 		Long: `Submit a plan read from FILE (.yaml/.yml is sent as YAML, .json as JSON; "-" reads
 standard input, YAML or JSON). The created plan is printed.
 
---dry-run validates the plan, renders every tenant's stages and reports conflicting tenants
-without creating anything; it exits 1 when a tenant conflicts (the submission would be
-refused). It shows a page of the tenants' rendered stages (--preview-offset, --preview-limit:
+--dry-run validates the plan, renders every tenant's stages, reports conflicting tenants and
+measures every analysis once, without creating anything; it exits 1 when a tenant conflicts
+(the submission would be refused) or an analysis measured failed or could not query (a typo
+in a query, an unreachable Prometheus). It shows a page of the tenants' rendered stages (--preview-offset, --preview-limit:
 the first 20 by default, at most 100), in submission order. --wait waits until the plan ends and exits 1 unless it ends COMPLETED; on a terminal
 it shows a live progress line. It exits 3 when nothing of the plan can progress without an
 operator (saying what is needed), and 130 on Ctrl-C (naming the plan, which goes on). Before
@@ -168,5 +169,32 @@ func (a *invocation) dryRun(cmd *cobra.Command, c *client.Client, body []byte, c
 		return fmt.Errorf("dry run: %d tenant(s) have a task that has not ended: %s",
 			len(dry.Conflicts), strings.Join(dry.Conflicts, ", "))
 	}
+	if bad := badMeasurements(*dry); len(bad) > 0 {
+		return fmt.Errorf("dry run: %d analysis measurement(s) failed or could not query: %s", len(bad), strings.Join(bad, "; "))
+	}
 	return nil
+}
+
+// badMeasurements names the analyses a dry run measured that failed or could not query (at
+// most 5); an inconclusive one (no sample yet) is not.
+func badMeasurements(d wire.DryRun) []string {
+	var bad []string
+	add := func(where string, m wire.Measurement) {
+		if (m.Verdict == "failed" || m.Value == "error") && len(bad) < 5 {
+			bad = append(bad, where+": "+m.Value+" ("+m.Message+")")
+		}
+	}
+	for k, r := range d.Rings {
+		for _, a := range r.Analysis {
+			add(fmt.Sprintf("ring %d (%s) analysis %s", k, r.Wave, a.Name), a.Measurement)
+		}
+	}
+	for _, t := range d.Tenants {
+		for _, s := range t.Stages {
+			if s.Measurement != nil {
+				add(fmt.Sprintf("tenant %s stage %s", t.TenantID, s.Name), *s.Measurement)
+			}
+		}
+	}
+	return bad
 }

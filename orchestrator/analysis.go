@@ -100,7 +100,7 @@ func (ro *rollout) measureOne(ctx context.Context, p *plan.Plan, ring int, spec 
 	at := ro.now() // the executor's clock decides when a measurement is due, not the kind's
 	got, err := m.Measure(ctx, params)
 	if err != nil {
-		return stage.Measurement{}, query, errors.New(red.Text(err.Error()))
+		return stage.Measurement{}, query, errors.New(red.Text(stage.MessageOf(err)))
 	}
 	got.At, got.Value, got.Message = at, red.Text(got.Value), red.Text(got.Message)
 	return got, query, nil

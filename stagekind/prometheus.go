@@ -132,7 +132,7 @@ func (k *Prometheus) measure(ctx context.Context, p promParams) (stage.Measureme
 		return stage.Measurement{}, stage.Permanent(err)
 	case err != nil:
 		return stage.Measurement{At: at, Value: "error", Verdict: stage.VerdictInconclusive,
-			Message: fmt.Sprintf("the query failed %d times: %v", QueryTries, err)}.Bounded(), nil
+			Message: fmt.Sprintf("the query failed %d times: %s", QueryTries, stage.MessageOf(err))}.Bounded(), nil
 	}
 	values := make(Vector, len(samples))
 	for i, s := range samples {

@@ -53,7 +53,11 @@ func (l *analysisLog) failure(what string, p promParams) string {
 	if len(q) > 200 {
 		q = strings.ToValidUTF8(q[:200], "") + "..."
 	}
-	return fmt.Sprintf("%s: %s; query %s: last value %s at %s: %s", what, p.policy.Judgement(l.tally), q,
+	stopped := ""
+	if n := l.tally.Total(); n < p.policy.Count {
+		stopped = fmt.Sprintf(", stopped after %d of %d", n, p.policy.Count)
+	}
+	return fmt.Sprintf("%s: %s%s; query %s: last value %s at %s: %s", what, p.policy.Judgement(l.tally), stopped, q,
 		m.Value, m.At.Format(time.RFC3339), m.Message)
 }
 

@@ -260,11 +260,16 @@ func TestPrometheusStagePerTenant(t *testing.T) {
 				"interval": "1s", "count": 2, "inconclusiveLimit": 0,
 			}}
 	}
-	p := submitPlan(t, a, wire.PlanRequest{
+	req := wire.PlanRequest{
 		Name: "per-tenant", MaxConcurrency: 5, FailureBudget: 10,
 		Stages:  []wire.StageRequest{{Name: "deploy", Kind: "noop"}, analysis(prom.URL())},
 		Tenants: tenantsN("pt", 5), // pt-004 has no series
-	})
+	}
+	dry := a.cli(t, "submit", "-f", writePlan(t, req), "--dry-run")
+	requireExit(t, 1, dry) // a CI gate: pt-002's metric fails its condition now
+	assert.Contains(t, dry.stderr, "1 analysis measurement(s) failed or could not query: tenant pt-002 stage analysis: 0.5")
+	assert.NotContains(t, dry.stderr, "pt-004", "no sample yet is no failure")
+	p := submitPlan(t, a, req)
 	done := watchEnded(t, a, p.PlanID, 1)
 	tasks := map[string]wire.Task{}
 	for _, tk := range tasksOf(t, a, p.PlanID) {
@@ -342,7 +347,7 @@ func TestAnalysisExampleRuns(t *testing.T) {
 	require.NotNil(t, preview.Tenants[0].Stages[1].Measurement, "the verify stage measured once")
 	assert.Equal(t, "1", preview.Tenants[0].Stages[1].Measurement.Value)
 	table := requireCLI(t, a, "submit", "-f", file, "--dry-run")
-	assert.Regexp(t, `ring 0 \(canary\) analysis no-failed-tasks measured once: \S+ successful = 0 `, table)
+	assert.Regexp(t, `ring 0 \(canary\) analysis not-degraded measured once: \S+ successful = 0 `, table)
 	assert.Contains(t, table, "measured once: ", "the verify stages too")
 
 	done := decode[wire.Plan](t, requireCLI(t, a, "submit", "-f", file, "--wait", "-o", "json"))
@@ -351,5 +356,5 @@ func TestAnalysisExampleRuns(t *testing.T) {
 	assert.GreaterOrEqual(t, an.Successful, 2, "at the bake's start and end at least")
 	assert.Zero(t, an.Failed+an.Inconclusive)
 	shown := requireCLI(t, a, "plan", "show", done.PlanID)
-	assert.Contains(t, shown, "analysis no-failed-tasks every 2s")
+	assert.Contains(t, shown, "analysis not-degraded every 2s")
 }

@@ -56,6 +56,15 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying error.
 func (e *Error) Unwrap() error { return e.Err }
 
+// MessageOf is what err says without its class: a *Error's Message, else err's text.
+func MessageOf(err error) string {
+	var se *Error
+	if errors.As(err, &se) && se.Message != "" {
+		return se.Message
+	}
+	return err.Error()
+}
+
 // Permanent marks err as a failure that must not be retried.
 func Permanent(err error) *Error { return classed(ClassPermanent, err) }
 

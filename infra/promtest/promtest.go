@@ -7,7 +7,6 @@ package promtest
 
 import (
 	"errors"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
