@@ -25,6 +25,14 @@ import (
 // errorRatio is the metric the exporter serves per tenant and wave.
 const errorRatio = "tenant_error_ratio"
 
+// analysisRig is what the ring analysis tests share: an exporter, a Prometheus scraping it,
+// a deployment target and a Redis.
+func analysisRig(t *testing.T) (*promtest.Exporter, *promtest.Server, *ringTarget, *redistest.Server) {
+	t.Helper()
+	exp := promtest.StartExporter(t)
+	return exp, promtest.Start(t, exp.Addr()), newRingTarget(t), redistest.Start(t)
+}
+
 // submitPlan posts req to p and returns the plan created.
 func submitPlan(t *testing.T, p *executorProc, req wire.PlanRequest) wire.Plan {
 	t.Helper()
@@ -77,10 +85,7 @@ func analysedRollout(t *testing.T, exp *promtest.Exporter, prom *promtest.Server
 // its end.
 func TestRingAnalysisPassesAHealthyRollout(t *testing.T) {
 	t.Parallel()
-	exp := promtest.StartExporter(t)
-	prom := promtest.Start(t, exp.Addr())
-	rt := newRingTarget(t)
-	rs := redistest.Start(t)
+	exp, prom, rt, rs := analysisRig(t)
 	a := startExecutor(t, "A", rs.URL(), "--name", "exec-a")
 
 	p := submitPlan(t, a, analysedRollout(t, exp, prom, rt, "3s"))
@@ -117,10 +122,7 @@ func tenantNames2(prefix string, from, to int) []string {
 // value and the condition; an approval lets the next ring start, as after a failed check.
 func TestRingAnalysisHaltsTheRingMidBake(t *testing.T) {
 	t.Parallel()
-	exp := promtest.StartExporter(t)
-	prom := promtest.Start(t, exp.Addr())
-	rt := newRingTarget(t)
-	rs := redistest.Start(t)
+	exp, prom, rt, rs := analysisRig(t)
 	a := startExecutor(t, "A", rs.URL(), "--name", "exec-a")
 
 	p := submitPlan(t, a, analysedRollout(t, exp, prom, rt, "2m"))
@@ -186,10 +188,7 @@ func getPlanOK(t *testing.T, p *executorProc, id string) (wire.Plan, error) {
 // the other measures on at the recorded schedule and the plan completes.
 func TestRingAnalysisSurvivesTheMeasurerKilled(t *testing.T) {
 	t.Parallel()
-	exp := promtest.StartExporter(t)
-	prom := promtest.Start(t, exp.Addr())
-	rt := newRingTarget(t)
-	rs := redistest.Start(t)
+	exp, prom, rt, rs := analysisRig(t)
 	execs := map[string]*executorProc{
 		"exec-a": startExecutor(t, "A", rs.URL(), "--name", "exec-a"),
 		"exec-b": startExecutor(t, "B", rs.URL(), "--name", "exec-b"),
