@@ -85,7 +85,7 @@ func (o *Operator) Recover(ctx context.Context, timeout time.Duration) []string 
 				open = append(open, id)
 			}
 		}
-		if len(open) == 0 {
+		if len(open) == 0 && o.noNewPlan(ctx) {
 			o.hist.Notef("recovery: every plan ended after %d rounds", round)
 			return nil
 		}
@@ -104,6 +104,25 @@ func (o *Operator) Recover(ctx context.Context, timeout time.Duration) []string 
 			return open
 		}
 	}
+}
+
+// quietFor is how long Recover waits, once every plan it knows ended, for a plan whose
+// creation was still under way: a submission the workload gave up on when it stopped goes on
+// on the server (a creation, once begun, is not cancelled) and shows only then.
+const quietFor = 2 * time.Second
+
+// noNewPlan reports whether, quietFor later, no plan has appeared that Recover has not seen
+// end.
+func (o *Operator) noNewPlan(ctx context.Context) bool {
+	if !sleepCtx(ctx, quietFor) {
+		return true // out of time: what is open is reported by the caller's next checks
+	}
+	for _, id := range o.AllPlans(ctx) {
+		if !o.done[id] {
+			return false
+		}
+	}
+	return true
 }
 
 // recoverPlan reads plan id and acts on it; it reports whether the plan and its tasks all
