@@ -83,9 +83,7 @@ func ringQuery(p *plan.Plan, k int, s stage.Spec) string {
 	if !strings.Contains(q, "{{") || strings.Contains(q, "secret") {
 		return q
 	}
-	out, err := stage.NewRenderer().Render("query", map[string]any{"query": q}, stage.Data{
-		PlanID: p.ID(), Params: map[string]any{"wave": p.Rollout().Waves[k].Name, "ring": k},
-	})
+	out, err := stage.NewRenderer().Render("query", map[string]any{"query": q}, p.Rollout().RingData(p.ID(), k))
 	if rendered, ok := out["query"].(string); err == nil && ok {
 		return rendered
 	}

@@ -86,10 +86,9 @@ func (s *Service) ringJobs(r plan.Rollout, rings []RingPreview, jobs []measureJo
 				continue
 			}
 			red := &stage.Redactor{}
-			params, errs := stage.NewRenderer().RenderAll("analysis", a.Params, stage.Data{
-				PlanID: "01H00000000000000000000000", Params: map[string]any{"wave": r.Waves[k].Name, "ring": k},
-				ExecutorURL: s.executorURL(), Secret: red.Resolver(s.secretValue),
-			}, stage.OptionsOf(h)...)
+			data := r.RingData(checkPlanID, k)
+			data.ExecutorURL, data.Secret = s.executorURL(), red.Resolver(s.secretValue)
+			params, errs := stage.NewRenderer().RenderAll("analysis", a.Params, data, stage.OptionsOf(h)...)
 			if len(errs) > 0 {
 				continue
 			}

@@ -10,6 +10,10 @@ import (
 	"github.com/executor-dev/executor/domain/stage"
 )
 
+// checkPlanID is the plan id a ring's templates are checked with at submission (the plan's
+// own is not chosen yet).
+const checkPlanID = "01H00000000000000000000000"
+
 // analysisValidator is a kind that checks the params of a ring's analysis (which has no count:
 // it measures throughout the bake).
 type analysisValidator interface {
@@ -38,8 +42,8 @@ func withAnalysisDefaults(in []stage.Spec) []stage.Spec {
 // checkAnalyses reports through add what is wrong with wave i's analyses: their params
 // rendered as they will be (the plan, the wave, secrets as placeholders) and checked by their
 // kind. Their names, kind and policy are the rollout's to check (plan.Rollout.Check).
-func (s *Service) checkAnalyses(i int, w plan.Wave, add func(field, reason string)) {
-	for j, a := range w.Analysis {
+func (s *Service) checkAnalyses(r plan.Rollout, i int, add func(field, reason string)) {
+	for j, a := range r.Waves[i].Analysis {
 		field := fmt.Sprintf("waves[%d].analysis[%d]", i, j)
 		if at, ok := readsATenant(field, a.Params); ok {
 			add(at, "a ring's analysis is the ring's, not a tenant's: its templates see .PlanID, .ExecutorURL, "+
@@ -51,11 +55,9 @@ func (s *Service) checkAnalyses(i int, w plan.Wave, add func(field, reason strin
 		if !ok || !validates {
 			continue // the rollout's check names the kind
 		}
-		params, errs := stage.NewRenderer().RenderAll(field, a.Params, stage.Data{
-			PlanID: "01H00000000000000000000000", Params: map[string]any{"wave": w.Name, "ring": i}, ExecutorURL: s.executorURL(),
-			Secret: s.secretPlaceholder,
-		}, stage.OptionsOf(h)...,
-		)
+		data := r.RingData(checkPlanID, i)
+		data.ExecutorURL, data.Secret = s.executorURL(), s.secretPlaceholder
+		params, errs := stage.NewRenderer().RenderAll(field, a.Params, data, stage.OptionsOf(h)...)
 		for _, fe := range errs {
 			add(fe.Field, fe.Reason)
 		}

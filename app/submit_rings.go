@@ -72,7 +72,7 @@ func (s *Service) checkRollout(req SubmitRequest, add func(field, reason string)
 		add(fe.Field, fe.Reason)
 	}
 	for i, w := range r.Waves {
-		s.checkAnalyses(i, w, add)
+		s.checkAnalyses(r, i, add)
 		if w.Health == nil {
 			continue
 		}
@@ -86,11 +86,9 @@ func (s *Service) checkRollout(req SubmitRequest, add func(field, reason string)
 			add(field+".kind", "unknown check kind "+w.Health.Kind)
 			continue
 		}
-		params, errs := stage.NewRenderer().RenderAll(field+".params", w.Health.Params, stage.Data{
-			PlanID: "01H00000000000000000000000", Params: map[string]any{"wave": w.Name, "ring": i}, ExecutorURL: s.executorURL(),
-			Secret: s.secretPlaceholder,
-		}, stage.OptionsOf(h)...,
-		)
+		data := r.RingData(checkPlanID, i)
+		data.ExecutorURL, data.Secret = s.executorURL(), s.secretPlaceholder
+		params, errs := stage.NewRenderer().RenderAll(field+".params", w.Health.Params, data, stage.OptionsOf(h)...)
 		for _, fe := range errs {
 			add(fe.Field, fe.Reason)
 		}

@@ -86,10 +86,9 @@ func (ro *rollout) measureOne(ctx context.Context, p *plan.Plan, ring int, spec 
 		return stage.Measurement{}, "", fmt.Errorf("the %s kind cannot measure", spec.Kind)
 	}
 	red := &stage.Redactor{}
-	w := p.Rollout().Waves[ring]
-	params, err := stage.NewRenderer().Render(fmt.Sprintf("waves[%d].analysis.%s.params", ring, spec.Name), spec.Params, stage.Data{
-		PlanID: p.ID(), Params: map[string]any{"wave": w.Name, "ring": ring}, ExecutorURL: ro.cfg.ExecutorURL(), Secret: ro.resolve(red),
-	}, stage.OptionsOf(h)...)
+	data := p.Rollout().RingData(p.ID(), ring)
+	data.ExecutorURL, data.Secret = ro.cfg.ExecutorURL(), ro.resolve(red)
+	params, err := stage.NewRenderer().Render(fmt.Sprintf("waves[%d].analysis.%s.params", ring, spec.Name), spec.Params, data, stage.OptionsOf(h)...)
 	if err != nil {
 		return stage.Measurement{}, "", errors.New(red.Text(err.Error()))
 	}

@@ -53,10 +53,9 @@ func (ro *rollout) health(ctx context.Context, p *plan.Plan) error {
 		return errors.New("unknown check kind " + spec.Kind)
 	}
 	red := &stage.Redactor{}
-	params, err := stage.NewRenderer().Render(fmt.Sprintf("waves[%d].health.params", ring), spec.Params, stage.Data{
-		PlanID: p.ID(), Params: map[string]any{"wave": w.Name, "ring": ring}, ExecutorURL: ro.cfg.ExecutorURL(), Secret: ro.resolve(red),
-	}, stage.OptionsOf(h)...,
-	)
+	data := p.Rollout().RingData(p.ID(), ring)
+	data.ExecutorURL, data.Secret = ro.cfg.ExecutorURL(), ro.resolve(red)
+	params, err := stage.NewRenderer().Render(fmt.Sprintf("waves[%d].health.params", ring), spec.Params, data, stage.OptionsOf(h)...)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/executor-dev/executor/domain/errcode"
+	"github.com/executor-dev/executor/domain/stage"
 )
 
 // RingPhase is where the current ring of a rolling plan stands.
@@ -273,4 +274,11 @@ func (p *Plan) checkRing() error {
 		return fmt.Errorf("ring %d HALTED without the phase it was halted in", p.ring.Index)
 	}
 	return nil
+}
+
+// RingData is what the templates of ring k's check and analyses see: the plan's id, and as
+// .Params the wave's name (wave) and the ring's index (ring); the caller adds the executor's
+// URL and the secrets. A ring's templates read no tenant's or task's data.
+func (r Rollout) RingData(planID string, k int) stage.Data {
+	return stage.Data{PlanID: planID, Params: map[string]any{"wave": r.Waves[k].Name, "ring": k}}
 }
