@@ -131,10 +131,10 @@ func FuzzSubmitBody(f *testing.F) {
 }
 
 // fuzzMaxAllocated bounds what FuzzSubmitBody lets one request allocate, all its garbage
-// included: twice the rendering budget of a submission (app.MaxPlanRenderedBytes: what every
+// included: twice the rendering budget of a submission (app.DefaultMaxRenderBytes: what every
 // tenant's templates may write together), the rest of the work being a small multiple of the
 // 8 KiB body. A template, an alias or a page that escaped its bound would allocate past it.
-const fuzzMaxAllocated uint64 = 2 * app.MaxPlanRenderedBytes
+const fuzzMaxAllocated uint64 = 2 * app.DefaultMaxRenderBytes
 
 // allocatedBy returns the bytes the heap allocated while fn ran (every goroutine's: the fuzz
 // worker runs one input at a time, and the dry run starts no work).

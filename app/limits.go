@@ -6,6 +6,16 @@ const (
 	DefaultMaxStages      = 100
 	DefaultMaxParamsBytes = 64 << 10 // the plan's stage params, or one tenant's params, as JSON
 	DefaultMaxQueued      = 250_000
+	DefaultMaxLabels      = 64
+	// DefaultMaxLabelValueBytes bounds a label's value: labels are listed with every plan
+	// (GET /v1/plans), so 64 labels of any size would make each listing as large as they are.
+	DefaultMaxLabelValueBytes = 256
+	// DefaultMaxRenderSteps bounds the {{range}} iterations of every tenant's params rendered
+	// together at submission (each stage's params for one tenant: stage.MaxRangeSteps).
+	DefaultMaxRenderSteps = 10_000_000
+	// DefaultMaxRenderBytes bounds what every tenant's params write, and the strings the
+	// template functions make, rendered together at submission (what a dry run answers, too).
+	DefaultMaxRenderBytes = 64 << 20
 )
 
 // Limits bound what one submission may ask for, and how much work the executor queues.
@@ -17,6 +27,13 @@ type Limits struct {
 	// MaxQueued bounds the tasks waiting to start across every plan; a submission that would
 	// queue more is refused with ErrBusy (HTTP 429 with Retry-After).
 	MaxQueued int
+	// MaxLabels and MaxLabelValueBytes bound a plan's labels.
+	MaxLabels          int
+	MaxLabelValueBytes int
+	// MaxRenderSteps and MaxRenderBytes bound the rendering of every tenant's params at
+	// submission together: {{range}} iterations, and bytes written or made.
+	MaxRenderSteps int64
+	MaxRenderBytes int64
 }
 
 func (l Limits) withDefaults() Limits {
@@ -31,6 +48,18 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxQueued <= 0 {
 		l.MaxQueued = DefaultMaxQueued
+	}
+	if l.MaxLabels <= 0 {
+		l.MaxLabels = DefaultMaxLabels
+	}
+	if l.MaxLabelValueBytes <= 0 {
+		l.MaxLabelValueBytes = DefaultMaxLabelValueBytes
+	}
+	if l.MaxRenderSteps <= 0 {
+		l.MaxRenderSteps = DefaultMaxRenderSteps
+	}
+	if l.MaxRenderBytes <= 0 {
+		l.MaxRenderBytes = DefaultMaxRenderBytes
 	}
 	return l
 }

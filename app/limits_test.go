@@ -45,6 +45,18 @@ func TestSubmitEnforcesLimitsNamingTheField(t *testing.T) {
 		{"tenant params not JSON", limits, func(r *app.SubmitRequest) {
 			r.Tenants[0].Params = map[string]any{"f": func() {}}
 		}, "tenants[0].params"},
+		{"too many labels", app.Limits{MaxLabels: 2}, func(r *app.SubmitRequest) {
+			r.Labels = map[string]string{"a": "1", "b": "2", "c": "3"}
+		}, "labels"},
+		{"a label value too large", app.Limits{MaxLabelValueBytes: 4}, func(r *app.SubmitRequest) {
+			r.Labels = map[string]string{"team": "12345"}
+		}, "labels.team"},
+		{"every tenant's ranges together", app.Limits{MaxRenderSteps: 15}, func(r *app.SubmitRequest) {
+			r.Stages[0].Params = map[string]any{"x": "{{range 10}}.{{end}}"} // 10 per tenant, 2 tenants
+		}, "stages[0].params.x"},
+		{"every tenant's writes together", app.Limits{MaxRenderBytes: 150}, func(r *app.SubmitRequest) {
+			r.Stages[0].Params = map[string]any{"x": big} // 100 bytes per tenant, 2 tenants
+		}, "stages[0].params.x"},
 	}
 	for _, tc := range tests {
 		for _, dryRun := range []bool{false, true} {

@@ -13,20 +13,8 @@ import (
 	"github.com/executor-dev/executor/domain/task"
 )
 
-// Limits on a submission.
-const (
-	MaxNameLength = 200
-	MaxLabels     = 64
-	// MaxLabelValueLength bounds a label's value in bytes: labels are listed with every plan
-	// (GET /v1/plans), so 64 labels of any size would make each listing as large as they are.
-	MaxLabelValueLength = 256
-	// MaxPlanRangeSteps bounds the {{range}} iterations of every tenant's params rendered
-	// together at submission (each stage's params for one tenant: stage.MaxRangeSteps).
-	MaxPlanRangeSteps = 10_000_000
-	// MaxPlanRenderedBytes bounds what every tenant's params write, rendered together at
-	// submission (what a dry run answers, too).
-	MaxPlanRenderedBytes = 64 << 20
-)
+// MaxNameLength bounds a plan's name.
+const MaxNameLength = 200
 
 var labelKeyPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,62}$`)
 

@@ -105,14 +105,14 @@ func (s *Service) checkSubmission(req SubmitRequest, elsewhere map[string]bool, 
 	if len(req.Name) > MaxNameLength {
 		add("name", fmt.Sprintf("must be at most %d characters", MaxNameLength))
 	}
-	if len(req.Labels) > MaxLabels {
-		add("labels", fmt.Sprintf("at most %d labels", MaxLabels))
+	if len(req.Labels) > s.limits.MaxLabels {
+		add("labels", fmt.Sprintf("at most %d labels", s.limits.MaxLabels))
 	}
 	for _, k := range slices.Sorted(maps.Keys(req.Labels)) {
 		if !labelKeyPattern.MatchString(k) {
 			add("labels."+k, "label key must match "+labelKeyPattern.String())
-		} else if len(req.Labels[k]) > MaxLabelValueLength {
-			add("labels."+k, fmt.Sprintf("a label value is at most %d bytes, not %d", MaxLabelValueLength, len(req.Labels[k])))
+		} else if len(req.Labels[k]) > s.limits.MaxLabelValueBytes {
+			add("labels."+k, fmt.Sprintf("a label value is at most %d bytes, not %d", s.limits.MaxLabelValueBytes, len(req.Labels[k])))
 		}
 	}
 	if req.MaxConcurrency < 0 || req.MaxConcurrency > plan.MaxMaxConcurrency {
@@ -178,11 +178,11 @@ func (s *Service) checkSubmission(req SubmitRequest, elsewhere map[string]bool, 
 // returns what the tenants keep holds (by index in tasks) would run, in order; the others'
 // renders are dropped as soon as they are checked.
 //
-// The rendering of all tenants together is bounded (MaxPlanRangeSteps, MaxPlanRenderedBytes):
+// The rendering of all tenants together is bounded (Limits.MaxRenderSteps, MaxRenderBytes):
 // past either, the plan is refused and no more tenant is rendered. So is it when ctx ends (the
 // client went away): nothing is created.
 func (s *Service) render(ctx context.Context, stages []stage.Spec, tasks []*task.Task, keep func(int) bool, add func(field, reason string)) []TenantPreview {
-	r := stage.NewBudgetedRenderer(MaxPlanRangeSteps, MaxPlanRenderedBytes)
+	r := stage.NewBudgetedRenderer(s.limits.MaxRenderSteps, s.limits.MaxRenderBytes)
 	// The same for every tenant: each stage's field name, the earlier stages' placeholders,
 	// the kind's handler and URL params.
 	fields := make([]string, len(stages))

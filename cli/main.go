@@ -63,6 +63,12 @@ const (
 	EnvMaxParamsBytes  = "EXECUTOR_MAX_PARAMS_BYTES"
 	EnvMaxQueued       = "EXECUTOR_MAX_QUEUED"
 	EnvMaxBodyBytes    = "EXECUTOR_MAX_BODY_BYTES"
+	// EnvMaxLabels and EnvMaxLabelValueBytes set serve's label bounds.
+	EnvMaxLabels          = "EXECUTOR_MAX_LABELS"
+	EnvMaxLabelValueBytes = "EXECUTOR_MAX_LABEL_VALUE_BYTES"
+	// EnvMaxRenderSteps and EnvMaxRenderBytes set serve's bounds on rendering a submission.
+	EnvMaxRenderSteps = "EXECUTOR_MAX_RENDER_STEPS"
+	EnvMaxRenderBytes = "EXECUTOR_MAX_RENDER_BYTES"
 	// EnvMaxOutputBytes and EnvMaxTaskOutputBytes set serve's stage output bounds.
 	EnvMaxOutputBytes     = "EXECUTOR_MAX_OUTPUT_BYTES"
 	EnvMaxTaskOutputBytes = "EXECUTOR_MAX_TASK_OUTPUT_BYTES"

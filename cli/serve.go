@@ -144,6 +144,13 @@ func serveFlags(cmd *cobra.Command, o *serveOptions) {
 	f.IntVar(&cfg.Limits.MaxQueued, "max-queued", app.DefaultMaxQueued,
 		"most tasks waiting to start across all plans; more is refused with 429 and Retry-After (env "+EnvMaxQueued+")")
 	f.Int64Var(&cfg.MaxBodyBytes, "max-body-bytes", api.DefaultMaxBodyBytes, "largest request body (env "+EnvMaxBodyBytes+")")
+	f.IntVar(&cfg.Limits.MaxLabels, "max-labels", app.DefaultMaxLabels, "most labels of one plan (env "+EnvMaxLabels+")")
+	f.IntVar(&cfg.Limits.MaxLabelValueBytes, "max-label-value-bytes", app.DefaultMaxLabelValueBytes,
+		"largest label value, in bytes (env "+EnvMaxLabelValueBytes+")")
+	f.Int64Var(&cfg.Limits.MaxRenderSteps, "max-render-steps", app.DefaultMaxRenderSteps,
+		"most {{range}} iterations of every tenant's params rendered together at a submission (env "+EnvMaxRenderSteps+")")
+	f.Int64Var(&cfg.Limits.MaxRenderBytes, "max-render-bytes", app.DefaultMaxRenderBytes,
+		"most bytes every tenant's params write, and the template functions make, rendered together at a submission (env "+EnvMaxRenderBytes+")")
 	f.IntVar(&cfg.MaxOutputBytes, "max-output-bytes", server.DefaultMaxOutputBytes,
 		"largest output of one stage, as JSON; a larger one fails the stage permanently (env "+EnvMaxOutputBytes+")")
 	f.IntVar(&cfg.MaxTaskOutputBytes, "max-task-output-bytes", server.DefaultMaxTaskOutputBytes,
@@ -232,7 +239,9 @@ func (o serveOptions) check() error {
 	}
 	for name, v := range map[string]int{"--max-tenants": cfg.Limits.MaxTenants, "--max-stages": cfg.Limits.MaxStages,
 		"--max-params-bytes": cfg.Limits.MaxParamsBytes, "--max-queued": cfg.Limits.MaxQueued, "--max-body-bytes": int(cfg.MaxBodyBytes),
-		"--max-event-streams": cfg.MaxEventStreams, "--max-output-bytes": cfg.MaxOutputBytes, "--max-task-output-bytes": cfg.MaxTaskOutputBytes, "--max-event-streams-per-client": cfg.MaxEventStreamsPerClient} {
+		"--max-event-streams": cfg.MaxEventStreams, "--max-output-bytes": cfg.MaxOutputBytes, "--max-task-output-bytes": cfg.MaxTaskOutputBytes, "--max-event-streams-per-client": cfg.MaxEventStreamsPerClient,
+		"--max-labels": cfg.Limits.MaxLabels, "--max-label-value-bytes": cfg.Limits.MaxLabelValueBytes,
+		"--max-render-steps": int(min(cfg.Limits.MaxRenderSteps, 1<<31)), "--max-render-bytes": int(min(cfg.Limits.MaxRenderBytes, 1<<31))} {
 		if v < 1 {
 			return usagef("invalid %s %d: want at least 1", name, v)
 		}
@@ -276,6 +285,8 @@ var serveEnv = map[string]string{
 	"max-params-bytes": EnvMaxParamsBytes, "max-queued": EnvMaxQueued, "max-body-bytes": EnvMaxBodyBytes,
 	"max-output-bytes": EnvMaxOutputBytes, "max-task-output-bytes": EnvMaxTaskOutputBytes,
 	"max-event-streams": EnvMaxEventStreams, "max-event-streams-per-client": EnvMaxEventStreamsPerClient,
+	"max-labels": EnvMaxLabels, "max-label-value-bytes": EnvMaxLabelValueBytes,
+	"max-render-steps": EnvMaxRenderSteps, "max-render-bytes": EnvMaxRenderBytes,
 	"log-level": EnvLogLevel,
 }
 
