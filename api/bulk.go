@@ -9,7 +9,7 @@ import (
 	"github.com/executor-dev/executor/wire"
 )
 
-// bulkTasks serves POST /v1/plans/{planId}/tasks/approve|reject|retry|cancel with an optional
+// bulkTasks serves POST /v1/plans/{planId}/tasks/approve|reject|retry|cancel|rollback with an optional
 // BulkTasksBody: the action on every task of the plan matching the body's filter, answering
 // the counts and the skipped tasks.
 func (h *handlers) bulkTasks(action app.BulkAction) http.HandlerFunc {
@@ -31,7 +31,7 @@ func (h *handlers) bulkTasks(action app.BulkAction) http.HandlerFunc {
 			return
 		}
 		h.audit(r, "bulk-"+string(action), "plan_id", id, "status", joinStatuses(req.Filter.Statuses),
-			"stage", req.Filter.Stage, "class", req.Filter.Class, "tenant_prefix", req.Filter.Tenant,
+			"stage", req.Filter.Stage, "class", req.Filter.Class, "tenant_prefix", req.Filter.Tenant, "ring", req.Filter.Ring,
 			"matched", out.Matched, "applied", out.Applied, "skipped", out.SkippedCount)
 		h.respond(w, r, http.StatusOK, BulkResultFrom(id, action, out))
 	}
@@ -42,7 +42,7 @@ func (h *handlers) bulkTasks(action app.BulkAction) http.HandlerFunc {
 func bulkRequest(b wire.BulkTasksBody, action app.BulkAction) app.BulkRequest {
 	req := app.BulkRequest{
 		Action: action, Comment: b.Comment, FromCheckpoint: b.FromCheckpoint == nil || *b.FromCheckpoint,
-		Filter: app.TaskFilter{Stage: b.Stage, Class: b.Class, Tenant: b.Tenant},
+		Filter: app.TaskFilter{Stage: b.Stage, Class: b.Class, Tenant: b.Tenant, Ring: b.Ring},
 	}
 	for _, s := range b.Status {
 		req.Filter.Statuses = append(req.Filter.Statuses, task.Status(strings.ToUpper(s)))

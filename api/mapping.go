@@ -23,6 +23,9 @@ func stageRefs(specs []stage.Spec) []wire.StageRef {
 	out := make([]wire.StageRef, len(specs))
 	for i, s := range specs {
 		out[i] = wire.StageRef{Name: s.Name, Kind: s.Kind}
+		if s.Undo != nil {
+			out[i].Undo = s.Undo.Kind
+		}
 	}
 	return out
 }
@@ -42,7 +45,7 @@ func PlanFrom(v app.PlanView) wire.Plan {
 		PlanID: p.ID(), Name: p.Name(), Labels: p.Labels(), Status: string(p.Status()),
 		MaxConcurrency: p.MaxConcurrency(), FailureBudget: p.FailureBudget(),
 		Stages: stageRefs(p.Stages()), TaskIDs: p.TaskIDs(), Progress: progress, MissingTasks: MissingFrom(v.Progress.Missing),
-		StartAt: timePtr(p.StartAt()), StartRate: p.StartRate(), Canary: canaryFrom(p), Rings: ringsFrom(p, time.Now()), Reason: p.Reason(),
+		StartAt: timePtr(p.StartAt()), StartRate: p.StartRate(), OnFailure: string(p.OnFailure()), Canary: canaryFrom(p), Rings: ringsFrom(p, time.Now()), Reason: p.Reason(),
 		CreatedAt: p.CreatedAt().UTC(), StartedAt: timePtr(p.StartedAt()), FinishedAt: timePtr(p.FinishedAt()),
 	}
 }
@@ -76,7 +79,7 @@ func TaskFrom(v app.TaskView, withLease bool) wire.Task {
 	out := wire.Task{
 		TaskID: t.ID(), TenantID: t.TenantID(), PlanID: t.PlanID(), Status: string(t.Status()),
 		Attempt: t.Attempt(), CurrentStage: t.CurrentStage(), Stages: stageRefs(t.Stages()),
-		PauseRequested: t.PauseRequested(), Executor: t.Executor(), CreatedAt: t.CreatedAt().UTC(),
+		PauseRequested: t.PauseRequested(), RollingBack: t.RollingBack(), Executor: t.Executor(), CreatedAt: t.CreatedAt().UTC(),
 		StartedAt: timePtr(t.StartedAt()), FinishedAt: timePtr(t.FinishedAt()),
 		UpdatedAt: t.UpdatedAt().UTC(), Attempts: []wire.Attempt{},
 	}
@@ -92,7 +95,7 @@ func TaskFrom(v app.TaskView, withLease bool) wire.Task {
 			StageIndex: a.StageIndex, Stage: a.Stage, Run: a.Run, Attempt: a.Attempt,
 			StartedAt: a.StartedAt.UTC(), EndedAt: a.EndedAt.UTC(), Outcome: string(a.Outcome),
 			Class: string(a.Class), Error: a.Error, Code: a.Code, BackoffMs: a.Backoff.Milliseconds(),
-			Stdout: printed.Stdout, Stderr: printed.Stderr,
+			Stdout: printed.Stdout, Stderr: printed.Stderr, Undo: a.Undo,
 		})
 	}
 	if withLease {

@@ -122,7 +122,7 @@ func NewRouter(svc *app.Service, opts Options) http.Handler {
 		r.Route("/{planId}", func(r chi.Router) {
 			r.Get("/", h.getPlan)
 			r.Get("/tasks", h.planTasks)
-			for _, a := range []app.BulkAction{app.BulkApprove, app.BulkReject, app.BulkRetry, app.BulkCancel} {
+			for _, a := range app.BulkActions {
 				r.Post("/tasks/"+string(a), h.bulkTasks(a))
 			}
 			r.Get("/summary", h.planSummary)
@@ -131,13 +131,14 @@ func NewRouter(svc *app.Service, opts Options) http.Handler {
 			r.Post("/cancel", h.planOp((*app.Service).CancelPlan))
 			r.Post("/retry", h.retryPlan)
 			r.Post("/approve", h.planOp((*app.Service).ApprovePlan))
-			r.Post("/reject", h.planOp((*app.Service).RejectPlan))
+			r.Post("/reject", h.rejectPlan)
 		})
 	})
 	r.Route("/v1/tenants/{tenantId}", func(r chi.Router) {
 		r.Get("/task", h.tenantTask)
 		r.Get("/checkpoint", h.tenantCheckpoint)
 		r.Post("/retry", h.retryTenant)
+		r.Post("/rollback", h.tenantOp((*app.Service).RollbackTenant))
 		r.Post("/pause", h.tenantOp((*app.Service).PauseTenant))
 		r.Post("/resume", h.tenantOp((*app.Service).ResumeTenant))
 		r.Post("/cancel", h.tenantOp((*app.Service).CancelTenant))

@@ -35,6 +35,7 @@ func TestTaskStatusesRoute(t *testing.T) {
 		assert.Equal(t, s.Terminal(), r.Terminal, "%s terminal", s)
 		assert.Equal(t, s.Settled(), r.Settled, "%s settled", s)
 		assert.Equal(t, s.AtRest(), r.AtRest, "%s at rest", s)
+		assert.Equal(t, s.Undoable(), r.Undoable, "%s undoable", s)
 	}
-	assert.Contains(t, rec.Body.String(), `{"status":"INTERRUPTED","terminal":false,"settled":true,"atRest":true,"retryable":true,"cancellable":true}`)
+	assert.Contains(t, rec.Body.String(), `{"status":"INTERRUPTED","terminal":false,"settled":true,"atRest":true,"retryable":true,"cancellable":true,"undoable":true}`)
 }

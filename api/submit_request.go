@@ -18,7 +18,7 @@ import (
 func submitRequest(req wire.PlanRequest) (app.SubmitRequest, error) {
 	out := app.SubmitRequest{
 		Name: req.Name, Labels: req.Labels, MaxConcurrency: req.MaxConcurrency,
-		StartRate: req.StartRate, Stages: make([]stage.Spec, len(req.Stages)),
+		StartRate: req.StartRate, Stages: make([]stage.Spec, len(req.Stages)), OnFailure: plan.OnFailure(req.OnFailure),
 		Tenants: make([]app.TenantInput, len(req.Tenants)),
 	}
 	if req.StartAt != nil {
@@ -67,6 +67,10 @@ func stageSpec(s wire.StageRequest, field string, duration func(field, s string)
 			Multiplier:     r.Multiplier,
 			Jitter:         stage.Jitter(r.Jitter),
 		}
+	}
+	if u := s.Undo; u != nil {
+		undo := stageSpec(*u, field+".undo", duration)
+		spec.Undo = &undo
 	}
 	return spec
 }

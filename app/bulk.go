@@ -24,7 +24,12 @@ const (
 	BulkReject  BulkAction = "reject"  // fail a WAITING task at its gate
 	BulkRetry   BulkAction = "retry"   // run an ended or stopped task again
 	BulkCancel  BulkAction = "cancel"  // cancel a task that has not ended
+	// BulkRollback rolls a task back: undoes the stages it completed, newest first.
+	BulkRollback BulkAction = "rollback"
 )
+
+// BulkActions lists every action on a filter.
+var BulkActions = []BulkAction{BulkApprove, BulkReject, BulkRetry, BulkCancel, BulkRollback}
 
 // bulkStatuses are the statuses each action can change, and the statuses it takes when the
 // filter names none.
@@ -33,6 +38,8 @@ var bulkStatuses = map[BulkAction]struct{ allowed, defaults []task.Status }{
 	BulkReject:  {[]task.Status{task.Waiting}, []task.Status{task.Waiting}},
 	BulkRetry:   {task.RetryableStatuses(), DefaultRetryStatuses},
 	BulkCancel:  {task.CancellableStatuses(), task.CancellableStatuses()},
+	// Every task that ran and stopped: what an SRE means by "roll ring 2 back".
+	BulkRollback: {task.UndoableStatuses(), task.UndoableStatuses()},
 }
 
 // MaxBulkSkippedListed bounds the skipped tasks a BulkResult lists (SkippedCount counts
@@ -73,7 +80,7 @@ type BulkResult struct {
 func (s *Service) BulkTasks(ctx context.Context, planID string, req BulkRequest) (BulkResult, error) {
 	rule, ok := bulkStatuses[req.Action]
 	if !ok {
-		return BulkResult{}, invalid("action", fmt.Sprintf("%q is not one of approve, reject, retry, cancel", req.Action))
+		return BulkResult{}, invalid("action", fmt.Sprintf("%q is not one of %v", req.Action, BulkActions))
 	}
 	if err := checkULID("planId", planID); err != nil {
 		return BulkResult{}, err
@@ -125,6 +132,8 @@ func (s *Service) bulkOp(req BulkRequest) func(context.Context, string) error {
 		return func(ctx context.Context, id string) error {
 			return s.taskControl.RetryTask(ctx, id, req.FromCheckpoint)
 		}
+	case BulkRollback:
+		return s.taskControl.RollbackTask
 	default:
 		return s.taskControl.CancelTask
 	}

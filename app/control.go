@@ -56,6 +56,14 @@ func (s *Service) RetryTenant(ctx context.Context, tenantID string, fromCheckpoi
 	})
 }
 
+// RollbackTenant rolls the tenant's latest task back: a new run that undoes the stages it
+// completed, newest first (or goes on with a rollback that stopped).
+func (s *Service) RollbackTenant(ctx context.Context, tenantID string) (TaskView, error) {
+	return s.tenantOp(ctx, tenantID, func(ctx context.Context, taskID string) error {
+		return s.startingWork(ctx, func(ctx context.Context) error { return s.taskControl.RollbackTask(ctx, taskID) })
+	})
+}
+
 func (s *Service) tenantOp(ctx context.Context, tenantID string, op func(context.Context, string) error) (TaskView, error) {
 	t, err := s.latest(ctx, tenantID)
 	if err != nil {

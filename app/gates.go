@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/executor-dev/executor/domain/stage"
 )
@@ -42,6 +43,33 @@ func (s *Service) ApprovePlan(ctx context.Context, planID string) (PlanView, err
 // RejectPlan halts a plan at its canary gate: the tasks past the wave never start.
 func (s *Service) RejectPlan(ctx context.Context, planID string) (PlanView, error) {
 	return s.planOp(ctx, planID, s.plansWhileUp(s.planControl.RejectPlan))
+}
+
+// RejectPlanAndRollBack rejects a rolling plan's current ring (RejectPlan: nothing more
+// starts, the next rings never do), then rolls back every task of that ring that ran
+// (BulkTasks with BulkRollback over the ring): the tenants it reached are put back. It answers
+// the plan as it is afterwards and what the rollback matched and applied.
+func (s *Service) RejectPlanAndRollBack(ctx context.Context, planID string) (PlanView, BulkResult, error) {
+	if err := checkULID("planId", planID); err != nil {
+		return PlanView{}, BulkResult{}, err
+	}
+	p, err := s.plans.Plan(ctx, planID)
+	if err != nil {
+		return PlanView{}, BulkResult{}, err
+	}
+	if !p.Rollout().Enabled() {
+		return PlanView{}, BulkResult{}, invalid("rollback", "the plan does not roll out in rings: roll its tasks back with POST /v1/plans/{planId}/tasks/rollback")
+	}
+	ring := p.Ring().Index
+	if _, err := s.RejectPlan(ctx, planID); err != nil {
+		return PlanView{}, BulkResult{}, err
+	}
+	out, err := s.BulkTasks(ctx, planID, BulkRequest{Action: BulkRollback, Filter: TaskFilter{Ring: strconv.Itoa(ring)}})
+	if err != nil {
+		return PlanView{}, BulkResult{}, err
+	}
+	v, err := s.Plan(ctx, planID)
+	return v, out, err
 }
 
 func checkComment(c string) error {

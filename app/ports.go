@@ -63,6 +63,8 @@ type TaskControl interface {
 	ResumeTask(ctx context.Context, taskID string) error
 	CancelTask(ctx context.Context, taskID string) error
 	RetryTask(ctx context.Context, taskID string, fromCheckpoint bool) error
+	// RollbackTask starts a rollback of the task: a new run that undoes its completed stages.
+	RollbackTask(ctx context.Context, taskID string) error
 	// DecideTask records an operator's decision on a WAITING task's gate and queues it.
 	DecideTask(ctx context.Context, taskID string, d stage.Decision) error
 	// Runs reports whether this executor runs the task now: while degraded, a pause or a

@@ -33,7 +33,9 @@ type SubmitRequest struct {
 	FailureBudget  int // 0: none
 	StartAt        time.Time
 	StartRate      int // task starts per minute; 0: no pacing
-	Canary         plan.Canary
+	// OnFailure is what a task that fails sets off ("": plan.OnFailureNone).
+	OnFailure plan.OnFailure
+	Canary    plan.Canary
 	// Rollout rolls the plan out in rings (no waves: none). Bounds are computed; a wave's
 	// empty name, then and health kind default to wave-<n>, auto and http; the order to
 	// submission; a shuffle's seed to one derived from the tenant ids.
@@ -115,7 +117,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Submission, e
 	p, err := plan.New(plan.Draft{
 		ID: planID, Name: req.Name, Labels: req.Labels, Stages: stages, TaskIDs: taskIDs,
 		MaxConcurrency: req.MaxConcurrency, FailureBudget: req.FailureBudget, StartAt: req.StartAt,
-		IdempotencyKey: req.IdempotencyKey, RequestHash: hash, Canary: req.Canary, StartRate: req.StartRate,
+		IdempotencyKey: req.IdempotencyKey, RequestHash: hash, Canary: req.Canary, StartRate: req.StartRate, OnFailure: req.OnFailure,
 		Rollout: rollout,
 	}, now)
 	if err != nil {

@@ -121,6 +121,11 @@ func (s *Service) checkSubmission(req SubmitRequest, elsewhere map[string]bool, 
 	if req.FailureBudget < 0 {
 		add("failureBudget", "must not be negative")
 	}
+	if o := req.OnFailure; o != "" && !o.Valid() {
+		add("onFailure", fmt.Sprintf("must be one of %v", plan.OnFailures))
+	} else if o == plan.OnFailureRollback && !slices.ContainsFunc(req.Stages, func(sp stage.Spec) bool { return sp.Undo != nil }) {
+		add("onFailure", "rollback undoes stages with an undo, and no stage has one")
+	}
 	if req.StartRate < 0 || req.StartRate > plan.MaxStartRate {
 		add("startRate", fmt.Sprintf("must be between 0 (no pacing) and %d task starts per minute", plan.MaxStartRate))
 	}
@@ -146,6 +151,12 @@ func (s *Service) checkSubmission(req SubmitRequest, elsewhere map[string]bool, 
 		if _, ok := s.kinds.Handler(sp.Kind); sp.Kind != "" && !ok && !elsewhere[sp.Kind] {
 			add(field+".kind", fmt.Sprintf("unknown stage kind %q: no live executor runs it; want one of %s", sp.Kind,
 				strings.Join(knownKinds(s.kinds.Kinds(), elsewhere), ", ")))
+		}
+		if u := sp.Undo; u != nil && u.Kind != "" {
+			if _, ok := s.kinds.Handler(u.Kind); !ok && !elsewhere[u.Kind] {
+				add(field+".undo.kind", fmt.Sprintf("unknown stage kind %q: no live executor runs it; want one of %s", u.Kind,
+					strings.Join(knownKinds(s.kinds.Kinds(), elsewhere), ", ")))
+			}
 		}
 		if j, dup := names[sp.Name]; dup && sp.Name != "" {
 			add(field+".name", fmt.Sprintf("duplicates stages[%d].name %q", j, sp.Name))
@@ -195,6 +206,14 @@ func (s *Service) render(ctx context.Context, stages []stage.Spec, tasks []*task
 		handlers[si], _ = s.kinds.Handler(sp.Kind)
 		opts[si] = stage.OptionsOf(handlers[si])
 	}
+	undos := make([]*undoCheck, len(stages))
+	for si, sp := range stages {
+		if sp.Undo != nil {
+			h, _ := s.kinds.Handler(sp.Undo.Kind)
+			undos[si] = &undoCheck{spec: *sp.Undo, field: fmt.Sprintf("stages[%d].undo.params", si),
+				outputs: stage.PlaceholderOutputs(stages, si+1), handler: h, opts: stage.OptionsOf(h)}
+		}
+	}
 	var previews []TenantPreview
 	for ti, t := range tasks {
 		if err := ctx.Err(); err != nil {
@@ -226,6 +245,9 @@ func (s *Service) render(ctx context.Context, stages []stage.Spec, tasks []*task
 				}
 			}
 			preview.Stages[si] = RenderedStage{Name: sp.Name, Kind: sp.Kind, Params: params}
+			if u := undos[si]; u != nil {
+				s.renderUndo(r, u, t, reason, add)
+			}
 		}
 		if keep(ti) {
 			previews = append(previews, preview)

@@ -23,14 +23,16 @@ type canonicalRequest struct {
 	Rollout        *plan.Rollout     `json:"rollout,omitempty"` // with its defaults; absent without waves (hashes made before waves hold)
 	Stages         []canonicalStage  `json:"stages"`
 	Tenants        []canonicalTenant `json:"tenants"`
+	OnFailure      plan.OnFailure    `json:"onFailure,omitempty"` // absent for none (hashes made before it hold)
 }
 
 type canonicalStage struct {
-	Name    string         `json:"name"`
-	Kind    string         `json:"kind"`
-	Params  map[string]any `json:"params"`
-	Timeout time.Duration  `json:"timeout"`
-	Retry   stage.Policy   `json:"retry"`
+	Name    string          `json:"name"`
+	Kind    string          `json:"kind"`
+	Params  map[string]any  `json:"params"`
+	Timeout time.Duration   `json:"timeout"`
+	Retry   stage.Policy    `json:"retry"`
+	Undo    *canonicalStage `json:"undo,omitempty"`
 }
 
 type canonicalTenant struct {
@@ -64,9 +66,11 @@ func requestHash(req SubmitRequest) string {
 	if !req.StartAt.IsZero() {
 		c.StartAt = req.StartAt.UTC().Format(time.RFC3339Nano)
 	}
+	if req.OnFailure != plan.OnFailureNone {
+		c.OnFailure = req.OnFailure
+	}
 	for i, sp := range req.Stages {
-		checked, _ := sp.Validate("") // the retry policy's defaults (an invalid spec is kept as is)
-		c.Stages[i] = canonicalStage{Name: sp.Name, Kind: sp.Kind, Params: emptyNil(sp.Params), Timeout: sp.Timeout, Retry: checked.Retry}
+		c.Stages[i] = canonicalOf(sp)
 	}
 	for i, tn := range req.Tenants {
 		c.Tenants[i] = canonicalTenant{ID: tn.ID, Params: emptyNil(tn.Params), Wave: tn.Wave}
@@ -84,4 +88,16 @@ func emptyNil(m map[string]any) map[string]any {
 		return nil
 	}
 	return m
+}
+
+// canonicalOf is sp as requestHash encodes it, with the retry policy's defaults (an invalid
+// spec is kept as it is) and its undo.
+func canonicalOf(sp stage.Spec) canonicalStage {
+	checked, _ := sp.Validate("")
+	c := canonicalStage{Name: sp.Name, Kind: sp.Kind, Params: emptyNil(sp.Params), Timeout: sp.Timeout, Retry: checked.Retry}
+	if sp.Undo != nil {
+		u := canonicalOf(*sp.Undo)
+		c.Undo = &u
+	}
+	return c
 }

@@ -22,6 +22,9 @@ type TaskFilter struct {
 	Class string
 	// Tenant keeps the tasks whose tenant id starts with it.
 	Tenant string
+	// Ring keeps the tasks of one ring of a rolling plan: its wave's name or its index;
+	// empty: any ring.
+	Ring string
 }
 
 // rowFilter is a TaskFilter resolved against a plan: what a row must be to match.
@@ -30,6 +33,7 @@ type rowFilter struct {
 	stage    int // -1: any
 	class    string
 	tenant   string
+	ring     map[string]bool // the ids of the ring's tasks; nil: any ring
 }
 
 // checkStatuses checks f's statuses: each known and, when allowed is not empty, one of
@@ -54,6 +58,16 @@ func (f TaskFilter) checkStatuses(field string, allowed []task.Status) error {
 // or an index of p, becomes an index.
 func (f TaskFilter) resolve(p *plan.Plan) (rowFilter, error) {
 	rf := rowFilter{statuses: f.Statuses, stage: -1, class: f.Class, tenant: f.Tenant}
+	if f.Ring != "" {
+		ids, err := ringTasks(p, f.Ring)
+		if err != nil {
+			return rowFilter{}, err
+		}
+		rf.ring = make(map[string]bool, len(ids))
+		for _, id := range ids {
+			rf.ring[id] = true
+		}
+	}
 	if f.Stage == "" {
 		return rf, nil
 	}
@@ -77,5 +91,24 @@ func (rf rowFilter) match(r task.Row) bool {
 	return (len(rf.statuses) == 0 || slices.Contains(rf.statuses, r.Status)) &&
 		(rf.stage < 0 || r.Stage == rf.stage) &&
 		(rf.class == "" || r.Class == rf.class) &&
-		strings.HasPrefix(r.TenantID, rf.tenant)
+		strings.HasPrefix(r.TenantID, rf.tenant) &&
+		(rf.ring == nil || rf.ring[r.ID])
+}
+
+// ringTasks returns the task ids of p's ring named ring (a wave's name or a ring's index).
+func ringTasks(p *plan.Plan, ring string) ([]string, error) {
+	waves := p.Rollout().Waves
+	if len(waves) == 0 {
+		return nil, invalid("ring", "the plan does not roll out in rings")
+	}
+	for i, w := range waves {
+		if w.Name == ring {
+			return p.RingTaskIDs(i), nil
+		}
+	}
+	n, err := strconv.Atoi(ring)
+	if err != nil || n < 0 || n >= len(waves) {
+		return nil, invalid("ring", fmt.Sprintf("%q is neither a wave of the plan nor a ring index from 0 to %d", ring, len(waves)-1))
+	}
+	return p.RingTaskIDs(n), nil
 }

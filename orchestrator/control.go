@@ -213,7 +213,9 @@ func (ctl *control) ResumeTask(ctx context.Context, taskID string) error {
 // the others find it PENDING and are refused (task.ErrInvalidTransition).
 func (ctl *control) RetryTask(ctx context.Context, taskID string, fromCheckpoint bool) error {
 	return ctl.requeue(ctx, taskID, func(t *task.Task, cp *checkpoint.Checkpoint) (*checkpoint.Checkpoint, error) {
-		if fromCheckpoint {
+		// A rollback goes on from the stages still applied: from the start, it would take
+		// them for undone.
+		if fromCheckpoint || (t.RollingBack() && t.Status() != task.RolledBack) {
 			return nil, t.Retry(cp.Next(), ctl.now())
 		}
 		if err := t.Retry(0, ctl.now()); err != nil {
@@ -222,6 +224,16 @@ func (ctl *control) RetryTask(ctx context.Context, taskID string, fromCheckpoint
 		reset := cp.Clone()
 		reset.Reset(t.Fence(), ctl.now())
 		return reset, nil
+	})
+}
+
+// RollbackTask rolls a task back (task.Task.Rollback): a new run that undoes the stages its
+// checkpoint holds completed, newest first; a task that was rolling back goes on from the
+// stages still applied. A finished plan is reopened. Like a retry, it never starts while a
+// run holds the task: a RUNNING or WAITING task is refused (cancel or pause it first).
+func (ctl *control) RollbackTask(ctx context.Context, taskID string) error {
+	return ctl.requeue(ctx, taskID, func(t *task.Task, _ *checkpoint.Checkpoint) (*checkpoint.Checkpoint, error) {
+		return nil, t.Rollback(ctl.now())
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
 )
 
@@ -27,7 +28,9 @@ type planHere struct {
 	renderer *stage.Renderer
 	once     sync.Once
 	rolling  bool // the plan rolls out in rings
-	runs     int  // guarded by core.mu
+	// onFailure is what a task of the plan that fails sets off (plan.OnFailure).
+	onFailure plan.OnFailure
+	runs      int // guarded by core.mu
 }
 
 // dispatch claims tasks from the Queue while a worker slot is free (as many in one claim as
@@ -164,6 +167,9 @@ func (d *dispatcher) runClaimed(q Queue, planID, id string) {
 	since := time.Now()
 	for id != "" {
 		end := d.runTask(ph, id)
+		if end == endFailed && ph.onFailure == plan.OnFailurePause {
+			d.pauseOnFailure(planID, id)
+		}
 		if ph.rolling && end == endFailed {
 			// A failure is judged against its ring's budget at once, before the slot is freed
 			// (nothing more of the ring may start past it). A ring's completion is judged when
@@ -242,6 +248,9 @@ func (d *dispatcher) enter(planID string) *planHere {
 	ph.once.Do(func() {
 		p, err := d.plans.Plan(context.WithoutCancel(d.ctx), planID)
 		ph.rolling = err == nil && p.Rollout().Enabled()
+		if err == nil {
+			ph.onFailure = p.OnFailure()
+		}
 	})
 	return ph
 }

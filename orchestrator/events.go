@@ -5,6 +5,7 @@ import (
 
 	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/event"
+	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/domain/task"
 )
 
@@ -32,8 +33,16 @@ func taskEvent(t *task.Task, cp *checkpoint.Checkpoint) event.Event {
 	if n := t.LedgerLen(); n > 0 {
 		a := t.LedgerFrom(n - 1)[0]
 		e.Last = &event.Attempt{StageIndex: a.StageIndex, Stage: a.Stage, Attempt: a.Attempt, Outcome: string(a.Outcome), Class: string(a.Class)}
+		if a.Undo {
+			e.Last.Stage = stage.UndoPrefix + a.Stage
+		}
 	}
-	if cp != nil && cp.Next() > 0 && cp.Next() == t.CurrentStage() {
+	switch {
+	case cp == nil || cp.Next() != t.CurrentStage():
+	case t.RollingBack() && cp.Next() < len(t.Stages()):
+		e.Kind, e.Stage = event.Undo, cp.Next()
+		e.StageName = t.Stages()[e.Stage].Name
+	case !t.RollingBack() && cp.Next() > 0:
 		e.Kind, e.Stage = event.Stage, cp.Next()-1
 		e.StageName = t.Stages()[e.Stage].Name
 	}

@@ -36,6 +36,11 @@ func (o *Orchestrator) ResumeTask(ctx context.Context, taskID string) error {
 	return o.control.ResumeTask(ctx, taskID)
 }
 
+// RollbackTask rolls a task back: a new run that undoes its completed stages, newest first.
+func (o *Orchestrator) RollbackTask(ctx context.Context, taskID string) error {
+	return o.control.RollbackTask(ctx, taskID)
+}
+
 // RetryTask runs a FAILED, CANCELLED, PAUSED or INTERRUPTED task again as a new attempt.
 func (o *Orchestrator) RetryTask(ctx context.Context, taskID string, fromCheckpoint bool) error {
 	return o.control.RetryTask(ctx, taskID, fromCheckpoint)

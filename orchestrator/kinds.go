@@ -13,7 +13,8 @@ import (
 const kindsReadTimeout = 5 * time.Second
 
 // runnable reports whether this executor can run the tasks of plan planID: it has the kind of
-// every stage, accepts its params and reads the secrets they name (cannotRun). A plan it cannot run is left in the queue for the executors that can (each
+// every stage and of every stage's undo, accepts their params and reads the secrets they name
+// (cannotRun). A plan it cannot run is left in the queue for the executors that can (each
 // advertises its kinds, and a submission is refused when no live executor has them): a task
 // is never claimed here to fail for an unknown kind. A plan's stages never change, so the
 // answer is kept while the plan has work (keepKinds); a plan that cannot be read now is not
@@ -34,7 +35,11 @@ func (d *dispatcher) runnable(planID string) bool {
 	}
 	ok = true
 	for _, sp := range p.Stages() {
-		if why := d.cannotRun(sp); why != "" {
+		why := d.cannotRun(sp)
+		if why == "" && sp.Undo != nil { // a rollback runs on whichever executor claims the task
+			why = d.cannotRun(*sp.Undo)
+		}
+		if why != "" {
 			ok = false
 			d.cfg.Logger.Info("plan left to the executors that run its stages: "+why, "plan_id", planID, "stage", sp.Name, "kind", sp.Kind)
 			break

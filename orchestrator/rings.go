@@ -51,7 +51,7 @@ func (ro *rollout) judgeRing(ctx context.Context, p *plan.Plan) {
 		ro.cfg.Logger.Error("judge ring", "plan_id", p.ID(), "ring", cur.Index, "err", err)
 		return
 	}
-	if open || count(statuses, task.Completed)+count(statuses, task.Failed) < len(ids) {
+	if open || count(statuses, task.Completed)+countWhere(statuses, task.Status.Failure) < len(ids) {
 		return
 	}
 	// Judged again on every status: a failure whose own judgement comes after this one (its
@@ -67,7 +67,7 @@ func (ro *rollout) judgeRing(ctx context.Context, p *plan.Plan) {
 func (ro *rollout) overBudget(ctx context.Context, p *plan.Plan, ids []string, statuses []task.Status) bool {
 	ring := p.Ring().Index
 	budget := p.Rollout().Budget(ring)
-	n := count(statuses, task.Failed)
+	n := countWhere(statuses, task.Status.Failure) // a tenant rolled back did not deploy either
 	if !budget.Exceeded(n, len(ids)) {
 		return false
 	}
@@ -250,11 +250,11 @@ func (ro *rollout) queuePending(ctx context.Context, p *plan.Plan, ids []string)
 // maxNamedFailures bounds the failed tenants a halt's reason names.
 const maxNamedFailures = 5
 
-// failedTenants names the first FAILED tenants of ids (statuses in the same order).
+// failedTenants names the first tenants of ids that failed (FAILED, rolled back) (statuses in the same order).
 func (ro *rollout) failedTenants(ctx context.Context, ids []string, statuses []task.Status) string {
 	var failed []string
 	for i, st := range statuses {
-		if st == task.Failed && len(failed) < maxNamedFailures {
+		if st.Failure() && len(failed) < maxNamedFailures {
 			failed = append(failed, ids[i])
 		}
 	}
@@ -266,7 +266,7 @@ func (ro *rollout) failedTenants(ctx context.Context, ids []string, statuses []t
 	for i, t := range tasks {
 		names[i] = t.TenantID()
 	}
-	if n := count(statuses, task.Failed); n > len(names) {
+	if n := countWhere(statuses, task.Status.Failure); n > len(names) {
 		names = append(names, fmt.Sprintf("and %d more", n-len(names)))
 	}
 	return strings.Join(names, ", ")
@@ -274,9 +274,14 @@ func (ro *rollout) failedTenants(ctx context.Context, ids []string, statuses []t
 
 // count returns how many of statuses are st.
 func count(statuses []task.Status, st task.Status) int {
+	return countWhere(statuses, func(s task.Status) bool { return s == st })
+}
+
+// countWhere returns how many of statuses rule accepts.
+func countWhere(statuses []task.Status, rule func(task.Status) bool) int {
 	n := 0
 	for _, s := range statuses {
-		if s == st {
+		if rule(s) {
 			n++
 		}
 	}

@@ -86,6 +86,8 @@ func settledOutcome(statuses []task.Status, ids []string) (failed, cancelled boo
 			interrupted = append(interrupted, ids[i])
 		case task.Failed, statusMissing: // a lost task did not complete
 			failed = true
+		case task.RolledBack, task.RollbackFailed: // its change did not hold (docs/design.md)
+			failed = true
 		case task.Cancelled:
 			cancelled = true
 		default:

@@ -22,19 +22,22 @@ type stageResult struct {
 	wait    *stage.AwaitError
 }
 
-// runStage runs stage i with its retry policy. Failed attempts that will be retried are
+// runStage runs stage i (its undo, with undo) with its retry policy. Failed attempts that will be retried are
 // recorded here; the last attempt's entry is returned for the caller to record with the
 // transition it causes (one write per transition). A gate that waits for an operator's
 // decision returns no entry and no failure, but its *stage.AwaitError.
-func (run *taskRun) runStage(ph *planHere, i int, cp *checkpoint.Checkpoint, log *slog.Logger) stageResult {
-	spec := run.cur().Stages()[i]
+func (run *taskRun) runStage(ph *planHere, i int, undo bool, cp *checkpoint.Checkpoint, log *slog.Logger) stageResult {
+	spec, callName := run.cur().Stages()[i], run.cur().Stages()[i].Name
+	if undo {
+		spec, callName = *spec.Undo, stage.UndoPrefix+spec.Name
+	}
 	fail := func(entry *task.Attempt, class stage.Class, msg string, code int) stageResult {
 		attempt := 0
 		if entry != nil {
 			attempt = entry.Attempt
 			run.o.observeAttempt(spec.Kind, entry)
 		}
-		return stageResult{entry: entry, failure: &task.Failure{Stage: spec.Name, Attempt: attempt, Class: class, Message: msg, Code: code}}
+		return stageResult{entry: entry, failure: &task.Failure{Stage: callName, Attempt: attempt, Class: class, Message: msg, Code: code}}
 	}
 	h, ok := run.o.kinds.Handler(spec.Kind)
 	if !ok {
@@ -46,9 +49,9 @@ func (run *taskRun) runStage(ph *planHere, i int, cp *checkpoint.Checkpoint, log
 	}
 	keyRun := inDoubtKeyRun(run.cur(), i)
 	red := &stage.Redactor{} // the secrets the params read: hidden in what the attempts leave behind
-	progress := &stageProgress{run: run, cp: cp, stage: spec.Name, red: red, saved: cp.Progress(spec.Name)}
+	progress := &stageProgress{run: run, cp: cp, stage: callName, red: red, saved: cp.Progress(callName)}
 	for attempt := 1; ; attempt++ {
-		entry := &task.Attempt{StageIndex: i, Stage: spec.Name, Run: run.attempt, Attempt: attempt, StartedAt: run.o.now()}
+		entry := &task.Attempt{StageIndex: i, Stage: spec.Name, Run: run.attempt, Attempt: attempt, StartedAt: run.o.now(), Undo: undo}
 		data := stage.Data{
 			TenantID: run.tenantID, PlanID: run.planID, TaskID: run.id, Attempt: run.attempt,
 			Params: run.cur().Params(), Outputs: outputs, ExecutorURL: run.o.cfg.ExecutorURL(), Secret: run.o.resolve(red),
@@ -59,7 +62,7 @@ func (run *taskRun) runStage(ph *planHere, i int, cp *checkpoint.Checkpoint, log
 			return fail(entry, stage.ClassPermanent, err.Error(), 0)
 		}
 		var printed *stage.Transcript
-		req := run.request(ph, i, attempt, params, data, progress)
+		req := run.request(ph, i, callName, attempt, params, data, progress)
 		req.KeyRun, req.Transcribe = keyRun, func(t stage.Transcript) { printed = &t }
 		out, err := callStage(run.ctx, h, spec.Timeout, req, run.outputRoom(cp))
 		entry.EndedAt = run.o.now()
@@ -76,7 +79,7 @@ func (run *taskRun) runStage(ph *planHere, i int, cp *checkpoint.Checkpoint, log
 		se.Message = red.Text(se.Message)
 		entry.Outcome, entry.Class, entry.Error, entry.Code = task.OutcomeFailed, se.Class, se.Message, se.Code
 		if run.ctx.Err() != nil { // cut short by the run's end, not ended by itself: interrupted
-			f := run.causeFailure(spec.Name)
+			f := run.causeFailure(callName)
 			entry.Outcome, entry.Class, entry.Error, entry.Code = task.OutcomeInterrupted, f.Class, f.Message, 0
 			return fail(entry, f.Class, f.Message, 0)
 		}
@@ -94,18 +97,19 @@ func (run *taskRun) runStage(ph *planHere, i int, cp *checkpoint.Checkpoint, log
 			log.Error("record attempt", "err", err)
 		}
 		if !sleep(run.ctx, entry.Backoff) {
-			f := run.causeFailure(spec.Name)
+			f := run.causeFailure(callName)
 			return fail(nil, f.Class, f.Message, 0)
 		}
 	}
 }
 
-// request is the stage.Request of an attempt of stage i with params, rendered from data (which
+// request is the stage.Request of an attempt of stage i (called name: its undo's is
+// "undo:<stage>") with params, rendered from data (which
 // its late params are rendered from too, with the response), saving its progress through
 // progress.
-func (run *taskRun) request(ph *planHere, i, attempt int, params map[string]any, data stage.Data, progress *stageProgress) stage.Request {
+func (run *taskRun) request(ph *planHere, i int, name string, attempt int, params map[string]any, data stage.Data, progress *stageProgress) stage.Request {
 	return stage.Request{
-		PlanID: run.planID, TaskID: run.id, TenantID: run.tenantID, Stage: run.cur().Stages()[i].Name,
+		PlanID: run.planID, TaskID: run.id, TenantID: run.tenantID, Stage: name,
 		StageIndex: i, Run: run.attempt, Attempt: attempt, Params: params, Decision: run.cur().Decision(),
 		Fence: run.cur().Fence(), Progress: progress,
 		Late: func(field, text string, response any) (string, error) {

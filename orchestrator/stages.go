@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/executor-dev/executor/domain/checkpoint"
+	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/domain/task"
 )
@@ -12,6 +13,9 @@ import (
 // runStages runs the started task's stages from cp on, each after its boundary (a cancel, a
 // pause, a shutdown), and reports how the run ended.
 func (run *taskRun) runStages(ph *planHere, cp *checkpoint.Checkpoint, epoch uint64, log *slog.Logger) runEnd {
+	if run.cur().RollingBack() {
+		return run.runUndos(ph, cp, epoch, log)
+	}
 	stages := run.cur().Stages()
 	resumedDone := cp.Next() >= len(stages) // a checkpoint with every stage done: only Complete is left
 	for i := cp.Next(); i < len(stages); i++ {
@@ -19,11 +23,19 @@ func (run *taskRun) runStages(ph *planHere, cp *checkpoint.Checkpoint, epoch uin
 		if stop, end := run.boundary(stages[i].Name, stageLog); stop {
 			return end
 		}
-		res := run.runStage(ph, i, cp, stageLog)
+		res := run.runStage(ph, i, false, cp, stageLog)
 		switch {
 		case res.wait != nil:
 			run.park(res.wait, stageLog)
 			return endDone
+		case res.failure != nil && ph.onFailure == plan.OnFailureRollback && run.ctx.Err() == nil:
+			if !run.turnBack(res.entry, *res.failure, stageLog) {
+				return endDone
+			}
+			if end := run.runUndos(ph, cp, epoch, log); end != endDone {
+				return end
+			}
+			return endFailed // the stage failed: a failure budget counts it, rolled back or not
 		case res.failure != nil:
 			return ended(run.end(res.entry, *res.failure, true, stageLog))
 		}

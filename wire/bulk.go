@@ -13,6 +13,8 @@ type BulkTasksBody struct {
 	Class string `json:"class,omitempty"`
 	// Tenant is a tenant id prefix.
 	Tenant string `json:"tenant,omitempty"`
+	// Ring is a rolling plan's ring: its wave's name or its index.
+	Ring string `json:"ring,omitempty"`
 	// Comment is recorded with each decision (approve, reject).
 	Comment string `json:"comment,omitempty"`
 	// FromCheckpoint (retry) resumes after the last completed stage; absent: true.

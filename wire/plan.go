@@ -25,6 +25,7 @@ type Plan struct {
 	MissingTasks   []MissingTask     `json:"missingTasks,omitempty"` // tasks the store no longer holds; absent when none
 	StartAt        *time.Time        `json:"startAt,omitempty"`
 	StartRate      int               `json:"startRate,omitempty"` // task starts per minute; absent: no pacing
+	OnFailure      string            `json:"onFailure"`           // none, rollback or pause
 	Canary         *Canary           `json:"canary,omitempty"`    // absent: no canary wave
 	Rings          *Rings            `json:"rings,omitempty"`     // absent: no rollout in rings (a canary plan's two rings are here too)
 	CreatedAt      time.Time         `json:"createdAt"`
@@ -52,6 +53,8 @@ type Canary struct {
 type StageRef struct {
 	Name string `json:"name"`
 	Kind string `json:"kind"`
+	// Undo is the kind of the stage's undo, absent when it has none.
+	Undo string `json:"undo,omitempty"`
 }
 
 // PlanList is a page of plans, newest first. NextCursor, when set, is the ?cursor= of the

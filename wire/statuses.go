@@ -10,6 +10,7 @@ type TaskStatusRule struct {
 	AtRest      bool   `json:"atRest"`      // stays so until an operator acts
 	Retryable   bool   `json:"retryable"`   // a retry may start it again
 	Cancellable bool   `json:"cancellable"` // an operator may cancel it
+	Undoable    bool   `json:"undoable"`    // an operator may roll it back
 }
 
 // TaskStatusRules lists every task status, in display order, with its rules.

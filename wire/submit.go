@@ -20,6 +20,9 @@ type PlanRequest struct {
 	Seed          uint64          `json:"seed,omitempty"`  // shuffle's seed; 0: one derived from the tenant ids
 	Stages        []StageRequest  `json:"stages"`
 	Tenants       []TenantRequest `json:"tenants"`
+	// OnFailure is what a task that fails sets off: none (default), rollback (it undoes its
+	// completed stages) or pause (the plan pauses).
+	OnFailure string `json:"onFailure,omitempty"`
 }
 
 // WaveRequest is one ring of a progressive rollout. Size is a count (a number), a percentage
@@ -53,6 +56,9 @@ type StageRequest struct {
 	Params  map[string]any `json:"params,omitempty"`
 	Timeout string         `json:"timeout,omitempty"`
 	Retry   *RetryRequest  `json:"retry,omitempty"`
+	// Undo is the stage's compensation, run by a rollback once the stage completed (newest
+	// first); its name defaults to the stage's. A wave's health check has none.
+	Undo *StageRequest `json:"undo,omitempty"`
 }
 
 // RetryRequest is a stage's retry policy; omitted fields take the defaults.

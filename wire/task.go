@@ -7,26 +7,29 @@ import (
 
 // Task is a task as returned.
 type Task struct {
-	TaskID           string             `json:"taskId"`
-	TenantID         string             `json:"tenantId"`
-	PlanID           string             `json:"planId"`
-	Status           string             `json:"status"`
-	Attempt          int                `json:"attempt"`
-	CurrentStage     int                `json:"currentStage"`               // index of the next stage to run
-	CurrentStageName string             `json:"currentStageName,omitempty"` // empty once every stage ran
-	Stages           []StageRef         `json:"stages"`
-	PauseRequested   bool               `json:"pauseRequested"`
-	Executor         string             `json:"executor,omitempty"` // the executor whose run started it last
-	LastError        *Failure           `json:"lastError,omitempty"`
-	Attempts         []Attempt          `json:"attempts"`
-	CreatedAt        time.Time          `json:"createdAt"`
-	StartedAt        *time.Time         `json:"startedAt,omitempty"`
-	FinishedAt       *time.Time         `json:"finishedAt,omitempty"`
-	UpdatedAt        time.Time          `json:"updatedAt"`
-	Lease            *Lease             `json:"lease,omitempty"`
-	Checkpoint       *CheckpointSummary `json:"checkpoint,omitempty"`
-	Wait             *Wait              `json:"wait,omitempty"`     // set while the task is WAITING
-	Decision         *Decision          `json:"decision,omitempty"` // the latest operator decision on a gate
+	TaskID           string     `json:"taskId"`
+	TenantID         string     `json:"tenantId"`
+	PlanID           string     `json:"planId"`
+	Status           string     `json:"status"`
+	Attempt          int        `json:"attempt"`
+	CurrentStage     int        `json:"currentStage"`               // index of the next stage to run
+	CurrentStageName string     `json:"currentStageName,omitempty"` // empty once every stage ran
+	Stages           []StageRef `json:"stages"`
+	PauseRequested   bool       `json:"pauseRequested"`
+	// RollingBack: the task's runs undo its completed stages (a rollback); CurrentStage then
+	// counts the stages still applied.
+	RollingBack bool               `json:"rollingBack,omitempty"`
+	Executor    string             `json:"executor,omitempty"` // the executor whose run started it last
+	LastError   *Failure           `json:"lastError,omitempty"`
+	Attempts    []Attempt          `json:"attempts"`
+	CreatedAt   time.Time          `json:"createdAt"`
+	StartedAt   *time.Time         `json:"startedAt,omitempty"`
+	FinishedAt  *time.Time         `json:"finishedAt,omitempty"`
+	UpdatedAt   time.Time          `json:"updatedAt"`
+	Lease       *Lease             `json:"lease,omitempty"`
+	Checkpoint  *CheckpointSummary `json:"checkpoint,omitempty"`
+	Wait        *Wait              `json:"wait,omitempty"`     // set while the task is WAITING
+	Decision    *Decision          `json:"decision,omitempty"` // the latest operator decision on a gate
 }
 
 // Wait tells why a WAITING task waits: the gate stage it stands at (an approval stage, reason
@@ -83,6 +86,7 @@ type Attempt struct {
 	Error      string    `json:"error,omitempty"`
 	Code       int       `json:"code,omitempty"`
 	BackoffMs  int64     `json:"backoffMs,omitempty"`
+	Undo       bool      `json:"undo,omitempty"` // an attempt of the stage's undo (a rollback's)
 	// Stdout and Stderr are the ends of what the attempt printed (the exec kind: at most 4 KiB
 	// of each, secrets hidden), when the task's store still keeps them (its latest 20
 	// attempts); returned with one task (GET /v1/tasks/{taskId}, GET /v1/tenants/{tenantId}/task

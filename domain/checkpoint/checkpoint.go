@@ -148,6 +148,22 @@ func (c *Checkpoint) Record(index int, name string, output json.RawMessage, epoc
 	return nil
 }
 
+// Undo records that stage index, the last completed (named name), is undone by a rollback:
+// it is no longer completed, and its output goes with it (an undo of an earlier stage reads
+// the outputs of the stages still applied). The progress an undo saved goes too.
+func (c *Checkpoint) Undo(index int, name string, epoch uint64, now time.Time) error {
+	n := len(c.completedStages)
+	if index != n-1 || c.completedStages[index] != name {
+		return fmt.Errorf("%w: undo of stage %d (%s), the last completed is %d", ErrOutOfOrder, index, name, n-1)
+	}
+	// Capped: Clone shares the arrays, and a later Record must not write into another's.
+	c.completedStages, c.outputs = c.completedStages[:n-1:n-1], c.outputs[:n-1:n-1]
+	c.progress = nil
+	c.fence = max(c.fence, epoch)
+	c.savedAt = now.UTC()
+	return nil
+}
+
 // Reset forgets every completed stage: a retry from the start.
 func (c *Checkpoint) Reset(epoch uint64, now time.Time) {
 	c.completedStages, c.outputs, c.progress = nil, nil, nil

@@ -256,3 +256,24 @@ func TestCloneIsIndependent(t *testing.T) {
 	_, ok := c.Output("a")
 	require.False(t, ok)
 }
+
+// An undo takes the last completed stage and its output off the checkpoint, only that one,
+// and a clone taken before keeps them: a later Record writes into a new array.
+func TestUndoTakesTheLastCompletedStageOff(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	cp := checkpoint.New("T")
+	require.NoError(t, cp.Record(0, "a", json.RawMessage(`{"v":1}`), 1, now))
+	require.NoError(t, cp.Record(1, "b", json.RawMessage(`{"v":2}`), 1, now))
+	before := cp.Clone()
+	require.ErrorIs(t, cp.Undo(0, "a", 2, now), checkpoint.ErrOutOfOrder, "b is undone first")
+	require.ErrorIs(t, cp.Undo(1, "x", 2, now), checkpoint.ErrOutOfOrder, "named as it completed")
+	require.NoError(t, cp.Undo(1, "b", 2, now))
+	assert.Equal(t, 1, cp.Next())
+	_, ok := cp.Output("b")
+	assert.False(t, ok)
+	assert.Equal(t, uint64(2), cp.Fence())
+	require.NoError(t, cp.Record(1, "b", json.RawMessage(`{"v":3}`), 3, now))
+	out, _ := before.Output("b")
+	assert.JSONEq(t, `{"v":2}`, string(out), "the clone kept its own")
+}

@@ -17,6 +17,9 @@ const (
 	Task Kind = "task"
 	// Stage: a task completed a stage (its checkpoint moved on).
 	Stage Kind = "stage"
+	// Undo: a task rolling back undid a stage (its checkpoint moved back); Stage is the
+	// stage's index.
+	Undo Kind = "undo"
 )
 
 // Attempt summarises a task's latest stage attempt.

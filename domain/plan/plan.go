@@ -35,6 +35,8 @@ type Draft struct {
 	// Rollout rolls the plan out in rings (no waves: none); TaskIDs must then be in ring
 	// order, as Rollout.Bounds places them (Rollout.Deal).
 	Rollout Rollout
+	// OnFailure is what a task that fails sets off ("": OnFailureNone).
+	OnFailure OnFailure
 }
 
 // Plan is one rollout of a stage template to many tenants.
@@ -51,6 +53,7 @@ type Plan struct {
 	requestHash    string
 	canary         Canary
 	startRate      int
+	onFailure      OnFailure
 	rollout        Rollout      // the canary's two rings, for a canary plan
 	ring           Ring         // where the rollout stands (zero without one)
 	analysis       RingAnalysis // what the analyses of the latest bake measured
@@ -76,7 +79,7 @@ func New(d Draft, now time.Time) (*Plan, error) {
 		id: d.ID, name: d.Name, labels: d.Labels, stages: d.Stages, taskIDs: d.TaskIDs,
 		maxConcurrency: d.MaxConcurrency, failureBudget: d.FailureBudget, startAt: d.StartAt.UTC(),
 		idempotencyKey: d.IdempotencyKey, requestHash: d.RequestHash, canary: d.Canary, startRate: d.StartRate,
-		status: status, createdAt: now,
+		status: status, createdAt: now, onFailure: d.OnFailure.orNone(),
 	}
 	if d.Canary.Tenants > 0 && d.Rollout.Enabled() {
 		return nil, &stage.FieldError{Field: "canary", Reason: "a plan has a canary or waves, not both", Err: ErrInvalid}
@@ -109,6 +112,9 @@ func (p *Plan) check() error {
 	}
 	if p.startRate < 0 || p.startRate > MaxStartRate {
 		return bad("startRate", "must be between 0 (no pacing) and %d task starts per minute", MaxStartRate)
+	}
+	if !p.onFailure.Valid() {
+		return bad("onFailure", "must be one of %s", OnFailures)
 	}
 	if len(p.stages) == 0 {
 		return bad("stages", "at least one stage is required")
@@ -173,6 +179,9 @@ func (p *Plan) FailureBudget() int { return p.failureBudget }
 
 // StartAt returns when a scheduled plan starts (zero: at once).
 func (p *Plan) StartAt() time.Time { return p.startAt }
+
+// OnFailure returns what a task of the plan that fails sets off.
+func (p *Plan) OnFailure() OnFailure { return p.onFailure }
 
 // StartRate returns how many of the plan's tasks may start per minute (0: no pacing).
 func (p *Plan) StartRate() int { return p.startRate }

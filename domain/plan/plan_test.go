@@ -102,7 +102,7 @@ var matrix = map[plan.Status]map[string]plan.Status{
 	plan.Paused: {
 		"Resume": plan.Running, "Complete": plan.Completed, "Fail": plan.Failed, "Cancel": plan.Cancelled,
 	},
-	plan.Completed: {},
+	plan.Completed: {"Reopen": plan.Running},
 	plan.Failed:    {"Reopen": plan.Running},
 	plan.Cancelled: {"Reopen": plan.Running},
 }
@@ -149,12 +149,12 @@ func TestTransitionMatrix(t *testing.T) {
 
 func TestTransitionError(t *testing.T) {
 	t.Parallel()
-	p := inStatus(t, plan.Completed)
+	p := inStatus(t, plan.Running)
 	err := fmt.Errorf("wrapped: %w", p.Reopen())
 	require.ErrorIs(t, err, plan.ErrInvalidTransition)
 	var te *plan.TransitionError
 	require.True(t, errors.As(err, &te))
-	assert.Equal(t, plan.Completed, te.From)
+	assert.Equal(t, plan.Running, te.From)
 	assert.Equal(t, "reopen", te.Action)
 }
 

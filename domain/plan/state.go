@@ -31,6 +31,7 @@ type State struct {
 	FinishedAt     time.Time
 	Version        uint64 // see Plan.Version
 	Reason         string // see Plan.Reason
+	OnFailure      OnFailure
 }
 
 // State returns the plan's persisted form.
@@ -40,7 +41,7 @@ func (p *Plan) State() State {
 		MaxConcurrency: p.maxConcurrency, FailureBudget: p.failureBudget, StartAt: p.startAt,
 		IdempotencyKey: p.idempotencyKey, RequestHash: p.requestHash, Canary: p.canary, StartRate: p.startRate, Phase: p.Phase(),
 		Ring: p.ring, Analysis: p.Analysis(), Status: p.status, CreatedAt: p.createdAt, StartedAt: p.startedAt, FinishedAt: p.finishedAt,
-		Version: p.version, Reason: p.reason,
+		Version: p.version, Reason: p.reason, OnFailure: p.onFailure,
 	}
 	if p.canary.Tenants == 0 {
 		s.Rollout = p.rollout
@@ -62,6 +63,7 @@ func Load(s State) (*Plan, error) {
 		idempotencyKey: s.IdempotencyKey, requestHash: s.RequestHash, canary: s.Canary, startRate: s.StartRate,
 		rollout: s.Rollout, ring: s.Ring, analysis: s.Analysis, status: s.Status, createdAt: s.CreatedAt,
 		startedAt: s.StartedAt, finishedAt: s.FinishedAt, version: s.Version, reason: s.Reason,
+		onFailure: s.OnFailure.orNone(),
 	}
 	if s.Canary.Tenants > 0 {
 		if s.Rollout.Enabled() {

@@ -77,9 +77,10 @@ func (p *Plan) Cancel(now time.Time) error {
 	return nil
 }
 
-// Reopen brings a FAILED or CANCELLED plan back to RUNNING because one of its tasks was retried.
+// Reopen brings an ended plan back to RUNNING because one of its tasks was retried (FAILED,
+// CANCELLED) or rolled back (any end: the tenants of a COMPLETED plan may be rolled back).
 func (p *Plan) Reopen() error {
-	if p.status != Failed && p.status != Cancelled {
+	if p.status != Failed && p.status != Cancelled && p.status != Completed {
 		return p.refuse("reopen")
 	}
 	p.status = Running

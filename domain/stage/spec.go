@@ -22,7 +22,18 @@ type Spec struct {
 	Params  map[string]any
 	Timeout time.Duration // 0: no per-stage timeout
 	Retry   Policy
+	// Undo is the stage's compensation, or nil: what a rollback of a task runs for this stage
+	// once it completed (newest first), to put the tenant back as it was before it. It is a
+	// stage like any other (kind, params, timeout, retry), named after the stage it undoes,
+	// whose templates also read the outputs of the stages still applied (its own stage's
+	// included). An undo has no undo.
+	Undo *Spec
 }
+
+// UndoPrefix begins the name an undo's attempts are called by (stage.Request.Stage, the
+// idempotency key, EXECUTOR_STAGE): "undo:<stage>", a key space of its own, since no stage
+// name holds a ':'.
+const UndoPrefix = "undo:"
 
 // FieldError names the field of a spec or plan that is invalid.
 type FieldError struct {
@@ -53,6 +64,23 @@ func (s Spec) Validate(field string) (Spec, error) {
 		return s, err
 	}
 	s.Retry = p
+	if s.Undo != nil {
+		u := *s.Undo
+		if u.Undo != nil {
+			return s, &FieldError{Field: field + ".undo.undo", Reason: "an undo has no undo", Err: ErrInvalidSpec}
+		}
+		if u.Name == "" {
+			u.Name = s.Name
+		}
+		if u.Name != s.Name {
+			return s, &FieldError{Field: field + ".undo.name", Reason: "an undo is named after its stage (" + s.Name + ")", Err: ErrInvalidSpec}
+		}
+		checked, err := u.Validate(field + ".undo")
+		if err != nil {
+			return s, err
+		}
+		s.Undo = &checked
+	}
 	return s, nil
 }
 

@@ -16,7 +16,8 @@ func (t *Task) recordInDoubt(f Failure, now time.Time) {
 	t.ledger = append(t.ledger, a)
 }
 
-// InDoubt reports whether the next call of stage stageIndex must send the Idempotency-Key of
+// InDoubt reports whether the next call of stage stageIndex (of its undo, while the task rolls
+// back) must send the Idempotency-Key of
 // an earlier attempt whose outcome is in doubt, and returns that attempt: its Run is the run
 // whose key to send (stage.Request's KeyRun).
 //
@@ -47,10 +48,10 @@ func (t *Task) InDoubt(stageIndex int) (Attempt, bool) {
 }
 
 // latestOfStage returns the index of the last ledger entry of stage i among the first end
-// entries, or -1.
+// entries, in the task's direction (of the stage's undo while it rolls back), or -1.
 func (t *Task) latestOfStage(i, end int) int {
 	for n := end - 1; n >= 0; n-- {
-		if t.ledger[n].StageIndex == i {
+		if t.ledger[n].StageIndex == i && t.ledger[n].Undo == t.rollback {
 			return n
 		}
 	}

@@ -45,6 +45,12 @@ func (t *Task) recordUnderway(f Failure, now time.Time) {
 //     and EndedAt is now, when the writer learned of the interruption (at the latest).
 func (t *Task) underway(f Failure, now time.Time) (a Attempt, begun, ok bool) {
 	i := t.currentStage
+	if t.rollback { // undoing stage currentStage-1, if it has an undo (the others are skipped)
+		i--
+		if i < 0 || t.stages[i].Undo == nil {
+			return Attempt{}, false, false
+		}
+	}
 	if i >= len(t.stages) {
 		return Attempt{}, false, false
 	}
@@ -55,7 +61,7 @@ func (t *Task) underway(f Failure, now time.Time) (a Attempt, begun, ok bool) {
 	}
 	a = Attempt{
 		StageIndex: i, Stage: t.stages[i].Name, Run: t.attempt, Attempt: 1,
-		EndedAt: now, Outcome: OutcomeInterrupted, Class: f.Class,
+		EndedAt: now, Outcome: OutcomeInterrupted, Class: f.Class, Undo: t.rollback,
 	}
 	earliest := t.startedAt
 	if n := len(t.ledger); n > 0 && t.ledger[n-1].Run == t.attempt {
@@ -92,7 +98,7 @@ func (t *Task) underway(f Failure, now time.Time) (a Attempt, begun, ok bool) {
 // its stage's last entry in that run is a failed attempt awaiting a retry, and its last error
 // names that stage) gets it now, derived as underway derives it at the time the task stopped.
 func (t *Task) recordStaleCut() {
-	if (t.status != Interrupted && t.status != Cancelled) || t.lastError == nil {
+	if (t.status != Interrupted && t.status != Cancelled) || t.lastError == nil || t.rollback {
 		return
 	}
 	i := t.currentStage

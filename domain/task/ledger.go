@@ -53,6 +53,9 @@ type Attempt struct {
 	Error      string        // empty on success
 	Code       int           // remote status code, when one applies
 	Backoff    time.Duration // the wait chosen before the next attempt; 0 when none follows
+	// Undo: an attempt of the stage's undo (a rollback's), not of the stage. A run is either
+	// forward or a rollback, so (StageIndex, Run, Attempt) still names one entry.
+	Undo bool
 }
 
 // Failure is a task's last error, a structured record of what stopped it.

@@ -32,6 +32,7 @@ type State struct {
 	Executor       string   // see Task.Executor
 	Wait           *Wait    // set exactly when Status is WAITING
 	Verdict        *Verdict // the latest decision on a waiting stage, if any
+	Rollback       bool     // see Task.RollingBack
 }
 
 // State returns the task's persisted form. Slices and the last error are copies.
@@ -42,6 +43,7 @@ func (t *Task) State() State {
 		CurrentStage: t.currentStage, CreatedAt: t.createdAt, StartedAt: t.startedAt,
 		FinishedAt: t.finishedAt, UpdatedAt: t.updatedAt, HeartbeatAt: t.heartbeatAt, LastError: t.LastError(),
 		Ledger: t.Ledger(), Fence: t.fence, Version: t.version, Executor: t.executor, Wait: t.Wait(), Verdict: t.Verdict(),
+		Rollback: t.rollback,
 	}
 }
 
@@ -64,6 +66,12 @@ func Load(s State) (*Task, error) {
 		return bad("current stage %d out of range", s.CurrentStage)
 	case s.Status == Completed && s.CurrentStage != len(s.Stages):
 		return bad("completed before its last stage")
+	case s.Status == Completed && s.Rollback:
+		return bad("completed while rolling back")
+	case (s.Status == RolledBack || s.Status == RollbackFailed) && !s.Rollback:
+		return bad("%s without a rollback", s.Status)
+	case s.Status == RolledBack && s.CurrentStage != 0:
+		return bad("rolled back with %d stages still applied", s.CurrentStage)
 	case s.Attempt < 1:
 		return bad("attempt %d < 1", s.Attempt)
 	case s.Status.Terminal() && s.FinishedAt.IsZero():
@@ -98,7 +106,7 @@ func Load(s State) (*Task, error) {
 		currentStage: s.CurrentStage, createdAt: s.CreatedAt, startedAt: s.StartedAt,
 		finishedAt: s.FinishedAt, updatedAt: s.UpdatedAt, heartbeatAt: s.HeartbeatAt, lastError: lastErr,
 		ledger: append([]Attempt(nil), s.Ledger...), fence: s.Fence, version: s.Version, executor: s.Executor,
-		wait: copyOf(s.Wait), verdict: copyOf(s.Verdict),
+		wait: copyOf(s.Wait), verdict: copyOf(s.Verdict), rollback: s.Rollback,
 	}, nil
 }
 

@@ -15,10 +15,15 @@ const (
 	Failed      Status = "FAILED"
 	Cancelled   Status = "CANCELLED"
 	Interrupted Status = "INTERRUPTED"
+	// RolledBack: a rollback undid every stage the task had completed (Task.RolledBack).
+	RolledBack Status = "ROLLED_BACK"
+	// RollbackFailed: a rollback stopped at an undo that failed; the stages above it are
+	// undone, the others still applied (its last error names the undo).
+	RollbackFailed Status = "ROLLBACK_FAILED"
 )
 
 // Statuses lists every status in display order.
-var Statuses = []Status{Pending, Running, Waiting, Paused, Completed, Failed, Cancelled, Interrupted}
+var Statuses = []Status{Pending, Running, Waiting, Paused, Completed, Failed, Cancelled, Interrupted, RolledBack, RollbackFailed}
 
 // rules is what each status means to the rest of the executor: every status of Statuses has
 // an entry (a test fails when a status is added without one), and the methods below read
@@ -29,15 +34,19 @@ var rules = map[Status]struct {
 	atRest      bool // stays so until an operator acts (AtRest)
 	retryable   bool // a retry may start it again (Retryable)
 	cancellable bool // an operator may cancel it (Cancellable)
+	undoable    bool // a rollback may start from it (Undoable)
+	failed      bool // it did not deploy the tenant: a failure budget counts it (Failure)
 }{
-	Pending:     {cancellable: true},
-	Running:     {cancellable: true},
-	Waiting:     {atRest: true, cancellable: true},
-	Paused:      {atRest: true, retryable: true, cancellable: true},
-	Completed:   {terminal: true, settled: true, atRest: true},
-	Failed:      {terminal: true, settled: true, atRest: true, retryable: true},
-	Cancelled:   {terminal: true, settled: true, atRest: true, retryable: true},
-	Interrupted: {settled: true, atRest: true, retryable: true, cancellable: true},
+	Pending:        {cancellable: true},
+	Running:        {cancellable: true},
+	Waiting:        {atRest: true, cancellable: true},
+	Paused:         {atRest: true, retryable: true, cancellable: true, undoable: true},
+	Completed:      {terminal: true, settled: true, atRest: true, undoable: true},
+	Failed:         {terminal: true, settled: true, atRest: true, retryable: true, undoable: true, failed: true},
+	Cancelled:      {terminal: true, settled: true, atRest: true, retryable: true, undoable: true},
+	Interrupted:    {settled: true, atRest: true, retryable: true, cancellable: true, undoable: true},
+	RolledBack:     {terminal: true, settled: true, atRest: true, retryable: true, failed: true},
+	RollbackFailed: {terminal: true, settled: true, atRest: true, retryable: true, undoable: true, failed: true},
 }
 
 // Terminal reports whether no run of the task is under way or owed: a tenant whose latest task
@@ -61,6 +70,17 @@ func (s Status) Retryable() bool { return rules[s].retryable }
 // Cancellable reports whether an operator may cancel the task in s (Task.Cancel): any status
 // that is not terminal.
 func (s Status) Cancellable() bool { return rules[s].cancellable }
+
+// Undoable reports whether an operator may roll the task back from s (Task.Rollback): it
+// has run, and is not running nor waiting, nor rolled back already.
+func (s Status) Undoable() bool { return rules[s].undoable }
+
+// Failure reports whether a task that ended in s did not deploy its tenant: FAILED, and a
+// rollback's ends. A ring's failure budget counts these.
+func (s Status) Failure() bool { return rules[s].failed }
+
+// UndoableStatuses lists the statuses Undoable accepts, in display order.
+func UndoableStatuses() []Status { return statusesWhere(Status.Undoable) }
 
 // RetryableStatuses lists the statuses Retryable accepts, in display order.
 func RetryableStatuses() []Status { return statusesWhere(Status.Retryable) }

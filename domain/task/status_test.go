@@ -56,16 +56,18 @@ func TestEveryStatusHasItsRules(t *testing.T) {
 
 func TestStatusRules(t *testing.T) {
 	t.Parallel()
-	type rules struct{ settled, atRest, retryable, cancellable bool }
+	type rules struct{ settled, atRest, retryable, cancellable, undoable, failure bool }
 	want := map[task.Status]rules{
-		task.Pending:     {cancellable: true},
-		task.Running:     {cancellable: true},
-		task.Waiting:     {atRest: true, cancellable: true},
-		task.Paused:      {atRest: true, retryable: true, cancellable: true},
-		task.Completed:   {settled: true, atRest: true},
-		task.Failed:      {settled: true, atRest: true, retryable: true},
-		task.Cancelled:   {settled: true, atRest: true, retryable: true},
-		task.Interrupted: {settled: true, atRest: true, retryable: true, cancellable: true},
+		task.Pending:        {cancellable: true},
+		task.Running:        {cancellable: true},
+		task.Waiting:        {atRest: true, cancellable: true},
+		task.Paused:         {atRest: true, retryable: true, cancellable: true, undoable: true},
+		task.Completed:      {settled: true, atRest: true, undoable: true},
+		task.Failed:         {settled: true, atRest: true, retryable: true, undoable: true, failure: true},
+		task.Cancelled:      {settled: true, atRest: true, retryable: true, undoable: true},
+		task.Interrupted:    {settled: true, atRest: true, retryable: true, cancellable: true, undoable: true},
+		task.RolledBack:     {settled: true, atRest: true, retryable: true, failure: true},
+		task.RollbackFailed: {settled: true, atRest: true, retryable: true, undoable: true, failure: true},
 	}
 	require.Len(t, task.Statuses, len(want))
 	for _, s := range task.Statuses {
@@ -73,14 +75,15 @@ func TestStatusRules(t *testing.T) {
 			t.Parallel()
 			w, ok := want[s]
 			require.True(t, ok, "no expectation for %s", s)
-			assert.Equal(t, w, rules{s.Settled(), s.AtRest(), s.Retryable(), s.Cancellable()})
+			assert.Equal(t, w, rules{s.Settled(), s.AtRest(), s.Retryable(), s.Cancellable(), s.Undoable(), s.Failure()})
 			if s.Terminal() {
 				assert.True(t, s.Settled(), "a terminal status is settled")
 				assert.True(t, s.AtRest(), "a terminal status is at rest")
 			}
 		})
 	}
-	assert.Equal(t, []task.Status{task.Paused, task.Failed, task.Cancelled, task.Interrupted}, task.RetryableStatuses())
+	assert.Equal(t, []task.Status{task.Paused, task.Failed, task.Cancelled, task.Interrupted, task.RolledBack, task.RollbackFailed}, task.RetryableStatuses())
+	assert.Equal(t, []task.Status{task.Paused, task.Completed, task.Failed, task.Cancelled, task.Interrupted, task.RollbackFailed}, task.UndoableStatuses())
 	assert.Equal(t, []task.Status{task.Pending, task.Running, task.Waiting, task.Paused, task.Interrupted}, task.CancellableStatuses())
 	for _, bogus := range []task.Status{"", "BOGUS"} {
 		assert.False(t, bogus.Settled() || bogus.AtRest() || bogus.Retryable() || bogus.Cancellable() || bogus.Terminal())
@@ -98,6 +101,12 @@ func TestTransitionsFollowTheRules(t *testing.T) {
 			t.Parallel()
 			err := inStatus(t, s).Retry(0, now)
 			if s.Retryable() {
+				assert.NoError(t, err)
+			} else {
+				require.ErrorIs(t, err, task.ErrInvalidTransition)
+			}
+			err = inStatus(t, s).Rollback(now)
+			if s.Undoable() {
 				assert.NoError(t, err)
 			} else {
 				require.ErrorIs(t, err, task.ErrInvalidTransition)

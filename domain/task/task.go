@@ -32,6 +32,9 @@ type Task struct {
 	version        uint64   // of the stored state this copy derives from (Version)
 	wait           *Wait    // set while WAITING
 	verdict        *Verdict // the latest operator decision on a waiting stage
+	// rollback: the task's runs undo the stages it completed, newest first, instead of
+	// running the next one (RollingBack); currentStage then counts the stages still applied.
+	rollback bool
 }
 
 // New returns a PENDING task for tenantID in planID. stages is the plan's template (shared, not
@@ -81,7 +84,9 @@ func (t *Task) PauseRequested() bool { return t.pauseRequested }
 // Attempt returns the run number: 1 on the first run, +1 per retry.
 func (t *Task) Attempt() int { return t.attempt }
 
-// CurrentStage returns the index of the next stage to run (len(Stages) once all ran).
+// CurrentStage returns the index of the next stage to run (len(Stages) once all ran): the
+// number of stages completed and still applied. A task rolling back undoes stage
+// CurrentStage()-1 next.
 func (t *Task) CurrentStage() int { return t.currentStage }
 
 // CreatedAt returns when the task was created.
@@ -150,6 +155,11 @@ func (t *Task) Decision() *stage.Decision {
 	d := v.Decision
 	return &d
 }
+
+// RollingBack reports whether the task's runs undo its completed stages (a rollback, started
+// by Rollback or TurnBack) rather than run the next one. It stays so once ROLLED_BACK or
+// ROLLBACK_FAILED, until a retry of a ROLLED_BACK task runs it forward again.
+func (t *Task) RollingBack() bool { return t.rollback }
 
 // Fence returns the fence epoch of the run that owns the task.
 func (t *Task) Fence() uint64 { return t.fence }

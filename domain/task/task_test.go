@@ -76,6 +76,17 @@ func inStatus(t *testing.T, s task.Status) *task.Task {
 	case task.Interrupted:
 		start()
 		step(tk.Interrupt(task.Failure{Stage: "a", Class: stage.ClassLeaseLost, Message: "lease lost"}, now))
+	case task.RolledBack:
+		start()
+		step(tk.CompleteStage(0, now))
+		step(tk.TurnBack(task.Failure{Stage: "b", Attempt: 1, Class: stage.ClassPermanent, Message: "boom"}, now))
+		step(tk.UndoStage(0, now))
+		step(tk.RolledBack(now))
+	case task.RollbackFailed:
+		start()
+		step(tk.CompleteStage(0, now))
+		step(tk.TurnBack(task.Failure{Stage: "b", Attempt: 1, Class: stage.ClassPermanent, Message: "boom"}, now))
+		step(tk.Fail(task.Failure{Stage: "a", Attempt: 1, Class: stage.ClassPermanent, Message: "undo failed"}, now))
 	default:
 		t.Fatalf("no fixture for status %q", s)
 	}
@@ -111,6 +122,13 @@ func fixtures() []fixture {
 			require.NoError(t, tk.CompleteStage(1, t0))
 			return tk
 		}},
+		fixture{name: "RUNNING+rollingBack", status: task.Running, build: func(t *testing.T) *task.Task {
+			t.Helper()
+			tk := inStatus(t, task.Running)
+			require.NoError(t, tk.CompleteStage(0, t0))
+			require.NoError(t, tk.TurnBack(task.Failure{Stage: "b", Class: stage.ClassPermanent, Message: "boom"}, t0))
+			return tk
+		}},
 	)
 }
 
@@ -139,6 +157,12 @@ var actions = []action{
 	{"Decide", func(tk *task.Task, now time.Time) error {
 		return tk.Decide(stage.Decision{Approved: true, DecidedAt: now}, now)
 	}},
+	{"TurnBack", func(tk *task.Task, now time.Time) error {
+		return tk.TurnBack(task.Failure{Stage: "a", Class: stage.ClassPermanent, Message: "x"}, now)
+	}},
+	{"Rollback", func(tk *task.Task, now time.Time) error { return tk.Rollback(now) }},
+	{"UndoStage", func(tk *task.Task, now time.Time) error { return tk.UndoStage(tk.CurrentStage()-1, now) }},
+	{"RolledBack", func(tk *task.Task, now time.Time) error { return tk.RolledBack(now) }},
 	{"Record", func(tk *task.Task, now time.Time) error {
 		return tk.Record(task.Attempt{Stage: "a", Run: tk.Attempt(), Attempt: 1, StartedAt: now, EndedAt: now, Outcome: task.OutcomeSucceeded})
 	}},
@@ -170,28 +194,35 @@ var matrix = map[string]map[string]outcome{
 	"RUNNING": {
 		"CompleteStage": to(task.Running), "Complete": outOfOrder, "Fail": to(task.Failed), "HandBack": to(task.Pending),
 		"Interrupt": to(task.Interrupted), "Pause": to(task.Paused), "RequestPause": to(task.Running),
-		"Cancel": to(task.Cancelled), "Record": to(task.Running), "Await": to(task.Waiting),
+		"Cancel": to(task.Cancelled), "Record": to(task.Running), "Await": to(task.Waiting), "TurnBack": to(task.Running),
 	},
 	"RUNNING+pauseRequested": {
 		"CompleteStage": to(task.Running), "Complete": outOfOrder, "Fail": to(task.Failed), "HandBack": to(task.Pending),
 		"Interrupt": to(task.Interrupted), "Pause": to(task.Paused), "RequestPause": to(task.Running),
 		"Resume": to(task.Running), "Cancel": to(task.Cancelled), "Record": to(task.Running),
-		"Await": to(task.Waiting),
+		"Await": to(task.Waiting), "TurnBack": to(task.Running),
 	},
 	"RUNNING+allStagesDone": {
 		"CompleteStage": outOfOrder, "Complete": to(task.Completed), "Fail": to(task.Failed), "HandBack": to(task.Pending),
 		"Interrupt": to(task.Interrupted), "Pause": to(task.Paused), "RequestPause": to(task.Running),
-		"Cancel": to(task.Cancelled), "Record": to(task.Running), "Await": outOfOrder,
+		"Cancel": to(task.Cancelled), "Record": to(task.Running), "Await": outOfOrder, "TurnBack": to(task.Running),
+	},
+	"RUNNING+rollingBack": {
+		"Fail": to(task.RollbackFailed), "HandBack": to(task.Pending), "UndoStage": to(task.Running), "RolledBack": outOfOrder,
+		"Interrupt": to(task.Interrupted), "Pause": to(task.Paused), "RequestPause": to(task.Running),
+		"Cancel": to(task.Cancelled), "Record": to(task.Running), "Await": to(task.Waiting),
 	},
 	"WAITING": {"Cancel": to(task.Cancelled), "Decide": to(task.Pending)},
 	"PAUSED": {
 		"RequestPause": to(task.Paused), "Resume": to(task.Pending), "Cancel": to(task.Cancelled),
-		"Retry": to(task.Pending),
+		"Retry": to(task.Pending), "Rollback": to(task.Pending),
 	},
-	"COMPLETED":   {},
-	"FAILED":      {"Retry": to(task.Pending)},
-	"CANCELLED":   {"Retry": to(task.Pending)},
-	"INTERRUPTED": {"Cancel": to(task.Cancelled), "Retry": to(task.Pending)},
+	"COMPLETED":       {"Rollback": to(task.Pending)},
+	"FAILED":          {"Retry": to(task.Pending), "Rollback": to(task.Pending)},
+	"CANCELLED":       {"Retry": to(task.Pending), "Rollback": to(task.Pending)},
+	"INTERRUPTED":     {"Cancel": to(task.Cancelled), "Retry": to(task.Pending), "Rollback": to(task.Pending)},
+	"ROLLED_BACK":     {"Retry": to(task.Pending)},
+	"ROLLBACK_FAILED": {"Retry": to(task.Pending), "Rollback": to(task.Pending)},
 }
 
 func TestTransitionMatrix(t *testing.T) {
@@ -257,7 +288,7 @@ func TestStatusTerminal(t *testing.T) {
 	t.Parallel()
 	want := map[task.Status]bool{
 		task.Pending: false, task.Running: false, task.Waiting: false, task.Paused: false, task.Interrupted: false,
-		task.Completed: true, task.Failed: true, task.Cancelled: true,
+		task.Completed: true, task.Failed: true, task.Cancelled: true, task.RolledBack: true, task.RollbackFailed: true,
 	}
 	require.Len(t, task.Statuses, len(want))
 	for _, s := range task.Statuses {

@@ -60,7 +60,7 @@ func (t *Task) Record(a Attempt) error {
 
 // CompleteStage marks stage index done; stages complete strictly in order.
 func (t *Task) CompleteStage(index int, now time.Time) error {
-	if t.status != Running {
+	if t.status != Running || t.rollback {
 		return t.refuse("complete a stage of")
 	}
 	if index != t.currentStage || index >= len(t.stages) {
@@ -74,7 +74,7 @@ func (t *Task) CompleteStage(index int, now time.Time) error {
 
 // Complete ends a run that ran every stage: RUNNING → COMPLETED.
 func (t *Task) Complete(now time.Time) error {
-	if t.status != Running {
+	if t.status != Running || t.rollback {
 		return t.refuse("complete")
 	}
 	if t.currentStage != len(t.stages) {
@@ -84,10 +84,15 @@ func (t *Task) Complete(now time.Time) error {
 	return nil
 }
 
-// Fail ends the run with f: RUNNING → FAILED.
+// Fail ends the run with f: RUNNING → FAILED, or ROLLBACK_FAILED for a rollback's run (f
+// names the undo that failed).
 func (t *Task) Fail(f Failure, now time.Time) error {
 	if t.status != Running {
 		return t.refuse("fail")
+	}
+	if t.rollback {
+		t.end(RollbackFailed, &f, now)
+		return nil
 	}
 	t.end(Failed, &f, now)
 	return nil
@@ -207,7 +212,9 @@ func (t *Task) Cancel(reason *Failure, now time.Time) error {
 }
 
 // Retry starts a new run at stage from (the stage after the checkpoint, or 0):
-// FAILED | CANCELLED | PAUSED | INTERRUPTED → PENDING, attempt+1. The last error is cleared:
+// FAILED | CANCELLED | PAUSED | INTERRUPTED | ROLLED_BACK | ROLLBACK_FAILED → PENDING,
+// attempt+1. A task rolling back goes on rolling back (from: the stages still applied), but
+// a ROLLED_BACK one, with nothing left to undo, runs forward again. The last error is cleared:
 // the ledger keeps what stopped the previous run. A task stopped inside a stage whose ledger
 // lacks the attempt it was cut in (stored before such attempts were recorded) gets it first.
 func (t *Task) Retry(from int, now time.Time) error {
@@ -218,6 +225,9 @@ func (t *Task) Retry(from int, now time.Time) error {
 		return ErrStageOutOfOrder
 	}
 	t.recordStaleCut()
+	if t.status == RolledBack {
+		t.rollback = false
+	}
 	t.status = Pending
 	t.attempt++
 	t.currentStage = from

@@ -40,7 +40,7 @@ func planFields(p *plan.Plan, updated time.Time) ([]any, error) {
 		"maxConcurrency", s.MaxConcurrency, "failureBudget", s.FailureBudget,
 		"startAt", encTime(s.StartAt), "createdAt", encTime(s.CreatedAt),
 		"idempotencyKey", s.IdempotencyKey, "canary", canary, "startRate", s.StartRate,
-		"requestHash", s.RequestHash, "waves", waves,
+		"requestHash", s.RequestHash, "waves", waves, "onFailure", string(s.OnFailure),
 	}...), nil
 }
 
@@ -63,6 +63,7 @@ func decodePlan(h map[string]string) (*plan.Plan, error) {
 		ID: h["planId"], Name: h["name"], Status: plan.Status(h["status"]), IdempotencyKey: h["idempotencyKey"],
 		RequestHash: h["requestHash"], // absent in plans written before it existed: replayed whatever the body
 		Phase:       plan.Phase(h["phase"]), Reason: h["reason"],
+		OnFailure: plan.OnFailure(h["onFailure"]), // absent in plans written before it existed: none
 	}
 	var err error
 	if v := h["version"]; v != "" { // absent in plans written before versions existed: 0

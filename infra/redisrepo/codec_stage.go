@@ -2,6 +2,7 @@ package redisrepo
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/executor-dev/executor/domain/stage"
@@ -14,6 +15,7 @@ type specJSON struct {
 	Params  map[string]any `json:"params,omitempty"`
 	Timeout string         `json:"timeout,omitempty"`
 	Retry   retryJSON      `json:"retry"`
+	Undo    *specJSON      `json:"undo,omitempty"`
 }
 
 type retryJSON struct {
@@ -27,18 +29,27 @@ type retryJSON struct {
 func encSpecs(specs []stage.Spec) ([]byte, error) {
 	out := make([]specJSON, len(specs))
 	for i, s := range specs {
-		out[i] = specJSON{
-			Name: s.Name, Kind: s.Kind, Params: s.Params,
-			Retry: retryJSON{
-				MaxAttempts: s.Retry.MaxAttempts, InitialBackoff: s.Retry.InitialBackoff.String(),
-				MaxBackoff: s.Retry.MaxBackoff.String(), Multiplier: s.Retry.Multiplier, Jitter: string(s.Retry.Jitter),
-			},
-		}
-		if s.Timeout > 0 {
-			out[i].Timeout = s.Timeout.String()
-		}
+		out[i] = encSpec(s)
 	}
 	return json.Marshal(out)
+}
+
+func encSpec(s stage.Spec) specJSON {
+	out := specJSON{
+		Name: s.Name, Kind: s.Kind, Params: s.Params,
+		Retry: retryJSON{
+			MaxAttempts: s.Retry.MaxAttempts, InitialBackoff: s.Retry.InitialBackoff.String(),
+			MaxBackoff: s.Retry.MaxBackoff.String(), Multiplier: s.Retry.Multiplier, Jitter: string(s.Retry.Jitter),
+		},
+	}
+	if s.Timeout > 0 {
+		out.Timeout = s.Timeout.String()
+	}
+	if s.Undo != nil {
+		u := encSpec(*s.Undo)
+		out.Undo = &u
+	}
+	return out
 }
 
 func decSpecs(b []byte) ([]stage.Spec, error) {
@@ -48,22 +59,37 @@ func decSpecs(b []byte) ([]stage.Spec, error) {
 	}
 	out := make([]stage.Spec, len(in))
 	for i, s := range in {
-		spec := stage.Spec{Name: s.Name, Kind: s.Kind, Params: s.Params, Retry: stage.Policy{
-			MaxAttempts: s.Retry.MaxAttempts, Multiplier: s.Retry.Multiplier, Jitter: stage.Jitter(s.Retry.Jitter),
-		}}
-		var err error
-		if spec.Timeout, err = parseDuration(s.Timeout); err != nil {
-			return nil, err
-		}
-		if spec.Retry.InitialBackoff, err = parseDuration(s.Retry.InitialBackoff); err != nil {
-			return nil, err
-		}
-		if spec.Retry.MaxBackoff, err = parseDuration(s.Retry.MaxBackoff); err != nil {
+		spec, err := decSpec(s)
+		if err != nil {
 			return nil, err
 		}
 		out[i] = spec
 	}
 	return out, nil
+}
+
+func decSpec(s specJSON) (stage.Spec, error) {
+	spec := stage.Spec{Name: s.Name, Kind: s.Kind, Params: s.Params, Retry: stage.Policy{
+		MaxAttempts: s.Retry.MaxAttempts, Multiplier: s.Retry.Multiplier, Jitter: stage.Jitter(s.Retry.Jitter),
+	}}
+	var err error
+	if spec.Timeout, err = parseDuration(s.Timeout); err != nil {
+		return spec, err
+	}
+	if spec.Retry.InitialBackoff, err = parseDuration(s.Retry.InitialBackoff); err != nil {
+		return spec, err
+	}
+	if spec.Retry.MaxBackoff, err = parseDuration(s.Retry.MaxBackoff); err != nil {
+		return spec, err
+	}
+	if s.Undo != nil {
+		u, err := decSpec(*s.Undo)
+		if err != nil {
+			return spec, fmt.Errorf("undo: %w", err)
+		}
+		spec.Undo = &u
+	}
+	return spec, nil
 }
 
 func parseDuration(s string) (time.Duration, error) {

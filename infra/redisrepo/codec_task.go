@@ -25,6 +25,7 @@ func ledgerField(n int) string { return "l" + strconv.Itoa(n) }
 //
 //	<stageIndex>|<run>|<attempt>|<start: µs after the task's createdAt>|<duration µs>|<outcome>|<class>|<code>|<backoff ms>|<error>
 //
+// An attempt of a stage's undo (a rollback's) has its stage index written "u<stageIndex>".
 // The outcome is one letter (s succeeded, f failed, i interrupted; outcomeCodes). class, code, backoff and error are empty when zero, and when all four are (an attempt that
 // succeeded) the record ends after the outcome: it has attemptFieldsShort parts. The error
 // comes last, so it may hold '|'. The stage name is not stored: it is the name of stage
@@ -53,6 +54,9 @@ func encAttempt(a task.Attempt, base int64) string {
 	start := a.StartedAt.UnixMicro()
 	var b strings.Builder
 	b.Grow(48 + len(a.Error))
+	if a.Undo {
+		b.WriteByte('u')
+	}
 	for _, n := range []int64{int64(a.StageIndex), int64(a.Run), int64(a.Attempt), start - base, a.EndedAt.UnixMicro() - start} {
 		b.WriteString(strconv.FormatInt(n, 10))
 		b.WriteByte('|')
@@ -90,6 +94,8 @@ func decAttempt(rec string, stages []stage.Spec, base int64) (task.Attempt, erro
 	default:
 		return task.Attempt{}, fmt.Errorf("%d parts, want %d or %d", len(p), attemptFieldsShort, attemptFields)
 	}
+	undo := strings.HasPrefix(p[0], "u")
+	p[0] = strings.TrimPrefix(p[0], "u")
 	var n [5]int64
 	for i, name := range []string{"stage index", "run", "attempt", "start", "duration"} {
 		v, err := strconv.ParseInt(p[i], 10, 64)
@@ -119,7 +125,7 @@ func decAttempt(rec string, stages []stage.Spec, base int64) (task.Attempt, erro
 		StageIndex: int(n[0]), Stage: stages[n[0]].Name, Run: int(n[1]), Attempt: int(n[2]),
 		StartedAt: time.UnixMicro(base + n[3]).UTC(), EndedAt: time.UnixMicro(base + n[3] + n[4]).UTC(),
 		Outcome: outcomeOf(p[5]), Class: stage.Class(p[6]), Code: int(code),
-		Backoff: time.Duration(backoff) * time.Millisecond, Error: p[9],
+		Backoff: time.Duration(backoff) * time.Millisecond, Error: p[9], Undo: undo,
 	}, nil
 }
 
@@ -159,6 +165,7 @@ const (
 	fWait
 	fVerdict
 	fExecutor
+	fRollback
 	nRunFields
 )
 
@@ -167,6 +174,7 @@ var runFieldNames = [nRunFields]string{
 	fStatus: "status", fPauseRequested: "pauseRequested", fAttempt: "attempt", fStage: "stage",
 	fStartedAt: "startedAt", fFinishedAt: "finishedAt", fUpdatedAt: "updatedAt", fHeartbeatAt: "heartbeatAt",
 	fLastError: "lastError", fLedger: "ledger", fWait: "wait", fVerdict: "verdict", fExecutor: "executor",
+	fRollback: "rollback",
 }
 
 // runFieldArgs are runFieldNames as command arguments, converted to interfaces once (a
@@ -245,6 +253,9 @@ func runFields(t *task.Task, ledgerFrom int) (runValues, error) {
 	}
 	v.vals[fLedger] = strconv.Itoa(t.LedgerLen())
 	v.vals[fExecutor] = t.Executor()
+	if t.RollingBack() {
+		v.vals[fRollback] = "1"
+	}
 	v.ledgerFrom = min(max(ledgerFrom, 0), t.LedgerLen())
 	if n := t.LedgerLen() - v.ledgerFrom; n > 0 {
 		base := t.CreatedAt().UnixMicro()
@@ -271,6 +282,7 @@ func decodeTask(h map[string]string, stages []stage.Spec) (*task.Task, error) {
 	s := task.State{
 		ID: h["taskId"], PlanID: h["planId"], TenantID: h["tenantId"], Stages: stages,
 		Status: task.Status(h["status"]), PauseRequested: h["pauseRequested"] == "1", Executor: h["executor"],
+		Rollback: h["rollback"] == "1",
 	}
 	var err error
 	ints := map[string]*int{"attempt": &s.Attempt, "stage": &s.CurrentStage}
