@@ -47,6 +47,7 @@ type Registry struct {
 	fenced          prometheus.Counter
 	leaseContention prometheus.Counter
 	leaseLost       prometheus.Counter
+	rollbacks       *prometheus.CounterVec
 	scheduleLate    prometheus.Histogram
 	httpDuration    *prometheus.HistogramVec
 }
@@ -77,6 +78,10 @@ func New(opts Options) *Registry {
 			Namespace: namespace, Name: "lease_lost_total",
 			Help: "Task runs that lost their tenant's lease while running (the task ends INTERRUPTED).",
 		}),
+		rollbacks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "rollbacks_started_total",
+			Help: "Task rollbacks started, by trigger: on_failure (the plan's onFailure turned a failed run back) or operator (a rollback of a tenant, a filter, or a rejected ring). How they end: executor_tasks{status=\"ROLLED_BACK\"|\"ROLLBACK_FAILED\"}; their undo attempts are in executor_stage_duration_seconds.",
+		}, []string{"trigger"}),
 		scheduleLate: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: namespace, Name: "scheduled_start_lateness_seconds",
 			Help:    "How late scheduled plans started after their startAt, on the executor that started them (target: under 50 ms).",
@@ -91,7 +96,7 @@ func New(opts Options) *Registry {
 	r.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		r.stageDuration, r.stageRetries, r.fenced, r.leaseContention, r.leaseLost, r.scheduleLate, r.httpDuration,
+		r.stageDuration, r.stageRetries, r.fenced, r.leaseContention, r.leaseLost, r.rollbacks, r.scheduleLate, r.httpDuration,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "redis_degraded",
 			Help: "1 while the executor runs on memory because Redis is away, else 0 (always 0 on the in-memory store).",
@@ -157,6 +162,9 @@ func (r *Registry) ScheduledStart(late time.Duration) { r.scheduleLate.Observe(m
 
 // LeaseLost counts a run that lost its tenant's lease.
 func (r *Registry) LeaseLost() { r.leaseLost.Inc() }
+
+// RollbackStarted counts a task rollback that started, by trigger.
+func (r *Registry) RollbackStarted(trigger string) { r.rollbacks.WithLabelValues(trigger).Inc() }
 
 // ObserveRequest observes an HTTP request: its route pattern (never the raw path), method,
 // status code and duration. It is the api's Options.ObserveRequest.

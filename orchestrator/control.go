@@ -232,9 +232,13 @@ func (ctl *control) RetryTask(ctx context.Context, taskID string, fromCheckpoint
 // stages still applied. A finished plan is reopened. Like a retry, it never starts while a
 // run holds the task: a RUNNING or WAITING task is refused (cancel or pause it first).
 func (ctl *control) RollbackTask(ctx context.Context, taskID string) error {
-	return ctl.requeue(ctx, taskID, func(t *task.Task, _ *checkpoint.Checkpoint) (*checkpoint.Checkpoint, error) {
+	err := ctl.requeue(ctx, taskID, func(t *task.Task, _ *checkpoint.Checkpoint) (*checkpoint.Checkpoint, error) {
 		return nil, t.Rollback(ctl.now())
 	})
+	if err == nil {
+		ctl.cfg.Metrics.RollbackStarted(TriggerOperator)
+	}
+	return err
 }
 
 // CancelTask ends a task for good, by a compare-and-set, wherever it runs: its run (here or on

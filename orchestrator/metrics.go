@@ -29,7 +29,16 @@ type Metrics interface {
 	// ScheduledStart is told of every scheduled plan this executor started, with how late it
 	// started after its startAt.
 	ScheduledStart(late time.Duration)
+	// RollbackStarted is told of every rollback of a task that starts: trigger is
+	// TriggerOnFailure (the plan's onFailure turned a failed run back) or TriggerOperator.
+	RollbackStarted(trigger string)
 }
+
+// What starts a rollback, as Metrics.RollbackStarted is told.
+const (
+	TriggerOnFailure = "on_failure"
+	TriggerOperator  = "operator"
+)
 
 // noMetrics is the Metrics of an orchestrator nobody measures.
 type noMetrics struct{}
@@ -40,6 +49,7 @@ func (noMetrics) Fenced()                                 {}
 func (noMetrics) LeaseContended()                         {}
 func (noMetrics) LeaseLost()                              {}
 func (noMetrics) ScheduledStart(time.Duration)            {}
+func (noMetrics) RollbackStarted(string)                  {}
 
 // observeAttempt reports a stage attempt of kind that has ended (entry has its outcome).
 func (o *core) observeAttempt(kind string, entry *task.Attempt) {

@@ -31,10 +31,11 @@ type recordingMetrics struct {
 	fenced    int
 	contended int
 	lost      int
+	rollbacks map[string]int // trigger -> rollbacks started
 }
 
 func newRecordingMetrics() *recordingMetrics {
-	return &recordingMetrics{stages: map[string]int{}, retries: map[string]int{}}
+	return &recordingMetrics{stages: map[string]int{}, retries: map[string]int{}, rollbacks: map[string]int{}}
 }
 
 func (m *recordingMetrics) StageDone(kind, outcome string, d time.Duration) {
@@ -56,6 +57,11 @@ func (m *recordingMetrics) Fenced()                      { m.mu.Lock(); m.fenced
 func (m *recordingMetrics) LeaseContended()              { m.mu.Lock(); m.contended++; m.mu.Unlock() }
 func (m *recordingMetrics) LeaseLost()                   { m.mu.Lock(); m.lost++; m.mu.Unlock() }
 func (m *recordingMetrics) ScheduledStart(time.Duration) {}
+func (m *recordingMetrics) RollbackStarted(trigger string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.rollbacks[trigger]++
+}
 
 // snapshot returns copies of the counts.
 func (m *recordingMetrics) snapshot() (stages, retries map[string]int, fenced, contended int) {

@@ -109,6 +109,7 @@ func (run *taskRun) turnBack(entry *task.Attempt, f task.Failure, log *slog.Logg
 		return false
 	}
 	run.attempt = run.cur().Attempt()
+	run.o.cfg.Metrics.RollbackStarted(TriggerOnFailure)
 	log.Warn("stage failed; rolling the task back", "class", f.Class, "err", f.Message, "run", run.attempt)
 	return true
 }

@@ -77,10 +77,20 @@ func (p *Plan) Cancel(now time.Time) error {
 	return nil
 }
 
-// Reopen brings an ended plan back to RUNNING because one of its tasks was retried (FAILED,
-// CANCELLED) or rolled back (any end: the tenants of a COMPLETED plan may be rolled back).
+// Reopen brings a FAILED or CANCELLED plan back to RUNNING because one of its tasks was retried.
 func (p *Plan) Reopen() error {
-	if p.status != Failed && p.status != Cancelled && p.status != Completed {
+	if p.status != Failed && p.status != Cancelled {
+		return p.refuse("reopen")
+	}
+	p.status = Running
+	p.finishedAt = time.Time{}
+	return nil
+}
+
+// ReopenToRollBack brings an ended plan back to RUNNING because one of its tasks is rolled
+// back: a COMPLETED plan too (its change may prove bad after it completed).
+func (p *Plan) ReopenToRollBack() error {
+	if !p.status.Terminal() {
 		return p.refuse("reopen")
 	}
 	p.status = Running

@@ -86,6 +86,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"Task/ConcurrentUpdatesLoseNothing", testTaskConcurrentUpdates},
 		{"Task/ConcurrentRetriesOneWins", testConcurrentRetriesOneWins},
 		{"Task/InterruptedAttemptIsKept", testInterruptedAttemptIsKept},
+		{"Task/RollbackIsKept", testRollbackIsKept},
 		{"Plan/SaveIsCompareAndSet", testPlanSaveIsCompareAndSet},
 		{"Plan/ConcurrentUpdatesLoseNothing", testPlanConcurrentUpdates},
 		{"Index/FollowsTheWrites", testIndexFollowsTheWrites},
