@@ -83,7 +83,10 @@ func TaskFrom(v app.TaskView, withLease bool) wire.Task {
 		StartedAt: timePtr(t.StartedAt()), FinishedAt: timePtr(t.FinishedAt()),
 		UpdatedAt: t.UpdatedAt().UTC(), Attempts: []wire.Attempt{},
 	}
-	if i := t.CurrentStage(); i < len(t.Stages()) {
+	switch i := t.CurrentStage(); {
+	case t.RollingBack() && i > 0: // the stage a rollback undoes next
+		out.CurrentStageName = t.Stages()[i-1].Name
+	case !t.RollingBack() && i < len(t.Stages()):
 		out.CurrentStageName = t.Stages()[i].Name
 	}
 	if f := t.LastError(); f != nil {
