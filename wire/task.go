@@ -13,7 +13,7 @@ type Task struct {
 	Status           string     `json:"status"`
 	Attempt          int        `json:"attempt"`
 	CurrentStage     int        `json:"currentStage"`               // index of the next stage to run
-	CurrentStageName string     `json:"currentStageName,omitempty"` // empty once every stage ran
+	CurrentStageName string     `json:"currentStageName,omitempty"` // empty once every stage ran; rolling back: the stage undone next
 	Stages           []StageRef `json:"stages"`
 	PauseRequested   bool       `json:"pauseRequested"`
 	// RollingBack: the task's runs undo its completed stages (a rollback); CurrentStage then
