@@ -31,6 +31,9 @@ type targetCall struct {
 	// Completed: the target answered 2xx to a caller still there, and the answer was written:
 	// from the target's side, the stage ran.
 	Completed bool
+	// Previous is the "previous" value of the call's JSON body, if any (rbTarget: what an
+	// undo restores).
+	Previous string
 }
 
 func (c targetCall) String() string {
@@ -59,9 +62,54 @@ type fenceTarget struct {
 	srv     *httptest.Server
 	held    chan struct{} // closed by release
 	release func()
+	callBook
+}
 
+// callBook records the calls a target receives: each from its arrival (begin) to its end
+// (end, or answer), safe for concurrent use.
+type callBook struct {
 	mu    sync.Mutex
 	calls []targetCall
+}
+
+func (b *callBook) begin(c targetCall) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c.ID = len(b.calls)
+	b.calls = append(b.calls, c)
+	return c.ID
+}
+
+func (b *callBook) end(id, status int, completed bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c := &b.calls[id]
+	c.End, c.Status, c.Completed = time.Now(), status, completed
+}
+
+// all returns a copy of every call so far, in arrival order.
+func (b *callBook) all() []targetCall {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]targetCall(nil), b.calls...)
+}
+
+// answer answers call id (of request r) with status and a JSON body. The call is recorded as
+// ended before the answer leaves, so the caller's next call never looks as if it overlapped
+// it; completed when it is a 200 to a caller still there whose answer was written.
+func (b *callBook) answer(w http.ResponseWriter, r *http.Request, id, status int, body string) {
+	b.end(id, status, status == http.StatusOK && r.Context().Err() == nil)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, err := io.WriteString(w, body)
+	if err == nil {
+		err = http.NewResponseController(w).Flush()
+	}
+	if err != nil {
+		b.mu.Lock()
+		b.calls[id].Completed = false
+		b.mu.Unlock()
+	}
 }
 
 func newFenceTarget(t *testing.T) *fenceTarget {
@@ -117,39 +165,7 @@ func (ft *fenceTarget) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ft.end(id, http.StatusOK, r.Context().Err() == nil)
-	w.Header().Set("Content-Type", "application/json")
-	_, err := io.WriteString(w, `{"ok":true}`)
-	if err == nil {
-		err = http.NewResponseController(w).Flush()
-	}
-	if err != nil {
-		ft.mu.Lock()
-		ft.calls[id].Completed = false
-		ft.mu.Unlock()
-	}
-}
-
-func (ft *fenceTarget) begin(c targetCall) int {
-	ft.mu.Lock()
-	defer ft.mu.Unlock()
-	c.ID = len(ft.calls)
-	ft.calls = append(ft.calls, c)
-	return c.ID
-}
-
-func (ft *fenceTarget) end(id, status int, completed bool) {
-	ft.mu.Lock()
-	defer ft.mu.Unlock()
-	c := &ft.calls[id]
-	c.End, c.Status, c.Completed = time.Now(), status, completed
-}
-
-// all returns a copy of every call so far, in arrival order.
-func (ft *fenceTarget) all() []targetCall {
-	ft.mu.Lock()
-	defer ft.mu.Unlock()
-	return append([]targetCall(nil), ft.calls...)
+	ft.answer(w, r, id, http.StatusOK, `{"ok":true}`)
 }
 
 // inFlight returns the tenants with a call of stage by run in flight.

@@ -29,14 +29,6 @@ import (
 // undoPrefix begins the path of an undo's call on the rbTarget: /<tenant>/undo-<stage>.
 const undoPrefix = "undo-"
 
-// rbCall is one call the rbTarget received: the call as fenceTarget records it (so that
-// overlaps and fenceFaults read it), and the "previous" value its JSON body carried (an undo's:
-// the output of the stage it undoes).
-type rbCall struct {
-	targetCall
-	Previous string
-}
-
 // rbTarget is a recording deployment target for rollbacks. POST /<tenant>/<stage>?run=R
 // answers 200 with {"previous":"v-<tenant>-<stage>"} (the forward stage's output, which its
 // undo reads back), except for the (tenant, stage) pairs of failAt, answered 500 once failGate
@@ -49,9 +41,7 @@ type rbTarget struct {
 	failGate chan struct{}     // nil: failures answer at once
 	held     chan struct{}     // closed by release
 	release  func()
-
-	mu    sync.Mutex
-	calls []rbCall
+	callBook
 }
 
 func newRBTarget(t *testing.T, failAt map[string]string, failGate chan struct{}) *rbTarget {
@@ -75,10 +65,10 @@ func (rt *rbTarget) serve(w http.ResponseWriter, r *http.Request) {
 	tenant, stageName, _ := strings.Cut(strings.Trim(r.URL.Path, "/"), "/")
 	q := r.URL.Query()
 	run, _ := strconv.Atoi(q.Get("run"))
-	id := rt.begin(rbCall{Previous: fields.Previous, targetCall: targetCall{
+	id := rt.begin(targetCall{Previous: fields.Previous,
 		Tenant: tenant, Stage: stageName, Run: run, Key: r.Header.Get("Idempotency-Key"),
 		Fence: r.Header.Get("Executor-Fence"), Start: time.Now(),
-	}})
+	})
 
 	wait := func(ch <-chan struct{}) bool {
 		select {
@@ -102,47 +92,12 @@ func (rt *rbTarget) serve(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(stageName, undoPrefix):
 		answer = `{"ok":true}`
 	}
-	// Recorded before the answer leaves: the caller's next call never looks as if it
-	// overlapped this one.
-	rt.end(id, status, status == http.StatusOK && r.Context().Err() == nil)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, err := io.WriteString(w, answer)
-	if err == nil {
-		err = http.NewResponseController(w).Flush()
-	}
-	if err != nil {
-		rt.mu.Lock()
-		rt.calls[id].Completed = false
-		rt.mu.Unlock()
-	}
-}
-
-func (rt *rbTarget) begin(c rbCall) int {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	c.ID = len(rt.calls)
-	rt.calls = append(rt.calls, c)
-	return c.ID
-}
-
-func (rt *rbTarget) end(id, status int, completed bool) {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	c := &rt.calls[id]
-	c.End, c.Status, c.Completed = time.Now(), status, completed
-}
-
-// all returns a copy of every call so far, in arrival order.
-func (rt *rbTarget) all() []rbCall {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	return append([]rbCall(nil), rt.calls...)
+	rt.answer(w, r, id, status, answer)
 }
 
 // of returns the calls of tenant, in arrival order.
-func (rt *rbTarget) of(tenant string) []rbCall {
-	var out []rbCall
+func (rt *rbTarget) of(tenant string) []targetCall {
+	var out []targetCall
 	for _, c := range rt.all() {
 		if c.Tenant == tenant {
 			out = append(out, c)
@@ -151,17 +106,8 @@ func (rt *rbTarget) of(tenant string) []rbCall {
 	return out
 }
 
-// plain returns the calls as fenceTarget's, for overlaps and fenceFaults.
-func plain(calls []rbCall) []targetCall {
-	out := make([]targetCall, len(calls))
-	for i, c := range calls {
-		out[i] = c.targetCall
-	}
-	return out
-}
-
 // callPath returns the stages tenant's calls named, in arrival order ("s1", "undo-s2", ...).
-func callPath(calls []rbCall) []string {
+func callPath(calls []targetCall) []string {
 	out := []string{}
 	for _, c := range calls {
 		out = append(out, c.Stage)
@@ -307,8 +253,8 @@ func TestOnFailureRollbackUndoesTheFailedTenantsNewestFirst(t *testing.T) {
 			}
 		}
 	}
-	assert.Empty(t, overlaps(plain(rt.all())), "no tenant called twice at once")
-	assert.Empty(t, fenceFaults(plain(rt.all())))
+	assert.Empty(t, overlaps(rt.all()), "no tenant called twice at once")
+	assert.Empty(t, fenceFaults(rt.all()))
 }
 
 // rbTenants returns the tenant ids of ts.
@@ -435,8 +381,8 @@ func TestRejectRollbackOfAHaltedRing(t *testing.T) {
 			assert.Len(t, undoAttempts(full), len(want)-2, "%s ledger: %s", tn, attemptsLine(full.Attempts))
 		}
 	}
-	assert.Empty(t, overlaps(plain(rt.all())), "no tenant called twice at once")
-	assert.Empty(t, fenceFaults(plain(rt.all())))
+	assert.Empty(t, overlaps(rt.all()), "no tenant called twice at once")
+	assert.Empty(t, fenceFaults(rt.all()))
 }
 
 // Two executors share one Redis. A tenant fails at its last stage (s3) and rolls back; the
@@ -464,7 +410,7 @@ func TestKillDuringRollbackThenRetryOnAnotherExecutorUndoesEachStageOnce(t *test
 		Tenants: []wire.TenantRequest{{ID: tenant}},
 	})
 
-	var held rbCall
+	var held targetCall
 	require.Eventually(t, func() bool {
 		for _, c := range rt.of(tenant) {
 			if c.Stage == "undo-s1" && c.End.IsZero() {
@@ -542,6 +488,6 @@ func TestKillDuringRollbackThenRetryOnAnotherExecutorUndoesEachStageOnce(t *test
 		assert.Equal(t, 3, undos[2].Run)
 		assert.Equal(t, "succeeded", undos[2].Outcome)
 	}
-	assert.Empty(t, overlaps(plain(rt.all())), "never two calls of the tenant in flight at once, across both executors")
-	assert.Empty(t, fenceFaults(plain(rt.all())), "no call with a stale fence")
+	assert.Empty(t, overlaps(rt.all()), "never two calls of the tenant in flight at once, across both executors")
+	assert.Empty(t, fenceFaults(rt.all()), "no call with a stale fence")
 }
