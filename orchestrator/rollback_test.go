@@ -124,3 +124,28 @@ func TestARollbackOfACompletedTenantThenARetryForward(t *testing.T) {
 	eventually(t, "completed again", func() bool { return h.tenantStatus(t, "op-000") == task.Completed })
 	assert.Len(t, rec.of("op-000"), 8, "a b c again, forward")
 }
+
+// With onFailure pause, the plan pauses once a task fails: the tasks not started stay
+// PENDING until an operator resumes it.
+func TestOnFailurePausePausesThePlan(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, 1)
+	h.register(t, "fails-first", func(_ context.Context, req stage.Request) (json.RawMessage, error) {
+		if req.TenantID == "pz-000" {
+			return nil, stage.Permanent(errors.New("broken"))
+		}
+		return nil, nil
+	})
+	p := h.submit(t, app.SubmitRequest{Name: "pz", MaxConcurrency: 1, Stages: stages("fails-first", "only"),
+		Tenants: tenants("pz", 4), OnFailure: plan.OnFailurePause})
+	eventually(t, "the plan paused", func() bool {
+		v, err := h.svc.Plan(context.Background(), p.ID())
+		return err == nil && v.Plan.Status() == plan.Paused
+	})
+	assert.Equal(t, task.Failed, h.tenantStatus(t, "pz-000"))
+	assert.Equal(t, task.Pending, h.tenantStatus(t, "pz-003"), "nothing more started")
+	_, err := h.svc.ResumePlan(context.Background(), p.ID())
+	require.NoError(t, err)
+	assert.Equal(t, plan.Failed, h.wait(t, p.ID()).Plan.Status())
+	assert.Equal(t, task.Completed, h.tenantStatus(t, "pz-003"))
+}
