@@ -129,7 +129,7 @@ func needsOperator(ctx context.Context, c *client.Client, p wire.Plan, r *rest) 
 		hints = append(hints, fmt.Sprintf("%s completed and awaits approval: executor plan approve %s (or executor plan reject %s)", what, id, id))
 	}
 	if r.halted != "" {
-		hints = append(hints, fmt.Sprintf("the rollout halted (%s): executor plan approve %s goes on, executor plan reject %s cancels the rest", r.halted, id, id))
+		hints = append(hints, fmt.Sprintf("the rollout halted (%s): executor plan approve %s goes on, executor plan reject %s cancels the rest (--rollback also rolls back the ring's tasks that ran)", r.halted, id, id))
 	}
 	if n := p.Progress[string(task.Interrupted)]; n > 0 {
 		hints = append(hints, fmt.Sprintf("%s INTERRUPTED%s: executor plan retry %s --status INTERRUPTED --from-checkpoint (or executor retry --tenant T --from-checkpoint for one)",

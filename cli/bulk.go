@@ -7,7 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/client"
+	"github.com/executor-dev/executor/domain/task"
 	"github.com/executor-dev/executor/wire"
 )
 
@@ -27,14 +29,14 @@ var bulkActions = []bulkAction{
 		long: `Approve the gate (an approval stage) of every task of the plan matching the filters that
 is WAITING at one: each runs on past it, as 'executor approve --tenant' would. --comment is
 kept with each task's decision.`,
-		statuses: []string{"WAITING"}, defaults: "WAITING",
+		statuses: []string{string(task.Waiting)}, defaults: string(task.Waiting),
 	},
 	{
 		name: client.BulkReject, short: "Reject the gate of every WAITING task matching the filters",
 		long: `Reject the gate (an approval stage) of every task of the plan matching the filters that is
 WAITING at one: each stage fails permanently and the task ends FAILED, as 'executor reject
 --tenant' would. --comment is kept with each task's decision.`,
-		statuses: []string{"WAITING"}, defaults: "WAITING",
+		statuses: []string{string(task.Waiting)}, defaults: string(task.Waiting),
 	},
 	{
 		name: client.BulkRetry, short: "Retry every FAILED or INTERRUPTED task matching the filters",
@@ -46,28 +48,47 @@ attempt goes up by one and the plan reopens if it had ended.
 
 As for 'retry --tenant' and 'plan retry', the CLI always sends the choice; the HTTP API's
 default when the body omits it is to resume from the checkpoint.`,
-		statuses: []string{"FAILED", "INTERRUPTED", "CANCELLED", "PAUSED"}, defaults: "FAILED,INTERRUPTED",
+		statuses: statusNames(task.RetryableStatuses()), defaults: strings.Join(statusNames(app.DefaultRetryStatuses), ","),
 	},
 	{
 		name: client.BulkCancel, short: "Cancel every unfinished task matching the filters",
 		long: `Cancel every task of the plan matching the filters that has not ended, as 'executor cancel
 --tenant' would: a running task's stage is cancelled.`,
-		statuses: []string{"PENDING", "RUNNING", "WAITING", "PAUSED", "INTERRUPTED"}, defaults: "all five",
+		statuses: statusNames(task.CancellableStatuses()), defaults: "all of them",
 	},
+	{
+		name: client.BulkRollback, short: "Roll back every task matching the filters that ran and stopped",
+		long: `Roll back every task of the plan matching the filters that ran and stopped (COMPLETED,
+FAILED, CANCELLED, PAUSED, INTERRUPTED, or ROLLBACK_FAILED: a rollback that stopped goes on), as
+'executor rollback --tenant' would: each task's new run undoes the stages it completed, newest
+first, with each stage's undo, and ends ROLLED_BACK (or ROLLBACK_FAILED at an undo that
+failed). --ring names the ring whose tenants to put back: 'plan bulk rollback ID --ring 1'.`,
+		statuses: statusNames(task.UndoableStatuses()), defaults: "all of them",
+	},
+}
+
+// statusNames returns the task statuses as strings.
+func statusNames(statuses []task.Status) []string {
+	out := make([]string, len(statuses))
+	for i, s := range statuses {
+		out[i] = string(s)
+	}
+	return out
 }
 
 func (a *invocation) planBulkCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bulk",
-		Short: "Approve, reject, retry or cancel a plan's tasks matching filters",
+		Short: "Approve, reject, retry, cancel or roll back tasks matching filters",
 		Long: `Act on every task of a plan matching filters in one request (POST
 /v1/plans/{planId}/tasks/{action}): 45 gates to approve, or 750 tasks failed with one class
 to retry, are one command. The filters are those of 'plan tasks' (--status, --stage, --class,
---tenant); without any, the action applies to every task it can change. Each matching task is
+--tenant), and --ring for a plan rolled out in rings (a wave's name or a ring's index: that
+ring's tasks); without any, the action applies to every task it can change. Each matching task is
 acted on as the tenant's own command would; one that cannot take the action when it is
 reached (it moved on meanwhile, its tenant has a newer task) is skipped with the reason, the
 others regardless, and the command exits 0. Check what a filter selects first with
-'executor plan tasks ID' and the same filters.`,
+'executor plan tasks ID' and the same filters (but --ring, which only the actions take).`,
 		Args: groupArgs,
 		RunE: groupRun,
 	}
@@ -79,10 +100,10 @@ others regardless, and the command exits 0. Check what a filter selects first wi
 
 func (a *invocation) bulkActionCmd(ba bulkAction) *cobra.Command {
 	var filter taskFilter
-	var comment string
+	var comment, ring string
 	var fromCheckpoint bool
 	decision := ba.name == client.BulkApprove || ba.name == client.BulkReject
-	use := ba.name + " ID [--status S,...] [--stage S] [--class C] [--tenant PREFIX]"
+	use := ba.name + " ID [--status S,...] [--stage S] [--class C] [--tenant PREFIX] [--ring R]"
 	switch {
 	case decision:
 		use += " [--comment TEXT]"
@@ -106,7 +127,7 @@ many were skipped. -o json prints wire.BulkResult.`, strings.Join(ba.statuses, "
 			if err != nil {
 				return err
 			}
-			body := wire.BulkTasksBody{Status: st, Stage: filter.stage, Class: filter.class, Tenant: filter.tenant, Comment: comment}
+			body := wire.BulkTasksBody{Status: st, Stage: filter.stage, Class: filter.class, Tenant: filter.tenant, Ring: ring, Comment: comment}
 			if ba.name == client.BulkRetry {
 				body.FromCheckpoint = &fromCheckpoint
 			}
@@ -121,15 +142,16 @@ many were skipped. -o json prints wire.BulkResult.`, strings.Join(ba.statuses, "
 			if err := a.print(out, bulkTable(*out)); err != nil {
 				return err
 			}
-			if ba.name == client.BulkRetry && out.Applied > 0 {
-				if p, err := c.Plan(cmd.Context(), args[0], 0); err == nil { // the retry is done: a failed read only loses the hint
-					a.notePaused(*p, "the retried tasks start")
+			if what := bulkStarts[ba.name]; what != "" && out.Applied > 0 {
+				if p, err := c.Plan(cmd.Context(), args[0], 0); err == nil { // the action is done: a failed read only loses the hint
+					a.notePaused(*p, what)
 				}
 			}
 			return nil
 		},
 	}
 	filter.addFlags(cmd, "act on the tasks in these statuses, comma-separated ("+strings.Join(ba.statuses, ", ")+"; default "+ba.defaults+")")
+	cmd.Flags().StringVar(&ring, "ring", "", "only the tasks of this ring of a plan rolled out in rings: its wave's name or its index (0-based)")
 	switch {
 	case decision:
 		cmd.Flags().StringVar(&comment, "comment", "", "why: kept with each task's decision (at most 1000 bytes)")
@@ -137,6 +159,12 @@ many were skipped. -o json prints wire.BulkResult.`, strings.Join(ba.statuses, "
 		cmd.Flags().BoolVar(&fromCheckpoint, "from-checkpoint", false, "resume after each task's last completed stage (default: restart at stage 0)")
 	}
 	return cmd
+}
+
+// bulkStarts says, for the actions that start tasks, what waits when the plan is PAUSED.
+var bulkStarts = map[string]string{
+	client.BulkRetry:    "the retried tasks start",
+	client.BulkRollback: "the rollbacks start",
 }
 
 func bulkExample(action string) string {
@@ -149,6 +177,9 @@ func bulkExample(action string) string {
 	case client.BulkRetry:
 		return `  executor plan bulk retry 01JD7X... --class timeout --from-checkpoint
   executor plan bulk retry 01JD7X... --status INTERRUPTED --stage 2 --from-checkpoint -o json`
+	case client.BulkRollback:
+		return `  executor plan bulk rollback 01JD7X... --ring canary
+  executor plan bulk rollback 01JD7X... --ring 1 --status COMPLETED --tenant eu-`
 	default:
 		return `  executor plan bulk cancel 01JD7X... --tenant eu-
   executor plan bulk cancel 01JD7X... --status WAITING --stage approve-prod`

@@ -109,6 +109,7 @@ func TestUsageErrors(t *testing.T) {
 		{name: "empty --tenant", args: []string{"checkpoint", "--tenant", ""}},
 		{name: "missing --tenant on retry", args: []string{"retry", "--from-checkpoint"}},
 		{name: "missing --tenant on cancel", args: []string{"cancel"}},
+		{name: "missing --tenant on rollback", args: []string{"rollback"}},
 		{name: "bad -o", args: []string{"-o", "yaml", "plan", "list"}},
 		{name: "bad --output", args: []string{"status", "--tenant", "a", "--output", "xml"}},
 		{name: "missing -f", args: []string{"submit"}},

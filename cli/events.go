@@ -161,6 +161,8 @@ func eventLine(e wire.Event, stages []string, planID string, now time.Time) stri
 	switch e.Kind {
 	case client.EventStage:
 		what = append(what, "completed "+eventStage(e.Stage, e.StageName, stages))
+	case client.EventUndo:
+		what = append(what, "undid "+eventStage(e.Stage, e.StageName, stages))
 	case client.EventTask:
 		what = append(what, "at "+eventStage(e.Stage, e.StageName, stages))
 	}

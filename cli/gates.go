@@ -10,23 +10,51 @@ import (
 	"github.com/executor-dev/executor/wire"
 )
 
-// planDecisionCmd is `executor plan approve|reject ID`: the operator's decision on a plan's
-// canary wave.
+// planDecisionCmd is `executor plan approve ID` and `executor plan reject ID [--rollback]`: the
+// operator's decision on a plan's current ring or canary wave. reject --rollback also rolls
+// back every task of the rejected ring that ran.
 func (a *invocation) planDecisionCmd(name, short, long string) *cobra.Command {
-	return &cobra.Command{
-		Use:     name + " ID",
+	var rollback bool
+	reject := name == "reject"
+	use, example := name+" ID", fmt.Sprintf("  executor plan %s 01JD7X...", name)
+	if reject {
+		use += " [--rollback]"
+		example += "\n  executor plan reject 01JD7X... --rollback   # and put back the tenants the ring reached"
+	}
+	cmd := &cobra.Command{
+		Use:     use,
 		Short:   short,
 		Long:    long,
-		Example: fmt.Sprintf("  executor plan %s 01JD7X...", name),
+		Example: example,
 		Args:    exactArgs("ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var p wire.Plan
-			if err := a.call(cmd.Context(), http.MethodPost, "/v1/plans/"+url.PathEscape(args[0])+"/"+name, nil, &p); err != nil {
+			c, err := a.client()
+			if err != nil {
 				return err
 			}
-			return a.print(&p, planTable(p))
+			var p *wire.Plan
+			if reject {
+				p, err = c.RejectPlan(cmd.Context(), args[0], rollback)
+			} else {
+				p, err = c.ApprovePlan(cmd.Context(), args[0])
+			}
+			if err != nil {
+				return err
+			}
+			if err := a.print(p, planTable(*p)); err != nil {
+				return err
+			}
+			if rollback {
+				a.notePaused(*p, "the rollbacks start")
+			}
+			return nil
 		},
 	}
+	if reject {
+		cmd.Flags().BoolVar(&rollback, "rollback", false,
+			"also roll back every task of the rejected ring that ran: the tenants it reached are put back")
+	}
+	return cmd
 }
 
 // decideCmd is `executor approve|reject --tenant T [--comment C]`: the operator's decision on

@@ -209,6 +209,7 @@ one task per tenant, with a checkpoint after every completed stage.
 		a.statusCmd(),
 		a.checkpointCmd(),
 		a.retryCmd(),
+		a.rollbackCmd(),
 		a.tenantOpCmd("pause", "Pause the tenant's latest task at its next stage boundary", (*client.Client).PauseTenant),
 		a.tenantOpCmd("resume", "Resume the tenant's paused task", (*client.Client).ResumeTenant),
 		a.tenantOpCmd("cancel", "Cancel the tenant's latest task", (*client.Client).CancelTenant),

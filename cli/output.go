@@ -150,8 +150,11 @@ func taskRow(w io.Writer, t wire.Task) {
 }
 
 // taskStage is the next stage to run with its position, e.g. "s3 (3/4)", or "done (4/4)"
-// once every stage ran.
+// once every stage ran; for a task rolling back, the next undo (rollbackStage).
 func taskStage(t wire.Task) string {
+	if t.RollingBack {
+		return rollbackStage(t)
+	}
 	n := len(t.Stages)
 	if t.CurrentStageName == "" {
 		return fmt.Sprintf("done (%d/%d)", min(t.CurrentStage, n), n)
@@ -189,12 +192,14 @@ func taskError(t wire.Task) string {
 	return truncate(t.LastError.Class+": "+t.LastError.Message, maxCell)
 }
 
-// taskTable is a task, followed by why it waits (WAITING) and its latest gate decision.
+// taskTable is a task, followed by why it waits (WAITING), its latest gate decision and how
+// far its rollback is.
 func taskTable(t wire.Task) func(io.Writer) {
 	return func(w io.Writer) {
 		taskHeader(w)
 		taskRow(w, t)
 		taskGateLines(w, t)
+		taskRollbackLines(w, t)
 	}
 }
 
@@ -218,13 +223,12 @@ func taskListTable(l wire.TaskList) func(io.Writer) {
 	}
 }
 
-// taskDetailTable is a task followed by its wait and decision, its attempt ledger, and what
-// each attempt printed (attemptOutputs).
+// taskDetailTable is a task followed by its wait, decision and rollback, its attempt ledger
+// (an undo's attempts at stage "undo:<stage>"), and what each attempt printed
+// (attemptOutputs).
 func taskDetailTable(t wire.Task) func(io.Writer) {
 	return func(w io.Writer) {
-		taskHeader(w)
-		taskRow(w, t)
-		taskGateLines(w, t)
+		taskTable(t)(w)
 		if len(t.Attempts) == 0 {
 			return
 		}
@@ -242,7 +246,7 @@ func taskDetailTable(t wire.Task) func(io.Writer) {
 			if !at.StartedAt.IsZero() && !at.EndedAt.IsZero() {
 				dur = at.EndedAt.Sub(at.StartedAt).Round(time.Millisecond).String()
 			}
-			row(w, fmt.Sprintf("%d %s", at.StageIndex, at.Stage), strconv.Itoa(at.Run), strconv.Itoa(at.Attempt),
+			row(w, fmt.Sprintf("%d %s", at.StageIndex, attemptStage(at)), strconv.Itoa(at.Run), strconv.Itoa(at.Attempt),
 				at.Outcome, at.Class, code, dur, backoff, truncate(at.Error, maxCell))
 		}
 		attemptOutputs(w, t, t.Attempts, 0)

@@ -22,18 +22,22 @@ func taskStatusTable(t wire.Task) func(io.Writer) {
 	}
 }
 
-// lastOfEachStage returns, in ledger order, the last attempt of each stage that printed
-// anything.
+// lastOfEachStage returns, in ledger order, the last attempt of each stage, and of each
+// stage's undo, that printed anything.
 func lastOfEachStage(attempts []wire.Attempt) []wire.Attempt {
-	last := map[int]int{} // stage index → index in attempts
+	type key struct {
+		index int
+		undo  bool
+	}
+	last := map[key]int{} // stage (or its undo) → index in attempts
 	for i, at := range attempts {
 		if at.Stdout != "" || at.Stderr != "" {
-			last[at.StageIndex] = i
+			last[key{at.StageIndex, at.Undo}] = i
 		}
 	}
 	var out []wire.Attempt
 	for i, at := range attempts {
-		if j, ok := last[at.StageIndex]; ok && j == i {
+		if j, ok := last[key{at.StageIndex, at.Undo}]; ok && j == i {
 			out = append(out, at)
 		}
 	}
@@ -50,7 +54,7 @@ func attemptOutputs(w io.Writer, t wire.Task, attempts []wire.Attempt, maxLines 
 		}
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, cell(fmt.Sprintf("output of stage %s, run %d, attempt %d (%s):",
-			stagePosition(t, at.StageIndex, at.Stage), at.Run, at.Attempt, at.Outcome)))
+			stagePosition(t, at.StageIndex, attemptStage(at)), at.Run, at.Attempt, at.Outcome)))
 		streamLines(w, "stdout", at.Stdout, maxLines)
 		streamLines(w, "stderr", at.Stderr, maxLines)
 	}

@@ -41,7 +41,15 @@ without rings, or whose rollout cannot go on, is a 409 (exit 1).`),
 checking): every task not started, of this ring and the later ones, is cancelled; running
 tasks finish. A canary plan's wave: phase CANARY or AWAITING_APPROVAL becomes HALTED and the
 tasks past the wave are cancelled without starting. A plan without rings, or already ended,
-is a 409 (exit 1).`),
+is a 409 (exit 1).
+
+  --rollback   also roll back every task of the rejected ring that ran, as 'plan bulk
+               rollback ID --ring R' would: each undoes the stages it completed, newest
+               first, and ends ROLLED_BACK (or ROLLBACK_FAILED). The tenants the ring reached
+               are put back; the plan's progress counts them (the answer is the plan). The
+               ring's tasks still RUNNING finish and are not rolled back: 'plan bulk rollback
+               ID --ring R' once they stopped. A plan without rings is then a 400 (exit 1):
+               'plan bulk rollback' rolls its tasks back.`),
 	)
 	return cmd
 }

@@ -102,10 +102,10 @@ func TestPlanScaleTables(t *testing.T) {
 			name:  "summary of a plan without tasks",
 			table: render(t, summaryTable(wire.PlanSummary{PlanID: "01JP", Statuses: map[string]int{}, Stages: []wire.StageCounts{{Index: 0, Name: "a"}, {Index: 1}}})),
 			want: []string{
-				`STAGE\s+PENDING\s+RUNNING\s+WAITING\s+PAUSED\s+COMPLETED\s+FAILED\s+CANCELLED\s+INTERRUPTED`,
-				`a \(1/1\)(\s+-){8}`,
-				`done \(1/1\)(\s+-){8}`,
-				`total 0(\s+0){8}`,
+				`STAGE\s+PENDING\s+RUNNING\s+WAITING\s+PAUSED\s+COMPLETED\s+FAILED\s+CANCELLED\s+INTERRUPTED\s+ROLLED_BACK\s+ROLLBACK_FAILED`,
+				`a \(1/1\)(\s+-){10}`,
+				`done \(1/1\)(\s+-){10}`,
+				`total 0(\s+0){10}`,
 			},
 		},
 		{

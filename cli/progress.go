@@ -35,7 +35,8 @@ const (
 //
 //	RUNNING    [#########-----------]  45%  9/20  COMPLETED=8 FAILED=1 RUNNING=5 PENDING=6
 //
-// The bar and percentage count finished tasks (COMPLETED, FAILED, CANCELLED); the counts are
+// The bar and percentage count finished tasks (the terminal statuses: COMPLETED, FAILED,
+// CANCELLED, ROLLED_BACK, ROLLBACK_FAILED); the counts are
 // every non-zero task status. The line is cut to width-1 columns so that it never wraps.
 func progressLine(p wire.Plan, width int) string {
 	total := p.Progress["total"]

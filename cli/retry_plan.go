@@ -21,8 +21,8 @@ func (a *invocation) planRetryCmd() *cobra.Command {
 		Use:   "retry ID [--status FAILED,INTERRUPTED] [--from-checkpoint]",
 		Short: "Retry a plan's FAILED and INTERRUPTED tasks (or --status)",
 		Long: `Retry every task of the plan whose status is one of --status (FAILED, INTERRUPTED,
-CANCELLED or PAUSED; default FAILED and INTERRUPTED), as 'executor retry --tenant' does for
-one: its attempt goes up by one and the plan reopens if it had ended. A task that cannot be
+CANCELLED, PAUSED, ROLLED_BACK or ROLLBACK_FAILED; default FAILED and INTERRUPTED), as
+'executor retry --tenant' does for one: its attempt goes up by one and the plan reopens if it had ended. A task that cannot be
 retried (its tenant has a newer task, or it changed meanwhile) is skipped with the reason;
 the others are retried regardless. The table lists every selected task: retried or skipped,
 and why.

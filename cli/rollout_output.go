@@ -9,8 +9,8 @@ import (
 	"github.com/executor-dev/executor/wire"
 )
 
-// planRolloutLines follows a plan's row with its canary wave and start rate, when set, and
-// what an operator may do at a canary gate.
+// planRolloutLines follows a plan's row with its canary wave, start rate and onFailure, when
+// set, and what an operator may do at a canary gate.
 func planRolloutLines(w io.Writer, p wire.Plan) {
 	if c := p.Canary; c != nil {
 		fmt.Fprintf(w, "canary: first %d tenant(s), then %s; phase %s\n", c.Tenants, cell(c.Then), cell(c.Phase))
@@ -23,6 +23,9 @@ func planRolloutLines(w io.Writer, p wire.Plan) {
 	}
 	if p.StartRate > 0 {
 		fmt.Fprintf(w, "start rate: at most %d task starts per minute\n", p.StartRate)
+	}
+	if what := onFailureText[p.OnFailure]; what != "" {
+		fmt.Fprintf(w, "on failure: %s\n", what)
 	}
 	if p.Reason != "" && p.Status == "PAUSED" { // a plan that ended meanwhile asks nothing (one stored before ends cleared it)
 		fmt.Fprintf(w, "paused: %s\n'executor plan resume %s' continues the never-started tenants, 'executor plan retry %s --status INTERRUPTED --from-checkpoint' the interrupted ones\n",
@@ -133,7 +136,7 @@ func ringLines(w io.Writer, p wire.Plan) {
 	}
 	switch {
 	case r.Halted != nil && r.Waves[r.Current].State == "halted":
-		fmt.Fprintf(w, "halted: %s\n'executor plan approve %s' goes on, 'executor plan reject %s' cancels the tenants not started\n",
+		fmt.Fprintf(w, "halted: %s\n'executor plan approve %s' goes on, 'executor plan reject %s' cancels the tenants not started (--rollback also puts back the ring's)\n",
 			cell(r.Halted.Reason), p.PlanID, p.PlanID)
 	case r.Waves[r.Current].State == "awaiting_approval":
 		fmt.Fprintf(w, "ring %d completed: 'executor plan approve %s' starts the next ring, 'executor plan reject %s' cancels the rest\n",

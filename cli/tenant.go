@@ -60,13 +60,19 @@ func (a *invocation) retryCmd() *cobra.Command {
 	var fromCheckpoint bool
 	cmd := &cobra.Command{
 		Use:   "retry --tenant T [--from-checkpoint]",
-		Short: "Retry a tenant's FAILED, CANCELLED, PAUSED or INTERRUPTED task",
-		Long: `Retry the tenant's latest task (FAILED, CANCELLED, PAUSED or INTERRUPTED); its attempt
-goes up by one and it runs again under its plan, which reopens if it had ended.
+		Short: "Retry a tenant's stopped, failed or rolled-back task",
+		Long: `Retry the tenant's latest task (FAILED, CANCELLED, PAUSED, INTERRUPTED, ROLLED_BACK or
+ROLLBACK_FAILED); its attempt goes up by one and it runs again under its plan, which reopens if
+it had ended.
 
   --from-checkpoint   resume at the stage after the last completed one (stages that already
                       completed do not run again).
   without it          restart at stage 0: EVERY stage runs again, including the completed ones.
+
+A ROLLED_BACK task runs forward again (from stage 0: nothing is applied). A task whose rollback
+stopped (ROLLBACK_FAILED, or cancelled, paused or interrupted while rolling back) goes on
+rolling back from the stages still applied, with or without --from-checkpoint, as
+'executor rollback --tenant T' does.
 
 The CLI always sends the choice explicitly; note that the HTTP API's default when the body
 omits it is to resume from the checkpoint. A task of a PAUSED plan starts once the plan is

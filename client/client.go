@@ -233,11 +233,14 @@ const (
 	BulkReject  = "reject"
 	BulkRetry   = "retry"
 	BulkCancel  = "cancel"
+	// BulkRollback rolls every matching task back: each undoes the stages it completed,
+	// newest first (RollbackTenant for one).
+	BulkRollback = "rollback"
 )
 
 // BulkTasks acts on every task of a plan matching body's filters (POST
-// /v1/plans/{planId}/tasks/{action}; action is BulkApprove, BulkReject, BulkRetry or
-// BulkCancel) and returns how many matched, how many took the action, and the skipped ones
+// /v1/plans/{planId}/tasks/{action}; action is BulkApprove, BulkReject, BulkRetry, BulkCancel
+// or BulkRollback) and returns how many matched, how many took the action, and the skipped ones
 // with the reason. A task that cannot take the action when it is reached is skipped, not an
 // error: the answer is still a 200.
 func (c *Client) BulkTasks(ctx context.Context, planID, action string, body wire.BulkTasksBody) (*wire.BulkResult, error) {

@@ -169,6 +169,29 @@ func TestRoutes(t *testing.T) {
 			wantBody: `{"class":"timeout","tenant":"eu-","fromCheckpoint":false}`,
 		},
 		{
+			name: "bulk rollback of a ring", body: `{"planId":"01JPLAN","action":"rollback","matched":2,"applied":2,"skippedCount":0,"skipped":[]}`,
+			call: func(c *client.Client) (any, error) {
+				return c.BulkTasks(ctx, "01JPLAN", client.BulkRollback, wire.BulkTasksBody{Ring: "canary", Status: []string{"COMPLETED"}})
+			},
+			wantMethod: "POST", wantPath: "/v1/plans/01JPLAN/tasks/rollback",
+			wantBody: `{"status":["COMPLETED"],"ring":"canary"}`,
+		},
+		{
+			name: "approve plan", body: planJSON,
+			call:       func(c *client.Client) (any, error) { return c.ApprovePlan(ctx, "01JPLAN") },
+			wantMethod: "POST", wantPath: "/v1/plans/01JPLAN/approve",
+		},
+		{
+			name: "reject plan", body: planJSON,
+			call:       func(c *client.Client) (any, error) { return c.RejectPlan(ctx, "01JPLAN", false) },
+			wantMethod: "POST", wantPath: "/v1/plans/01JPLAN/reject",
+		},
+		{
+			name: "reject plan and roll its ring back", body: planJSON,
+			call:       func(c *client.Client) (any, error) { return c.RejectPlan(ctx, "01JPLAN", true) },
+			wantMethod: "POST", wantPath: "/v1/plans/01JPLAN/reject", wantQuery: "rollback=true",
+		},
+		{
 			name: "plan tasks page", body: `{"tasks":[` + taskJSON + `],"total":3,"nextCursor":"C2"}`,
 			call: func(c *client.Client) (any, error) {
 				return c.PlanTasksPage(ctx, "01JPLAN", client.TaskQuery{Status: "FAILED", Limit: 1, Cursor: "C1"})
@@ -224,6 +247,11 @@ func TestRoutes(t *testing.T) {
 			name: "cancel tenant", body: taskJSON,
 			call:       func(c *client.Client) (any, error) { return c.CancelTenant(ctx, "t1") },
 			wantMethod: "POST", wantPath: "/v1/tenants/t1/cancel",
+		},
+		{
+			name: "rollback tenant escapes the tenant", body: taskJSON,
+			call:       func(c *client.Client) (any, error) { return c.RollbackTenant(ctx, "t/1") },
+			wantMethod: "POST", wantPath: "/v1/tenants/t%2F1/rollback",
 		},
 		{
 			name: "task", body: taskJSON,

@@ -22,7 +22,9 @@ const (
 	EventPlan  = "plan"
 	EventTask  = "task"
 	EventStage = "stage"
-	EventGap   = "gap"
+	// EventUndo: a task rolling back undid a stage (its Stage is the stage's index).
+	EventUndo = "undo"
+	EventGap  = "gap"
 )
 
 // Defaults of FollowEvents.

@@ -135,7 +135,7 @@
   }
 
   // taskRules reads GET /v1/task-statuses once: what each task status means and allows
-  // (terminal, settled, atRest, retryable, cancellable) as the executor applies it, so the
+  // (terminal, settled, atRest, retryable, cancellable, undoable) as the executor applies it, so the
   // console keeps no list of its own. It resolves to a map from status to its rules; a failed
   // read is tried again on the next call.
   let rulesRead = null;
@@ -307,8 +307,8 @@
 
   const PROGRESS_PARTS = [
     ['COMPLETED', 'completed'], ['FAILED', 'failed'], ['INTERRUPTED', 'interrupted'],
-    ['CANCELLED', 'cancelled'], ['RUNNING', 'running'], ['WAITING', 'waiting'], ['PAUSED', 'paused'],
-    ['PENDING', 'pending'],
+    ['ROLLBACK_FAILED', 'rollback-failed'], ['CANCELLED', 'cancelled'], ['ROLLED_BACK', 'rolled-back'],
+    ['RUNNING', 'running'], ['WAITING', 'waiting'], ['PAUSED', 'paused'], ['PENDING', 'pending'],
   ];
 
   function progressBar(progress) {
@@ -334,7 +334,8 @@
   }
 
   // STATUSES are the task statuses, in the API's display order.
-  const STATUSES = ['PENDING', 'RUNNING', 'WAITING', 'PAUSED', 'COMPLETED', 'FAILED', 'CANCELLED', 'INTERRUPTED'];
+  const STATUSES = ['PENDING', 'RUNNING', 'WAITING', 'PAUSED', 'COMPLETED', 'FAILED', 'CANCELLED', 'INTERRUPTED',
+    'ROLLED_BACK', 'ROLLBACK_FAILED'];
 
   // statusCounts lists the statuses that have tasks with their counts ("WAITING 100,000").
   // With onPick, each is a button that calls onPick(status) (the plan page filters on it).
@@ -515,15 +516,23 @@
     const soon = debounce(load, 250);
     // Task progress: at most once a second, even while a big rollout's events never stop.
     const later = throttle(load, 1000);
-    await watch('/v1/events', { plan: soon, gap: soon, task: later, stage: later });
+    await watch('/v1/events', { plan: soon, gap: soon, task: later, stage: later, undo: later });
     if (alive()) await load();
   }
 
   // ---------------------------------------------------------------- stage cells
 
   // cellState is one stage's state for a task: its status, currentStage (the next stage to
-  // run) and whether its current stage's last attempt of this run failed (retrying).
+  // run) and whether its current stage's last attempt of this run failed (retrying). A task
+  // rolling back undoes its stages newest first: currentStage counts those still applied, the
+  // newest of them is the one being undone (or whose undo failed), the others are undone.
   function cellState(t, i) {
+    if (t.rollingBack) {
+      if (i >= t.currentStage) return 'undone';
+      if (i < t.currentStage - 1) return 'done';
+      if (t.status === 'RUNNING') return t.retrying ? 'retrying' : 'undoing';
+      return t.status === 'ROLLBACK_FAILED' ? 'failed' : 'done';
+    }
     if (i < t.currentStage) return 'done';
     if (i > t.currentStage) return 'pending';
     switch (t.status) {
@@ -539,12 +548,14 @@
   function rowFromTask(t) {
     let retrying = false;
     if (t.status === 'RUNNING' && Array.isArray(t.attempts)) {
-      const mine = t.attempts.filter((a) => a.stageIndex === t.currentStage && a.run === t.attempt);
+      // The stage running: the current one, or, rolling back, the newest still applied.
+      const at = t.rollingBack ? t.currentStage - 1 : t.currentStage;
+      const mine = t.attempts.filter((a) => a.stageIndex === at && a.run === t.attempt && !!a.undo === !!t.rollingBack);
       retrying = mine.length > 0 && mine[mine.length - 1].outcome === 'failed';
     }
     return {
       taskId: t.taskId, tenantId: t.tenantId, status: t.status, attempt: t.attempt,
-      currentStage: t.currentStage, retrying, updatedAt: t.updatedAt,
+      currentStage: t.currentStage, rollingBack: !!t.rollingBack, retrying, updatedAt: t.updatedAt,
       lastError: t.lastError ? `${t.lastError.stage || ''} #${t.lastError.attempt || ''} ${t.lastError.class}: ${t.lastError.message}` : '',
     };
   }
@@ -567,6 +578,18 @@
 
   function stageName(stages, i) {
     return i >= stages.length ? '(all done)' : `${i}: ${stages[i].name}`;
+  }
+
+  // rollbackText says how far a task rolling back (t.rollingBack) is; '' for one that is not.
+  function rollbackText(t) {
+    if (!t.rollingBack) return '';
+    const applied = `${t.currentStage} of ${(t.stages || []).length} stage(s) still applied`;
+    switch (t.status) {
+      case 'ROLLED_BACK': return 'rolled back: every stage it completed is undone (Retry runs it forward again)';
+      case 'ROLLBACK_FAILED': return `rolling back stopped at a failed undo, ${applied} (Roll back tries it again and goes on)`;
+      case 'PENDING': case 'RUNNING': case 'WAITING': return `rolling back: ${applied}, undone newest first`;
+      default: return `rolling back, ${t.status}: ${applied}`;
+    }
   }
 
   // ---------------------------------------------------------------- tenant view
@@ -664,6 +687,7 @@
         button('tenant-cancel', 'Cancel', `Cancel tenant ${tenantId}'s task?`, () => post('cancel'), 'danger'),
         button('retry-checkpoint', 'Retry from checkpoint', `Retry tenant ${tenantId} from its checkpoint?`, () => post('retry', { fromCheckpoint: true }), 'primary'),
         button('retry-start', 'Retry from start', `Retry tenant ${tenantId} from stage 0 (the checkpoint is forgotten)?`, () => post('retry', { fromCheckpoint: false })),
+        button('tenant-rollback', 'Roll back', `Roll back tenant ${tenantId}'s task? A new run undoes the stages it completed, newest first.`, () => post('rollback'), 'danger'),
         h('button', { type: 'button', id: 'tenant-refresh', 'data-testid': 'tenant-refresh', text: 'Refresh', onclick: () => load() }),
       ];
       actions[0].disabled = ended || t.status === 'PAUSED' || t.status === 'WAITING';
@@ -671,6 +695,8 @@
       actions[2].disabled = !rules.cancellable;
       actions[3].disabled = !canRetry;
       actions[4].disabled = !canRetry;
+      actions[5].disabled = !rules.undoable;
+      actions[5].title = 'Undo the stages the task completed, newest first, with each stage\'s undo';
 
       const err = t.lastError;
       box.dataset.status = t.status;
@@ -686,7 +712,12 @@
           h('dt', { text: 'Plan' }), h('dd', {}, h('a', { href: `#/plans/${enc(t.planId)}`, id: 'tenant-plan-link', 'data-testid': 'tenant-plan-link', class: 'mono', text: t.planId })),
           h('dt', { text: 'Task id' }), h('dd', { class: 'mono', id: 'tenant-task-id', 'data-testid': 'tenant-task-id', text: t.taskId }),
           h('dt', { text: 'Run (attempt)' }), h('dd', { id: 'tenant-attempt', 'data-testid': 'tenant-attempt', text: String(t.attempt) }),
-          h('dt', { text: 'Current stage' }), h('dd', { id: 'tenant-stage', 'data-testid': 'tenant-stage', text: stageName(stages, t.currentStage) }),
+          h('dt', { text: 'Current stage' }), h('dd', {
+            id: 'tenant-stage', 'data-testid': 'tenant-stage',
+            text: !t.rollingBack ? stageName(stages, t.currentStage)
+              : t.currentStage > 0 ? `undo ${stageName(stages, t.currentStage - 1)}` : '(all undone)',
+          }),
+          t.rollingBack ? [h('dt', { text: 'Rollback' }), h('dd', { id: 'tenant-rollback-state', 'data-testid': 'tenant-rollback-state', 'data-status': t.status, text: rollbackText(t) })] : null,
           t.pauseRequested ? [h('dt', { text: 'Pause' }), h('dd', { id: 'tenant-pause-requested', text: 'requested: pauses at the next stage boundary' })] : null,
           t.decision ? [h('dt', { text: 'Decision' }), h('dd', {
             id: 'tenant-decision', 'data-testid': 'tenant-decision', 'data-approved': t.decision.approved ? 'true' : 'false',
@@ -775,16 +806,17 @@
       const stream = (name, text) => text ? h('div', { class: 'attempt-stream' },
         h('span', { class: 'muted', text: name }),
         h('pre', { class: 'output', 'data-testid': `attempt-${name}`, text })) : null;
-      return h('tr', { class: 'attempt-output', 'data-testid': 'attempt-output', 'data-stage': a.stage, 'data-run': a.run, 'data-attempt': a.attempt },
+      return h('tr', { class: 'attempt-output', 'data-testid': 'attempt-output', 'data-stage': a.stage, 'data-run': a.run, 'data-attempt': a.attempt, 'data-undo': a.undo ? 'true' : 'false' },
         h('td', { colspan: span }, stream('stdout', a.stdout), stream('stderr', a.stderr)));
     }
 
-    // attemptRow is an attempt's row of the ledger.
+    // attemptRow is an attempt's row of the ledger; an attempt of a stage's undo (a
+    // rollback's) is marked undo:<stage>.
     function attemptRow(a) {
       const took = Date.parse(a.endedAt) - Date.parse(a.startedAt);
-      return h('tr', { 'data-testid': 'attempt-row', 'data-outcome': a.outcome, 'data-stage': a.stage },
+      return h('tr', { 'data-testid': 'attempt-row', 'data-outcome': a.outcome, 'data-stage': a.stage, 'data-undo': a.undo ? 'true' : 'false', class: a.undo ? 'undo' : null },
         h('td', { class: 'num', text: a.run }),
-        h('td', { text: `${a.stageIndex}: ${a.stage}` }),
+        h('td', {}, `${a.stageIndex}: `, a.undo ? h('span', { class: 'undo-mark', 'data-testid': 'attempt-undo', title: 'an attempt of the stage\'s undo (a rollback)', text: 'undo:' }) : null, a.stage),
         h('td', { class: 'num', text: a.attempt }),
         h('td', {}, h('span', { class: 'outcome', 'data-outcome': a.outcome, text: a.outcome })),
         h('td', { text: a.class || '' }),
@@ -795,7 +827,7 @@
     }
 
     const reload = debounce(load, 250);
-    await watch(`/v1/events?tenant=${enc(tenantId)}`, { task: reload, stage: reload, gap: reload });
+    await watch(`/v1/events?tenant=${enc(tenantId)}`, { task: reload, stage: reload, undo: reload, gap: reload });
     if (alive()) await load();
   }
 

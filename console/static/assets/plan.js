@@ -177,7 +177,7 @@
         filters, bulkBar, bulkNote,
         h('div', { class: 'matrix-wrap' }, tasksTable),
         pager,
-        h('p', { class: 'legend' }, ['pending', 'running', 'retrying', 'waiting', 'done', 'failed'].map((s) =>
+        h('p', { class: 'legend' }, ['pending', 'running', 'retrying', 'waiting', 'done', 'failed', 'undoing', 'undone'].map((s) =>
           h('span', { class: 'legend-item' }, h('span', { class: 'cell swatch', 'data-state': s }), s)))));
 
     // ------------------------------------------------------------ the head
@@ -1000,7 +1000,7 @@
     }
 
     updateBulk();
-    const opened = watch(`/v1/events?plan=${enc(planId)}`, { task: refresh, stage: refresh, plan: onPlanEvent, gap: () => loadAll() });
+    const opened = watch(`/v1/events?plan=${enc(planId)}`, { task: refresh, stage: refresh, undo: refresh, plan: onPlanEvent, gap: () => loadAll() });
     await opened;
     if (alive()) await loadAll();
   }

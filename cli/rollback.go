@@ -1,0 +1,57 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/executor-dev/executor/domain/task"
+)
+
+// rollbackCmd is `executor rollback --tenant T`: roll the tenant's latest task back, a new run
+// that undoes the stages it completed, newest first.
+func (a *invocation) rollbackCmd() *cobra.Command {
+	var tenant string
+	cmd := &cobra.Command{
+		Use:   "rollback --tenant T",
+		Short: "Roll back a tenant's task: undo its completed stages, newest first",
+		Long: fmt.Sprintf(`Roll back the tenant's latest task, one that ran and stopped (its status one of
+%s): a new run, its attempt up by one, undoes the stages the
+task completed and still has applied, newest first, each with its stage's undo (a stage
+without one is passed over). The task ends ROLLED_BACK once every stage is undone, or
+ROLLBACK_FAILED at an undo that failed: 'executor rollback --tenant T' again goes on from
+there, as it does for a task paused, cancelled or interrupted while rolling back.
+'executor retry --tenant T' runs a ROLLED_BACK task forward again.
+
+'executor status --tenant T' follows it: its STAGE reads undo:<stage> (the undo to run next),
+a "rolling back" line says how many stages are still applied, and each undo's attempts and
+output are labelled undo:<stage>. Its plan reopens if it had ended; a task of a PAUSED plan
+starts once the plan is resumed: stderr says so, with the command. A RUNNING or WAITING task
+is a 409 (exit 1): cancel or pause it first. 'executor plan bulk rollback ID' rolls back a
+plan's tasks matching filters (--ring: one ring's).`, strings.Join(statusNames(task.UndoableStatuses()), ", ")),
+		Example: `  executor rollback --tenant tenant-001
+  executor rollback --tenant tenant-001 -o json | jq .rollingBack`,
+		Args:    noArgs,
+		PreRunE: requireFlags("tenant"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			t, err := c.RollbackTenant(cmd.Context(), tenant)
+			if err != nil {
+				return err
+			}
+			if err := a.print(t, taskTable(*t)); err != nil {
+				return err
+			}
+			if p, err := c.Plan(cmd.Context(), t.PlanID, 0); err == nil { // the rollback is started: a failed read only loses the hint
+				a.notePaused(*p, "the rollback starts")
+			}
+			return nil
+		},
+	}
+	tenantFlag(cmd, &tenant)
+	return cmd
+}
