@@ -79,7 +79,7 @@ func TaskFrom(v app.TaskView, withLease bool) wire.Task {
 	out := wire.Task{
 		TaskID: t.ID(), TenantID: t.TenantID(), PlanID: t.PlanID(), Status: string(t.Status()),
 		Attempt: t.Attempt(), CurrentStage: t.CurrentStage(), Stages: stageRefs(t.Stages()),
-		PauseRequested: t.PauseRequested(), RollingBack: t.RollingBack(), Executor: t.Executor(), CreatedAt: t.CreatedAt().UTC(),
+		PauseRequested: t.PauseRequested(), RollingBack: t.RollingBack(), RollbackRequested: t.RollbackRequested(), Executor: t.Executor(), CreatedAt: t.CreatedAt().UTC(),
 		StartedAt: timePtr(t.StartedAt()), FinishedAt: timePtr(t.FinishedAt()),
 		UpdatedAt: t.UpdatedAt().UTC(), Attempts: []wire.Attempt{},
 	}

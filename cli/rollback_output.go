@@ -35,9 +35,15 @@ func attemptStage(at wire.Attempt) string {
 	return at.Stage
 }
 
-// taskRollbackLines follows the row of a task rolling back (or rolled back) with how far its
-// rollback is and the command that goes on from there. Nothing for a task that is not.
+// taskRollbackLines follows the row of a task rolling back (or rolled back, or asked to while
+// it runs forward) with how far its rollback is and the command that goes on from there.
+// Nothing for a task that is not.
 func taskRollbackLines(w io.Writer, t wire.Task) {
+	if t.RollbackRequested {
+		fmt.Fprintf(w, "rollback requested: its run turns back at its next stage boundary, or as its stage ends (%d stage(s) completed so far)\n",
+			min(t.CurrentStage, len(t.Stages)))
+		return
+	}
 	if !t.RollingBack {
 		return
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -130,4 +131,13 @@ func TestBulkActionsTakeRing(t *testing.T) {
 		assert.NotNil(t, c.Flags().Lookup("ring"), "%s --ring", c.Name())
 	}
 	assert.ElementsMatch(t, []string{"approve", "reject", "retry", "cancel", "rollback"}, names)
+}
+
+// A RUNNING task asked to roll back says that its own run will turn back.
+func TestARequestedRollbackIsShown(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	taskRollbackLines(&b, wire.Task{TenantID: "t1", Status: "RUNNING", CurrentStage: 2,
+		Stages: []wire.StageRef{{Name: "a"}, {Name: "b"}, {Name: "c"}}, RollbackRequested: true})
+	assert.Equal(t, "rollback requested: its run turns back at its next stage boundary, or as its stage ends (2 stage(s) completed so far)\n", b.String())
 }

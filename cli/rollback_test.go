@@ -81,9 +81,9 @@ func TestBulkRollbackOfARing(t *testing.T) {
 	flat := submitRequest(t, url, wire.PlanRequest{Stages: []wire.StageRequest{undoable("push")}, Tenants: tenantsOf("br-flat")})
 	waitTenant(t, url, "br-flat", "COMPLETED")
 	requireRemoteError(t, runCLI(t, url, "plan", "bulk", "rollback", flat.PlanID, "--ring", "0"), "400")
-	r = runCLI(t, url, "plan", "bulk", "rollback", p.PlanID, "--status", "RUNNING")
+	r = runCLI(t, url, "plan", "bulk", "rollback", p.PlanID, "--status", "WAITING")
 	requireCode(t, cli.ExitUsage, r)
-	assert.Contains(t, r.stderr, "plan bulk rollback takes PAUSED, COMPLETED, FAILED, CANCELLED, INTERRUPTED, ROLLBACK_FAILED")
+	assert.Contains(t, r.stderr, "plan bulk rollback takes RUNNING, PAUSED, COMPLETED, FAILED, CANCELLED, INTERRUPTED, ROLLBACK_FAILED")
 }
 
 // plan reject --rollback halts a rolling plan at its current ring and rolls back the ring's

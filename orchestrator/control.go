@@ -229,16 +229,25 @@ func (ctl *control) RetryTask(ctx context.Context, taskID string, fromCheckpoint
 
 // RollbackTask rolls a task back (task.Task.Rollback): a new run that undoes the stages its
 // checkpoint holds completed, newest first; a task that was rolling back goes on from the
-// stages still applied. A finished plan is reopened. Like a retry, it never starts while a
-// run holds the task: a RUNNING or WAITING task is refused (cancel or pause it first).
+// stages still applied. A finished plan is reopened. It never starts while another run holds
+// the task: a RUNNING task is asked to roll back, which its own run does at its next stage
+// boundary or as its stage ends (it holds the tenant); a WAITING one is refused.
 func (ctl *control) RollbackTask(ctx context.Context, taskID string) error {
 	err := ctl.requeue(ctx, taskID, func(t *task.Task, _ *checkpoint.Checkpoint) (*checkpoint.Checkpoint, error) {
 		return nil, t.Rollback(ctl.now())
 	})
-	if err == nil {
-		ctl.cfg.Metrics.RollbackStarted(TriggerOperator)
+	if err != nil {
+		return err
 	}
-	return err
+	ctl.cfg.Metrics.RollbackStarted(TriggerOperator)
+	// A RUNNING task was asked to roll back: its run, here or on another executor, reads it
+	// again at its next boundary (a queued one needs nothing).
+	if run := ctl.local(taskID); run != nil {
+		run.recheck.Store(true)
+	} else {
+		ctl.signal(ctx, sigPause, taskID)
+	}
+	return nil
 }
 
 // CancelTask ends a task for good, by a compare-and-set, wherever it runs: its run (here or on

@@ -149,3 +149,53 @@ func TestOnFailurePausePausesThePlan(t *testing.T) {
 	assert.Equal(t, plan.Failed, h.wait(t, p.ID()).Plan.Status())
 	assert.Equal(t, task.Completed, h.tenantStatus(t, "pz-003"))
 }
+
+// An operator's rollback of a RUNNING tenant never starts a second run: the run that holds
+// the tenant turns back itself, at its next stage boundary (the stage under way completes,
+// the next one never starts), or as its last stage completes; either way it undoes what it
+// completed, newest first.
+func TestARollbackOfARunningTenantIsMadeByItsOwnRun(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		held   int      // the stage under way when the rollback is asked
+		wanted []string // the tenant's calls, in order
+	}{
+		{"at the next boundary", 1, []string{"a fwd", "b fwd", "undo:b rr-000-b-old", "undo:a rr-000-a-old"}},
+		{"as the last stage completes", 2, []string{"a fwd", "b fwd", "c <nil>", "undo:b rr-000-b-old", "undo:a rr-000-a-old"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, 4)
+			rec := &callRecorder{}
+			st := undoPlan(h, t, rec)
+			entered, open := make(chan struct{}), make(chan struct{})
+			h.register(t, "held", func(ctx context.Context, req stage.Request) (json.RawMessage, error) {
+				rec.mu.Lock()
+				rec.calls = append(rec.calls, fmt.Sprintf("%s %s %v", req.TenantID, req.Stage, req.Params["v"]))
+				rec.mu.Unlock()
+				close(entered)
+				select {
+				case <-open:
+					return json.Marshal(map[string]string{"previous": req.TenantID + "-" + req.Stage + "-old"})
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			})
+			st[tc.held].Kind = "held"
+			p := h.submit(t, app.SubmitRequest{Name: "rr", Stages: st, Tenants: tenants("rr", 1)})
+			<-entered
+			v, err := h.svc.RollbackTenant(context.Background(), "rr-000")
+			require.NoError(t, err)
+			assert.Equal(t, task.Running, v.Task.Status(), "its run goes on until it can turn back")
+			assert.True(t, v.Task.RollbackRequested())
+			close(open)
+			eventually(t, "rolled back", func() bool { return h.tenantStatus(t, "rr-000") == task.RolledBack })
+			assert.Equal(t, tc.wanted, rec.of("rr-000"))
+			got := h.tenantTask(t, "rr-000")
+			assert.False(t, got.RollbackRequested())
+			assert.Equal(t, 2, got.Attempt(), "one run forward, one back: no second run at once")
+			assert.Equal(t, plan.Failed, h.wait(t, p.ID()).Plan.Status())
+		})
+	}
+}

@@ -24,7 +24,7 @@ type Signals interface {
 // The signals an orchestrator sends and understands: "<kind> <id>".
 const (
 	sigCancel = "cancel" // task id: an operator cancelled it; its run stops now
-	sigPause  = "pause"  // task id: an operator asked it to pause; its run reads it again at its next boundary
+	sigPause  = "pause"  // task id: an operator asked it to pause (or to roll back); its run reads it again at its next boundary
 	sigPlan   = "plan"   // plan id: its status changed (pause, resume, cancel); follow it
 )
 

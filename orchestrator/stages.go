@@ -23,6 +23,9 @@ func (run *taskRun) runStages(ph *planHere, cp *checkpoint.Checkpoint, epoch uin
 		if stop, end := run.boundary(stages[i].Name, stageLog); stop {
 			return end
 		}
+		if run.cur().RollingBack() { // an operator's rollback, honoured at the boundary
+			return run.undoFromHere(ph, cp, epoch, endDone, log)
+		}
 		res := run.runStage(ph, i, false, cp, stageLog)
 		switch {
 		case res.wait != nil:
@@ -37,17 +40,32 @@ func (run *taskRun) runStages(ph *planHere, cp *checkpoint.Checkpoint, epoch uin
 			}
 			return endFailed // the stage failed: a failure budget counts it, rolled back or not
 		case res.failure != nil:
-			return ended(run.end(res.entry, *res.failure, true, stageLog))
+			end := ended(run.end(res.entry, *res.failure, true, stageLog))
+			if t := run.cur(); t.Status() == task.Running && t.RollingBack() { // a rollback was asked meanwhile
+				return run.undoFromHere(ph, cp, epoch, endFailed, log)
+			}
+			return end
 		}
 		if !run.completeStage(i, cp, res, epoch, stageLog) {
 			return endDone
 		}
+		if run.cur().RollingBack() { // its last stage completed as a rollback was asked
+			return run.undoFromHere(ph, cp, epoch, endDone, log)
+		}
 	}
 	last := log.With("stage", stages[len(stages)-1].Name)
 	if resumedDone {
-		if err := run.commit(nil, func(t *task.Task) error { return t.Complete(run.o.now()) }); err != nil {
+		if err := run.commit(nil, func(t *task.Task) error {
+			if t.RollbackRequested() {
+				return t.TurnBack(nil, run.o.now())
+			}
+			return t.Complete(run.o.now())
+		}); err != nil {
 			last.Error("complete task", "err", err)
 			return endDone
+		}
+		if run.cur().RollingBack() {
+			return run.undoFromHere(ph, cp, epoch, endDone, log)
 		}
 	}
 	last.Info("task completed")
@@ -69,6 +87,9 @@ func (run *taskRun) completeStage(i int, cp *checkpoint.Checkpoint, res stageRes
 		}
 		if err := t.CompleteStage(i, run.o.now()); err != nil {
 			return err
+		}
+		if last && t.RollbackRequested() {
+			return t.TurnBack(nil, run.o.now())
 		}
 		if last {
 			return t.Complete(run.o.now())

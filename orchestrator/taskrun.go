@@ -230,6 +230,9 @@ func (run *taskRun) boundary(next string, log *slog.Logger) (stop bool, end runE
 	}
 	paused := false
 	err := run.commit(nil, func(t *task.Task) error {
+		if t.RollbackRequested() { // the run goes on, undoing (runStages)
+			return t.TurnBack(nil, run.o.now())
+		}
 		if !t.PauseRequested() {
 			return errSkip
 		}
@@ -299,6 +302,8 @@ func (run *taskRun) end(entry *task.Attempt, f task.Failure, inStage bool, log *
 			return t.InterruptStage(f, run.o.now())
 		case run.ctx.Err() != nil:
 			return t.Interrupt(f, run.o.now())
+		case t.RollbackRequested(): // asked while the stage ran: it turns back, not ends
+			return t.TurnBack(&f, run.o.now())
 		default:
 			failed = true
 			return t.Fail(f, run.o.now())

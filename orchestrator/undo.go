@@ -47,6 +47,19 @@ func (run *taskRun) runUndos(ph *planHere, cp *checkpoint.Checkpoint, epoch uint
 	return endDone
 }
 
+// undoFromHere runs the undos of a run that turned back in a write of its own (an operator's
+// rollback, honoured at a boundary or as a stage ended): the run's number is the new one. It
+// answers the rollback's end, or done when the rollback ended well (endFailed: the stage that
+// ended failed, which a failure budget counts).
+func (run *taskRun) undoFromHere(ph *planHere, cp *checkpoint.Checkpoint, epoch uint64, done runEnd, log *slog.Logger) runEnd {
+	run.attempt = run.cur().Attempt()
+	log.Info("rolling the task back, as an operator asked", "run", run.attempt)
+	if end := run.runUndos(ph, cp, epoch, log); end != endDone {
+		return end
+	}
+	return done
+}
+
 // undoStage records stage i as undone (entry: its undo's last attempt, nil for a stage
 // without one): the checkpoint without it, the ledger entry and the stage count in one write
 // (the write of stage 0 also ends the rollback). It reports whether the run goes on.
@@ -98,7 +111,7 @@ func (run *taskRun) turnBack(entry *task.Attempt, f task.Failure, log *slog.Logg
 				return err
 			}
 		}
-		return t.TurnBack(f, run.o.now())
+		return t.TurnBack(&f, run.o.now())
 	})
 	if errors.Is(err, errRunOver) {
 		log.Info("run stopped: the task was ended by an operator", "status", run.cur().Status())

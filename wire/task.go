@@ -18,18 +18,21 @@ type Task struct {
 	PauseRequested   bool       `json:"pauseRequested"`
 	// RollingBack: the task's runs undo its completed stages (a rollback); CurrentStage then
 	// counts the stages still applied.
-	RollingBack bool               `json:"rollingBack,omitempty"`
-	Executor    string             `json:"executor,omitempty"` // the executor whose run started it last
-	LastError   *Failure           `json:"lastError,omitempty"`
-	Attempts    []Attempt          `json:"attempts"`
-	CreatedAt   time.Time          `json:"createdAt"`
-	StartedAt   *time.Time         `json:"startedAt,omitempty"`
-	FinishedAt  *time.Time         `json:"finishedAt,omitempty"`
-	UpdatedAt   time.Time          `json:"updatedAt"`
-	Lease       *Lease             `json:"lease,omitempty"`
-	Checkpoint  *CheckpointSummary `json:"checkpoint,omitempty"`
-	Wait        *Wait              `json:"wait,omitempty"`     // set while the task is WAITING
-	Decision    *Decision          `json:"decision,omitempty"` // the latest operator decision on a gate
+	RollingBack bool `json:"rollingBack,omitempty"`
+	// RollbackRequested: an operator asked the RUNNING task to roll back; its run turns back
+	// at its next stage boundary, or as its stage ends.
+	RollbackRequested bool               `json:"rollbackRequested,omitempty"`
+	Executor          string             `json:"executor,omitempty"` // the executor whose run started it last
+	LastError         *Failure           `json:"lastError,omitempty"`
+	Attempts          []Attempt          `json:"attempts"`
+	CreatedAt         time.Time          `json:"createdAt"`
+	StartedAt         *time.Time         `json:"startedAt,omitempty"`
+	FinishedAt        *time.Time         `json:"finishedAt,omitempty"`
+	UpdatedAt         time.Time          `json:"updatedAt"`
+	Lease             *Lease             `json:"lease,omitempty"`
+	Checkpoint        *CheckpointSummary `json:"checkpoint,omitempty"`
+	Wait              *Wait              `json:"wait,omitempty"`     // set while the task is WAITING
+	Decision          *Decision          `json:"decision,omitempty"` // the latest operator decision on a gate
 }
 
 // Wait tells why a WAITING task waits: the gate stage it stands at (an approval stage, reason

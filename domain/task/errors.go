@@ -43,9 +43,13 @@ func (e *BusyError) Detail() string { return "the tenant has moved on to another
 type TransitionError struct {
 	From   Status
 	Action string
+	Reason string // why, when the status alone does not say; "" otherwise
 }
 
 func (e *TransitionError) Error() string {
+	if e.Reason != "" {
+		return fmt.Sprintf("task: cannot %s a %s task: %s", e.Action, e.From, e.Reason)
+	}
 	return fmt.Sprintf("task: cannot %s a %s task", e.Action, e.From)
 }
 

@@ -8,31 +8,47 @@ import "time"
 // (UndoStage with no attempt). A run is forward or a rollback, never both: turning back
 // starts a new run.
 
-// TurnBack turns a RUNNING task whose forward run failed with f into a rollback, under the
-// same lease (its plan's onFailure is rollback): a new run (attempt+1) that undoes the stages
-// completed, newest first. f stays the last error, what the rollback answers for. RUNNING →
-// RUNNING.
-func (t *Task) TurnBack(f Failure, now time.Time) error {
+// TurnBack turns a RUNNING task's forward run into a rollback, under the same lease: a new
+// run (attempt+1) that undoes the stages completed, newest first. f, when not nil, is the
+// failure that set it off (its plan's onFailure is rollback, or a rollback was requested
+// while the stage ran), which stays the last error; nil: an operator's request
+// (RollbackRequested) at a stage boundary. RUNNING → RUNNING.
+func (t *Task) TurnBack(f *Failure, now time.Time) error {
 	if t.status != Running || t.rollback {
 		return t.refuse("turn back")
 	}
 	t.rollback = true
+	t.undoRequested = false
 	t.attempt++
-	t.lastError = &f
+	if f != nil {
+		c := *f
+		t.lastError = &c
+	}
 	t.touch(now)
 	t.heartbeatAt = t.updatedAt
 	return nil
 }
 
-// Rollback starts a rollback of the task, an operator's: a new run (attempt+1) that undoes
-// the stages it completed (and still has applied), newest first. COMPLETED | FAILED |
-// CANCELLED | PAUSED | INTERRUPTED | ROLLBACK_FAILED → PENDING (Undoable). A task that was
-// rolling back when it stopped goes on from the undo it had reached.
+// Rollback is an operator's rollback of the task: a new run (attempt+1) that undoes the stages
+// it completed (and still has applied), newest first. COMPLETED | FAILED | CANCELLED | PAUSED
+// | INTERRUPTED | ROLLBACK_FAILED → PENDING; a task that was rolling back when it stopped goes
+// on from the undo it had reached. A RUNNING task (running forward) stays RUNNING with the
+// rollback requested (RollbackRequested): its run turns back itself, as it holds the tenant.
+// A task that completed no stage has nothing to undo: refused (ErrInvalidTransition).
 func (t *Task) Rollback(now time.Time) error {
-	if !t.status.Undoable() {
+	if !t.status.Undoable() || (t.status == Running && t.rollback) {
 		return t.refuse("roll back")
 	}
+	if !t.rollback && t.currentStage == 0 {
+		return &TransitionError{From: t.status, Action: "roll back", Reason: "it completed no stage: nothing to undo"}
+	}
+	if t.status == Running {
+		t.undoRequested = true
+		t.touch(now)
+		return nil
+	}
 	t.recordStaleCut()
+	t.undoRequested = false
 	t.rollback = true
 	t.status = Pending
 	t.attempt++

@@ -34,7 +34,7 @@ func TestARollbackUndoesTheCompletedStagesNewestFirst(t *testing.T) {
 	require.NoError(t, tk.CompleteStage(0, now))
 	require.NoError(t, tk.CompleteStage(1, now))
 	boom := task.Failure{Stage: "c", Attempt: 1, Class: stage.ClassPermanent, Message: "boom"}
-	require.NoError(t, tk.TurnBack(boom, now))
+	require.NoError(t, tk.TurnBack(&boom, now))
 	assert.True(t, tk.RollingBack())
 	assert.Equal(t, 2, tk.Attempt(), "a rollback is a run of its own")
 	require.ErrorIs(t, tk.UndoStage(0, now), task.ErrStageOutOfOrder, "b is newer than a: undone first")
@@ -114,7 +114,7 @@ func TestLoadRefusesARollbackOutOfPlace(t *testing.T) {
 	now := t0
 	require.NoError(t, tk.Start(1, now))
 	require.NoError(t, tk.CompleteStage(0, now))
-	require.NoError(t, tk.TurnBack(task.Failure{Stage: "b", Class: stage.ClassPermanent}, now))
+	require.NoError(t, tk.TurnBack(&task.Failure{Stage: "b", Class: stage.ClassPermanent}, now))
 	require.NoError(t, tk.Fail(task.Failure{Stage: "a", Class: stage.ClassPermanent}, now))
 	for name, mutate := range map[string]func(*task.State){
 		"rolled back with a stage applied": func(s *task.State) { s.Status = task.RolledBack },

@@ -33,6 +33,8 @@ type State struct {
 	Wait           *Wait    // set exactly when Status is WAITING
 	Verdict        *Verdict // the latest decision on a waiting stage, if any
 	Rollback       bool     // see Task.RollingBack
+	// RollbackRequested: see Task.RollbackRequested.
+	RollbackRequested bool
 }
 
 // State returns the task's persisted form. Slices and the last error are copies.
@@ -43,7 +45,7 @@ func (t *Task) State() State {
 		CurrentStage: t.currentStage, CreatedAt: t.createdAt, StartedAt: t.startedAt,
 		FinishedAt: t.finishedAt, UpdatedAt: t.updatedAt, HeartbeatAt: t.heartbeatAt, LastError: t.LastError(),
 		Ledger: t.Ledger(), Fence: t.fence, Version: t.version, Executor: t.executor, Wait: t.Wait(), Verdict: t.Verdict(),
-		Rollback: t.rollback,
+		Rollback: t.rollback, RollbackRequested: t.undoRequested,
 	}
 }
 
@@ -72,6 +74,8 @@ func Load(s State) (*Task, error) {
 		return bad("%s without a rollback", s.Status)
 	case s.Status == RolledBack && s.CurrentStage != 0:
 		return bad("rolled back with %d stages still applied", s.CurrentStage)
+	case s.RollbackRequested && (s.Rollback || s.Status.Terminal()):
+		return bad("a rollback requested of a %s task rolling back %t", s.Status, s.Rollback)
 	case s.Attempt < 1:
 		return bad("attempt %d < 1", s.Attempt)
 	case s.Status.Terminal() && s.FinishedAt.IsZero():
@@ -106,7 +110,7 @@ func Load(s State) (*Task, error) {
 		currentStage: s.CurrentStage, createdAt: s.CreatedAt, startedAt: s.StartedAt,
 		finishedAt: s.FinishedAt, updatedAt: s.UpdatedAt, heartbeatAt: s.HeartbeatAt, lastError: lastErr,
 		ledger: append([]Attempt(nil), s.Ledger...), fence: s.Fence, version: s.Version, executor: s.Executor,
-		wait: copyOf(s.Wait), verdict: copyOf(s.Verdict), rollback: s.Rollback,
+		wait: copyOf(s.Wait), verdict: copyOf(s.Verdict), rollback: s.Rollback, undoRequested: s.RollbackRequested,
 	}, nil
 }
 

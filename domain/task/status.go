@@ -38,7 +38,7 @@ var rules = map[Status]struct {
 	failed      bool // it did not deploy the tenant: a failure budget counts it (Failure)
 }{
 	Pending:        {cancellable: true},
-	Running:        {cancellable: true},
+	Running:        {cancellable: true, undoable: true},
 	Waiting:        {atRest: true, cancellable: true},
 	Paused:         {atRest: true, retryable: true, cancellable: true, undoable: true},
 	Completed:      {terminal: true, settled: true, atRest: true, undoable: true},
@@ -71,8 +71,9 @@ func (s Status) Retryable() bool { return rules[s].retryable }
 // that is not terminal.
 func (s Status) Cancellable() bool { return rules[s].cancellable }
 
-// Undoable reports whether an operator may roll the task back from s (Task.Rollback): it
-// has run, and is not running nor waiting, nor rolled back already.
+// Undoable reports whether an operator may roll the task back from s (Task.Rollback): it has
+// run and stopped (not WAITING at a gate, not ROLLED_BACK already), or it RUNS (its run turns
+// back at its next stage boundary).
 func (s Status) Undoable() bool { return rules[s].undoable }
 
 // Failure reports whether a task that ended in s did not deploy its tenant: FAILED, and a

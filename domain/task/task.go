@@ -35,6 +35,9 @@ type Task struct {
 	// rollback: the task's runs undo the stages it completed, newest first, instead of
 	// running the next one (RollingBack); currentStage then counts the stages still applied.
 	rollback bool
+	// undoRequested: an operator asked a RUNNING task to roll back; its run turns back at its
+	// next stage boundary, or as its current stage ends (RollbackRequested).
+	undoRequested bool
 }
 
 // New returns a PENDING task for tenantID in planID. stages is the plan's template (shared, not
@@ -160,6 +163,12 @@ func (t *Task) Decision() *stage.Decision {
 // by Rollback or TurnBack) rather than run the next one. It stays so once ROLLED_BACK or
 // ROLLBACK_FAILED, until a retry of a ROLLED_BACK task runs it forward again.
 func (t *Task) RollingBack() bool { return t.rollback }
+
+// RollbackRequested reports whether an operator asked the task, RUNNING forward, to roll back:
+// its run turns back (TurnBack) at its next stage boundary, or as its current stage ends,
+// completed or failed. The request outlives a pause, a hand-back and an interruption (the
+// next run honours it), not a cancel nor the task's end.
+func (t *Task) RollbackRequested() bool { return t.undoRequested }
 
 // Fence returns the fence epoch of the run that owns the task.
 func (t *Task) Fence() uint64 { return t.fence }

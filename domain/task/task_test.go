@@ -79,13 +79,13 @@ func inStatus(t *testing.T, s task.Status) *task.Task {
 	case task.RolledBack:
 		start()
 		step(tk.CompleteStage(0, now))
-		step(tk.TurnBack(task.Failure{Stage: "b", Attempt: 1, Class: stage.ClassPermanent, Message: "boom"}, now))
+		step(tk.TurnBack(&task.Failure{Stage: "b", Attempt: 1, Class: stage.ClassPermanent, Message: "boom"}, now))
 		step(tk.UndoStage(0, now))
 		step(tk.RolledBack(now))
 	case task.RollbackFailed:
 		start()
 		step(tk.CompleteStage(0, now))
-		step(tk.TurnBack(task.Failure{Stage: "b", Attempt: 1, Class: stage.ClassPermanent, Message: "boom"}, now))
+		step(tk.TurnBack(&task.Failure{Stage: "b", Attempt: 1, Class: stage.ClassPermanent, Message: "boom"}, now))
 		step(tk.Fail(task.Failure{Stage: "a", Attempt: 1, Class: stage.ClassPermanent, Message: "undo failed"}, now))
 	default:
 		t.Fatalf("no fixture for status %q", s)
@@ -126,7 +126,7 @@ func fixtures() []fixture {
 			t.Helper()
 			tk := inStatus(t, task.Running)
 			require.NoError(t, tk.CompleteStage(0, t0))
-			require.NoError(t, tk.TurnBack(task.Failure{Stage: "b", Class: stage.ClassPermanent, Message: "boom"}, t0))
+			require.NoError(t, tk.TurnBack(&task.Failure{Stage: "b", Class: stage.ClassPermanent, Message: "boom"}, t0))
 			return tk
 		}},
 	)
@@ -158,7 +158,7 @@ var actions = []action{
 		return tk.Decide(stage.Decision{Approved: true, DecidedAt: now}, now)
 	}},
 	{"TurnBack", func(tk *task.Task, now time.Time) error {
-		return tk.TurnBack(task.Failure{Stage: "a", Class: stage.ClassPermanent, Message: "x"}, now)
+		return tk.TurnBack(&task.Failure{Stage: "a", Class: stage.ClassPermanent, Message: "x"}, now)
 	}},
 	{"Rollback", func(tk *task.Task, now time.Time) error { return tk.Rollback(now) }},
 	{"UndoStage", func(tk *task.Task, now time.Time) error { return tk.UndoStage(tk.CurrentStage()-1, now) }},
@@ -172,6 +172,8 @@ var actions = []action{
 var (
 	invalid    = outcome{err: task.ErrInvalidTransition}
 	outOfOrder = outcome{err: task.ErrStageOutOfOrder}
+	// nothing: a rollback of a task that completed no stage
+	nothing = invalid
 )
 
 type outcome struct {
@@ -195,17 +197,19 @@ var matrix = map[string]map[string]outcome{
 		"CompleteStage": to(task.Running), "Complete": outOfOrder, "Fail": to(task.Failed), "HandBack": to(task.Pending),
 		"Interrupt": to(task.Interrupted), "Pause": to(task.Paused), "RequestPause": to(task.Running),
 		"Cancel": to(task.Cancelled), "Record": to(task.Running), "Await": to(task.Waiting), "TurnBack": to(task.Running),
+		"Rollback": nothing,
 	},
 	"RUNNING+pauseRequested": {
 		"CompleteStage": to(task.Running), "Complete": outOfOrder, "Fail": to(task.Failed), "HandBack": to(task.Pending),
 		"Interrupt": to(task.Interrupted), "Pause": to(task.Paused), "RequestPause": to(task.Running),
 		"Resume": to(task.Running), "Cancel": to(task.Cancelled), "Record": to(task.Running),
-		"Await": to(task.Waiting), "TurnBack": to(task.Running),
+		"Await": to(task.Waiting), "TurnBack": to(task.Running), "Rollback": nothing,
 	},
 	"RUNNING+allStagesDone": {
 		"CompleteStage": outOfOrder, "Complete": to(task.Completed), "Fail": to(task.Failed), "HandBack": to(task.Pending),
 		"Interrupt": to(task.Interrupted), "Pause": to(task.Paused), "RequestPause": to(task.Running),
 		"Cancel": to(task.Cancelled), "Record": to(task.Running), "Await": outOfOrder, "TurnBack": to(task.Running),
+		"Rollback": to(task.Running), // requested: its run turns back
 	},
 	"RUNNING+rollingBack": {
 		"Fail": to(task.RollbackFailed), "HandBack": to(task.Pending), "UndoStage": to(task.Running), "RolledBack": outOfOrder,
@@ -215,12 +219,12 @@ var matrix = map[string]map[string]outcome{
 	"WAITING": {"Cancel": to(task.Cancelled), "Decide": to(task.Pending)},
 	"PAUSED": {
 		"RequestPause": to(task.Paused), "Resume": to(task.Pending), "Cancel": to(task.Cancelled),
-		"Retry": to(task.Pending), "Rollback": to(task.Pending),
+		"Retry": to(task.Pending), "Rollback": nothing,
 	},
 	"COMPLETED":       {"Rollback": to(task.Pending)},
-	"FAILED":          {"Retry": to(task.Pending), "Rollback": to(task.Pending)},
-	"CANCELLED":       {"Retry": to(task.Pending), "Rollback": to(task.Pending)},
-	"INTERRUPTED":     {"Cancel": to(task.Cancelled), "Retry": to(task.Pending), "Rollback": to(task.Pending)},
+	"FAILED":          {"Retry": to(task.Pending), "Rollback": nothing},
+	"CANCELLED":       {"Retry": to(task.Pending), "Rollback": nothing},
+	"INTERRUPTED":     {"Cancel": to(task.Cancelled), "Retry": to(task.Pending), "Rollback": nothing},
 	"ROLLED_BACK":     {"Retry": to(task.Pending)},
 	"ROLLBACK_FAILED": {"Retry": to(task.Pending), "Rollback": to(task.Pending)},
 }

@@ -240,6 +240,7 @@ func (t *Task) Retry(from int, now time.Time) error {
 
 func (t *Task) end(s Status, f *Failure, now time.Time) {
 	t.status = s
+	t.undoRequested = false
 	t.wait = nil
 	t.lastError = f
 	t.pauseRequested = false

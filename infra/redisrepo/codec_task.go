@@ -166,6 +166,7 @@ const (
 	fVerdict
 	fExecutor
 	fRollback
+	fUndoRequested
 	nRunFields
 )
 
@@ -174,7 +175,7 @@ var runFieldNames = [nRunFields]string{
 	fStatus: "status", fPauseRequested: "pauseRequested", fAttempt: "attempt", fStage: "stage",
 	fStartedAt: "startedAt", fFinishedAt: "finishedAt", fUpdatedAt: "updatedAt", fHeartbeatAt: "heartbeatAt",
 	fLastError: "lastError", fLedger: "ledger", fWait: "wait", fVerdict: "verdict", fExecutor: "executor",
-	fRollback: "rollback",
+	fRollback: "rollback", fUndoRequested: "undoRequested",
 }
 
 // runFieldArgs are runFieldNames as command arguments, converted to interfaces once (a
@@ -256,6 +257,9 @@ func runFields(t *task.Task, ledgerFrom int) (runValues, error) {
 	if t.RollingBack() {
 		v.vals[fRollback] = "1"
 	}
+	if t.RollbackRequested() {
+		v.vals[fUndoRequested] = "1"
+	}
 	v.ledgerFrom = min(max(ledgerFrom, 0), t.LedgerLen())
 	if n := t.LedgerLen() - v.ledgerFrom; n > 0 {
 		base := t.CreatedAt().UnixMicro()
@@ -282,7 +286,7 @@ func decodeTask(h map[string]string, stages []stage.Spec) (*task.Task, error) {
 	s := task.State{
 		ID: h["taskId"], PlanID: h["planId"], TenantID: h["tenantId"], Stages: stages,
 		Status: task.Status(h["status"]), PauseRequested: h["pauseRequested"] == "1", Executor: h["executor"],
-		Rollback: h["rollback"] == "1",
+		Rollback: h["rollback"] == "1", RollbackRequested: h["undoRequested"] == "1",
 	}
 	var err error
 	ints := map[string]*int{"attempt": &s.Attempt, "stage": &s.CurrentStage}

@@ -47,7 +47,7 @@ func testRollbackIsKept(t *testing.T, s Store) {
 	require.NoError(t, s.Tasks.Save(ctx, run, cp))
 	require.NoError(t, run.Record(task.Attempt{StageIndex: 1, Stage: "deploy", Run: 1, Attempt: 1, StartedAt: at(3), EndedAt: at(4),
 		Outcome: task.OutcomeFailed, Class: stage.ClassPermanent, Error: "500"}))
-	require.NoError(t, run.TurnBack(task.Failure{Stage: "deploy", Attempt: 1, Class: stage.ClassPermanent, Message: "500"}, at(4)))
+	require.NoError(t, run.TurnBack(&task.Failure{Stage: "deploy", Attempt: 1, Class: stage.ClassPermanent, Message: "500"}, at(4)))
 	require.NoError(t, s.Tasks.Save(ctx, run, nil))
 	turned, err := s.Tasks.Task(ctx, tk.ID())
 	require.NoError(t, err)
