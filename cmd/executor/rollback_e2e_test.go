@@ -39,6 +39,7 @@ type rbTarget struct {
 	srv      *httptest.Server
 	failAt   map[string]string // tenant → the stage answered 500
 	failGate chan struct{}     // nil: failures answer at once
+	holdAt   map[string]string // tenant → a stage held until release, as with &hold=1 (set before the plan)
 	held     chan struct{}     // closed by release
 	release  func()
 	callBook
@@ -79,7 +80,7 @@ func (rt *rbTarget) serve(w http.ResponseWriter, r *http.Request) {
 			return false
 		}
 	}
-	if q.Get("hold") == "1" && !wait(rt.held) {
+	if (q.Get("hold") == "1" || rt.holdAt[tenant] == stageName) && !wait(rt.held) {
 		return
 	}
 	status, answer := http.StatusOK, fmt.Sprintf(`{"previous":"v-%s-%s"}`, tenant, stageName)
@@ -281,6 +282,9 @@ func TestRejectRollbackOfAHaltedRing(t *testing.T) {
 	failing := map[string]string{"rr-005": "s2", "rr-006": "s2"}
 	gate := make(chan struct{})
 	rt := newRBTarget(t, failing, gate)
+	// rr-004 is still deploying s2 when the ring is rejected: it rolls back all the same (its
+	// own run turns back as s2 completes).
+	rt.holdAt = map[string]string{"rr-004": "s2"}
 	closeGate := sync.OnceFunc(func() { close(gate) })
 	t.Cleanup(closeGate)
 	rs := redistest.Start(t)
@@ -297,20 +301,20 @@ func TestRejectRollbackOfAHaltedRing(t *testing.T) {
 	})
 	require.NotNil(t, p.Rings)
 
-	// The failures answer once the three others of ring 1 completed s2 (and both failing calls
-	// are in flight): every tenant of the ring ran before the halt.
+	// The failures answer once two others of ring 1 completed s2 (and both failing calls, and
+	// rr-004's held one, are in flight): every tenant of the ring ran before the halt.
 	require.Eventually(t, func() bool {
-		done, failingInFlight := 0, 0
+		done, inFlight := 0, 0
 		for _, c := range rt.all() {
 			switch {
 			case c.Stage == "s2" && c.Completed && failing[c.Tenant] == "" && slices.Contains(ring1, c.Tenant):
 				done++
-			case c.Stage == "s2" && failing[c.Tenant] != "" && c.End.IsZero():
-				failingInFlight++
+			case c.Stage == "s2" && (failing[c.Tenant] != "" || c.Tenant == "rr-004") && c.End.IsZero():
+				inFlight++
 			}
 		}
-		return done == 3 && failingInFlight == 2
-	}, pollTimeout, 20*time.Millisecond, "ring 1 runs: three tenants complete s2, two are at s2")
+		return done == 2 && inFlight == 3
+	}, pollTimeout, 20*time.Millisecond, "ring 1 runs: two tenants complete s2, three are at s2")
 	closeGate()
 
 	var halted wire.Plan
@@ -321,19 +325,22 @@ func TestRejectRollbackOfAHaltedRing(t *testing.T) {
 	}, pollTimeout, 20*time.Millisecond, "two failures of five cross the 20% budget: the plan halts")
 	assert.Equal(t, 1, halted.Rings.Halted.Ring)
 	assert.Equal(t, "RUNNING", halted.Status, "a halted plan stays RUNNING")
-	// Running tasks finish: ring 1 settles, three COMPLETED, two FAILED.
+	// The failed tasks end: ring 1 stands at two COMPLETED, two FAILED, rr-004 RUNNING.
 	require.Eventually(t, func() bool {
 		for _, tk := range tasksOf(t, a, p.PlanID) {
 			want := "COMPLETED"
-			if failing[tk.TenantID] != "" {
+			switch {
+			case failing[tk.TenantID] != "":
 				want = "FAILED"
+			case tk.TenantID == "rr-004":
+				want = "RUNNING"
 			}
 			if slices.Contains(ring1, tk.TenantID) && tk.Status != want {
 				return false
 			}
 		}
 		return true
-	}, pollTimeout, 50*time.Millisecond, "ring 1's tasks settle")
+	}, pollTimeout, 50*time.Millisecond, "ring 1's tasks settle but rr-004's")
 
 	resp, err := (&http.Client{Timeout: 30 * time.Second}).Post(a.URL()+"/v1/plans/"+p.PlanID+"/reject?rollback=true", "application/json", nil)
 	require.NoError(t, err)
@@ -348,6 +355,11 @@ func TestRejectRollbackOfAHaltedRing(t *testing.T) {
 		assert.Equal(t, "rejected", rejected.Rings.Waves[1].State)
 		assert.Equal(t, 1, rejected.Rings.Current, "the rollout stops at the rejected ring")
 	}
+
+	held := tenantTask(t, a, "rr-004")
+	assert.Equal(t, "RUNNING", held.Status, "its run holds the tenant: no second run starts")
+	assert.True(t, held.RollbackRequested, "asked to roll back")
+	rt.release() // rr-004's s2 completes: its run turns back
 
 	ended := watchEnded(t, a, p.PlanID, 1)
 	assert.Equal(t, "FAILED", ended.Status, "its tenants rolled back, the plan did not deploy them")
