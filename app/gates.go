@@ -58,7 +58,7 @@ func (s *Service) RejectPlanAndRollBack(ctx context.Context, planID string) (Pla
 		return PlanView{}, BulkResult{}, err
 	}
 	if !p.Rollout().Enabled() {
-		return PlanView{}, BulkResult{}, invalid("rollback", "the plan does not roll out in rings: roll its tasks back with POST /v1/plans/{planId}/tasks/rollback")
+		return PlanView{}, BulkResult{}, invalid("rollback", "the plan does not roll out in rings: roll its tasks back by filter ('executor plan bulk rollback', POST /v1/plans/{planId}/tasks/rollback)")
 	}
 	ring := p.Ring().Index
 	if _, err := s.RejectPlan(ctx, planID); err != nil {

@@ -122,7 +122,7 @@ func (s *Service) checkSubmission(req SubmitRequest, elsewhere map[string]bool, 
 		add("failureBudget", "must not be negative")
 	}
 	if o := req.OnFailure; o != "" && !o.Valid() {
-		add("onFailure", fmt.Sprintf("must be one of %v", plan.OnFailures))
+		add("onFailure", fmt.Sprintf("must be one of %v, not %q", plan.OnFailures, o))
 	} else if o == plan.OnFailureRollback && !slices.ContainsFunc(req.Stages, func(sp stage.Spec) bool { return sp.Undo != nil }) {
 		add("onFailure", "rollback undoes stages with an undo, and no stage has one")
 	}

@@ -47,8 +47,8 @@ is a 409 (exit 1).
                rollback ID --ring R' would: each undoes the stages it completed, newest
                first, and ends ROLLED_BACK (or ROLLBACK_FAILED). The tenants the ring reached
                are put back; the plan's progress counts them (the answer is the plan). The
-               ring's tasks still RUNNING finish and are not rolled back: 'plan bulk rollback
-               ID --ring R' once they stopped. A plan without rings is then a 400 (exit 1):
+               ring's tasks still RUNNING roll back too: each run turns back at its next
+               stage boundary, or as its stage ends. A plan without rings is then a 400 (exit 1):
                'plan bulk rollback' rolls its tasks back.`),
 	)
 	return cmd

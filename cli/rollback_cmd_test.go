@@ -93,7 +93,7 @@ func TestRollbackTenantCommand(t *testing.T) {
 	o = runWith(t, "", nil, "--server", url, "status", "--tenant", "rbt-1")
 	require.Equal(t, ExitOK, o.code, o.stderr)
 	assert.Regexp(t, `(?m)^rbt-1\s+\S+\s+ROLLED_BACK\s+2\s+undone \(0/3\)\s`, o.stdout)
-	assert.Contains(t, o.stdout, "\nrolled back: every stage it completed is undone; 'executor retry --tenant rbt-1' runs it forward again\n")
+	assert.Contains(t, o.stdout, "\nrolled back: every stage it completed is undone (or, without an undo, passed over); 'executor retry --tenant rbt-1' runs it forward again\n")
 	o = runWith(t, "", nil, "--server", url, "task", "show", tk.TaskID)
 	require.Equal(t, ExitOK, o.code, o.stderr)
 	assert.Regexp(t, `(?m)^2 after\s+1\s+1\s+succeeded`, o.stdout)

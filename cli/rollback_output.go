@@ -50,7 +50,7 @@ func taskRollbackLines(w io.Writer, t wire.Task) {
 	applied := fmt.Sprintf("%d of %d stage(s) still applied", min(t.CurrentStage, len(t.Stages)), len(t.Stages))
 	switch st := task.Status(t.Status); st {
 	case task.RolledBack:
-		fmt.Fprintf(w, "rolled back: every stage it completed is undone; 'executor retry --tenant %s' runs it forward again\n", t.TenantID)
+		fmt.Fprintf(w, "rolled back: every stage it completed is undone (or, without an undo, passed over); 'executor retry --tenant %s' runs it forward again\n", t.TenantID)
 	case task.RollbackFailed:
 		failed := rollbackStage(t)
 		if t.LastError != nil && t.LastError.Stage != "" {

@@ -41,7 +41,7 @@ func TestRollbackTables(t *testing.T) {
 		},
 		{
 			name: "rolled back", task: with("ROLLED_BACK", 0, nil),
-			want:    []string{"undone (0/3)", "\nrolled back: every stage it completed is undone; 'executor retry --tenant t1' runs it forward again\n"},
+			want:    []string{"undone (0/3)", "\nrolled back: every stage it completed is undone (or, without an undo, passed over); 'executor retry --tenant t1' runs it forward again\n"},
 			notWant: []string{"rolling back"},
 		},
 		{

@@ -92,7 +92,7 @@ func (d *dispatcher) runTask(ph *planHere, id string) runEnd {
 	if err != nil {
 		return run.notStarted(err, at)
 	}
-	at.Info("task started", "run", run.attempt, "from_stage", run.cur().CurrentStage())
+	at.Info("task started", "run", run.attempt, "from_stage", run.cur().CurrentStage(), "rollback", run.cur().RollingBack())
 	stopBeat := run.heartbeat(at)
 	defer stopBeat()
 	cp, err := run.resumePoint()

@@ -30,12 +30,16 @@ func (t *Task) TurnBack(f *Failure, now time.Time) error {
 }
 
 // Rollback is an operator's rollback of the task: a new run (attempt+1) that undoes the stages
-// it completed (and still has applied), newest first. COMPLETED | FAILED | CANCELLED | PAUSED
+// it completed (and still has applied), newest first; a FAILED task keeps its last error (what
+// the rollback answers for). COMPLETED | FAILED | CANCELLED | PAUSED
 // | INTERRUPTED | ROLLBACK_FAILED → PENDING; a task that was rolling back when it stopped goes
 // on from the undo it had reached. A RUNNING task (running forward) stays RUNNING with the
 // rollback requested (RollbackRequested): its run turns back itself, as it holds the tenant.
 // A task that completed no stage has nothing to undo: refused (ErrInvalidTransition).
 func (t *Task) Rollback(now time.Time) error {
+	if t.status == RolledBack {
+		return &TransitionError{From: t.status, Action: "roll back", Reason: "nothing is left to undo; a retry runs it forward again"}
+	}
 	if !t.status.Undoable() || (t.status == Running && t.rollback) {
 		return t.refuse("roll back")
 	}
@@ -48,12 +52,14 @@ func (t *Task) Rollback(now time.Time) error {
 		return nil
 	}
 	t.recordStaleCut()
+	if t.status != Failed { // a FAILED task's failure stays what its rollback answers for
+		t.lastError = nil
+	}
 	t.undoRequested = false
 	t.rollback = true
 	t.status = Pending
 	t.attempt++
 	t.pauseRequested = false
-	t.lastError = nil
 	t.finishedAt = time.Time{}
 	t.touch(now)
 	return nil

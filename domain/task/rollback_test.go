@@ -126,3 +126,24 @@ func TestLoadRefusesARollbackOutOfPlace(t *testing.T) {
 		require.ErrorIs(t, err, task.ErrInvalid, name)
 	}
 }
+
+// An operator's rollback of a FAILED task keeps why it failed; a ROLLED_BACK task says how to
+// go on.
+func TestARollbackKeepsTheFailureItAnswersFor(t *testing.T) {
+	t.Parallel()
+	tk := undoable(t)
+	now := t0
+	require.NoError(t, tk.Start(1, now))
+	require.NoError(t, tk.CompleteStage(0, now))
+	boom := task.Failure{Stage: "b", Attempt: 1, Class: stage.ClassPermanent, Message: "404"}
+	require.NoError(t, tk.Fail(boom, now))
+	require.NoError(t, tk.Rollback(now))
+	assert.Equal(t, &boom, tk.LastError())
+	require.NoError(t, tk.Start(2, now))
+	require.NoError(t, tk.UndoStage(0, now))
+	require.NoError(t, tk.RolledBack(now))
+	assert.Equal(t, &boom, tk.LastError(), "still the failure once rolled back")
+	var te *task.TransitionError
+	require.ErrorAs(t, tk.Rollback(now), &te)
+	assert.Contains(t, te.Reason, "retry")
+}
