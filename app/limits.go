@@ -37,29 +37,21 @@ type Limits struct {
 }
 
 func (l Limits) withDefaults() Limits {
-	if l.MaxTenants <= 0 {
-		l.MaxTenants = DefaultMaxTenants
-	}
-	if l.MaxStages <= 0 {
-		l.MaxStages = DefaultMaxStages
-	}
-	if l.MaxParamsBytes <= 0 {
-		l.MaxParamsBytes = DefaultMaxParamsBytes
-	}
-	if l.MaxQueued <= 0 {
-		l.MaxQueued = DefaultMaxQueued
-	}
-	if l.MaxLabels <= 0 {
-		l.MaxLabels = DefaultMaxLabels
-	}
-	if l.MaxLabelValueBytes <= 0 {
-		l.MaxLabelValueBytes = DefaultMaxLabelValueBytes
-	}
-	if l.MaxRenderSteps <= 0 {
-		l.MaxRenderSteps = DefaultMaxRenderSteps
-	}
-	if l.MaxRenderBytes <= 0 {
-		l.MaxRenderBytes = DefaultMaxRenderBytes
-	}
+	l.MaxTenants = orDefault(l.MaxTenants, DefaultMaxTenants)
+	l.MaxStages = orDefault(l.MaxStages, DefaultMaxStages)
+	l.MaxParamsBytes = orDefault(l.MaxParamsBytes, DefaultMaxParamsBytes)
+	l.MaxQueued = orDefault(l.MaxQueued, DefaultMaxQueued)
+	l.MaxLabels = orDefault(l.MaxLabels, DefaultMaxLabels)
+	l.MaxLabelValueBytes = orDefault(l.MaxLabelValueBytes, DefaultMaxLabelValueBytes)
+	l.MaxRenderSteps = orDefault(l.MaxRenderSteps, DefaultMaxRenderSteps)
+	l.MaxRenderBytes = orDefault(l.MaxRenderBytes, DefaultMaxRenderBytes)
 	return l
+}
+
+// orDefault is v, or d when v is not positive (a limit left unset).
+func orDefault[T int | int64](v, d T) T {
+	if v <= 0 {
+		return d
+	}
+	return v
 }
