@@ -141,3 +141,15 @@ func TestARequestedRollbackIsShown(t *testing.T) {
 		Stages: []wire.StageRef{{Name: "a"}, {Name: "b"}, {Name: "c"}}, RollbackRequested: true})
 	assert.Equal(t, "rollback requested: its run turns back at its next stage boundary, or as its stage ends (2 stage(s) completed so far)\n", b.String())
 }
+
+// The summary's "retry them" hint says when the plan has tasks a bulk retry leaves out by
+// default (it takes FAILED and INTERRUPTED): rolled back, cancelled.
+func TestTheRetryHintNamesTheStatusesItLeavesOut(t *testing.T) {
+	t.Parallel()
+	assert.Empty(t, otherRetryable(map[string]int{"FAILED": 3, "COMPLETED": 1}))
+	assert.Equal(t, "CANCELLED,ROLLED_BACK", otherRetryable(map[string]int{"ROLLED_BACK": 1, "CANCELLED": 2, "ROLLBACK_FAILED": 0}))
+	out := render(t, summaryTable(wire.PlanSummary{PlanID: "01JPLAN", Total: 2,
+		Statuses:       map[string]int{"COMPLETED": 1, "ROLLED_BACK": 1},
+		FailureClasses: []wire.ClassCount{{Class: "permanent", Count: 1, SampleTenantID: "t1", SampleMessage: "404"}}}))
+	assert.Contains(t, out, "add --status ROLLED_BACK for the others of the class")
+}

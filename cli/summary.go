@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -90,6 +91,9 @@ func summaryTable(s wire.PlanSummary) func(io.Writer) {
 			}
 			fmt.Fprintf(w, "list a class's tasks: executor plan tasks %s --class C\n", s.PlanID)
 			fmt.Fprintf(w, "retry them: executor plan bulk retry %s --class C --from-checkpoint\n", s.PlanID)
+			if others := otherRetryable(s.Statuses); others != "" {
+				fmt.Fprintf(w, "  (that retries FAILED and INTERRUPTED tasks; add --status %s for the others of the class)\n", others)
+			}
 		}
 		if len(s.Gates) > 0 {
 			fmt.Fprintln(w)
@@ -134,4 +138,17 @@ func planShowTable(p wire.Plan, s wire.PlanSummary) func(io.Writer) {
 		fmt.Fprintln(w)
 		summaryTable(s)(w)
 	}
+}
+
+// otherRetryable lists, comma-separated, the retryable statuses a bulk retry leaves out by
+// default (it takes FAILED and INTERRUPTED) that some of the plan's tasks have: ROLLED_BACK,
+// ROLLBACK_FAILED, CANCELLED ("" when none has).
+func otherRetryable(statuses map[string]int) string {
+	var out []string
+	for _, st := range []string{"CANCELLED", "ROLLED_BACK", "ROLLBACK_FAILED"} {
+		if statuses[st] > 0 {
+			out = append(out, st)
+		}
+	}
+	return strings.Join(out, ",")
 }
