@@ -3,11 +3,13 @@ package api_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/executor-dev/executor/auth"
 	"github.com/executor-dev/executor/server/servertest"
 	"github.com/executor-dev/executor/wire"
 )
@@ -90,4 +92,29 @@ func TestRolloutControlsAreAudited(t *testing.T) {
 		})
 	}
 	assert.NotContains(t, logs.String(), comment, "a comment is part of a body: never logged")
+}
+
+// With named tokens, the audit record names who acted (the token's holder) besides its role;
+// a token written without a name acts as "anonymous".
+func TestTheAuditRecordNamesTheActor(t *testing.T) {
+	t.Parallel()
+	const alice, anon = "alice-0123456789abcdef", "anon-0123456789abcdef"
+	keys := auth.NewKeys([]auth.Token{{Role: auth.RoleOperate, Name: "alice", Secret: alice}, {Role: auth.RoleOperate, Secret: anon}})
+	router, logs := fullRouter(t, keys)
+	submit := func(secret, tenant string) {
+		t.Helper()
+		plan := `{"name":"who","stages":[{"name":"a","kind":"noop"}],"tenants":[{"id":"` + tenant + `"}]}`
+		req := httptest.NewRequest(http.MethodPost, "/v1/plans", strings.NewReader(plan))
+		req.Header.Set("Authorization", "Bearer "+secret)
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		router.ServeHTTP(rec, req)
+		require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	}
+	submit(alice, "w-1")
+	submit(anon, "w-2")
+	records := auditRecords(t, logs)
+	assert.Equal(t, "operate", findAudit(t, records, "submit", map[string]any{"actor": "alice"})["role"])
+	assert.Equal(t, "operate", findAudit(t, records, "submit", map[string]any{"actor": "anonymous"})["role"])
+	assert.NotContains(t, logs.String(), alice, "the secret is never logged")
 }

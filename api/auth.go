@@ -101,10 +101,11 @@ func (h *handlers) authenticate(next http.Handler) http.Handler {
 			return
 		}
 		cred := credentialOf(r)
-		role, ok := auth.Role(""), false
+		holder, ok := auth.Holder{}, false
 		if cred.present {
-			role, ok = keys.Match(cred.token)
+			holder, ok = keys.Match(cred.token)
 		}
+		role := holder.Role
 		if !ok {
 			h.unauthenticated(w, r, cred)
 			return
@@ -120,7 +121,7 @@ func (h *handlers) authenticate(next http.Handler) http.Handler {
 			return
 		}
 		w.Header().Set(RoleHeader, string(role))
-		next.ServeHTTP(w, r.WithContext(auth.WithRole(r.Context(), role)))
+		next.ServeHTTP(w, r.WithContext(auth.WithHolder(r.Context(), holder)))
 	})
 }
 

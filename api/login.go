@@ -28,7 +28,7 @@ func (h *handlers) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	token := r.PostForm.Get("token")
-	role, ok := h.opts.Auth.Match(token)
+	holder, ok := h.opts.Auth.Match(token)
 	if !ok {
 		h.opts.Logger.Warn("console login refused",
 			"request_id", requestIDOf(r), "remote", r.RemoteAddr, "empty", token == "")
@@ -41,7 +41,7 @@ func (h *handlers) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.SetCookie(w, tokenCookie(r, base64.RawURLEncoding.EncodeToString([]byte(token)), 0))
-	h.opts.Logger.Info("console login", "request_id", requestIDOf(r), "role", string(role), "remote", r.RemoteAddr)
+	h.opts.Logger.Info("console login", "request_id", requestIDOf(r), "role", string(holder.Role), "actor", holder.Actor(), "remote", r.RemoteAddr)
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 

@@ -2,17 +2,24 @@ package auth
 
 import "context"
 
-// roleKey keys the authenticated role in a request context.
-type roleKey struct{}
+// holderKey keys the authenticated holder in a request context.
+type holderKey struct{}
 
-// WithRole returns ctx carrying the role its request was authenticated with.
-func WithRole(ctx context.Context, r Role) context.Context {
-	return context.WithValue(ctx, roleKey{}, r)
+// WithHolder returns ctx carrying who its request was authenticated as.
+func WithHolder(ctx context.Context, h Holder) context.Context {
+	return context.WithValue(ctx, holderKey{}, h)
 }
 
-// RoleFrom returns the role WithRole put in ctx; false when the request was not
+// HolderFrom returns the holder WithHolder put in ctx; false when the request was not
 // authenticated (auth disabled, or a public route).
+func HolderFrom(ctx context.Context) (Holder, bool) {
+	h, ok := ctx.Value(holderKey{}).(Holder)
+	return h, ok
+}
+
+// RoleFrom returns the role of the holder WithHolder put in ctx; false when the request was
+// not authenticated.
 func RoleFrom(ctx context.Context) (Role, bool) {
-	r, ok := ctx.Value(roleKey{}).(Role)
-	return r, ok
+	h, ok := HolderFrom(ctx)
+	return h.Role, ok
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"regexp"
 	"strings"
 )
 
@@ -41,12 +42,37 @@ var ErrInvalidToken = errors.New("auth: invalid token")
 
 // Token is one configured bearer token.
 type Token struct {
-	Role   Role
+	Role Role
+	// Name is who holds the token ("alice", "ci-pipeline"), recorded as the actor of what it
+	// does; "" for a token written without one (role:secret), an anonymous holder.
+	Name   string
 	Secret string
 }
 
-// String prints the role and a fingerprint, never the secret.
-func (t Token) String() string { return string(t.Role) + ":" + t.Fingerprint() }
+// Holder is who presented a token: its role and its holder's name ("" when anonymous).
+type Holder struct {
+	Role Role
+	Name string
+}
+
+// Actor is the holder's name, or "anonymous" for a token written without one.
+func (h Holder) Actor() string {
+	if h.Name == "" {
+		return "anonymous"
+	}
+	return h.Name
+}
+
+// NamePattern is what a token holder's name must match.
+var NamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$`)
+
+// String prints the role, the holder's name and a fingerprint, never the secret.
+func (t Token) String() string {
+	if t.Name == "" {
+		return string(t.Role) + ":" + t.Fingerprint()
+	}
+	return string(t.Role) + ":" + t.Name + ":" + t.Fingerprint()
+}
 
 // LogValue keeps the secret out of structured logs.
 func (t Token) LogValue() slog.Value { return slog.StringValue(t.String()) }
@@ -58,13 +84,21 @@ func (t Token) Fingerprint() string {
 	return hex.EncodeToString(sum[:4])
 }
 
-// ParseToken reads one "role:secret" token.
+// ParseToken reads one "role:name:secret" token, or "role:secret" for an anonymous holder. A
+// secret that holds a ':' must be written with a name: "role:x:y" is the holder x with the
+// secret y.
 func ParseToken(s string) (Token, error) {
-	role, secret, ok := strings.Cut(strings.TrimSpace(s), ":")
-	if !ok {
-		return Token{}, fmt.Errorf("%w: want role:secret (role read or operate)", ErrInvalidToken)
+	parts := strings.SplitN(strings.TrimSpace(s), ":", 3)
+	if len(parts) < 2 {
+		return Token{}, fmt.Errorf("%w: want role:name:secret or role:secret (role read or operate)", ErrInvalidToken)
 	}
-	t := Token{Role: Role(strings.TrimSpace(role)), Secret: strings.TrimSpace(secret)}
+	t := Token{Role: Role(strings.TrimSpace(parts[0])), Secret: strings.TrimSpace(parts[len(parts)-1])}
+	if len(parts) == 3 {
+		t.Name = strings.TrimSpace(parts[1])
+		if !NamePattern.MatchString(t.Name) {
+			return Token{}, fmt.Errorf("%w: holder name %q: want %s", ErrInvalidToken, t.Name, NamePattern)
+		}
+	}
 	if t.Role != RoleRead && t.Role != RoleOperate {
 		return Token{}, fmt.Errorf("%w: role %q: want read or operate", ErrInvalidToken, t.Role)
 	}
@@ -79,7 +113,7 @@ func ParseToken(s string) (Token, error) {
 	return t, nil
 }
 
-// ParseList reads comma-separated "role:secret" tokens (EXECUTOR_TOKENS).
+// ParseList reads comma-separated tokens (EXECUTOR_TOKENS), each as ParseToken reads it.
 func ParseList(s string) ([]Token, error) {
 	var out []Token
 	for i, part := range strings.Split(s, ",") {
@@ -95,7 +129,7 @@ func ParseList(s string) ([]Token, error) {
 	return out, nil
 }
 
-// ReadFile reads one "role:secret" token per line; blank lines and lines starting with # are
+// ReadFile reads one token per line (as ParseToken reads it); blank lines and lines starting with # are
 // skipped.
 func ReadFile(r io.Reader) ([]Token, error) {
 	var out []Token
@@ -130,21 +164,21 @@ func NewKeys(tokens []Token) *Keys {
 // Enabled reports whether any token is configured (then every protected route needs one).
 func (k *Keys) Enabled() bool { return k != nil && len(k.tokens) > 0 }
 
-// Match returns the role of the configured token equal to presented. Every configured token
-// is compared, each in constant time, whatever matches.
-func (k *Keys) Match(presented string) (Role, bool) {
+// Match returns the holder (role and name) of the configured token equal to presented. Every
+// configured token is compared, each in constant time, whatever matches.
+func (k *Keys) Match(presented string) (Holder, bool) {
 	if k == nil {
-		return "", false
+		return Holder{}, false
 	}
-	var role Role
+	var h Holder
 	found := 0
 	p := []byte(presented)
 	for _, t := range k.tokens {
 		eq := subtle.ConstantTimeCompare(p, []byte(t.Secret))
 		if eq == 1 && found == 0 {
-			role = t.Role
+			h = Holder{Role: t.Role, Name: t.Name}
 		}
 		found |= eq
 	}
-	return role, found == 1
+	return h, found == 1
 }

@@ -31,6 +31,11 @@ func TestParseToken(t *testing.T) {
 		{name: "too short", in: "read:short", err: true},
 		{name: "control character", in: "read:" + readSecret + "\x01", err: true},
 		{name: "inner space", in: "read:0123456789 abcdef", err: true},
+		{name: "named", in: "operate:alice:" + operateSecret, want: auth.Token{Role: auth.RoleOperate, Name: "alice", Secret: operateSecret}},
+		{name: "named, spaces", in: " read : ci-bot@example : " + readSecret, want: auth.Token{Role: auth.RoleRead, Name: "ci-bot@example", Secret: readSecret}},
+		{name: "a secret with a colon needs a name", in: "operate:bob:" + operateSecret + ":x", want: auth.Token{Role: auth.RoleOperate, Name: "bob", Secret: operateSecret + ":x"}},
+		{name: "bad name", in: "operate:al ice:" + operateSecret, err: true},
+		{name: "empty name", in: "operate::" + operateSecret, err: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -64,14 +69,16 @@ func TestParseListAndFile(t *testing.T) {
 
 func TestKeysMatch(t *testing.T) {
 	t.Parallel()
-	keys := auth.NewKeys([]auth.Token{{Role: auth.RoleRead, Secret: readSecret}, {Role: auth.RoleOperate, Secret: operateSecret}})
+	keys := auth.NewKeys([]auth.Token{{Role: auth.RoleRead, Secret: readSecret}, {Role: auth.RoleOperate, Name: "alice", Secret: operateSecret}})
 	require.True(t, keys.Enabled())
-	role, ok := keys.Match(operateSecret)
+	who, ok := keys.Match(operateSecret)
 	require.True(t, ok)
-	assert.Equal(t, auth.RoleOperate, role)
-	role, ok = keys.Match(readSecret)
+	assert.Equal(t, auth.Holder{Role: auth.RoleOperate, Name: "alice"}, who)
+	assert.Equal(t, "alice", who.Actor())
+	who, ok = keys.Match(readSecret)
 	require.True(t, ok)
-	assert.Equal(t, auth.RoleRead, role)
+	assert.Equal(t, auth.Holder{Role: auth.RoleRead}, who)
+	assert.Equal(t, "anonymous", who.Actor(), "a token written without a name")
 	for _, bad := range []string{"", readSecret[:len(readSecret)-1], readSecret + "x", strings.ToUpper(operateSecret)} {
 		_, ok := keys.Match(bad)
 		assert.False(t, ok, "%q", bad)
@@ -97,13 +104,19 @@ func TestTokenNeverPrintsItsSecret(t *testing.T) {
 	assert.NotContains(t, tok.String(), operateSecret)
 	assert.NotContains(t, tok.LogValue().String(), operateSecret)
 	assert.Equal(t, "operate:"+tok.Fingerprint(), tok.String())
+	tok.Name = "alice"
+	assert.Equal(t, "operate:alice:"+tok.Fingerprint(), tok.String())
 }
 
-func TestRoleInContext(t *testing.T) {
+func TestHolderInContext(t *testing.T) {
 	t.Parallel()
 	_, ok := auth.RoleFrom(context.Background())
 	assert.False(t, ok, "no role in a bare context")
-	role, ok := auth.RoleFrom(auth.WithRole(context.Background(), auth.RoleRead))
+	ctx := auth.WithHolder(context.Background(), auth.Holder{Role: auth.RoleRead, Name: "bob"})
+	role, ok := auth.RoleFrom(ctx)
 	require.True(t, ok)
 	assert.Equal(t, auth.RoleRead, role)
+	who, ok := auth.HolderFrom(ctx)
+	require.True(t, ok)
+	assert.Equal(t, "bob", who.Name)
 }

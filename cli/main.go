@@ -49,7 +49,7 @@ const (
 	EnvCacheTasks      = "EXECUTOR_CACHE_TASKS"
 	EnvTopology        = "EXECUTOR_TOPOLOGY"
 	EnvEventsStream    = "EXECUTOR_EVENTS_STREAM"
-	EnvTokens          = "EXECUTOR_TOKENS" // serve: "role:secret,..." (the client's token is EnvToken)
+	EnvTokens          = "EXECUTOR_TOKENS" // serve: "role:name:secret,..." (the client's token is EnvToken)
 	EnvTokensFile      = "EXECUTOR_TOKENS_FILE"
 	EnvInsecure        = "EXECUTOR_INSECURE"
 	EnvHTTPAllow       = "EXECUTOR_HTTP_ALLOW"

@@ -40,8 +40,9 @@ before its tenant lease could expire, never starts a stage it could not checkpoi
 and requests answer 503 naming why) or alone (the only executor on its Redis: it keeps
 running on memory, journals and writes everything back when Redis answers).
 
-Auth: bearer tokens with role read or operate, from ` + EnvTokens + ` ("role:secret,...") and
---tokens-file (one role:secret per line). Once any token is configured, every /v1 route, the
+Auth: bearer tokens with role read or operate, from ` + EnvTokens + ` ("role:name:secret,...";
+the name is who holds it, the actor of what it does; "role:secret": anonymous) and
+--tokens-file (one per line). Once any token is configured, every /v1 route, the
 console and /metrics need one. Without tokens serve listens on a loopback address only, unless
 --insecure.
 
@@ -123,7 +124,7 @@ func serveFlags(cmd *cobra.Command, o *serveOptions) {
 		"with --redis: shared (several executors share the Redis, the only source of truth: while Redis is away runs stop before their leases could expire and requests answer 503) or alone (this executor is the only one on its Redis: while Redis is away it runs on memory and writes back later; refused when another executor is alive there) (env "+EnvTopology+")")
 	f.BoolVar(&cfg.EventStream, "events-stream", false,
 		"deprecated, no effect: with --redis every executor writes its events to the Redis stream <prefix>events and serves GET /v1/events from it (env "+EnvEventsStream+")")
-	f.StringVar(&o.tokensFile, "tokens-file", "", "file of bearer tokens, one role:secret per line, role read or operate (env "+EnvTokensFile+"; tokens also come from "+EnvTokens+")")
+	f.StringVar(&o.tokensFile, "tokens-file", "", "file of bearer tokens, one role:name:secret (or role:secret) per line, role read or operate (env "+EnvTokensFile+"; tokens also come from "+EnvTokens+")")
 	f.BoolVar(&o.insecure, "insecure", false, "serve without tokens on a non-loopback address (env "+EnvInsecure+")")
 	f.StringSliceVar(&o.httpAllow, "http-allow", nil,
 		"hosts and CIDRs the http stage kind may reach, repeatable or comma-separated; empty: any but link-local and cloud metadata, which are denied unless listed (env "+EnvHTTPAllow+")")
