@@ -21,6 +21,9 @@ const (
 	// RoleHeader tells an authenticated caller its role ("read" or "operate"); the console
 	// shows it with its log-out button.
 	RoleHeader = "X-Executor-Role"
+	// ActorHeader tells an authenticated caller who it is: its token's holder ("anonymous"
+	// for a token without a name); the console shows it with the role.
+	ActorHeader = "X-Executor-Actor"
 	// authChallenge is the WWW-Authenticate of every 401.
 	authChallenge = `Bearer realm="executor"`
 )
@@ -121,6 +124,7 @@ func (h *handlers) authenticate(next http.Handler) http.Handler {
 			return
 		}
 		w.Header().Set(RoleHeader, string(role))
+		w.Header().Set(ActorHeader, holder.Actor())
 		next.ServeHTTP(w, r.WithContext(auth.WithHolder(r.Context(), holder)))
 	})
 }

@@ -24,7 +24,7 @@ func TestConsoleLoginInChromium(t *testing.T) {
 		operateSecret = "browser-operate-0123456789abcdef"
 	)
 	srv := servertest.With(t, server.Config{Tokens: []auth.Token{
-		{Role: auth.RoleRead, Secret: readSecret}, {Role: auth.RoleOperate, Secret: operateSecret},
+		{Role: auth.RoleRead, Secret: readSecret}, {Role: auth.RoleOperate, Name: "alice", Secret: operateSecret},
 	}})
 	// A running plan: its one stage sleeps for longer than the test.
 	operator := client.New(srv.URL(), operateSecret, nil)
@@ -76,6 +76,7 @@ func TestConsoleLoginInChromium(t *testing.T) {
 	// Log out, log in with the operate token: the pause works.
 	do(t, ctx, "log out", chromedp.Click(chromedp.ID("logout")))
 	logIn(operateSecret)
+	waitJS(t, ctx, "who is logged in", `document.querySelector('[data-testid=whoami]')?.textContent === 'alice (operate)'`)
 	pause()
 	waitJS(t, ctx, "the plan paused", `document.querySelector('#plan-head')?.dataset.status === 'PAUSED'`)
 	assert.Equal(t, "PAUSED", planStatus())

@@ -118,7 +118,7 @@
       location.reload();
       throw new ApiError({ status: 401, title: 'Unauthorized', detail: 'not logged in: reloading' });
     }
-    showRole(res.headers.get('X-Executor-Role'));
+    showRole(res.headers.get('X-Executor-Role'), res.headers.get('X-Executor-Actor'));
     const text = await res.text();
     let data = null;
     if (text) {
@@ -150,11 +150,14 @@
 
   // showRole shows who is logged in, and the log-out button, once the API reports a role
   // (it does only when auth is enabled).
-  function showRole(role) {
+  // showRole shows who is logged in: the token holder's name and role ("alice (operate)"), or
+  // the role alone for a token without a name.
+  function showRole(role, actor) {
     if (!role) return;
     const who = $('#whoami');
-    who.textContent = role;
+    who.textContent = actor && actor !== 'anonymous' ? `${actor} (${role})` : role;
     who.dataset.role = role;
+    who.dataset.actor = actor || '';
     who.hidden = false;
     $('#logout').hidden = false;
   }
