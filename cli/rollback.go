@@ -6,7 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/executor-dev/executor/client"
 	"github.com/executor-dev/executor/domain/task"
+	"github.com/executor-dev/executor/wire"
 )
 
 // rollbackCmd is `executor rollback --tenant T`: roll the tenant's latest task back, a new run
@@ -37,21 +39,9 @@ plan's tasks matching filters (--ring: one ring's).`, strings.Join(statusNames(t
 		Args:    noArgs,
 		PreRunE: requireFlags("tenant"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			t, err := c.RollbackTenant(cmd.Context(), tenant)
-			if err != nil {
-				return err
-			}
-			if err := a.print(t, taskTable(*t)); err != nil {
-				return err
-			}
-			if p, err := c.Plan(cmd.Context(), t.PlanID, 0); err == nil { // the rollback is started: a failed read only loses the hint
-				a.notePaused(*p, "the rollback starts")
-			}
-			return nil
+			return a.queueTenant(cmd.Context(), "the rollback starts", func(c *client.Client) (*wire.Task, error) {
+				return c.RollbackTenant(cmd.Context(), tenant)
+			})
 		},
 	}
 	tenantFlag(cmd, &tenant)

@@ -82,21 +82,9 @@ resumed: stderr says so, with the command.`,
 		Args:    noArgs,
 		PreRunE: requireFlags("tenant"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			t, err := c.RetryTenant(cmd.Context(), tenant, fromCheckpoint)
-			if err != nil {
-				return err
-			}
-			if err := a.print(t, taskTable(*t)); err != nil {
-				return err
-			}
-			if p, err := c.Plan(cmd.Context(), t.PlanID, 0); err == nil { // the retry is done: a failed read only loses the hint
-				a.notePaused(*p, "the task starts")
-			}
-			return nil
+			return a.queueTenant(cmd.Context(), "the task starts", func(c *client.Client) (*wire.Task, error) {
+				return c.RetryTenant(cmd.Context(), tenant, fromCheckpoint)
+			})
 		},
 	}
 	tenantFlag(cmd, &tenant)
@@ -146,4 +134,25 @@ func (a *invocation) taskCmd() *cobra.Command {
 		},
 	})
 	return cmd
+}
+
+// queueTenant runs op, a command that queues the tenant's task again (a retry, a rollback),
+// prints the task it answers, and notes on stderr when its plan is PAUSED (the task waits:
+// what then starts). A failed read of the plan only loses the note: the command is done.
+func (a *invocation) queueTenant(ctx context.Context, starts string, op func(*client.Client) (*wire.Task, error)) error {
+	c, err := a.client()
+	if err != nil {
+		return err
+	}
+	t, err := op(c)
+	if err != nil {
+		return err
+	}
+	if err := a.print(t, taskTable(*t)); err != nil {
+		return err
+	}
+	if p, err := c.Plan(ctx, t.PlanID, 0); err == nil {
+		a.notePaused(*p, starts)
+	}
+	return nil
 }

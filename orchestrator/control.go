@@ -233,15 +233,20 @@ func (ctl *control) RetryTask(ctx context.Context, taskID string, fromCheckpoint
 // the task: a RUNNING task is asked to roll back, which its own run does at its next stage
 // boundary or as its stage ends (it holds the tenant); a WAITING one is refused.
 func (ctl *control) RollbackTask(ctx context.Context, taskID string) error {
+	requested := false // the task RUNS: its run is asked to turn back
 	err := ctl.requeue(ctx, taskID, func(t *task.Task, _ *checkpoint.Checkpoint) (*checkpoint.Checkpoint, error) {
+		requested = t.Status() == task.Running
 		return nil, t.Rollback(ctl.now())
 	})
 	if err != nil {
 		return err
 	}
 	ctl.cfg.Metrics.RollbackStarted(TriggerOperator)
-	// A RUNNING task was asked to roll back: its run, here or on another executor, reads it
-	// again at its next boundary (a queued one needs nothing).
+	if !requested { // queued: a new run
+		return nil
+	}
+	// Its run, here or on another executor, reads the task again at its next boundary (and
+	// sees the request at its next write in any case: every write is a compare-and-set).
 	if run := ctl.local(taskID); run != nil {
 		run.recheck.Store(true)
 	} else {

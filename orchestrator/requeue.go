@@ -11,8 +11,8 @@ import (
 	"github.com/executor-dev/executor/domain/task"
 )
 
-// requeue applies fn to a task that is not running, by a compare-and-set, and queues it if fn
-// left it PENDING, reopening its plan if it had ended. It takes effect fully or answers an
+// requeue applies fn to a task, by a compare-and-set, and queues it if fn made it PENDING (a
+// task fn leaves as it was, RUNNING with a request, is not queued), reopening its plan if it had ended. It takes effect fully or answers an
 // error having changed nothing: a plan that must be reopened is reopened before the task is
 // touched, so a plan that cannot be (a store error, a status that refuses it) leaves the task
 // as it was; a task that then cannot be made PENDING (another writer changed it, its tenant
