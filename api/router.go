@@ -94,7 +94,7 @@ func NewRouter(svc *app.Service, opts Options) http.Handler {
 	h := &handlers{svc: svc, opts: opts.withDefaults()}
 	h.streams = newStreamSlots(h.opts.MaxEventStreams, h.opts.MaxEventStreamsPerClient)
 	r := chi.NewRouter()
-	r.Use(h.requestID, h.observe, h.authenticate, h.recoverer)
+	r.Use(h.requestID, h.observe, h.authenticate, h.origin, h.recoverer)
 	// Set before the routes so that every sub-router inherits them.
 	r.NotFound(unmatched(h.notFound))
 	r.MethodNotAllowed(unmatched(h.methodNotAllowed(r)))
@@ -148,6 +148,7 @@ func NewRouter(svc *app.Service, opts Options) http.Handler {
 		r.Post("/unlock", h.unlockTenant)
 	})
 	r.Get("/v1/events", h.streamEvents)
+	r.Get("/v1/audit", h.auditTrail)
 	r.Route("/v1/executors", func(r chi.Router) {
 		r.Get("/", h.listExecutors)
 	})

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/executor-dev/executor/domain/audit"
 	"github.com/executor-dev/executor/domain/errcode"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
@@ -109,17 +111,36 @@ func (s *Service) BulkTasks(ctx context.Context, planID string, req BulkRequest)
 	if err != nil {
 		return BulkResult{}, err
 	}
-	matched, _, err := s.matching(ctx, p, rf)
-	if err != nil {
-		return BulkResult{}, err
+	var out BulkResult
+	a := action{name: "bulk-" + string(req.Action), planID: planID, request: req.auditAttrs()}
+	err = s.audited(ctx, a, func(ctx context.Context) ([]audit.Attr, error) {
+		matched, _, err := s.matching(ctx, p, rf)
+		if err != nil {
+			return nil, err
+		}
+		applied, skipped, err := s.actOn(ctx, matched, s.bulkOp(req))
+		if err != nil {
+			return nil, err
+		}
+		out = BulkResult{Matched: len(matched), Applied: len(applied), SkippedCount: len(skipped)}
+		out.Skipped = skipped[:min(len(skipped), MaxBulkSkippedListed)]
+		return []audit.Attr{attrInt("matched", out.Matched), attrInt("applied", out.Applied),
+			attrInt("skipped", out.SkippedCount)}, nil
+	})
+	return out, err
+}
+
+// auditAttrs is what a bulk action's audit record keeps of its request: the filter as
+// resolved (the statuses given or defaulted), and the comment or fromCheckpoint it passes on.
+func (req BulkRequest) auditAttrs() []audit.Attr {
+	out := req.Filter.auditAttrs()
+	if req.Comment != "" {
+		out = append(out, attr("comment", req.Comment))
 	}
-	applied, skipped, err := s.actOn(ctx, matched, s.bulkOp(req))
-	if err != nil {
-		return BulkResult{}, err
+	if req.Action == BulkRetry {
+		out = append(out, attr("fromCheckpoint", strconv.FormatBool(req.FromCheckpoint)))
 	}
-	out := BulkResult{Matched: len(matched), Applied: len(applied), SkippedCount: len(skipped)}
-	out.Skipped = skipped[:min(len(skipped), MaxBulkSkippedListed)]
-	return out, nil
+	return out
 }
 
 // bulkOp is the command req.Action runs on one task.

@@ -2,75 +2,114 @@ package app
 
 import (
 	"context"
+	"strconv"
+
+	"github.com/executor-dev/executor/domain/audit"
 )
 
 // PausePlan pauses a running plan.
 func (s *Service) PausePlan(ctx context.Context, planID string) (PlanView, error) {
-	return s.planOp(ctx, planID, s.plansWhileUp(s.planControl.PausePlan))
+	return s.planOp(ctx, planID, "pause", s.plansWhileUp(s.planControl.PausePlan))
 }
 
 // ResumePlan resumes a paused plan.
 func (s *Service) ResumePlan(ctx context.Context, planID string) (PlanView, error) {
-	return s.planOp(ctx, planID, func(ctx context.Context, planID string) error {
+	return s.planOp(ctx, planID, "resume", func(ctx context.Context, planID string) error {
 		return s.startingWork(ctx, func(ctx context.Context) error { return s.planControl.ResumePlan(ctx, planID) })
 	})
 }
 
 // CancelPlan cancels a plan that has not ended.
 func (s *Service) CancelPlan(ctx context.Context, planID string) (PlanView, error) {
-	return s.planOp(ctx, planID, s.plansWhileUp(s.planControl.CancelPlan))
+	return s.planOp(ctx, planID, "cancel", s.plansWhileUp(s.planControl.CancelPlan))
 }
 
-func (s *Service) planOp(ctx context.Context, planID string, op func(context.Context, string) error) (PlanView, error) {
+// planOp runs op, the plan command name, on plan planID with its audit record, and answers
+// the plan as it is afterwards.
+func (s *Service) planOp(ctx context.Context, planID, name string, op func(context.Context, string) error, req ...audit.Attr) (PlanView, error) {
 	if err := checkULID("planId", planID); err != nil {
 		return PlanView{}, err
 	}
-	if err := op(ctx, planID); err != nil {
+	var v PlanView
+	var readErr error
+	err := s.audited(ctx, action{name: name, planID: planID, request: req}, func(ctx context.Context) ([]audit.Attr, error) {
+		if err := op(ctx, planID); err != nil {
+			return nil, err
+		}
+		if v, readErr = s.Plan(ctx, planID); readErr != nil {
+			return nil, nil // taken: only the answer is missing
+		}
+		return planOutcome(v), nil
+	})
+	if err != nil {
 		return PlanView{}, err
 	}
-	return s.Plan(ctx, planID)
+	return v, readErr
+}
+
+// planOutcome is what a plan command's audit record keeps of the plan afterwards.
+func planOutcome(v PlanView) []audit.Attr {
+	out := []audit.Attr{attr("status", string(v.Plan.Status()))}
+	if ph := v.Plan.Phase(); ph != "" {
+		out = append(out, attr("phase", string(ph)))
+	}
+	return out
 }
 
 // PauseTenant asks the tenant's latest task to pause at its next stage boundary.
 func (s *Service) PauseTenant(ctx context.Context, tenantID string) (TaskView, error) {
-	return s.tenantOp(ctx, tenantID, s.runningHere(s.taskControl.PauseTask))
+	return s.tenantOp(ctx, tenantID, "pause", s.runningHere(s.taskControl.PauseTask))
 }
 
 // ResumeTenant resumes the tenant's paused latest task.
 func (s *Service) ResumeTenant(ctx context.Context, tenantID string) (TaskView, error) {
-	return s.tenantOp(ctx, tenantID, func(ctx context.Context, taskID string) error {
+	return s.tenantOp(ctx, tenantID, "resume", func(ctx context.Context, taskID string) error {
 		return s.startingWork(ctx, func(ctx context.Context) error { return s.taskControl.ResumeTask(ctx, taskID) })
 	})
 }
 
 // CancelTenant cancels the tenant's latest task.
 func (s *Service) CancelTenant(ctx context.Context, tenantID string) (TaskView, error) {
-	return s.tenantOp(ctx, tenantID, s.runningHere(s.taskControl.CancelTask))
+	return s.tenantOp(ctx, tenantID, "cancel", s.runningHere(s.taskControl.CancelTask))
 }
 
 // RetryTenant runs the tenant's latest task again: from the stage after its checkpoint, or
 // from the first stage.
 func (s *Service) RetryTenant(ctx context.Context, tenantID string, fromCheckpoint bool) (TaskView, error) {
-	return s.tenantOp(ctx, tenantID, func(ctx context.Context, taskID string) error {
+	return s.tenantOp(ctx, tenantID, "retry", func(ctx context.Context, taskID string) error {
 		return s.startingWork(ctx, func(ctx context.Context) error { return s.taskControl.RetryTask(ctx, taskID, fromCheckpoint) })
-	})
+	}, attr("fromCheckpoint", strconv.FormatBool(fromCheckpoint)))
 }
 
 // RollbackTenant rolls the tenant's latest task back: a new run that undoes the stages it
 // completed, newest first (or goes on with a rollback that stopped).
 func (s *Service) RollbackTenant(ctx context.Context, tenantID string) (TaskView, error) {
-	return s.tenantOp(ctx, tenantID, func(ctx context.Context, taskID string) error {
+	return s.tenantOp(ctx, tenantID, "rollback", func(ctx context.Context, taskID string) error {
 		return s.startingWork(ctx, func(ctx context.Context) error { return s.taskControl.RollbackTask(ctx, taskID) })
 	})
 }
 
-func (s *Service) tenantOp(ctx context.Context, tenantID string, op func(context.Context, string) error) (TaskView, error) {
+// tenantOp runs op, the tenant command name, on the tenant's latest task with its audit
+// record, and answers the task as it is afterwards.
+func (s *Service) tenantOp(ctx context.Context, tenantID, name string, op func(context.Context, string) error, req ...audit.Attr) (TaskView, error) {
 	t, err := s.latest(ctx, tenantID)
 	if err != nil {
 		return TaskView{}, err
 	}
-	if err := op(ctx, t.ID()); err != nil {
+	var v TaskView
+	var readErr error
+	a := action{name: name, planID: t.PlanID(), tenant: tenantID, taskID: t.ID(), request: req}
+	err = s.audited(ctx, a, func(ctx context.Context) ([]audit.Attr, error) {
+		if err := op(ctx, t.ID()); err != nil {
+			return nil, err
+		}
+		if v, readErr = s.Task(ctx, t.ID()); readErr != nil {
+			return nil, nil // taken: only the answer is missing
+		}
+		return []audit.Attr{attr("status", string(v.Task.Status())), attrInt("attempt", v.Task.Attempt())}, nil
+	})
+	if err != nil {
 		return TaskView{}, err
 	}
-	return s.Task(ctx, t.ID())
+	return v, readErr
 }

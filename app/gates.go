@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/executor-dev/executor/domain/audit"
 	"github.com/executor-dev/executor/domain/stage"
 )
 
@@ -28,21 +29,29 @@ func (s *Service) decideTenant(ctx context.Context, tenantID string, approved bo
 		return TaskView{}, err
 	}
 	d := stage.Decision{Approved: approved, Comment: comment, DecidedAt: s.now()}
-	return s.tenantOp(ctx, tenantID, func(ctx context.Context, taskID string) error {
+	name := "reject"
+	if approved {
+		name = "approve"
+	}
+	var req []audit.Attr
+	if comment != "" {
+		req = append(req, attr("comment", comment))
+	}
+	return s.tenantOp(ctx, tenantID, name, func(ctx context.Context, taskID string) error {
 		return s.startingWork(ctx, func(ctx context.Context) error { return s.taskControl.DecideTask(ctx, taskID, d) })
-	})
+	}, req...)
 }
 
 // ApprovePlan lets the tasks past a plan's canary wave start.
 func (s *Service) ApprovePlan(ctx context.Context, planID string) (PlanView, error) {
-	return s.planOp(ctx, planID, func(ctx context.Context, planID string) error {
+	return s.planOp(ctx, planID, "approve", func(ctx context.Context, planID string) error {
 		return s.startingWork(ctx, func(ctx context.Context) error { return s.planControl.ApprovePlan(ctx, planID) })
 	})
 }
 
 // RejectPlan halts a plan at its canary gate: the tasks past the wave never start.
 func (s *Service) RejectPlan(ctx context.Context, planID string) (PlanView, error) {
-	return s.planOp(ctx, planID, s.plansWhileUp(s.planControl.RejectPlan))
+	return s.planOp(ctx, planID, "reject", s.plansWhileUp(s.planControl.RejectPlan))
 }
 
 // RejectPlanAndRollBack rejects a rolling plan's current ring (RejectPlan: nothing more

@@ -2,6 +2,11 @@ package app
 
 import (
 	"context"
+	"errors"
+	"strconv"
+
+	"github.com/executor-dev/executor/domain/audit"
+	"github.com/executor-dev/executor/domain/task"
 
 	"github.com/executor-dev/executor/domain/lease"
 )
@@ -43,5 +48,27 @@ func (s *Service) UnlockTenant(ctx context.Context, tenantID string) (lease.Unlo
 	if err := checkTenantID("tenantId", tenantID); err != nil {
 		return lease.Unlocked{}, err
 	}
-	return s.unlocker.Unlock(ctx, tenantID)
+	a := action{name: "unlock", tenant: tenantID}
+	switch t, err := s.tasks.Latest(ctx, tenantID); {
+	case err == nil:
+		a.planID, a.taskID = t.PlanID(), t.ID()
+	case !errors.Is(err, task.ErrNotFound):
+		return lease.Unlocked{}, err
+	}
+	var u lease.Unlocked
+	err := s.audited(ctx, a, func(ctx context.Context) (_ []audit.Attr, err error) {
+		if u, err = s.unlocker.Unlock(ctx, tenantID); err != nil {
+			return nil, err
+		}
+		out := []audit.Attr{attr("released", strconv.FormatBool(u.Released))}
+		if u.Released {
+			out = append(out, attr("previousOwner", u.Previous.Owner))
+		}
+		if u.TaskID != "" {
+			out = append(out, attr("epoch", strconv.FormatUint(u.Epoch, 10)),
+				attr("interrupted", strconv.FormatBool(u.Interrupted)))
+		}
+		return out, nil
+	})
+	return u, err
 }

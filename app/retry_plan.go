@@ -3,6 +3,9 @@ package app
 import (
 	"context"
 	"errors"
+	"strconv"
+
+	"github.com/executor-dev/executor/domain/audit"
 
 	"github.com/executor-dev/executor/domain/task"
 )
@@ -61,21 +64,30 @@ func (s *Service) RetryPlan(ctx context.Context, planID string, req RetryPlanReq
 	if err != nil {
 		return PlanRetry{}, err
 	}
-	refs, missing, err := s.matching(ctx, p, rf)
-	if err != nil {
-		return PlanRetry{}, err
-	}
 	var out PlanRetry
-	for _, m := range missing {
-		out.Skipped = append(out.Skipped, TaskRef{TaskID: m.TaskID, Reason: ReasonTaskMissing})
-	}
-	retried, skipped, err := s.actOn(ctx, refs, func(ctx context.Context, id string) error {
-		return s.taskControl.RetryTask(ctx, id, req.FromCheckpoint)
+	a := action{name: "retry", planID: planID, request: append(f.auditAttrs(),
+		attr("fromCheckpoint", strconv.FormatBool(req.FromCheckpoint)))}
+	err = s.audited(ctx, a, func(ctx context.Context) ([]audit.Attr, error) {
+		refs, missing, err := s.matching(ctx, p, rf)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range missing {
+			out.Skipped = append(out.Skipped, TaskRef{TaskID: m.TaskID, Reason: ReasonTaskMissing})
+		}
+		retried, skipped, err := s.actOn(ctx, refs, func(ctx context.Context, id string) error {
+			return s.taskControl.RetryTask(ctx, id, req.FromCheckpoint)
+		})
+		if err != nil {
+			return nil, err
+		}
+		out.Retried, out.Skipped = retried, append(out.Skipped, skipped...)
+		return []audit.Attr{attrInt("matched", len(refs)), attrInt("retried", len(out.Retried)),
+			attrInt("skipped", len(out.Skipped))}, nil
 	})
 	if err != nil {
 		return PlanRetry{}, err
 	}
-	out.Retried, out.Skipped = retried, append(out.Skipped, skipped...)
 	if out.Plan, err = s.Plan(ctx, planID); err != nil {
 		return PlanRetry{}, err
 	}

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/executor-dev/executor/domain/audit"
 	"github.com/executor-dev/executor/domain/availability"
 	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/plan"
@@ -54,6 +55,10 @@ type Deps struct {
 	Settled func(ctx context.Context) error
 	// Limits bound submissions; zero fields take the defaults.
 	Limits Limits
+	// Audit stores the record of every operator action (submissions, commands, decisions,
+	// bulk actions, unlocks) before it is taken, and what came of it (audit.go). Nil: none
+	// is kept.
+	Audit audit.Log
 	// ExecutorURL returns the base URL of this executor's HTTP API, which templates read as
 	// .ExecutorURL when a submission is checked. Default: none (empty).
 	ExecutorURL func() string
@@ -77,6 +82,7 @@ type Service struct {
 	eventSource EventSource
 	members     Members
 	transcripts Transcripts
+	audit       audit.Log
 	clock       func() time.Time
 
 	avail     Availability
@@ -101,7 +107,7 @@ func New(d Deps) *Service {
 		kinds: d.Kinds, holders: d.Holders,
 		launcher: d.Launcher, planControl: d.PlanControl, taskControl: d.TaskControl,
 		reaper: d.Reaper, watcher: d.Watcher, unlocker: d.Unlocker,
-		eventSource: d.Events, members: d.Members, transcripts: d.Transcripts, clock: d.Clock,
+		eventSource: d.Events, members: d.Members, transcripts: d.Transcripts, audit: d.Audit, clock: d.Clock,
 		avail: d.Availability, isSettled: d.Settled, secrets: d.Secrets, limits: d.Limits.withDefaults(), selfURL: d.ExecutorURL,
 	}
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/executor-dev/executor/domain/audit"
+
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/domain/task"
@@ -151,7 +153,9 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Submission, e
 	}
 	// The store checks the tenants as one step with the creation, for every executor. From
 	// here on the caller going away cancels nothing (createAndLaunch).
-	if err := s.createAndLaunch(ctx, p, tasks); err != nil {
+	if err := s.audited(ctx, submission(req, planID, len(tasks)), func(ctx context.Context) ([]audit.Attr, error) {
+		return nil, s.createAndLaunch(ctx, p, tasks)
+	}); err != nil {
 		return nil, err
 	}
 	// The tasks were all just written PENDING: no need to read them back (a 10,000-tenant plan).
@@ -160,6 +164,15 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Submission, e
 		statuses[i] = t.Status()
 	}
 	return &Submission{Plan: PlanView{Plan: p, Progress: progressOf(statuses)}}, nil
+}
+
+// submission is the audit record's action of a submission of req as plan planID.
+func submission(req SubmitRequest, planID string, tenants int) action {
+	a := action{name: "submit", planID: planID, request: []audit.Attr{attr("name", req.Name), attrInt("tenants", tenants)}}
+	if req.IdempotencyKey != "" {
+		a.request = append(a.request, attr("idempotencyKey", req.IdempotencyKey))
+	}
+	return a
 }
 
 // replay returns the plan first submitted with the request's idempotency key, if any, when

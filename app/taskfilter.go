@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"github.com/executor-dev/executor/domain/audit"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,6 +26,26 @@ type TaskFilter struct {
 	// Ring keeps the tasks of one ring of a rolling plan: its wave's name or its index;
 	// empty: any ring.
 	Ring string
+}
+
+// auditAttrs is the filter as an audit record keeps it: each criterion set.
+func (f TaskFilter) auditAttrs() []audit.Attr {
+	var out []audit.Attr
+	if len(f.Statuses) > 0 {
+		names := make([]string, len(f.Statuses))
+		for i, st := range f.Statuses {
+			names[i] = string(st)
+		}
+		out = append(out, attr("status", strings.Join(names, ",")))
+	}
+	for _, c := range []struct{ key, value string }{
+		{"stage", f.Stage}, {"class", f.Class}, {"tenant", f.Tenant}, {"ring", f.Ring},
+	} {
+		if c.value != "" {
+			out = append(out, attr(c.key, c.value))
+		}
+	}
+	return out
 }
 
 // rowFilter is a TaskFilter resolved against a plan: what a row must be to match.

@@ -104,6 +104,7 @@ func NewExecutor(cfg Config) (*Executor, error) {
 		Settled:      e.settled,
 		Secrets:      e.secrets,
 		Transcripts:  b.transcripts,
+		Audit:        b.audit,
 		Limits:       cfg.Limits,
 		ExecutorURL:  e.self.get,
 	})

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/domain/audit"
 	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/task"
@@ -38,6 +39,7 @@ type stores struct {
 		orchestrator.Locker
 		app.Holders
 	}
+	audit audit.Log // the operators' actions
 }
 
 // backend is the store the configuration names: its stores and, on Redis, the client and
@@ -66,7 +68,7 @@ func openBackend(cfg Config, hooks storeHooks) (backend, error) {
 	if cfg.RedisURL == "" {
 		db := memrepo.NewStore(memrepo.StoreOptions{Retention: cfg.Retention})
 		return backend{sweep: db, stores: stores{creator: db, plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(),
-			index: db.Tasks(), locker: lock.NewMemory(), counts: db.StatusCounts, transcripts: db.Transcripts()}}, nil
+			index: db.Tasks(), locker: lock.NewMemory(), counts: db.StatusCounts, transcripts: db.Transcripts(), audit: db.Audit()}}, nil
 	}
 	conn, err := redisconn.Open(redisconn.Config{URL: cfg.RedisURL, Cluster: cfg.RedisCluster, MasterChanged: outage.ErrDataLost,
 		Timeout: cfg.clientTimeout(), Warm: cfg.warmConns()})
@@ -125,7 +127,7 @@ func (b backend) redisStores(cfg Config) stores {
 	db := b.store
 	return stores{
 		creator: db, plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(), index: db.Tasks(), counts: db.StatusCounts,
-		transcripts: db.Transcripts(),
+		transcripts: db.Transcripts(), audit: db.Audit(),
 		locker: lock.NewFailover(b.redis, lock.RedisOptions{Keys: rediskey.New(cfg.Prefix), TTL: cfg.LeaseTTL, Logger: cfg.Logger, Scripter: b.batched,
 			SelfFence: cfg.shared()}, b.mon),
 	}

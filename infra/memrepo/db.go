@@ -28,6 +28,7 @@ type DB struct {
 	clock   func() time.Time                                // the time of ends and sweeps, with expiry
 	forgot  int                                             // tasks forgotten since the maps were last compacted (forget.go)
 	sweeper sweeper                                         // the background sweep (sweep.go)
+	audit   *AuditLog                                       // the operators' actions (audit.go), forgotten with their plan
 }
 
 // New returns an empty database that keeps everything stored in it, for as long as it lives;
@@ -41,6 +42,7 @@ func New() *DB {
 		ckpts:   map[string]*checkpoint.Checkpoint{},
 		outs:    map[string]map[task.AttemptKey]stage.Transcript{},
 		indexes: map[string]*planIndex{},
+		audit:   NewAuditLog(),
 	}
 }
 

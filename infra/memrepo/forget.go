@@ -32,6 +32,7 @@ func (db *DB) Sweep(ctx context.Context) int {
 			break
 		}
 		db.forgetTasks(p.ID(), p.TaskIDs())
+		db.audit.forget(p.ID())
 		n++
 	}
 	if n > 0 {

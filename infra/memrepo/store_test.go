@@ -59,7 +59,7 @@ func TestRetentionContract(t *testing.T) {
 		clock := newFakeClock()
 		db := newStore(clock)
 		return repotest.Retention{
-			Store: repotest.Store{Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Index: db.Tasks(), Transcripts: db.Transcripts()},
+			Store: repotest.Store{Creator: db, Plans: db.Plans(), Tasks: db.Tasks(), Checkpoints: db.Checkpoints(), Index: db.Tasks(), Transcripts: db.Transcripts(), Audit: db.Audit()},
 			TTL:   retention,
 			Pass: func(t *testing.T, d time.Duration) {
 				t.Helper()

@@ -40,6 +40,25 @@ func (k Keys) PlanCounts(planID string) string { return k.prefix + "plancounts:{
 // ms), in the plan's slot: executor:planrunning:{<planId>}.
 func (k Keys) PlanRunning(planID string) string { return k.prefix + "planrunning:{" + planID + "}" }
 
+// Audit is the audit trail of a plan (a stream, one entry per operator action, oldest
+// first), in the plan's slot: executor:audit:{<planId>}; that of no plan (an unlock of a
+// tenant without a task) for planID "": executor:audit:{-}.
+func (k Keys) Audit(planID string) string { return k.prefix + "audit:{" + auditTag(planID) + "}" }
+
+// AuditOutcomes holds what came of the actions of Audit(planID) (a hash: record id → outcome
+// JSON), in the plan's slot: executor:auditout:{<planId>}.
+func (k Keys) AuditOutcomes(planID string) string {
+	return k.prefix + "auditout:{" + auditTag(planID) + "}"
+}
+
+// auditTag is the hash tag of a plan's audit keys: "-" for no plan.
+func auditTag(planID string) string {
+	if planID == "" {
+		return "-"
+	}
+	return planID
+}
+
 // Task is the task hash: executor:task:{<taskId>}.
 func (k Keys) Task(taskID string) string { return k.prefix + "task:{" + taskID + "}" }
 

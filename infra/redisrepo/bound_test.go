@@ -230,6 +230,6 @@ func TestContractWithoutCache(t *testing.T) {
 	var n atomic.Int64
 	repotest.Run(t, func(t *testing.T) repotest.Store {
 		s := redisrepo.New(client, redisrepo.Options{Keys: rediskey.New(fmt.Sprintf("nc%d:", n.Add(1))), CacheTasks: -1})
-		return repotest.Store{Creator: s, Plans: s.Plans(), Tasks: s.Tasks(), Checkpoints: s.Checkpoints(), Index: s.Tasks(), Transcripts: s.Transcripts()}
+		return repotest.Store{Creator: s, Plans: s.Plans(), Tasks: s.Tasks(), Checkpoints: s.Checkpoints(), Index: s.Tasks(), Transcripts: s.Transcripts(), Audit: s.Audit()}
 	})
 }

@@ -19,7 +19,7 @@ func TestContract(t *testing.T) {
 	var n atomic.Int64
 	repotest.Run(t, func(t *testing.T) repotest.Store {
 		s := redisrepo.New(client, redisrepo.Options{Keys: rediskey.New(fmt.Sprintf("c%d:", n.Add(1)))})
-		return repotest.Store{Creator: s, Plans: s.Plans(), Tasks: s.Tasks(), Checkpoints: s.Checkpoints(), Index: s.Tasks(), Transcripts: s.Transcripts()}
+		return repotest.Store{Creator: s, Plans: s.Plans(), Tasks: s.Tasks(), Checkpoints: s.Checkpoints(), Index: s.Tasks(), Transcripts: s.Transcripts(), Audit: s.Audit()}
 	})
 }
 
@@ -31,6 +31,6 @@ func TestContractOnACluster(t *testing.T) {
 	var n atomic.Int64
 	repotest.Run(t, func(t *testing.T) repotest.Store {
 		s := redisrepo.New(client, redisrepo.Options{Keys: rediskey.New(fmt.Sprintf("c%d:", n.Add(1)))})
-		return repotest.Store{Creator: s, Plans: s.Plans(), Tasks: s.Tasks(), Checkpoints: s.Checkpoints(), Index: s.Tasks(), Transcripts: s.Transcripts()}
+		return repotest.Store{Creator: s, Plans: s.Plans(), Tasks: s.Tasks(), Checkpoints: s.Checkpoints(), Index: s.Tasks(), Transcripts: s.Transcripts(), Audit: s.Audit()}
 	})
 }

@@ -150,6 +150,9 @@ func (wb *writeBack) resync(ctx context.Context) error {
 	if err := wb.s.watch.touchSentinel(ctx); err != nil {
 		return err
 	}
+	if err := wb.s.audit.flush(ctx); err != nil { // the actions taken meanwhile: their records
+		return err
+	}
 	wb.s.mon.Recover()
 	if !lost {
 		go wb.onRestored(false)

@@ -38,13 +38,14 @@ func (s *Store) taskRetention(ctx context.Context, t *task.Task) int64 {
 	return 0
 }
 
-// retain gives every key of p's tasks (task hash, checkpoint, transcripts, and the tenant
+// retain gives p's index and audit keys, and every key of p's tasks (task hash, checkpoint, transcripts, and the tenant
 // index where it still points at the task) the TTL ttl seconds, or none when ttl is 0: the
 // pass that follows the plan's end (or its return to activity). In pipelined batches: a
 // tenant's index needs its tenant id, read from the task first.
 func (s *Store) retain(ctx context.Context, p *plan.Plan, ttl int64) error {
 	if _, err := s.exec(ctx, func(pipe redis.Pipeliner) {
-		for _, k := range []string{s.keys.PlanRows(p.ID()), s.keys.PlanCounts(p.ID()), s.keys.PlanRunning(p.ID())} {
+		for _, k := range []string{s.keys.PlanRows(p.ID()), s.keys.PlanCounts(p.ID()), s.keys.PlanRunning(p.ID()),
+			s.keys.Audit(p.ID()), s.keys.AuditOutcomes(p.ID())} {
 			if ttl > 0 {
 				pipe.Expire(ctx, k, time.Duration(ttl)*time.Second)
 			} else {

@@ -21,7 +21,7 @@ func TestRetentionContract(t *testing.T) {
 	repotest.RunRetention(t, func(t *testing.T) repotest.Retention {
 		s := redisrepo.New(client, redisrepo.Options{Keys: rediskey.New(fmt.Sprintf("r%d:", n.Add(1))), TTL: time.Second})
 		return repotest.Retention{
-			Store: repotest.Store{Creator: s, Plans: s.Plans(), Tasks: s.Tasks(), Checkpoints: s.Checkpoints(), Index: s.Tasks(), Transcripts: s.Transcripts()},
+			Store: repotest.Store{Creator: s, Plans: s.Plans(), Tasks: s.Tasks(), Checkpoints: s.Checkpoints(), Index: s.Tasks(), Transcripts: s.Transcripts(), Audit: s.Audit()},
 			TTL:   time.Second,
 			Pass: func(t *testing.T, d time.Duration) {
 				t.Helper()

@@ -38,6 +38,10 @@ var (
 	forgetRowsSrc string
 	//go:embed scripts/keep_transcript.lua
 	keepTranscriptSrc string
+	//go:embed scripts/audit_append.lua
+	auditAppendSrc string
+	//go:embed scripts/audit_settle.lua
+	auditSettleSrc string
 
 	saveTaskScript       = redis.NewScript(saveTaskSrc)
 	bumpFenceScript      = redis.NewScript(bumpFenceSrc)
@@ -53,6 +57,8 @@ var (
 	indexTasksScript     = redis.NewScript(indexTasksSrc)
 	forgetRowsScript     = redis.NewScript(forgetRowsSrc)
 	keepTranscriptScript = redis.NewScript(keepTranscriptSrc)
+	auditAppendScript    = redis.NewScript(auditAppendSrc)
+	auditSettleScript    = redis.NewScript(auditSettleSrc)
 )
 
 // pipelinedScripts are the sources of the scripts sent by EVALSHA in pipelines (execScripts).

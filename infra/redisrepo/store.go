@@ -117,6 +117,7 @@ type Store struct {
 	keys      rediskey.Keys
 	ttl       time.Duration
 	mirror    *memrepo.DB
+	audit     *AuditLog // the operators' actions (audit.go)
 	mon       *outage.Monitor
 	log       *slog.Logger
 	written   writtenFields // the task fields each run wrote last, to send only changes
@@ -209,6 +210,7 @@ func New(client redis.UniversalClient, opts Options) *Store {
 	s.index = &planIndex{s: s, pending: pendingRows{delay: opts.IndexDelay}}
 	s.watch = &lossWatch{s: s, instance: opts.Keys.Instance(id)}
 	s.back = &writeBack{s: s, journal: newJournal(), onConflict: opts.OnConflict, onRestored: opts.OnRestored}
+	s.audit = newAuditLog(s)
 	return s
 }
 

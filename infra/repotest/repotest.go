@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/executor-dev/executor/domain/audit"
 	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
@@ -42,6 +43,7 @@ type Store struct {
 	Checkpoints checkpoint.Store
 	Index       Index
 	Transcripts Transcripts
+	Audit       audit.Log
 }
 
 // Run runs the contract suite. newStore is called once per subtest, possibly from parallel
@@ -94,6 +96,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"Transcripts/KeptByAttempt", testTranscriptsKeptByAttempt},
 		{"Transcripts/KeepTheLatest", testTranscriptsKeepTheLatest},
 	}
+	tests = append(tests, auditTests...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/executor-dev/executor/domain/audit"
 	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
@@ -147,6 +148,7 @@ func (r retained) requireKept(t *testing.T, s Retention, msg string) {
 // RUNNING is kept with the rest, long past the retention.
 func testRetentionKeepsActivePlans(t *testing.T, s Retention) {
 	r := createRetained(t, s, "kept", at(0), "kept-a", "kept-b", "kept-c")
+	rec := record(t, s.Store, r.plan.ID(), "", "bob", "submit", at(0))
 	r.savePlan(t, s, func(p *plan.Plan) error { return p.Start(at(1)) })
 	r.runFirstStage(t, s, 0, at(2))
 	r.runFirstStage(t, s, 1, at(2))
@@ -157,6 +159,7 @@ func testRetentionKeepsActivePlans(t *testing.T, s Retention) {
 	got, err := s.Plans.Plan(t.Context(), r.plan.ID())
 	require.NoError(t, err)
 	assert.Equal(t, plan.Running, got.Status())
+	assert.Equal(t, []string{rec.ID()}, recordIDs(listAll(t, s.Store, audit.Query{PlanID: r.plan.ID()})), "audit records")
 }
 
 // Once a plan has stayed ended for the retention, it is forgotten with everything of it: every
@@ -164,6 +167,7 @@ func testRetentionKeepsActivePlans(t *testing.T, s Retention) {
 func testRetentionForgetsEndedPlans(t *testing.T, s Retention) {
 	ctx := t.Context()
 	r := createRetained(t, s, "forgotten", at(0), "gone-a", "gone-b")
+	record(t, s.Store, r.plan.ID(), "", "bob", "submit", at(0))
 	r.savePlan(t, s, func(p *plan.Plan) error { return p.Start(at(1)) })
 	r.runFirstStage(t, s, 0, at(2))
 	r.endTask(t, s, 0)
@@ -206,6 +210,7 @@ func testRetentionForgetsEndedPlans(t *testing.T, s Retention) {
 	rows, err := s.Index.Rows(ctx, r.plan.ID())
 	require.NoError(t, err)
 	assert.Empty(t, rows, "rows")
+	assert.Empty(t, listAll(t, s.Store, audit.Query{PlanID: r.plan.ID()}), "audit records")
 }
 
 // A tenant whose index another plan's task took over keeps it when the earlier plan is
