@@ -22,7 +22,7 @@ func timePtr(t time.Time) *time.Time {
 func stageRefs(specs []stage.Spec) []wire.StageRef {
 	out := make([]wire.StageRef, len(specs))
 	for i, s := range specs {
-		out[i] = wire.StageRef{Name: s.Name, Kind: s.Kind}
+		out[i] = wire.StageRef{Name: s.Name, Kind: s.Kind, Approvers: approversFrom(s.Approvers)}
 		if s.Undo != nil {
 			out[i].Undo = s.Undo.Kind
 		}
@@ -47,7 +47,25 @@ func PlanFrom(v app.PlanView) wire.Plan {
 		Stages: stageRefs(p.Stages()), TaskIDs: p.TaskIDs(), Progress: progress, MissingTasks: MissingFrom(v.Progress.Missing),
 		StartAt: timePtr(p.StartAt()), StartRate: p.StartRate(), OnFailure: string(p.OnFailure()), Canary: canaryFrom(p), Rings: ringsFrom(p, time.Now()), Reason: p.Reason(),
 		CreatedAt: p.CreatedAt().UTC(), StartedAt: timePtr(p.StartedAt()), FinishedAt: timePtr(p.FinishedAt()),
+		SubmittedBy: p.SubmittedBy(), Approvers: approversFrom(p.Approvers()), Decisions: ringDecisionsFrom(p),
 	}
+}
+
+// ringDecisionsFrom maps the decisions on a plan's rings (none: nil).
+func ringDecisionsFrom(p *plan.Plan) []wire.RingDecision {
+	ds := p.Decisions()
+	if len(ds) == 0 {
+		return nil
+	}
+	out := make([]wire.RingDecision, len(ds))
+	waves := p.Rollout().Waves
+	for i, d := range ds {
+		out[i] = wire.RingDecision{Ring: d.Ring, Approval: approvalFrom(d.Decision), Partial: d.Partial}
+		if d.Ring >= 0 && d.Ring < len(waves) {
+			out[i].RingName = waves[d.Ring].Name
+		}
+	}
+	return out
 }
 
 // MissingFrom maps the tasks a store no longer holds to their wire form (nil when none).
@@ -120,7 +138,12 @@ func waitFrom(t *task.Task) *wire.Wait {
 	if w == nil {
 		return nil
 	}
-	return &wire.Wait{Stage: w.Stage, StageIndex: w.StageIndex, Reason: w.Reason, Message: w.Message, Since: w.Since.UTC()}
+	out := &wire.Wait{Stage: w.Stage, StageIndex: w.StageIndex, Reason: w.Reason, Message: w.Message, Since: w.Since.UTC(),
+		Approvals: approvalsFrom(w.Approvals), Needed: 1}
+	if stages := t.Stages(); w.StageIndex >= 0 && w.StageIndex < len(stages) {
+		out.Needed = stages[w.StageIndex].Approvers.Needed()
+	}
+	return out
 }
 
 // decisionFrom is the task's latest gate decision, nil when none was made.
@@ -131,6 +154,7 @@ func decisionFrom(t *task.Task) *wire.Decision {
 	}
 	out := &wire.Decision{
 		StageIndex: v.StageIndex, Run: v.Run, Approved: v.Approved, Comment: v.Comment, DecidedAt: v.DecidedAt.UTC(),
+		By: v.By, Role: v.Role, Earlier: approvalsFrom(v.Earlier),
 	}
 	if stages := t.Stages(); v.StageIndex >= 0 && v.StageIndex < len(stages) {
 		out.Stage = stages[v.StageIndex].Name

@@ -86,6 +86,7 @@ var problemKinds = []struct {
 	{errcode.InvalidTransition, http.StatusConflict, wire.ProblemInvalidTransition},
 	{errcode.Fenced, http.StatusConflict, wire.ProblemInvalidTransition},
 	{errcode.Conflict, http.StatusConflict, wire.ProblemInvalidTransition},
+	{errcode.Forbidden, http.StatusForbidden, wire.ProblemForbidden},
 }
 
 // newProblem is a problem of status and type typ saying detail.

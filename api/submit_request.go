@@ -19,7 +19,7 @@ func submitRequest(req wire.PlanRequest) (app.SubmitRequest, error) {
 	out := app.SubmitRequest{
 		Name: req.Name, Labels: req.Labels, MaxConcurrency: req.MaxConcurrency,
 		StartRate: req.StartRate, Stages: make([]stage.Spec, len(req.Stages)), OnFailure: plan.OnFailure(req.OnFailure),
-		Tenants: make([]app.TenantInput, len(req.Tenants)),
+		Tenants: make([]app.TenantInput, len(req.Tenants)), Approvers: approversOf(req.Approvers),
 	}
 	if req.StartAt != nil {
 		out.StartAt = *req.StartAt
@@ -72,5 +72,40 @@ func stageSpec(s wire.StageRequest, field string, duration func(field, s string)
 		undo := stageSpec(*u, field+".undo", duration)
 		spec.Undo = &undo
 	}
+	spec.Approvers = approversOf(s.Approvers)
 	return spec
+}
+
+// approversOf converts an approvers rule (nil: nil).
+func approversOf(a *wire.Approvers) *stage.Approvers {
+	if a == nil {
+		return nil
+	}
+	return &stage.Approvers{Roles: a.Roles, Names: a.Names, Count: a.Count, NotSubmitter: a.NotSubmitter}
+}
+
+// approversFrom maps a rule to the wire (nil: nil); the submitter it names is the plan's
+// submittedBy.
+func approversFrom(a *stage.Approvers) *wire.Approvers {
+	if a == nil {
+		return nil
+	}
+	return &wire.Approvers{Roles: a.Roles, Names: a.Names, Count: a.Count, NotSubmitter: a.NotSubmitter}
+}
+
+// approvalFrom maps one decision.
+func approvalFrom(d stage.Decision) wire.Approval {
+	return wire.Approval{Approved: d.Approved, By: d.By, Role: d.Role, Comment: d.Comment, DecidedAt: d.DecidedAt}
+}
+
+// approvalsFrom maps decisions (none: nil).
+func approvalsFrom(ds []stage.Decision) []wire.Approval {
+	if len(ds) == 0 {
+		return nil
+	}
+	out := make([]wire.Approval, len(ds))
+	for i, d := range ds {
+		out[i] = approvalFrom(d)
+	}
+	return out
 }

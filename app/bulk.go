@@ -13,7 +13,6 @@ import (
 	"github.com/executor-dev/executor/domain/audit"
 	"github.com/executor-dev/executor/domain/errcode"
 	"github.com/executor-dev/executor/domain/plan"
-	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/domain/task"
 )
 
@@ -118,7 +117,7 @@ func (s *Service) BulkTasks(ctx context.Context, planID string, req BulkRequest)
 		if err != nil {
 			return nil, err
 		}
-		applied, skipped, err := s.actOn(ctx, matched, s.bulkOp(req))
+		applied, skipped, err := s.actOn(ctx, matched, s.bulkOp(ctx, req))
 		if err != nil {
 			return nil, err
 		}
@@ -144,10 +143,10 @@ func (req BulkRequest) auditAttrs() []audit.Attr {
 }
 
 // bulkOp is the command req.Action runs on one task.
-func (s *Service) bulkOp(req BulkRequest) func(context.Context, string) error {
+func (s *Service) bulkOp(ctx context.Context, req BulkRequest) func(context.Context, string) error {
 	switch req.Action {
 	case BulkApprove, BulkReject:
-		d := stage.Decision{Approved: req.Action == BulkApprove, Comment: req.Comment, DecidedAt: s.now()}
+		d := s.decision(ctx, req.Action == BulkApprove, req.Comment)
 		return func(ctx context.Context, id string) error { return s.taskControl.DecideTask(ctx, id, d) }
 	case BulkRetry:
 		return func(ctx context.Context, id string) error {

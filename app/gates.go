@@ -28,7 +28,7 @@ func (s *Service) decideTenant(ctx context.Context, tenantID string, approved bo
 	if err := checkComment(comment); err != nil {
 		return TaskView{}, err
 	}
-	d := stage.Decision{Approved: approved, Comment: comment, DecidedAt: s.now()}
+	d := s.decision(ctx, approved, comment)
 	name := "reject"
 	if approved {
 		name = "approve"
@@ -44,14 +44,18 @@ func (s *Service) decideTenant(ctx context.Context, tenantID string, approved bo
 
 // ApprovePlan lets the tasks past a plan's canary wave start.
 func (s *Service) ApprovePlan(ctx context.Context, planID string) (PlanView, error) {
+	d := s.decision(ctx, true, "")
 	return s.planOp(ctx, planID, "approve", func(ctx context.Context, planID string) error {
-		return s.startingWork(ctx, func(ctx context.Context) error { return s.planControl.ApprovePlan(ctx, planID) })
+		return s.startingWork(ctx, func(ctx context.Context) error { return s.planControl.ApprovePlan(ctx, planID, d) })
 	})
 }
 
 // RejectPlan halts a plan at its canary gate: the tasks past the wave never start.
 func (s *Service) RejectPlan(ctx context.Context, planID string) (PlanView, error) {
-	return s.planOp(ctx, planID, "reject", s.plansWhileUp(s.planControl.RejectPlan))
+	d := s.decision(ctx, false, "")
+	return s.planOp(ctx, planID, "reject", s.plansWhileUp(func(ctx context.Context, planID string) error {
+		return s.planControl.RejectPlan(ctx, planID, d)
+	}))
 }
 
 // RejectPlanAndRollBack rejects a rolling plan's current ring (RejectPlan: nothing more
@@ -79,6 +83,13 @@ func (s *Service) RejectPlanAndRollBack(ctx context.Context, planID string) (Pla
 	}
 	v, err := s.Plan(ctx, planID)
 	return v, out, err
+}
+
+// decision is an operator's decision now, by the caller ctx carries (WithOrigin): a gate's
+// or a plan's approvers rule judges it by its By and Role.
+func (s *Service) decision(ctx context.Context, approved bool, comment string) stage.Decision {
+	o := originOf(ctx)
+	return stage.Decision{Approved: approved, Comment: comment, DecidedAt: s.now(), By: o.Actor, Role: o.Role}
 }
 
 func checkComment(c string) error {

@@ -52,8 +52,9 @@ type PlanControl interface {
 	ResumePlan(ctx context.Context, planID string) error
 	CancelPlan(ctx context.Context, planID string) error
 	// ApprovePlan starts the tasks past a plan's canary wave; RejectPlan halts the plan there.
-	ApprovePlan(ctx context.Context, planID string) error
-	RejectPlan(ctx context.Context, planID string) error
+	// d is the operator's decision (who, with which role): the plan's approvers rule judges it.
+	ApprovePlan(ctx context.Context, planID string, d stage.Decision) error
+	RejectPlan(ctx context.Context, planID string, d stage.Decision) error
 }
 
 // TaskControl carries out an operator's commands on a task (control, gates, bulk commands,

@@ -37,6 +37,9 @@ type SubmitRequest struct {
 	StartRate      int // task starts per minute; 0: no pacing
 	// OnFailure is what a task that fails sets off ("": plan.OnFailureNone).
 	OnFailure plan.OnFailure
+	// Approvers is who may decide on the plan's rings and at its gates that have no rule of
+	// their own (nil: any operator, one approval).
+	Approvers *stage.Approvers
 	Canary    plan.Canary
 	// Rollout rolls the plan out in rings (no waves: none). Bounds are computed; a wave's
 	// empty name, then and health kind default to wave-<n>, auto and http; the order to
@@ -107,6 +110,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Submission, e
 	if err != nil {
 		return nil, err
 	}
+	submitter := originOf(ctx).Actor
 	inSubmissionOrder := tasks
 	rollout, tasks, rings, err := deal(rollout, req, tasks)
 	if err != nil {
@@ -120,7 +124,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Submission, e
 		ID: planID, Name: req.Name, Labels: req.Labels, Stages: stages, TaskIDs: taskIDs,
 		MaxConcurrency: req.MaxConcurrency, FailureBudget: req.FailureBudget, StartAt: req.StartAt,
 		IdempotencyKey: req.IdempotencyKey, RequestHash: hash, Canary: req.Canary, StartRate: req.StartRate, OnFailure: req.OnFailure,
-		Rollout: rollout,
+		Rollout: rollout, Approvers: submittedRule(req.Approvers, submitter), SubmittedBy: submitter,
 	}, now)
 	if err != nil {
 		return nil, asValidation(err)

@@ -71,7 +71,7 @@ func (c *violations) err() error {
 // alone (the executor that runs it checks the rest).
 func (s *Service) check(ctx context.Context, req SubmitRequest, planID string, now time.Time, elsewhere map[string]bool) ([]stage.Spec, plan.Rollout, []*task.Task, []TenantPreview, error) {
 	c := newViolations(req.Violations)
-	stages := s.checkSubmission(req, elsewhere, c.add)
+	stages := s.withApprovers(s.checkSubmission(req, elsewhere, c.add), req.Approvers, originOf(ctx).Actor)
 	rollout := s.checkRollout(req, c.add)
 	tasks := make([]*task.Task, len(req.Tenants))
 	var failed []int
@@ -126,43 +126,19 @@ func (s *Service) checkSubmission(req SubmitRequest, elsewhere map[string]bool, 
 	} else if o == plan.OnFailureRollback && !slices.ContainsFunc(req.Stages, func(sp stage.Spec) bool { return sp.Undo != nil }) {
 		add("onFailure", "rollback undoes stages with an undo, and no stage has one")
 	}
+	var fe *stage.FieldError
+	if errors.As(req.Approvers.Validate("approvers"), &fe) {
+		add(fe.Field, fe.Reason)
+	}
 	if req.StartRate < 0 || req.StartRate > plan.MaxStartRate {
 		add("startRate", fmt.Sprintf("must be between 0 (no pacing) and %d task starts per minute", plan.MaxStartRate))
 	}
 	if len(req.Tenants) > 0 {
-		var fe *stage.FieldError
 		if errors.As(req.Canary.Validate(len(req.Tenants)), &fe) {
 			add(fe.Field, fe.Reason)
 		}
 	}
-	if len(req.Stages) == 0 {
-		add("stages", "at least one stage is required")
-	}
-	stages := make([]stage.Spec, len(req.Stages))
-	names := map[string]int{}
-	for i, sp := range req.Stages {
-		field := fmt.Sprintf("stages[%d]", i)
-		checked, err := sp.Validate(field)
-		var fe *stage.FieldError
-		if errors.As(err, &fe) {
-			add(fe.Field, fe.Reason)
-		}
-		stages[i] = checked
-		if _, ok := s.kinds.Handler(sp.Kind); sp.Kind != "" && !ok && !elsewhere[sp.Kind] {
-			add(field+".kind", fmt.Sprintf("unknown stage kind %q: no live executor runs it; want one of %s", sp.Kind,
-				strings.Join(knownKinds(s.kinds.Kinds(), elsewhere), ", ")))
-		}
-		if u := sp.Undo; u != nil && u.Kind != "" {
-			if _, ok := s.kinds.Handler(u.Kind); !ok && !elsewhere[u.Kind] {
-				add(field+".undo.kind", fmt.Sprintf("unknown stage kind %q: no live executor runs it; want one of %s", u.Kind,
-					strings.Join(knownKinds(s.kinds.Kinds(), elsewhere), ", ")))
-			}
-		}
-		if j, dup := names[sp.Name]; dup && sp.Name != "" {
-			add(field+".name", fmt.Sprintf("duplicates stages[%d].name %q", j, sp.Name))
-		}
-		names[sp.Name] = i
-	}
+	stages := s.checkStages(req.Stages, elsewhere, add)
 	if len(req.Tenants) == 0 {
 		add("tenants", "at least one tenant is required")
 	}
@@ -177,6 +153,44 @@ func (s *Service) checkSubmission(req SubmitRequest, elsewhere map[string]bool, 
 			add(field, fmt.Sprintf("duplicates tenants[%d].id %q", j, tn.ID))
 		}
 		seen[tn.ID] = i
+	}
+	return stages
+}
+
+// checkStages checks each stage of a submission (its spec, its kind and its undo's run by a
+// live executor, an approvers rule only on a gate, unique names) and returns them with their
+// retry policies' defaults filled in.
+func (s *Service) checkStages(specs []stage.Spec, elsewhere map[string]bool, add func(field, reason string)) []stage.Spec {
+	if len(specs) == 0 {
+		add("stages", "at least one stage is required")
+	}
+	stages := make([]stage.Spec, len(specs))
+	names := map[string]int{}
+	for i, sp := range specs {
+		field := fmt.Sprintf("stages[%d]", i)
+		checked, err := sp.Validate(field)
+		var fe *stage.FieldError
+		if errors.As(err, &fe) {
+			add(fe.Field, fe.Reason)
+		}
+		stages[i] = checked
+		if _, ok := s.kinds.Handler(sp.Kind); sp.Kind != "" && !ok && !elsewhere[sp.Kind] {
+			add(field+".kind", fmt.Sprintf("unknown stage kind %q: no live executor runs it; want one of %s", sp.Kind,
+				strings.Join(knownKinds(s.kinds.Kinds(), elsewhere), ", ")))
+		}
+		if _, known := s.kinds.Handler(sp.Kind); known && sp.Approvers != nil && !s.isGate(sp.Kind) {
+			add(field+".approvers", fmt.Sprintf("only a gate (the approval kind) takes approvers; %q is not one", sp.Kind))
+		}
+		if u := sp.Undo; u != nil && u.Kind != "" {
+			if _, ok := s.kinds.Handler(u.Kind); !ok && !elsewhere[u.Kind] {
+				add(field+".undo.kind", fmt.Sprintf("unknown stage kind %q: no live executor runs it; want one of %s", u.Kind,
+					strings.Join(knownKinds(s.kinds.Kinds(), elsewhere), ", ")))
+			}
+		}
+		if j, dup := names[sp.Name]; dup && sp.Name != "" {
+			add(field+".name", fmt.Sprintf("duplicates stages[%d].name %q", j, sp.Name))
+		}
+		names[sp.Name] = i
 	}
 	return stages
 }

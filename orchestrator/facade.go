@@ -82,13 +82,13 @@ func (o *Orchestrator) Relaunch(ctx context.Context, planID string) error {
 }
 
 // ApprovePlan is an operator's approval of a rolling plan's current ring (plan.ApproveRing).
-func (o *Orchestrator) ApprovePlan(ctx context.Context, planID string) error {
-	return o.rollout.ApprovePlan(ctx, planID)
+func (o *Orchestrator) ApprovePlan(ctx context.Context, planID string, d stage.Decision) error {
+	return o.rollout.ApprovePlan(ctx, planID, d)
 }
 
 // RejectPlan is an operator's rejection of a rolling plan.
-func (o *Orchestrator) RejectPlan(ctx context.Context, planID string) error {
-	return o.rollout.RejectPlan(ctx, planID)
+func (o *Orchestrator) RejectPlan(ctx context.Context, planID string, d stage.Decision) error {
+	return o.rollout.RejectPlan(ctx, planID, d)
 }
 
 // StartScheduled starts a SCHEDULED plan whose time has come, or ends the bake of a rolling

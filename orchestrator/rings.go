@@ -9,6 +9,7 @@ import (
 
 	"github.com/executor-dev/executor/domain/errcode"
 	"github.com/executor-dev/executor/domain/plan"
+	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/domain/task"
 )
 
@@ -290,14 +291,29 @@ func countWhere(statuses []task.Status, rule func(task.Status) bool) int {
 
 // ApprovePlan is an operator's approval of a rolling plan's current ring
 // (plan.ApproveRing): the next ring starts, or a halted ring goes on.
-func (ro *rollout) ApprovePlan(ctx context.Context, planID string) error {
+//
+// When the plan's approvers rule asks for several approvals, one short of the count is only
+// recorded (plan.CountApproval): the ring does not move.
+func (ro *rollout) ApprovePlan(ctx context.Context, planID string, d stage.Decision) error {
 	if ro.draining.Load() {
 		return errcode.ErrShuttingDown
 	}
 	unlock := ro.planLocks.lock(planID)
 	defer unlock()
-	if err := ro.ringStep(ctx, planID, "approve", func(p *plan.Plan) (bool, error) { return p.ApproveRing(ro.now()) }); err != nil {
-		return err
+	for counted := false; ; {
+		err := ro.ringStep(ctx, planID, "approve", func(p *plan.Plan) (bool, error) { return p.ApproveRing(d, ro.now()) })
+		if !errors.Is(err, plan.ErrMoreApprovals) || counted {
+			if err != nil {
+				return err
+			}
+			break
+		}
+		// Another approval may have made the count meanwhile: approve on then.
+		_, err = ro.updatePlan(ctx, planID, func(p *plan.Plan) error { return p.CountApproval(d, ro.now()) })
+		if !errors.Is(err, plan.ErrEnoughApprovals) {
+			return err
+		}
+		counted = true
 	}
 	p, err := ro.plans.Plan(ctx, planID)
 	if err != nil {
@@ -317,9 +333,9 @@ var rejectedAtGate = "rejected at the rollout's gate: plan halted"
 
 // RejectPlan is an operator's rejection of a rolling plan: the tasks that have not started
 // (the current ring's and every later ring's) are cancelled; running tasks finish.
-func (ro *rollout) RejectPlan(ctx context.Context, planID string) error {
+func (ro *rollout) RejectPlan(ctx context.Context, planID string, d stage.Decision) error {
 	unlock := ro.planLocks.lock(planID)
-	p, err := ro.updatePlan(ctx, planID, func(p *plan.Plan) error { return p.RejectRing(ro.now()) })
+	p, err := ro.updatePlan(ctx, planID, func(p *plan.Plan) error { return p.RejectRing(d, ro.now()) })
 	if err != nil {
 		unlock()
 		return err

@@ -37,7 +37,13 @@ type approvalOutput struct {
 	Approved  bool      `json:"approved"`
 	Comment   string    `json:"comment,omitempty"`
 	DecidedAt time.Time `json:"decidedAt"`
+	By        string    `json:"by,omitempty"` // who decided (the token's holder)
 }
+
+var _ stage.Gate = Approval{}
+
+// Gate marks the approval kind as a gate: its stages take an approvers rule.
+func (Approval) Gate() {}
 
 // ValidateParams accepts only an optional string message.
 func (Approval) ValidateParams(params map[string]any) error {
@@ -70,5 +76,5 @@ func (a Approval) Run(ctx context.Context, req stage.Request) (json.RawMessage, 
 		// is logged, and comments are not.
 		return nil, &stage.Error{Class: stage.ClassPermanent, Message: rejectedMessage, Err: ErrRejected}
 	}
-	return json.Marshal(approvalOutput{Approved: true, Comment: d.Comment, DecidedAt: d.DecidedAt})
+	return json.Marshal(approvalOutput{Approved: true, Comment: d.Comment, DecidedAt: d.DecidedAt, By: d.By})
 }

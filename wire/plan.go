@@ -31,6 +31,9 @@ type Plan struct {
 	CreatedAt      time.Time         `json:"createdAt"`
 	StartedAt      *time.Time        `json:"startedAt,omitempty"`
 	FinishedAt     *time.Time        `json:"finishedAt,omitempty"`
+	SubmittedBy    string            `json:"submittedBy,omitempty"` // the token's holder who submitted it
+	Approvers      *Approvers        `json:"approvers,omitempty"`   // the plan's rule; absent: any operator, one approval
+	Decisions      []RingDecision    `json:"decisions,omitempty"`   // the decisions on its rings, oldest first
 }
 
 // MissingTask is a task of a plan that the store no longer holds (Redis lost it while the
@@ -55,6 +58,8 @@ type StageRef struct {
 	Kind string `json:"kind"`
 	// Undo is the kind of the stage's undo, absent when it has none.
 	Undo string `json:"undo,omitempty"`
+	// Approvers is a gate's rule (its own, or the plan's), absent when it has none.
+	Approvers *Approvers `json:"approvers,omitempty"`
 }
 
 // PlanList is a page of plans, newest first. NextCursor, when set, is the ?cursor= of the

@@ -23,6 +23,9 @@ type PlanRequest struct {
 	// OnFailure is what a task that fails sets off: none (default), rollback (it undoes its
 	// completed stages) or pause (the plan pauses).
 	OnFailure string `json:"onFailure,omitempty"`
+	// Approvers is who may decide on the plan's rings, and at its gates that have no rule of
+	// their own.
+	Approvers *Approvers `json:"approvers,omitempty"`
 }
 
 // WaveRequest is one ring of a progressive rollout. Size is a count (a number), a percentage
@@ -59,6 +62,8 @@ type StageRequest struct {
 	// Undo is the stage's compensation, run by a rollback once the stage completed (newest
 	// first); its name defaults to the stage's. A wave's health check has none.
 	Undo *StageRequest `json:"undo,omitempty"`
+	// Approvers is a gate's rule (the approval kind only): who may decide, how many approve.
+	Approvers *Approvers `json:"approvers,omitempty"`
 }
 
 // RetryRequest is a stage's retry policy; omitted fields take the defaults.

@@ -43,6 +43,10 @@ type Wait struct {
 	Reason     string    `json:"reason"`
 	Message    string    `json:"message,omitempty"`
 	Since      time.Time `json:"since"`
+	// Approvals are those given so far at a gate whose rule asks for several.
+	Approvals []Approval `json:"approvals,omitempty"`
+	// Needed is how many approvals pass the gate (its rule's count; 1 without one).
+	Needed int `json:"needed,omitempty"`
 }
 
 // Decision is an operator's latest approval or rejection of a task's gate stage, in run Run
@@ -54,6 +58,11 @@ type Decision struct {
 	Approved   bool      `json:"approved"`
 	Comment    string    `json:"comment,omitempty"`
 	DecidedAt  time.Time `json:"decidedAt"`
+	By         string    `json:"by,omitempty"` // who decided (the token's holder)
+	Role       string    `json:"role,omitempty"`
+	// Earlier are the approvals given before this decision at a gate whose rule asked for
+	// several.
+	Earlier []Approval `json:"earlier,omitempty"`
 }
 
 // TaskList is a page of a plan's tasks in the plan's task order. Total counts the plan's

@@ -35,6 +35,8 @@ const (
 	Fenced Code = "fenced"
 	// Conflict: another writer changed the aggregate meanwhile, more often than retried.
 	Conflict Code = "conflict"
+	// Forbidden: the caller may not do this (an approvers rule does not let them decide).
+	Forbidden Code = "forbidden"
 )
 
 // All lists every code, in the order declared (a test fails when one is declared without
@@ -42,7 +44,7 @@ const (
 var All = []Code{
 	Invalid, IdempotencyMismatch, TenantConflict, Busy, ClaimsPaused, NotReady, Unavailable,
 	RegistryUnavailable, ShuttingDown, TaskNotEnded, TenantMovedOn, NotFound, InvalidTransition,
-	Fenced, Conflict,
+	Fenced, Conflict, Forbidden,
 }
 
 // ErrShuttingDown: the executor is shutting down and starts no more work (a new plan, a
@@ -121,3 +123,23 @@ func Detail(err error, found Coder) string {
 }
 
 var _ Coder = (*Error)(nil)
+
+// coded is an error of a package that cannot import errcode (domain/stage), given a code by
+// one that can.
+type coded struct {
+	code Code
+	err  error
+}
+
+// Coded returns err with code c: errors.Is and errors.As see err through it, and a caller is
+// told err's text. Nil for a nil err.
+func Coded(c Code, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &coded{code: c, err: err}
+}
+
+func (e *coded) Error() string { return e.err.Error() }
+func (e *coded) Code() Code    { return e.code }
+func (e *coded) Unwrap() error { return e.err }

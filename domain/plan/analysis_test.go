@@ -95,7 +95,7 @@ func TestRingAnalysisHaltsTheRingAtOnce(t *testing.T) {
 	_, err = p.RecordMeasurement(0, since, 0, measured(at(4), stage.VerdictSuccessful), "q")
 	require.ErrorIs(t, err, plan.ErrInvalidTransition, "no measurement once halted")
 
-	started, err := p.ApproveRing(at(5))
+	started, err := p.ApproveRing(stage.Decision{Approved: true, By: "alice"}, at(5))
 	require.NoError(t, err)
 	assert.True(t, started, "an approval makes way for the next ring, as after a failed check")
 	assert.Equal(t, 1, p.Ring().Index)

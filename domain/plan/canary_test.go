@@ -92,11 +92,11 @@ func TestCanaryIsTwoRings(t *testing.T) {
 		assert.False(t, started)
 		assert.Equal(t, plan.PhaseAwaitingApproval, p.Phase())
 		assert.Len(t, p.StartableTaskIDs(), 2, "only the canaries")
-		started, err = p.ApproveRing(t0)
+		started, err = p.ApproveRing(stage.Decision{Approved: true, By: "alice"}, t0)
 		require.NoError(t, err)
 		assert.True(t, started)
 		assert.Equal(t, plan.PhasePromoted, p.Phase())
-		require.ErrorIs(t, p.RejectRing(t0), nil, "the last ring may still be rejected")
+		require.ErrorIs(t, p.RejectRing(stage.Decision{By: "alice"}, t0), nil, "the last ring may still be rejected")
 	})
 	t.Run("a failed canary halts; approve goes on with the wave", func(t *testing.T) {
 		t.Parallel()
@@ -105,7 +105,7 @@ func TestCanaryIsTwoRings(t *testing.T) {
 		require.NoError(t, p.HaltRing(0, "canary tenant t1 failed", t0))
 		assert.Equal(t, plan.PhaseHalted, p.Phase())
 		assert.Empty(t, p.StartableTaskIDs(), "nothing new starts")
-		started, err := p.ApproveRing(t0)
+		started, err := p.ApproveRing(stage.Decision{Approved: true, By: "alice"}, t0)
 		require.NoError(t, err)
 		assert.False(t, started)
 		assert.Equal(t, plan.PhaseCanary, p.Phase())
@@ -114,10 +114,10 @@ func TestCanaryIsTwoRings(t *testing.T) {
 	t.Run("rejected never starts the rest", func(t *testing.T) {
 		t.Parallel()
 		p := newPlan(t, canaryDraft(1, plan.ThenApprove))
-		require.NoError(t, p.RejectRing(t0))
+		require.NoError(t, p.RejectRing(stage.Decision{By: "alice"}, t0))
 		assert.Equal(t, plan.PhaseHalted, p.Phase())
 		assert.Empty(t, p.StartableTaskIDs())
-		_, err := p.ApproveRing(t0)
+		_, err := p.ApproveRing(stage.Decision{Approved: true, By: "alice"}, t0)
 		require.ErrorIs(t, err, plan.ErrInvalidTransition)
 		var re *plan.RingError
 		require.ErrorAs(t, err, &re)
@@ -128,7 +128,7 @@ func TestCanaryIsTwoRings(t *testing.T) {
 		p := newPlan(t, draft())
 		assert.Equal(t, plan.Phase(""), p.Phase())
 		assert.Equal(t, p.TaskIDs(), p.StartableTaskIDs())
-		_, err := p.ApproveRing(t0)
+		_, err := p.ApproveRing(stage.Decision{Approved: true, By: "alice"}, t0)
 		require.ErrorIs(t, err, plan.ErrInvalidTransition)
 	})
 	t.Run("a cancelled plan is not approved", func(t *testing.T) {
@@ -136,7 +136,7 @@ func TestCanaryIsTwoRings(t *testing.T) {
 		p := newPlan(t, canaryDraft(1, plan.ThenApprove))
 		require.NoError(t, p.Cancel(t0))
 		var te *plan.TransitionError
-		_, err := p.ApproveRing(t0)
+		_, err := p.ApproveRing(stage.Decision{Approved: true, By: "alice"}, t0)
 		require.ErrorAs(t, err, &te)
 	})
 	t.Run("load reads a phase stored before rings", func(t *testing.T) {

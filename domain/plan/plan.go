@@ -37,6 +37,11 @@ type Draft struct {
 	Rollout Rollout
 	// OnFailure is what a task that fails sets off ("": OnFailureNone).
 	OnFailure OnFailure
+	// Approvers is who may decide on the plan's rings (and its gates without a rule of their
+	// own), and how many approvals pass one; nil: any operator, one approval.
+	Approvers *stage.Approvers
+	// SubmittedBy is who submitted the plan (the token's holder).
+	SubmittedBy string
 }
 
 // Plan is one rollout of a stage template to many tenants.
@@ -63,6 +68,9 @@ type Plan struct {
 	finishedAt     time.Time
 	version        uint64 // of the stored plan this copy derives from (Version)
 	reason         string // why a PAUSED plan was paused by the executor itself ("" for an operator's pause)
+	approvers      *stage.Approvers
+	submittedBy    string
+	decisions      []RingDecision // oldest first, at most MaxDecisions
 }
 
 // New validates d and returns a PENDING plan, or SCHEDULED when StartAt is after now.
@@ -80,6 +88,7 @@ func New(d Draft, now time.Time) (*Plan, error) {
 		maxConcurrency: d.MaxConcurrency, failureBudget: d.FailureBudget, startAt: d.StartAt.UTC(),
 		idempotencyKey: d.IdempotencyKey, requestHash: d.RequestHash, canary: d.Canary, startRate: d.StartRate,
 		status: status, createdAt: now, onFailure: d.OnFailure.orNone(),
+		approvers: d.Approvers, submittedBy: d.SubmittedBy,
 	}
 	if d.Canary.Tenants > 0 && d.Rollout.Enabled() {
 		return nil, &stage.FieldError{Field: "canary", Reason: "a plan has a canary or waves, not both", Err: ErrInvalid}
@@ -112,6 +121,9 @@ func (p *Plan) check() error {
 	}
 	if p.startRate < 0 || p.startRate > MaxStartRate {
 		return bad("startRate", "must be between 0 (no pacing) and %d task starts per minute", MaxStartRate)
+	}
+	if err := p.approvers.Validate("approvers"); err != nil {
+		return err
 	}
 	if !p.onFailure.Valid() {
 		return bad("onFailure", "must be one of %s", OnFailures)

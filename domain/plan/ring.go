@@ -205,31 +205,54 @@ func (p *Plan) setRing(index int, phase RingPhase, now time.Time) {
 	p.ring = Ring{Index: index, Phase: phase, Since: now.UTC()}
 }
 
-// ApproveRing is an operator's approval: a ring AWAITING_APPROVAL, RUNNING, BAKING or
+// ApproveRing is an operator's approval d: a ring AWAITING_APPROVAL, RUNNING, BAKING or
 // CHECKING (early) makes way for the next ring, RUNNING; a ring HALTED while it ran goes on
 // RUNNING, its budget waived; one HALTED by its check or its analysis makes way for the next
-// ring. The last
-// ring can only be approved on from HALTED. It reports whether a new ring started.
-func (p *Plan) ApproveRing(now time.Time) (started bool, err error) {
+// ring. The last ring can only be approved on from HALTED. It reports whether a new ring
+// started. The plan's approvers rule is checked first (a *stage.ForbiddenError); when it
+// asks for more approvals than the ring has with d, nothing changes and the error is
+// ErrMoreApprovals (count d with CountApproval). The decision is kept (Decisions).
+func (p *Plan) ApproveRing(d stage.Decision, now time.Time) (started bool, err error) {
+	if !p.approvable() {
+		return false, p.refuseRing("approve")
+	}
+	n, err := p.checkDecision(d)
+	if err != nil {
+		return false, err
+	}
+	if n < p.approvers.Needed() {
+		return false, ErrMoreApprovals
+	}
 	i := p.ring.Index
-	switch {
-	case p.inRing(i, RingHalted) && p.ring.HaltedIn != RingChecking && !p.ring.Analysis:
+	p.record(RingDecision{Ring: i, Decision: d}, now)
+	if p.inRing(i, RingHalted) && p.ring.HaltedIn != RingChecking && !p.ring.Analysis {
 		p.setRing(i, RingRunning, now)
 		p.ring.Waived = true
 		return false, nil
-	case p.inRing(i, RingHalted, RingAwaitingApproval, RingRunning, RingBaking, RingChecking) && !p.lastRing():
-		p.setRing(i+1, RingRunning, now)
-		return true, nil
 	}
-	return false, p.refuseRing("approve")
+	p.setRing(i+1, RingRunning, now)
+	return true, nil
 }
 
-// RejectRing is an operator's rejection: the rings after the current one (and its own
-// tasks not started) never start: REJECTED.
-func (p *Plan) RejectRing(now time.Time) error {
+// approvable reports whether the current ring may be approved (ApproveRing).
+func (p *Plan) approvable() bool {
+	i := p.ring.Index
+	return (p.inRing(i, RingHalted) && p.ring.HaltedIn != RingChecking && !p.ring.Analysis) ||
+		(p.inRing(i, RingHalted, RingAwaitingApproval, RingRunning, RingBaking, RingChecking) && !p.lastRing())
+}
+
+// RejectRing is an operator's rejection d: the rings after the current one (and its own
+// tasks not started) never start: REJECTED. The plan's approvers rule is checked first (a
+// *stage.ForbiddenError); the decision is kept (Decisions).
+func (p *Plan) RejectRing(d stage.Decision, now time.Time) error {
 	if !p.inRing(p.ring.Index, RingRunning, RingBaking, RingChecking, RingAwaitingApproval, RingHalted) {
 		return p.refuseRing("reject")
 	}
+	d.Approved = false
+	if _, err := p.checkDecision(d); err != nil {
+		return err
+	}
+	p.record(RingDecision{Ring: p.ring.Index, Decision: d}, now)
 	p.setRing(p.ring.Index, RingRejected, now)
 	return nil
 }

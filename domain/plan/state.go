@@ -32,6 +32,9 @@ type State struct {
 	Version        uint64 // see Plan.Version
 	Reason         string // see Plan.Reason
 	OnFailure      OnFailure
+	Approvers      *stage.Approvers // see Plan.Approvers
+	SubmittedBy    string
+	Decisions      []RingDecision // see Plan.Decisions
 }
 
 // State returns the plan's persisted form.
@@ -42,6 +45,7 @@ func (p *Plan) State() State {
 		IdempotencyKey: p.idempotencyKey, RequestHash: p.requestHash, Canary: p.canary, StartRate: p.startRate, Phase: p.Phase(),
 		Ring: p.ring, Analysis: p.Analysis(), Status: p.status, CreatedAt: p.createdAt, StartedAt: p.startedAt, FinishedAt: p.finishedAt,
 		Version: p.version, Reason: p.reason, OnFailure: p.onFailure,
+		Approvers: p.approvers, SubmittedBy: p.submittedBy, Decisions: p.Decisions(),
 	}
 	if p.canary.Tenants == 0 {
 		s.Rollout = p.rollout
@@ -63,7 +67,8 @@ func Load(s State) (*Plan, error) {
 		idempotencyKey: s.IdempotencyKey, requestHash: s.RequestHash, canary: s.Canary, startRate: s.StartRate,
 		rollout: s.Rollout, ring: s.Ring, analysis: s.Analysis, status: s.Status, createdAt: s.CreatedAt,
 		startedAt: s.StartedAt, finishedAt: s.FinishedAt, version: s.Version, reason: s.Reason,
-		onFailure: s.OnFailure.orNone(),
+		onFailure: s.OnFailure.orNone(), approvers: s.Approvers, submittedBy: s.SubmittedBy,
+		decisions: append([]RingDecision(nil), s.Decisions...),
 	}
 	if s.Canary.Tenants > 0 {
 		if s.Rollout.Enabled() {

@@ -35,4 +35,6 @@ type Decision struct {
 	Approved  bool
 	Comment   string // the operator's words, may be empty
 	DecidedAt time.Time
+	By        string // who decided: the token's holder ("anonymous" without a name)
+	Role      string // the token's role ("" when the API is open)
 }

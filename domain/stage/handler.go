@@ -131,6 +131,13 @@ func (f HandlerFunc) Run(ctx context.Context, req Request) (json.RawMessage, err
 	return f(ctx, req)
 }
 
+// Gate is implemented by the handlers of gates, kinds that park the task until an
+// operator decides (the approval kind): only their stages take an approvers rule
+// (Spec.Approvers).
+type Gate interface {
+	Gate()
+}
+
 // ParamValidator is implemented by handlers that check their rendered params at submission,
 // so that a plan that cannot run is rejected before anything is created.
 type ParamValidator interface {

@@ -28,6 +28,10 @@ type Spec struct {
 	// whose templates also read the outputs of the stages still applied (its own stage's
 	// included). An undo has no undo.
 	Undo *Spec
+	// Approvers is who may decide at the stage, a gate (the approval kind), and how many
+	// approvals pass it; nil: any operator, one approval (or the plan's rule, which a
+	// submission copies onto its gates that have none).
+	Approvers *Approvers
 }
 
 // UndoPrefix begins the name an undo's attempts are called by (stage.Request.Stage, the
@@ -64,6 +68,9 @@ func (s Spec) Validate(field string) (Spec, error) {
 		return s, err
 	}
 	s.Retry = p
+	if err := s.Approvers.Validate(field + ".approvers"); err != nil {
+		return s, err
+	}
 	if s.Undo != nil {
 		u := *s.Undo
 		if u.Undo != nil {

@@ -3,6 +3,7 @@ package task
 import (
 	"time"
 
+	"github.com/executor-dev/executor/domain/errcode"
 	"github.com/executor-dev/executor/domain/stage"
 )
 
@@ -13,6 +14,9 @@ type Wait struct {
 	Reason     string // e.g. "approval"
 	Message    string // what the operator is asked; may be empty
 	Since      time.Time
+	// Approvals are the approvals given so far at a gate whose rule asks for several
+	// (stage.Approvers.Count), oldest first: fewer than it asks for.
+	Approvals []stage.Decision
 }
 
 // Verdict is an operator's decision on the stage at StageIndex in run Run of a task.
@@ -20,6 +24,9 @@ type Verdict struct {
 	StageIndex int
 	Run        int
 	stage.Decision
+	// Earlier are the approvals given before the decision at a gate whose rule asked for
+	// several, oldest first (empty otherwise).
+	Earlier []stage.Decision
 }
 
 // Await parks a run at its current stage until an operator decides: RUNNING → WAITING. The
@@ -42,12 +49,36 @@ func (t *Task) Await(reason, message string, now time.Time) error {
 // Decide records an operator's decision on the waiting stage, for this run: WAITING →
 // PENDING. A rejection is applied by the stage itself when it runs again (a permanent
 // failure), so it is recorded in the ledger and counted like any failure.
+//
+// The gate's rule (its stage's Approvers) is checked first: a decision it does not allow is
+// a *stage.ForbiddenError. At a gate that asks for several approvals, an approval short of
+// the count is recorded in the wait (Wait.Approvals) and the task keeps WAITING; the same
+// approver twice is stage.ErrAlreadyApproved.
 func (t *Task) Decide(d stage.Decision, now time.Time) error {
 	if t.status != Waiting {
 		return t.refuse("decide on")
 	}
+	rule := t.stages[t.currentStage].Approvers
+	if err := rule.Allows(d); err != nil {
+		return errcode.Coded(errcode.Forbidden, err)
+	}
 	d.DecidedAt = d.DecidedAt.UTC()
-	t.verdict = &Verdict{StageIndex: t.currentStage, Run: t.attempt, Decision: d}
+	earlier := t.wait.Approvals
+	if d.Approved {
+		for _, a := range earlier {
+			if a.By == d.By {
+				return errcode.Coded(errcode.InvalidTransition, stage.ErrAlreadyApproved)
+			}
+		}
+		if len(earlier)+1 < rule.Needed() {
+			w := *t.wait
+			w.Approvals = append(append([]stage.Decision(nil), earlier...), d)
+			t.wait = &w
+			t.touch(now)
+			return nil
+		}
+	}
+	t.verdict = &Verdict{StageIndex: t.currentStage, Run: t.attempt, Decision: d, Earlier: earlier}
 	t.status = Pending
 	t.wait = nil
 	t.touch(now)

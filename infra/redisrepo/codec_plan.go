@@ -30,6 +30,10 @@ func planFields(p *plan.Plan, updated time.Time) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	approvers, err := encApproversField(s.Approvers)
+	if err != nil {
+		return nil, err
+	}
 	canary := ""
 	if s.Canary.Tenants > 0 {
 		canary = strconv.Itoa(s.Canary.Tenants) + ":" + string(s.Canary.Then)
@@ -41,12 +45,13 @@ func planFields(p *plan.Plan, updated time.Time) ([]any, error) {
 		"startAt", encTime(s.StartAt), "createdAt", encTime(s.CreatedAt),
 		"idempotencyKey", s.IdempotencyKey, "canary", canary, "startRate", s.StartRate,
 		"requestHash", s.RequestHash, "waves", waves, "onFailure", string(s.OnFailure),
+		"approvers", approvers, "submittedBy", s.SubmittedBy,
 	}...), nil
 }
 
 // planStatusPairs is how many field, value pairs of planFields are status fields (they come
 // first): planStatusFields' and the version.
-const planStatusPairs = 9
+const planStatusPairs = 10
 
 // planStatusFields are the fields a plan's transitions change, with when this change was made
 // (updatedAt: a change that reaches Redis late never overwrites a later one).
@@ -54,7 +59,7 @@ func planStatusFields(p *plan.Plan, updated time.Time) []any {
 	return []any{
 		"status", string(p.Status()), "startedAt", encTime(p.StartedAt()), "finishedAt", encTime(p.FinishedAt()),
 		"updatedAt", encTime(updated), "phase", string(p.Phase()), "reason", p.Reason(), "ring", encRing(p.Ring()),
-		"analysis", encAnalysis(p.Analysis()),
+		"analysis", encAnalysis(p.Analysis()), "decisions", encRingDecisions(p.Decisions()),
 	}
 }
 
@@ -63,9 +68,16 @@ func decodePlan(h map[string]string) (*plan.Plan, error) {
 		ID: h["planId"], Name: h["name"], Status: plan.Status(h["status"]), IdempotencyKey: h["idempotencyKey"],
 		RequestHash: h["requestHash"], // absent in plans written before it existed: replayed whatever the body
 		Phase:       plan.Phase(h["phase"]), Reason: h["reason"],
-		OnFailure: plan.OnFailure(h["onFailure"]), // absent in plans written before it existed: none
+		OnFailure:   plan.OnFailure(h["onFailure"]), // absent in plans written before it existed: none
+		SubmittedBy: h["submittedBy"],               // absent in plans written before actors: ""
 	}
 	var err error
+	if s.Approvers, err = decApproversField(h["approvers"]); err != nil {
+		return nil, fmt.Errorf("approvers: %w", err)
+	}
+	if s.Decisions, err = decRingDecisions(h["decisions"]); err != nil {
+		return nil, fmt.Errorf("decisions: %w", err)
+	}
 	if v := h["version"]; v != "" { // absent in plans written before versions existed: 0
 		if s.Version, err = strconv.ParseUint(v, 10, 64); err != nil {
 			return nil, fmt.Errorf("version: %w", err)

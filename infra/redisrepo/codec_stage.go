@@ -16,6 +16,33 @@ type specJSON struct {
 	Timeout string         `json:"timeout,omitempty"`
 	Retry   retryJSON      `json:"retry"`
 	Undo    *specJSON      `json:"undo,omitempty"`
+	// Approvers is a gate's rule (absent: none).
+	Approvers *approversJSON `json:"approvers,omitempty"`
+}
+
+// approversJSON is an approvers rule as stored in a gate's spec and in the plan hash.
+type approversJSON struct {
+	Roles        []string `json:"roles,omitempty"`
+	Names        []string `json:"names,omitempty"`
+	Count        int      `json:"count,omitempty"`
+	NotSubmitter bool     `json:"notSubmitter,omitempty"`
+	Submitter    string   `json:"submitter,omitempty"`
+}
+
+func encApprovers(a *stage.Approvers) *approversJSON {
+	if a == nil {
+		return nil
+	}
+	j := approversJSON(*a)
+	return &j
+}
+
+func decApprovers(j *approversJSON) *stage.Approvers {
+	if j == nil {
+		return nil
+	}
+	a := stage.Approvers(*j)
+	return &a
 }
 
 type retryJSON struct {
@@ -49,6 +76,7 @@ func encSpec(s stage.Spec) specJSON {
 		u := encSpec(*s.Undo)
 		out.Undo = &u
 	}
+	out.Approvers = encApprovers(s.Approvers)
 	return out
 }
 
@@ -69,7 +97,7 @@ func decSpecs(b []byte) ([]stage.Spec, error) {
 }
 
 func decSpec(s specJSON) (stage.Spec, error) {
-	spec := stage.Spec{Name: s.Name, Kind: s.Kind, Params: s.Params, Retry: stage.Policy{
+	spec := stage.Spec{Name: s.Name, Kind: s.Kind, Params: s.Params, Approvers: decApprovers(s.Approvers), Retry: stage.Policy{
 		MaxAttempts: s.Retry.MaxAttempts, Multiplier: s.Retry.Multiplier, Jitter: stage.Jitter(s.Retry.Jitter),
 	}}
 	var err error

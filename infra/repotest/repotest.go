@@ -151,6 +151,8 @@ func newPlan(t *testing.T, key string, now time.Time) *plan.Plan {
 		FailureBudget:  2,
 		IdempotencyKey: key,
 		RequestHash:    "sha256-of-" + key, // stored with the plan: a repeated key is compared with it
+		Approvers:      &stage.Approvers{Names: []string{"alice", "carol"}, Count: 2, NotSubmitter: true, Submitter: "bob"},
+		SubmittedBy:    "bob",
 	}, now)
 	require.NoError(t, err)
 	return p

@@ -81,7 +81,7 @@ func testPlanRings(t *testing.T, s Store) {
 	assert.Equal(t, plan.RingBaking, got.Ring().Phase)
 	assert.Equal(t, at(2).Add(2*time.Second), got.BakeEnds())
 
-	_, err = got.ApproveRing(at(3)) // early: ring "ten" starts
+	_, err = got.ApproveRing(stage.Decision{Approved: true, By: "alice"}, at(3)) // early: ring "ten" starts
 	require.NoError(t, err)
 	require.NoError(t, got.HaltRing(1, "ring 1 (ten): 2 of 2 tenants failed", at(4)))
 	require.NoError(t, s.Plans.Save(t.Context(), got))
@@ -89,7 +89,7 @@ func testPlanRings(t *testing.T, s Store) {
 	require.NoError(t, err)
 	requireSamePlan(t, got, again)
 	assert.Equal(t, plan.Ring{Index: 1, Phase: plan.RingHalted, Since: at(4), HaltedIn: plan.RingRunning, Halt: "ring 1 (ten): 2 of 2 tenants failed"}, again.Ring())
-	_, err = again.ApproveRing(at(5))
+	_, err = again.ApproveRing(stage.Decision{Approved: true, By: "alice"}, at(5))
 	require.NoError(t, err)
 	require.NoError(t, s.Plans.Save(t.Context(), again))
 	last, err := s.Plans.Plan(t.Context(), p.ID())
