@@ -134,9 +134,11 @@ func TestTheAuditTrailListsEveryAction(t *testing.T) {
 		}
 	})
 	t.Run("bad input names the parameter", func(t *testing.T) {
-		for _, param := range []string{"plan", "tenant", "cursor", "limit"} {
+		for _, param := range []string{"plan", "tenant", "cursor", "limit", "action"} {
 			res := do(t, http.MethodGet, base+"/v1/audit?"+param+"=%20bad%20", nil, asAlice...)
 			requireProblem(t, res, http.StatusBadRequest, param)
 		}
+		other := url.Values{"plan": {"01JWNNT770AZ1EYD5Q5D0CJJGQ"}, "cursor": {p.PlanID + "/1"}}
+		requireProblem(t, do(t, http.MethodGet, base+"/v1/audit?"+other.Encode(), nil, asAlice...), http.StatusBadRequest, "cursor")
 	})
 }

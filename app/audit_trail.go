@@ -3,6 +3,9 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/executor-dev/executor/domain/audit"
 )
@@ -28,8 +31,12 @@ func (s *Service) AuditTrail(ctx context.Context, q audit.Query) (audit.Page, er
 			return audit.Page{}, invalid(f.field, "must be at most 128 bytes")
 		}
 	}
-	if _, _, err := audit.ParseCursor(q.Cursor); err != nil {
-		return audit.Page{}, invalid("cursor", "is not the nextCursor of a page of the audit trail")
+	if q.Action != "" && !knownAction(q.Action) {
+		return audit.Page{}, invalid("action", fmt.Sprintf("%q is not an action; one of %s", q.Action, strings.Join(auditActions(), ", ")))
+	}
+	cur, resume, err := audit.ParseCursor(q.Cursor)
+	if err != nil || (resume && q.PlanID != "" && cur.PlanID != q.PlanID) {
+		return audit.Page{}, invalid("cursor", "is not the nextCursor of a page of this query")
 	}
 	if err := s.refuseRead(); err != nil {
 		return audit.Page{}, err
@@ -43,3 +50,15 @@ func (s *Service) AuditTrail(ctx context.Context, q audit.Query) (audit.Page, er
 	}
 	return page, err
 }
+
+// auditActions are the actions a record may name, as GET /v1/audit's action filter takes them.
+func auditActions() []string {
+	out := []string{"submit", "pause", "resume", "cancel", "retry", "rollback", "approve", "reject", "unlock"}
+	for _, a := range BulkActions {
+		out = append(out, "bulk-"+string(a))
+	}
+	return out
+}
+
+// knownAction reports whether a is one of auditActions.
+func knownAction(a string) bool { return slices.Contains(auditActions(), a) }

@@ -226,6 +226,7 @@ logged). A task that is not WAITING is a 409 (exit 1).`),
 		a.taskCmd(),
 		a.executorsCmd(),
 		a.eventsCmd(),
+		a.auditCmd(),
 		a.benchCmd(),
 	)
 	return root

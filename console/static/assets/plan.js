@@ -76,6 +76,93 @@
   // option is a select's option, selected when it is the current value.
   const option = (value, text, current) => h('option', { value, text, selected: value === current });
 
+  // ------------------------------------------------------------ the Audit tab
+
+  const AUDIT_PAGE = 100; // records per read of GET /v1/audit: "Load more" reads the next ones
+  const AUDIT_MAX = 1000; // records the tab holds at most; past them, the CLI lists the rest
+
+  // auditPairs is an audit record's request or outcome as key=value pairs sorted by key, the
+  // comment (and any value with a space, a quote or an =) quoted.
+  function auditPairs(m) {
+    return Object.keys(m || {}).sort().map((k) => {
+      const v = String(m[k]);
+      return `${k}=${k === 'comment' || v === '' || /[\s"=]/.test(v) ? JSON.stringify(v) : v}`;
+    }).join(' ');
+  }
+
+  // auditRow is one operator action: when, who (and the token's role), what, on which tenant,
+  // what came of it (a refusal with its code) and the details. Text only: records hold
+  // operators' comments.
+  function auditRow(r) {
+    const details = [auditPairs(r.request), r.outcome ? `→ ${auditPairs(r.outcome)}` : ''].filter(Boolean).join(' ');
+    return h('tr', {
+      'data-testid': 'audit-row', 'data-id': r.id, 'data-action': r.action, 'data-actor': r.actor, 'data-result': r.result,
+    },
+    h('td', { class: 'small', 'data-testid': 'audit-time', title: r.at, text: fmtTime(r.at) }),
+    h('td', { 'data-testid': 'audit-actor' }, h('b', { text: r.actor }), r.role ? h('span', { class: 'muted', text: ` (${r.role})` }) : ''),
+    h('td', { class: 'mono', 'data-testid': 'audit-action', text: r.action }),
+    h('td', { 'data-testid': 'audit-tenant' }, r.tenant ? h('a', { href: `#/tenants/${enc(r.tenant)}`, class: 'mono', text: r.tenant }) : '—'),
+    h('td', { class: 'audit-result', 'data-testid': 'audit-result', 'data-result': r.result, text: r.code ? `${r.result}: ${r.code}` : r.result }),
+    h('td', { class: 'small audit-details', 'data-testid': 'audit-details', title: r.requestId ? `request ${r.requestId} on ${r.executor || '?'}` : null, text: details }));
+  }
+
+  // auditPanel is the plan page's Audit tab: the plan's operator actions (GET
+  // /v1/audit?plan=<id>), newest first, AUDIT_PAGE at a time, "Load more" following nextCursor
+  // up to AUDIT_MAX rows. load() reads the first page again.
+  function auditPanel(planId, alive) {
+    const tbody = h('tbody', { id: 'audit-body' });
+    const table = h('table', { id: 'audit-table', 'data-testid': 'audit-table', class: 'grid audit' },
+      h('thead', {}, h('tr', {}, ['Time', 'Actor', 'Action', 'Tenant', 'Result', 'Details'].map((t) => h('th', { text: t })))), tbody);
+    const count = h('span', { class: 'muted small', id: 'audit-count', 'data-testid': 'audit-count' });
+    const more = h('button', { type: 'button', id: 'audit-more', 'data-testid': 'audit-more', text: 'Load more', hidden: true });
+    const reload = h('button', { type: 'button', id: 'audit-refresh', 'data-testid': 'audit-refresh', text: 'Refresh' });
+    const capped = h('p', {
+      class: 'small muted', 'data-testid': 'audit-capped', hidden: true,
+      text: `The newest ${fmtCount(AUDIT_MAX)} actions are shown; executor audit --plan ${planId} --all lists every one.`,
+    });
+    const el = h('section', { id: 'plan-audit', 'data-testid': 'plan-audit', class: 'panel', role: 'tabpanel', 'aria-labelledby': 'tab-audit', hidden: true },
+      h('h2', {}, 'Audit ', count),
+      h('p', { class: 'small muted', text: 'Every operator action on this plan, newest first: who asked for it, what was asked, and what came of it.' }),
+      h('div', { class: 'matrix-wrap' }, table),
+      h('div', { class: 'actions' }, more, reload), capped);
+    let next = ''; // the cursor of the page after the rows shown
+    let seq = 0; // a read answered after a later one started is dropped
+
+    async function read(cursor) {
+      const s = ++seq;
+      const q = new URLSearchParams({ plan: planId, limit: String(AUDIT_PAGE) });
+      if (cursor) q.set('cursor', cursor);
+      table.dataset.loading = 'true';
+      more.disabled = true;
+      try {
+        const page = (await api('GET', `/v1/audit?${q}`)).data;
+        if (!alive() || s !== seq) return;
+        const rows = (page.records || []).map(auditRow);
+        if (cursor) tbody.append(...rows);
+        else tbody.replaceChildren(...rows);
+        if (!tbody.children.length) tbody.append(h('tr', { 'data-testid': 'audit-empty' }, h('td', { colspan: 6, class: 'muted', text: 'No action recorded.' })));
+        const n = tbody.querySelectorAll('[data-testid=audit-row]').length;
+        next = page.nextCursor || '';
+        const full = n >= AUDIT_MAX;
+        more.hidden = !next || full;
+        capped.hidden = !next || !full;
+        count.textContent = `${fmtCount(n)} action(s)${next ? ' shown, older ones follow' : ''}`;
+        table.dataset.rows = n;
+        table.dataset.more = next ? 'true' : 'false';
+      } catch (e) {
+        if (alive() && s === seq) showError(e);
+      } finally {
+        if (s === seq) {
+          delete table.dataset.loading;
+          more.disabled = false;
+        }
+      }
+    }
+    more.addEventListener('click', () => { if (next) read(next); });
+    reload.addEventListener('click', () => read(''));
+    return { el, load: () => read('') };
+  }
+
   async function planView(main, planId, alive, query) {
     let plan = null; // GET /v1/plans/{id} (without taskIds): the head
     let summary = null; // GET /v1/plans/{id}/summary: the counts
@@ -171,7 +258,9 @@
     const pageInfo = h('span', { class: 'muted small', id: 'page-info', 'data-testid': 'page-info' });
     const pager = h('div', { class: 'actions pager', id: 'pager', 'data-testid': 'pager' }, prev, pageInfo, next);
 
-    main.append(head, ringsBox, summaryBox, waitingBox, failuresBox, slowBox,
+    // The tabs: Overview (the summary and the tenants) and Audit (the plan's operator actions).
+    const overview = h('div', { id: 'plan-overview', 'data-testid': 'plan-overview', role: 'tabpanel', 'aria-labelledby': 'tab-overview' },
+      summaryBox, waitingBox, failuresBox, slowBox,
       h('section', { id: 'tenants', 'data-testid': 'tenants', class: 'panel' },
         h('h2', {}, 'Tenants ', tasksTotal),
         filters, bulkBar, bulkNote,
@@ -179,6 +268,29 @@
         pager,
         h('p', { class: 'legend' }, ['pending', 'running', 'retrying', 'waiting', 'done', 'failed', 'undoing', 'undone'].map((s) =>
           h('span', { class: 'legend-item' }, h('span', { class: 'cell swatch', 'data-state': s }), s)))));
+    const audit = auditPanel(planId, alive);
+    const tab = (name, text) => h('button', {
+      type: 'button', role: 'tab', id: `tab-${name}`, 'data-testid': `tab-${name}`, 'data-tab': name,
+      'aria-controls': name === 'audit' ? 'plan-audit' : 'plan-overview', text, onclick: () => showTab(name),
+    });
+    const tabs = [tab('overview', 'Overview'), tab('audit', 'Audit')];
+    main.append(head, ringsBox, h('div', { class: 'tabs', role: 'tablist', 'data-testid': 'plan-tabs' }, tabs), overview, audit.el);
+
+    // showTab shows one tab and, when remember, keeps it in the address with the filter
+    // (#/plans/<id>?tab=audit); the Audit tab reads its first page again each time it is shown.
+    function showTab(name, remember = true) {
+      const onAudit = name === 'audit';
+      overview.hidden = onAudit;
+      audit.el.hidden = !onAudit;
+      for (const b of tabs) b.setAttribute('aria-selected', String(b.dataset.tab === name));
+      main.dataset.tab = name;
+      if (remember) {
+        const q = listQuery();
+        if (onAudit) q.set('tab', 'audit');
+        history.replaceState(null, '', `#/plans/${enc(planId)}${q.toString() ? `?${q}` : ''}`);
+      }
+      if (onAudit) audit.load();
+    }
 
     // ------------------------------------------------------------ the head
 
@@ -1000,6 +1112,7 @@
     }
 
     updateBulk();
+    showTab(query.get('tab') === 'audit' ? 'audit' : 'overview', false);
     const opened = watch(`/v1/events?plan=${enc(planId)}`, { task: refresh, stage: refresh, undo: refresh, plan: onPlanEvent, gap: () => loadAll() });
     await opened;
     if (alive()) await loadAll();
