@@ -48,6 +48,7 @@ func PlanFrom(v app.PlanView) wire.Plan {
 		StartAt: timePtr(p.StartAt()), StartRate: p.StartRate(), OnFailure: string(p.OnFailure()), Canary: canaryFrom(p), Rings: ringsFrom(p, time.Now()), Reason: p.Reason(),
 		CreatedAt: p.CreatedAt().UTC(), StartedAt: timePtr(p.StartedAt()), FinishedAt: timePtr(p.FinishedAt()),
 		SubmittedBy: p.SubmittedBy(), Approvers: approversFrom(p.Approvers()), Decisions: ringDecisionsFrom(p),
+		Notify: destinationsFrom(p.Notify()),
 	}
 }
 

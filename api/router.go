@@ -126,6 +126,7 @@ func NewRouter(svc *app.Service, opts Options) http.Handler {
 				r.Post("/tasks/"+string(a), h.bulkTasks(a))
 			}
 			r.Get("/summary", h.planSummary)
+			r.Get("/notifications", h.planNotifications)
 			r.Post("/pause", h.planOp((*app.Service).PausePlan))
 			r.Post("/resume", h.planOp((*app.Service).ResumePlan))
 			r.Post("/cancel", h.planOp((*app.Service).CancelPlan))

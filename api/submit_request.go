@@ -20,6 +20,7 @@ func submitRequest(req wire.PlanRequest) (app.SubmitRequest, error) {
 		Name: req.Name, Labels: req.Labels, MaxConcurrency: req.MaxConcurrency,
 		StartRate: req.StartRate, Stages: make([]stage.Spec, len(req.Stages)), OnFailure: plan.OnFailure(req.OnFailure),
 		Tenants: make([]app.TenantInput, len(req.Tenants)), Approvers: approversOf(req.Approvers),
+		Notify: destinationsOf(req.Notify),
 	}
 	if req.StartAt != nil {
 		out.StartAt = *req.StartAt
@@ -106,6 +107,34 @@ func approvalsFrom(ds []stage.Decision) []wire.Approval {
 	out := make([]wire.Approval, len(ds))
 	for i, d := range ds {
 		out[i] = approvalFrom(d)
+	}
+	return out
+}
+
+// destinationsOf converts notification destinations (none: nil).
+func destinationsOf(ns []wire.NotifyRequest) []plan.Destination {
+	if len(ns) == 0 {
+		return nil
+	}
+	out := make([]plan.Destination, len(ns))
+	for i, n := range ns {
+		out[i] = plan.Destination{URL: n.URL, On: n.On, Format: n.Format, Secret: n.Secret}
+	}
+	return out
+}
+
+// destinationsFrom maps a plan's destinations to their wire form, URLs redacted (none: nil).
+func destinationsFrom(ds []plan.Destination) []wire.Destination {
+	if len(ds) == 0 {
+		return nil
+	}
+	out := make([]wire.Destination, len(ds))
+	for i, d := range ds {
+		format := d.Format
+		if format == "" {
+			format = plan.FormatJSON
+		}
+		out[i] = wire.Destination{Index: i, URL: app.RedactedURL(d.URL), On: d.On, Format: format, Secret: d.Secret}
 	}
 	return out
 }

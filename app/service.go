@@ -59,6 +59,9 @@ type Deps struct {
 	// bulk actions, unlocks) before it is taken, and what came of it (audit.go). Nil: none
 	// is kept.
 	Audit audit.Log
+	// Deliveries reads where the deliveries of the plans' notifications stand (GET
+	// /v1/plans/{planId}/notifications). Nil: none shown.
+	Deliveries DeliveryStates
 	// ExecutorURL returns the base URL of this executor's HTTP API, which templates read as
 	// .ExecutorURL when a submission is checked. Default: none (empty).
 	ExecutorURL func() string
@@ -83,6 +86,7 @@ type Service struct {
 	members     Members
 	transcripts Transcripts
 	audit       audit.Log
+	deliveries  DeliveryStates
 	clock       func() time.Time
 
 	avail     Availability
@@ -107,7 +111,7 @@ func New(d Deps) *Service {
 		kinds: d.Kinds, holders: d.Holders,
 		launcher: d.Launcher, planControl: d.PlanControl, taskControl: d.TaskControl,
 		reaper: d.Reaper, watcher: d.Watcher, unlocker: d.Unlocker,
-		eventSource: d.Events, members: d.Members, transcripts: d.Transcripts, audit: d.Audit, clock: d.Clock,
+		eventSource: d.Events, members: d.Members, transcripts: d.Transcripts, audit: d.Audit, deliveries: d.Deliveries, clock: d.Clock,
 		avail: d.Availability, isSettled: d.Settled, secrets: d.Secrets, limits: d.Limits.withDefaults(), selfURL: d.ExecutorURL,
 	}
 }

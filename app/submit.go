@@ -40,6 +40,8 @@ type SubmitRequest struct {
 	// Approvers is who may decide on the plan's rings and at its gates that have no rule of
 	// their own (nil: any operator, one approval).
 	Approvers *stage.Approvers
+	// Notify is where the plan's notifications go.
+	Notify []plan.Destination
 	Canary    plan.Canary
 	// Rollout rolls the plan out in rings (no waves: none). Bounds are computed; a wave's
 	// empty name, then and health kind default to wave-<n>, auto and http; the order to
@@ -124,7 +126,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Submission, e
 		ID: planID, Name: req.Name, Labels: req.Labels, Stages: stages, TaskIDs: taskIDs,
 		MaxConcurrency: req.MaxConcurrency, FailureBudget: req.FailureBudget, StartAt: req.StartAt,
 		IdempotencyKey: req.IdempotencyKey, RequestHash: hash, Canary: req.Canary, StartRate: req.StartRate, OnFailure: req.OnFailure,
-		Rollout: rollout, Approvers: submittedRule(req.Approvers, submitter), SubmittedBy: submitter,
+		Rollout: rollout, Approvers: submittedRule(req.Approvers, submitter), SubmittedBy: submitter, Notify: req.Notify,
 	}, now)
 	if err != nil {
 		return nil, asValidation(err)

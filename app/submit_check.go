@@ -130,6 +130,7 @@ func (s *Service) checkSubmission(req SubmitRequest, elsewhere map[string]bool, 
 	if errors.As(req.Approvers.Validate("approvers"), &fe) {
 		add(fe.Field, fe.Reason)
 	}
+	s.checkNotify(req.Notify, add)
 	if req.StartRate < 0 || req.StartRate > plan.MaxStartRate {
 		add("startRate", fmt.Sprintf("must be between 0 (no pacing) and %d task starts per minute", plan.MaxStartRate))
 	}

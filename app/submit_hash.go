@@ -13,17 +13,19 @@ import (
 // canonicalRequest is a submission's content as requestHash encodes it: every field that makes
 // the plan, defaults filled in, without the Idempotency-Key and the dry-run flag.
 type canonicalRequest struct {
-	Name           string            `json:"name"`
-	Labels         map[string]string `json:"labels"`
-	MaxConcurrency int               `json:"maxConcurrency"`
-	FailureBudget  int               `json:"failureBudget"`
-	StartAt        string            `json:"startAt"`
-	StartRate      int               `json:"startRate"`
-	Canary         plan.Canary       `json:"canary"`
-	Rollout        *plan.Rollout     `json:"rollout,omitempty"` // with its defaults; absent without waves (hashes made before waves hold)
-	Stages         []canonicalStage  `json:"stages"`
-	Tenants        []canonicalTenant `json:"tenants"`
-	OnFailure      plan.OnFailure    `json:"onFailure,omitempty"` // absent for none (hashes made before it hold)
+	Name           string             `json:"name"`
+	Labels         map[string]string  `json:"labels"`
+	MaxConcurrency int                `json:"maxConcurrency"`
+	FailureBudget  int                `json:"failureBudget"`
+	StartAt        string             `json:"startAt"`
+	StartRate      int                `json:"startRate"`
+	Canary         plan.Canary        `json:"canary"`
+	Rollout        *plan.Rollout      `json:"rollout,omitempty"` // with its defaults; absent without waves (hashes made before waves hold)
+	Stages         []canonicalStage   `json:"stages"`
+	Tenants        []canonicalTenant  `json:"tenants"`
+	OnFailure      plan.OnFailure     `json:"onFailure,omitempty"` // absent for none (hashes made before it hold)
+	Approvers      *stage.Approvers   `json:"approvers,omitempty"` // absent without (hashes made before it hold)
+	Notify         []plan.Destination `json:"notify,omitempty"`    // absent without
 }
 
 type canonicalStage struct {
@@ -33,6 +35,8 @@ type canonicalStage struct {
 	Timeout time.Duration   `json:"timeout"`
 	Retry   stage.Policy    `json:"retry"`
 	Undo    *canonicalStage `json:"undo,omitempty"`
+	// Approvers: absent without (hashes made before it hold)
+	Approvers *stage.Approvers `json:"approvers,omitempty"`
 }
 
 type canonicalTenant struct {
@@ -69,6 +73,7 @@ func requestHash(req SubmitRequest) string {
 	if req.OnFailure != plan.OnFailureNone {
 		c.OnFailure = req.OnFailure
 	}
+	c.Approvers, c.Notify = req.Approvers, req.Notify
 	for i, sp := range req.Stages {
 		c.Stages[i] = canonicalOf(sp)
 	}
@@ -94,7 +99,8 @@ func emptyNil(m map[string]any) map[string]any {
 // spec is kept as it is) and its undo.
 func canonicalOf(sp stage.Spec) canonicalStage {
 	checked, _ := sp.Validate("")
-	c := canonicalStage{Name: sp.Name, Kind: sp.Kind, Params: emptyNil(sp.Params), Timeout: sp.Timeout, Retry: checked.Retry}
+	c := canonicalStage{Name: sp.Name, Kind: sp.Kind, Params: emptyNil(sp.Params), Timeout: sp.Timeout, Retry: checked.Retry,
+		Approvers: sp.Approvers}
 	if sp.Undo != nil {
 		u := canonicalOf(*sp.Undo)
 		c.Undo = &u

@@ -45,6 +45,7 @@ const (
 	EnvRedisCluster    = "EXECUTOR_REDIS_CLUSTER"
 	EnvPrefix          = "EXECUTOR_PREFIX"
 	EnvLeaseTTL        = "EXECUTOR_LEASE_TTL"
+	EnvNotifyBackoff   = "EXECUTOR_NOTIFY_BACKOFF"
 	EnvRetention       = "EXECUTOR_RETENTION"
 	EnvCacheTasks      = "EXECUTOR_CACHE_TASKS"
 	EnvTopology        = "EXECUTOR_TOPOLOGY"

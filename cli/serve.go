@@ -20,6 +20,7 @@ import (
 	"github.com/executor-dev/executor/auth"
 	"github.com/executor-dev/executor/infra/members"
 	"github.com/executor-dev/executor/infra/redisconn"
+	"github.com/executor-dev/executor/notify"
 	"github.com/executor-dev/executor/server"
 	"github.com/executor-dev/executor/stagekind"
 )
@@ -116,6 +117,7 @@ func serveFlags(cmd *cobra.Command, o *serveOptions) {
 	f.BoolVar(&cfg.RedisCluster, "redis-cluster", false, "--redis names one node of a Redis Cluster (a seed: the client learns the others from it) (env "+EnvRedisCluster+")")
 	f.StringVar(&cfg.Prefix, "prefix", server.DefaultPrefix, "Redis key prefix (env "+EnvPrefix+")")
 	f.DurationVar(&cfg.LeaseTTL, "lease-ttl", server.DefaultLeaseTTL, "tenant lease TTL, refreshed every TTL/3 (env "+EnvLeaseTTL+")")
+	f.DurationVar(&cfg.NotifyBackoff, "notify-backoff", notify.DefaultBackoff, "wait after a notification's failed delivery, doubled after each, at most 5m (env "+EnvNotifyBackoff+")")
 	f.DurationVar(&cfg.Retention, "retention", server.DefaultRetention,
 		"how long the store, memory or Redis, keeps an ended plan with its tasks, checkpoints, transcripts and tenant indexes, from its end, before it forgets them; nothing of an active plan goes (env "+EnvRetention+")")
 	f.IntVar(&o.cacheTasks, "cache-tasks", server.DefaultCacheTasks,
@@ -288,7 +290,7 @@ var serveEnv = map[string]string{
 	"max-event-streams": EnvMaxEventStreams, "max-event-streams-per-client": EnvMaxEventStreamsPerClient,
 	"max-labels": EnvMaxLabels, "max-label-value-bytes": EnvMaxLabelValueBytes,
 	"max-render-steps": EnvMaxRenderSteps, "max-render-bytes": EnvMaxRenderBytes,
-	"log-level": EnvLogLevel,
+	"log-level": EnvLogLevel, "notify-backoff": EnvNotifyBackoff,
 }
 
 // serveTokens reads the tokens of EXECUTOR_TOKENS and of the tokens file, if any.

@@ -242,6 +242,7 @@ func (ctl *control) RollbackTask(ctx context.Context, taskID string) error {
 		return err
 	}
 	ctl.cfg.Metrics.RollbackStarted(TriggerOperator)
+	ctl.noteRollback(ctx, taskID, TriggerOperator)
 	if !requested { // queued: a new run
 		return nil
 	}

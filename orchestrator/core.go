@@ -38,6 +38,8 @@ type core struct {
 	stopClaims chan struct{}  // closed by Stop: the loops (dispatch, reconcile) return
 	haltOnce   sync.Once
 
+	noted notedSet // the once-per-plan notices met (notices.go)
+
 	mu       sync.Mutex
 	active   map[string]*taskRun        // by task id: this executor's runs
 	watchers map[string][]chan struct{} // by plan id: closed at the plan's next change

@@ -3,8 +3,10 @@ package orchestrator
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/executor-dev/executor/domain/checkpoint"
+	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/domain/task"
 )
@@ -19,6 +21,11 @@ func (run *taskRun) park(wait *stage.AwaitError, log *slog.Logger) {
 		return
 	}
 	log.Info("task waiting", "reason", wait.Reason)
+	if st := run.cur().Wait(); st != nil {
+		run.o.noteOnce(run.ctx, run.planID, "gate:"+st.Stage, func(p *plan.Plan, now time.Time) bool {
+			return p.NoteGateWaiting(st.Stage, now)
+		})
+	}
 }
 
 // DecideTask records an operator's decision on a WAITING task's gate (approve, or reject) and

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"time"
 
 	"github.com/executor-dev/executor/domain/checkpoint"
+	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/domain/task"
 )
@@ -123,6 +125,9 @@ func (run *taskRun) turnBack(entry *task.Attempt, f task.Failure, log *slog.Logg
 	}
 	run.attempt = run.cur().Attempt()
 	run.o.cfg.Metrics.RollbackStarted(TriggerOnFailure)
+	run.o.noteOnce(run.ctx, run.planID, "rollback:"+TriggerOnFailure, func(p *plan.Plan, now time.Time) bool {
+		return p.NoteRollbackStarted(TriggerOnFailure, now)
+	})
 	log.Warn("stage failed; rolling the task back", "class", f.Class, "err", f.Message, "run", run.attempt)
 	return true
 }

@@ -83,6 +83,9 @@ type Config struct {
 	// (--prometheus-allow), with the http kind's rules. Nil or empty: any address but
 	// link-local and cloud metadata ones.
 	PrometheusAllow *stagekind.AllowList
+	// NotifyBackoff is the wait after a notification's first failed delivery, doubled after
+	// each (--notify-backoff); default notify.DefaultBackoff.
+	NotifyBackoff time.Duration
 	// SecretsDir is the directory of the secrets stage templates read ({{secret "name"}}), one
 	// file each (--secrets-dir); empty: none.
 	SecretsDir string

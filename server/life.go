@@ -30,7 +30,7 @@ func (e *Executor) services(join, serve service) []service {
 		list = append(list, e.store, serviceFuncs{start: e.watchReach, stop: e.reach.stopWatch},
 			e.stream, e.reader, e.signals)
 	}
-	list = append(list, e.dispatch, e.orch, e.sched)
+	list = append(list, e.dispatch, e.orch, e.sched, e.notifier)
 	if serve != nil {
 		list = append(list, serve)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/executor-dev/executor/infra/secrets"
 	"github.com/executor-dev/executor/infra/signals"
 	"github.com/executor-dev/executor/metrics"
+	"github.com/executor-dev/executor/notify"
 	"github.com/executor-dev/executor/orchestrator"
 	"github.com/executor-dev/executor/stagekind"
 	"github.com/executor-dev/executor/wire"
@@ -38,6 +39,7 @@ type Executor struct {
 	store     *redisrepo.Store      // nil on the in-memory store
 	sweep     service               // the in-memory store's forgetting of ended plans; nil on Redis
 	secrets   orchestrator.Secrets  // --secrets-dir; nil without one
+	notifier  *notify.Deliverer     // delivers the plans' notifications
 	mon       *outage.Monitor       // nil on the in-memory store
 	events    *events.Hub           // every transition, for GET /v1/events
 	stream    *eventstream.Stream   // writes the events to the Redis stream; nil on memory
@@ -105,9 +107,11 @@ func NewExecutor(cfg Config) (*Executor, error) {
 		Secrets:      e.secrets,
 		Transcripts:  b.transcripts,
 		Audit:        b.audit,
+		Deliveries:   b.deliveries,
 		Limits:       cfg.Limits,
 		ExecutorURL:  e.self.get,
 	})
+	e.notifier = e.wireNotifier(b.stores)
 	e.life.services = e.services(nil, nil) // what Stop stops without a Start
 	return e, nil
 }

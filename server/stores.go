@@ -19,6 +19,7 @@ import (
 	"github.com/executor-dev/executor/infra/redisconn"
 	"github.com/executor-dev/executor/infra/rediskey"
 	"github.com/executor-dev/executor/infra/redisrepo"
+	"github.com/executor-dev/executor/notify"
 	"github.com/executor-dev/executor/orchestrator"
 )
 
@@ -40,6 +41,11 @@ type stores struct {
 		app.Holders
 	}
 	audit audit.Log // the operators' actions
+	// deliveries are where the deliveries of the plans' notifications stand.
+	deliveries interface {
+		notify.Deliveries
+		app.DeliveryStates
+	}
 }
 
 // backend is the store the configuration names: its stores and, on Redis, the client and
@@ -68,7 +74,7 @@ func openBackend(cfg Config, hooks storeHooks) (backend, error) {
 	if cfg.RedisURL == "" {
 		db := memrepo.NewStore(memrepo.StoreOptions{Retention: cfg.Retention})
 		return backend{sweep: db, stores: stores{creator: db, plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(),
-			index: db.Tasks(), locker: lock.NewMemory(), counts: db.StatusCounts, transcripts: db.Transcripts(), audit: db.Audit()}}, nil
+			index: db.Tasks(), locker: lock.NewMemory(), counts: db.StatusCounts, transcripts: db.Transcripts(), audit: db.Audit(), deliveries: db.Deliveries()}}, nil
 	}
 	conn, err := redisconn.Open(redisconn.Config{URL: cfg.RedisURL, Cluster: cfg.RedisCluster, MasterChanged: outage.ErrDataLost,
 		Timeout: cfg.clientTimeout(), Warm: cfg.warmConns()})
@@ -127,7 +133,7 @@ func (b backend) redisStores(cfg Config) stores {
 	db := b.store
 	return stores{
 		creator: db, plans: db.Plans(), tasks: db.Tasks(), ckpts: db.Checkpoints(), index: db.Tasks(), counts: db.StatusCounts,
-		transcripts: db.Transcripts(), audit: db.Audit(),
+		transcripts: db.Transcripts(), audit: db.Audit(), deliveries: db.Deliveries(),
 		locker: lock.NewFailover(b.redis, lock.RedisOptions{Keys: rediskey.New(cfg.Prefix), TTL: cfg.LeaseTTL, Logger: cfg.Logger, Scripter: b.batched,
 			SelfFence: cfg.shared()}, b.mon),
 	}

@@ -34,6 +34,7 @@ type Plan struct {
 	SubmittedBy    string            `json:"submittedBy,omitempty"` // the token's holder who submitted it
 	Approvers      *Approvers        `json:"approvers,omitempty"`   // the plan's rule; absent: any operator, one approval
 	Decisions      []RingDecision    `json:"decisions,omitempty"`   // the decisions on its rings, oldest first
+	Notify         []Destination     `json:"notify,omitempty"`      // where its notifications go
 }
 
 // MissingTask is a task of a plan that the store no longer holds (Redis lost it while the

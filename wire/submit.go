@@ -26,6 +26,8 @@ type PlanRequest struct {
 	// Approvers is who may decide on the plan's rings, and at its gates that have no rule of
 	// their own.
 	Approvers *Approvers `json:"approvers,omitempty"`
+	// Notify is where the plan's notifications go (at most 8 destinations).
+	Notify []NotifyRequest `json:"notify,omitempty"`
 }
 
 // WaveRequest is one ring of a progressive rollout. Size is a count (a number), a percentage

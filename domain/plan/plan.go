@@ -42,6 +42,8 @@ type Draft struct {
 	Approvers *stage.Approvers
 	// SubmittedBy is who submitted the plan (the token's holder).
 	SubmittedBy string
+	// Notify is where the plan's notifications go (none: nowhere).
+	Notify []Destination
 }
 
 // Plan is one rollout of a stage template to many tenants.
@@ -71,6 +73,9 @@ type Plan struct {
 	approvers      *stage.Approvers
 	submittedBy    string
 	decisions      []RingDecision // oldest first, at most MaxDecisions
+	notify         []Destination
+	notices        []Notice // oldest first, at most MaxNotices
+	noticeSeq      uint64   // the last notice's sequence number
 }
 
 // New validates d and returns a PENDING plan, or SCHEDULED when StartAt is after now.
@@ -88,7 +93,7 @@ func New(d Draft, now time.Time) (*Plan, error) {
 		maxConcurrency: d.MaxConcurrency, failureBudget: d.FailureBudget, startAt: d.StartAt.UTC(),
 		idempotencyKey: d.IdempotencyKey, requestHash: d.RequestHash, canary: d.Canary, startRate: d.StartRate,
 		status: status, createdAt: now, onFailure: d.OnFailure.orNone(),
-		approvers: d.Approvers, submittedBy: d.SubmittedBy,
+		approvers: d.Approvers, submittedBy: d.SubmittedBy, notify: d.Notify,
 	}
 	if d.Canary.Tenants > 0 && d.Rollout.Enabled() {
 		return nil, &stage.FieldError{Field: "canary", Reason: "a plan has a canary or waves, not both", Err: ErrInvalid}
@@ -124,6 +129,14 @@ func (p *Plan) check() error {
 	}
 	if err := p.approvers.Validate("approvers"); err != nil {
 		return err
+	}
+	if len(p.notify) > MaxDestinations {
+		return bad("notify", "at most %d destinations", MaxDestinations)
+	}
+	for i, d := range p.notify {
+		if err := d.Validate(i); err != nil {
+			return err
+		}
 	}
 	if !p.onFailure.Valid() {
 		return bad("onFailure", "must be one of %s", OnFailures)

@@ -189,12 +189,14 @@ func (p *Plan) halt(index int, why string, now time.Time) {
 	from := p.ring.Phase
 	p.setRing(index, RingHalted, now)
 	p.ring.HaltedIn, p.ring.Halt = from, why
+	p.note(EventRingHalted, index, why, now)
 }
 
 // then moves past the current ring: to the next RUNNING (auto), or AWAITING_APPROVAL.
 func (p *Plan) then(now time.Time) (started bool) {
 	if p.rollout.Waves[p.ring.Index].Then == ThenApprove {
 		p.setRing(p.ring.Index, RingAwaitingApproval, now)
+		p.note(EventAwaitingApproval, p.ring.Index, p.rollout.Waves[p.ring.Index].Name, now)
 		return false
 	}
 	p.setRing(p.ring.Index+1, RingRunning, now)

@@ -2,6 +2,8 @@ package plan
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/executor-dev/executor/domain/stage"
@@ -35,6 +37,8 @@ type State struct {
 	Approvers      *stage.Approvers // see Plan.Approvers
 	SubmittedBy    string
 	Decisions      []RingDecision // see Plan.Decisions
+	Notify         []Destination  // see Plan.Notify
+	Notices        []Notice       // see Plan.Notices; the last one's ID carries the sequence
 }
 
 // State returns the plan's persisted form.
@@ -46,6 +50,7 @@ func (p *Plan) State() State {
 		Ring: p.ring, Analysis: p.Analysis(), Status: p.status, CreatedAt: p.createdAt, StartedAt: p.startedAt, FinishedAt: p.finishedAt,
 		Version: p.version, Reason: p.reason, OnFailure: p.onFailure,
 		Approvers: p.approvers, SubmittedBy: p.submittedBy, Decisions: p.Decisions(),
+		Notify: p.notify, Notices: p.Notices(),
 	}
 	if p.canary.Tenants == 0 {
 		s.Rollout = p.rollout
@@ -68,7 +73,12 @@ func Load(s State) (*Plan, error) {
 		rollout: s.Rollout, ring: s.Ring, analysis: s.Analysis, status: s.Status, createdAt: s.CreatedAt,
 		startedAt: s.StartedAt, finishedAt: s.FinishedAt, version: s.Version, reason: s.Reason,
 		onFailure: s.OnFailure.orNone(), approvers: s.Approvers, submittedBy: s.SubmittedBy,
-		decisions: append([]RingDecision(nil), s.Decisions...),
+		decisions: append([]RingDecision(nil), s.Decisions...), notify: s.Notify,
+		notices: append([]Notice(nil), s.Notices...),
+	}
+	if n := len(s.Notices); n > 0 {
+		seq, _, _ := strings.Cut(s.Notices[n-1].ID, "-")
+		p.noticeSeq, _ = strconv.ParseUint(seq, 10, 64)
 	}
 	if s.Canary.Tenants > 0 {
 		if s.Rollout.Enabled() {

@@ -36,6 +36,11 @@ func (p *Plan) PauseFor(reason string) error {
 	}
 	p.status = Paused
 	p.reason = reason
+	detail := "paused by an operator"
+	if reason != "" {
+		detail = reason
+	}
+	p.note(EventPlanPaused, -1, detail, time.Time{})
 	return nil
 }
 
@@ -62,6 +67,7 @@ func (p *Plan) end(s Status, action string, now time.Time) error {
 	p.status = s
 	p.finishedAt = now.UTC()
 	p.reason = "" // a pause's reason says what an SRE must decide; an ended plan asks nothing
+	p.note(EventPlanEnded, -1, string(s), now)
 	return nil
 }
 
@@ -74,6 +80,7 @@ func (p *Plan) Cancel(now time.Time) error {
 	p.status = Cancelled
 	p.finishedAt = now.UTC()
 	p.reason = ""
+	p.note(EventPlanEnded, -1, string(Cancelled), now)
 	return nil
 }
 

@@ -29,12 +29,14 @@ type DB struct {
 	forgot  int                                             // tasks forgotten since the maps were last compacted (forget.go)
 	sweeper sweeper                                         // the background sweep (sweep.go)
 	audit   *AuditLog                                       // the operators' actions (audit.go), forgotten with their plan
+	// deliveries are where the plans' notifications stand (notify.go), forgotten with their plan.
+	deliveries *Deliveries
 }
 
 // New returns an empty database that keeps everything stored in it, for as long as it lives;
 // a DB made by NewStore forgets ended plans after a retention, as Redis does.
 func New() *DB {
-	return &DB{
+	db := &DB{
 		plans:   map[string]*plan.Plan{},
 		idem:    map[string]string{},
 		tasks:   map[string]*task.Task{},
@@ -44,6 +46,8 @@ func New() *DB {
 		indexes: map[string]*planIndex{},
 		audit:   NewAuditLog(),
 	}
+	db.deliveries = newDeliveries(db)
+	return db
 }
 
 // Plans returns the plan repository.

@@ -33,6 +33,7 @@ func (db *DB) Sweep(ctx context.Context) int {
 		}
 		db.forgetTasks(p.ID(), p.TaskIDs())
 		db.audit.forget(p.ID())
+		db.deliveries.forget(p.ID())
 		n++
 	}
 	if n > 0 {

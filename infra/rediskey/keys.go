@@ -59,6 +59,15 @@ func auditTag(planID string) string {
 	return planID
 }
 
+// Notify is where the deliveries of a plan's notifications stand (a hash: s:<notice>/<dest>
+// → state JSON, c:<…> → "<owner>|<until ms>" a claim, d:<…> done; _done → the last notice
+// id with nothing left before it), in the plan's slot: executor:notify:{<planId>}.
+func (k Keys) Notify(planID string) string { return k.prefix + "notify:{" + planID + "}" }
+
+// Notifying is the set of plans that may have notifications left to deliver:
+// executor:notifying.
+func (k Keys) Notifying() string { return k.prefix + "notifying" }
+
 // Task is the task hash: executor:task:{<taskId>}.
 func (k Keys) Task(taskID string) string { return k.prefix + "task:{" + taskID + "}" }
 

@@ -29,6 +29,8 @@ func TestKeysFollowTheSchema(t *testing.T) {
 		{"audit outcomes", k.AuditOutcomes("P1"), "executor:auditout:{P1}"},
 		{"audit of no plan", k.Audit(""), "executor:audit:{-}"},
 		{"audit outcomes of no plan", k.AuditOutcomes(""), "executor:auditout:{-}"},
+		{"notify", k.Notify("P1"), "executor:notify:{P1}"},
+		{"notifying", k.Notifying(), "executor:notifying"},
 		{"plans", k.Plans(), "executor:plans"},
 		{"events", k.Events(), "executor:events"},
 		{"signals", k.Signals(), "executor:signals"},

@@ -45,13 +45,13 @@ func planFields(p *plan.Plan, updated time.Time) ([]any, error) {
 		"startAt", encTime(s.StartAt), "createdAt", encTime(s.CreatedAt),
 		"idempotencyKey", s.IdempotencyKey, "canary", canary, "startRate", s.StartRate,
 		"requestHash", s.RequestHash, "waves", waves, "onFailure", string(s.OnFailure),
-		"approvers", approvers, "submittedBy", s.SubmittedBy,
+		"approvers", approvers, "submittedBy", s.SubmittedBy, "notify", encNotify(s.Notify),
 	}...), nil
 }
 
 // planStatusPairs is how many field, value pairs of planFields are status fields (they come
 // first): planStatusFields' and the version.
-const planStatusPairs = 10
+const planStatusPairs = 11
 
 // planStatusFields are the fields a plan's transitions change, with when this change was made
 // (updatedAt: a change that reaches Redis late never overwrites a later one).
@@ -60,6 +60,7 @@ func planStatusFields(p *plan.Plan, updated time.Time) []any {
 		"status", string(p.Status()), "startedAt", encTime(p.StartedAt()), "finishedAt", encTime(p.FinishedAt()),
 		"updatedAt", encTime(updated), "phase", string(p.Phase()), "reason", p.Reason(), "ring", encRing(p.Ring()),
 		"analysis", encAnalysis(p.Analysis()), "decisions", encRingDecisions(p.Decisions()),
+		"notices", encNotices(p.Notices()),
 	}
 }
 
@@ -77,6 +78,12 @@ func decodePlan(h map[string]string) (*plan.Plan, error) {
 	}
 	if s.Decisions, err = decRingDecisions(h["decisions"]); err != nil {
 		return nil, fmt.Errorf("decisions: %w", err)
+	}
+	if s.Notify, err = decNotify(h["notify"]); err != nil {
+		return nil, fmt.Errorf("notify: %w", err)
+	}
+	if s.Notices, err = decNotices(h["notices"]); err != nil {
+		return nil, fmt.Errorf("notices: %w", err)
 	}
 	if v := h["version"]; v != "" { // absent in plans written before versions existed: 0
 		if s.Version, err = strconv.ParseUint(v, 10, 64); err != nil {

@@ -242,6 +242,9 @@ func (r *PlanRepo) saveOnline(ctx context.Context, p *plan.Plan, token string) e
 	}
 	p.Stored(p.Version() + 1)
 	s.mirror.Plans().Put(p)
+	if len(p.Notify()) > 0 && len(p.Notices()) > 0 { // its notices to deliver: best effort (Deliveries' rescan)
+		_ = s.client.SAdd(ctx, s.keys.Notifying(), p.ID()).Err()
+	}
 	if p.Status().Terminal() {
 		s.refreshEndedCopies(ctx, p) // its tasks ended; those this executor did not run, elsewhere
 	}

@@ -45,7 +45,7 @@ func (s *Store) taskRetention(ctx context.Context, t *task.Task) int64 {
 func (s *Store) retain(ctx context.Context, p *plan.Plan, ttl int64) error {
 	if _, err := s.exec(ctx, func(pipe redis.Pipeliner) {
 		for _, k := range []string{s.keys.PlanRows(p.ID()), s.keys.PlanCounts(p.ID()), s.keys.PlanRunning(p.ID()),
-			s.keys.Audit(p.ID()), s.keys.AuditOutcomes(p.ID())} {
+			s.keys.Audit(p.ID()), s.keys.AuditOutcomes(p.ID()), s.keys.Notify(p.ID())} {
 			if ttl > 0 {
 				pipe.Expire(ctx, k, time.Duration(ttl)*time.Second)
 			} else {

@@ -42,6 +42,10 @@ var (
 	auditAppendSrc string
 	//go:embed scripts/audit_settle.lua
 	auditSettleSrc string
+	//go:embed scripts/notify_claim.lua
+	notifyClaimSrc string
+	//go:embed scripts/notify_record.lua
+	notifyRecordSrc string
 
 	saveTaskScript       = redis.NewScript(saveTaskSrc)
 	bumpFenceScript      = redis.NewScript(bumpFenceSrc)
@@ -59,6 +63,8 @@ var (
 	keepTranscriptScript = redis.NewScript(keepTranscriptSrc)
 	auditAppendScript    = redis.NewScript(auditAppendSrc)
 	auditSettleScript    = redis.NewScript(auditSettleSrc)
+	notifyClaimScript    = redis.NewScript(notifyClaimSrc)
+	notifyRecordScript   = redis.NewScript(notifyRecordSrc)
 )
 
 // pipelinedScripts are the sources of the scripts sent by EVALSHA in pipelines (execScripts).
