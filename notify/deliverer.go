@@ -41,7 +41,7 @@ type Config struct {
 	Backoff     time.Duration // the wait after a first failed attempt, doubled after each
 	MaxBackoff  time.Duration
 	MaxAttempts int           // attempts before a delivery is given up
-	Timeout     time.Duration // of one attempt (its claim lasts three)
+	Timeout     time.Duration // of one attempt (its claim lasts two)
 	Logger      *slog.Logger
 	Clock       func() time.Time
 }
@@ -198,7 +198,7 @@ func (d *Deliverer) plan(ctx context.Context, id string) error {
 // deliver claims delivery k (notice n to destination i of p), sends it and records how it went.
 func (d *Deliverer) deliver(ctx context.Context, p *plan.Plan, n plan.Notice, i int, k string) error {
 	now := d.cfg.Clock()
-	st, mine, err := d.deps.Deliveries.Claim(ctx, p.ID(), k, d.cfg.Owner, now, now.Add(3*d.cfg.Timeout))
+	st, mine, err := d.deps.Deliveries.Claim(ctx, p.ID(), k, d.cfg.Owner, now, now.Add(2*d.cfg.Timeout))
 	if err != nil || !mine {
 		return err
 	}
