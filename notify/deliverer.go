@@ -70,7 +70,14 @@ type Deliverer struct {
 	mu   sync.Mutex
 	stop context.CancelFunc
 	done chan struct{}
+
+	// later is, per pending plan, when it is worth reading again: its soonest retry, at most
+	// lookAgain ahead (a plan is read whole: a retry 5 minutes off costs no read a second).
+	later map[string]time.Time
 }
+
+// lookAgain bounds how long a pending plan goes unread (new notices of it wait at most this).
+const lookAgain = 5 * time.Second
 
 // New returns a Deliverer; Start runs it.
 func New(cfg Config, deps Deps) *Deliverer {
@@ -95,7 +102,7 @@ func New(cfg Config, deps Deps) *Deliverer {
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
 	}
-	return &Deliverer{cfg: cfg, deps: deps}
+	return &Deliverer{cfg: cfg, deps: deps, later: map[string]time.Time{}}
 }
 
 // Start runs the delivery loop until Stop.
@@ -142,16 +149,26 @@ func (d *Deliverer) loop(ctx context.Context) {
 	}
 }
 
-// Poll delivers what is due of the pending plans, once.
+// Poll delivers what is due of the pending plans, once. Not for concurrent use on one
+// Deliverer (its loop calls it; so may a test, without Start).
 func (d *Deliverer) Poll(ctx context.Context) {
 	ids, err := d.deps.Deliveries.Pending(ctx, pendingPerPoll)
 	if err != nil {
 		d.cfg.Logger.Debug("notifications: pending plans not read", "err", err)
 		return
 	}
+	now := d.cfg.Clock()
+	for id, at := range d.later { // only Poll's goroutine touches later
+		if !at.After(now) {
+			delete(d.later, id)
+		}
+	}
 	for _, id := range ids {
 		if ctx.Err() != nil {
 			return
+		}
+		if _, wait := d.later[id]; wait {
+			continue
 		}
 		if err := d.plan(ctx, id); err != nil {
 			d.cfg.Logger.Debug("notifications: plan not looked at", "plan_id", id, "err", err)
@@ -173,6 +190,8 @@ func (d *Deliverer) plan(ctx context.Context, id string) error {
 		return err
 	}
 	left, last := false, ""
+	now := d.cfg.Clock()
+	soonest := now.Add(lookAgain)
 	for _, n := range p.Notices() {
 		last = n.ID
 		for i, dest := range p.Notify() {
@@ -181,9 +200,11 @@ func (d *Deliverer) plan(ctx context.Context, id string) error {
 				continue
 			}
 			left = true
-			if now := d.cfg.Clock(); states[k].Next.After(now) || (states[k].Owner != "" && states[k].Until.After(now)) {
+			if st := states[k]; st.Next.After(now) || (st.Owner != "" && st.Until.After(now)) {
+				soonest = earliest(soonest, st.Next, st.Until)
 				continue
 			}
+			soonest = now // sent now: look again at the next poll
 			if err := d.deliver(ctx, p, n, i, k); err != nil {
 				return err
 			}
@@ -192,7 +213,20 @@ func (d *Deliverer) plan(ctx context.Context, id string) error {
 	if !left {
 		return d.deps.Deliveries.Delivered(ctx, id, last)
 	}
+	if soonest.After(now) {
+		d.later[id] = soonest
+	}
 	return nil
+}
+
+// earliest is the earliest of t and the non-zero times of more.
+func earliest(t time.Time, more ...time.Time) time.Time {
+	for _, m := range more {
+		if !m.IsZero() && m.Before(t) {
+			t = m
+		}
+	}
+	return t
 }
 
 // deliver claims delivery k (notice n to destination i of p), sends it and records how it went.
