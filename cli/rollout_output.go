@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/executor-dev/executor/wire"
@@ -42,6 +43,13 @@ func taskGateLines(w io.Writer, t wire.Task) {
 			line += ": " + wt.Message
 		}
 		fmt.Fprintln(w, cell(truncate(line, 2*maxCell)))
+		if wt.Needed > 1 {
+			by := make([]string, len(wt.Approvals))
+			for i, a := range wt.Approvals {
+				by[i] = a.By
+			}
+			fmt.Fprintf(w, "approvals: %d of %d (%s)\n", len(wt.Approvals), wt.Needed, cell(strings.Join(by, ", ")))
+		}
 		fmt.Fprintf(w, "decide with 'executor approve --tenant %s' or 'executor reject --tenant %s' (--comment C)\n", t.TenantID, t.TenantID)
 	}
 	if d := t.Decision; d != nil {
@@ -50,6 +58,13 @@ func taskGateLines(w io.Writer, t wire.Task) {
 			verdict = "approved"
 		}
 		line := fmt.Sprintf("decision: %s at stage %s in run %d, %s", verdict, stagePosition(t, d.StageIndex, d.Stage), d.Run, formatTime(&d.DecidedAt))
+		if d.By != "" {
+			by := make([]string, 0, len(d.Earlier)+1)
+			for _, a := range d.Earlier {
+				by = append(by, a.By)
+			}
+			line += " by " + strings.Join(append(by, d.By), ", ")
+		}
 		if d.Comment != "" {
 			line += ": " + d.Comment
 		}

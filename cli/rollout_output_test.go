@@ -59,6 +59,24 @@ func TestRolloutTables(t *testing.T) {
 			notWant: []string{"waiting:"},
 		},
 		{
+			name: "decided by two approvers",
+			table: taskDetailTable(wire.Task{
+				TenantID: "t1", Status: "COMPLETED", Stages: stages, CurrentStage: 3,
+				Decision: &wire.Decision{Stage: "gate", StageIndex: 1, Run: 1, Approved: true, DecidedAt: at, By: "bob",
+					Earlier: []wire.Approval{{Approved: true, By: "alice"}}},
+			}),
+			want: []string{"decision: approved at stage gate (2/3) in run 1, 2026-11-21T10:00:00Z by alice, bob"},
+		},
+		{
+			name: "waiting for a second approval",
+			table: taskDetailTable(wire.Task{
+				TenantID: "t1", Status: "WAITING", Stages: stages, CurrentStage: 1, CurrentStageName: "gate",
+				Wait: &wire.Wait{Stage: "gate", StageIndex: 1, Reason: "approval", Since: at, Needed: 2,
+					Approvals: []wire.Approval{{Approved: true, By: "alice"}}},
+			}),
+			want: []string{"approvals: 1 of 2 (alice)"},
+		},
+		{
 			name:    "plain task",
 			table:   taskTable(wire.Task{TenantID: "t1", Status: "COMPLETED", Stages: stages, CurrentStage: 3}),
 			notWant: []string{"waiting:", "decision:"},
