@@ -231,7 +231,7 @@ func (d *dispatcher) ended(planID string, drained []string, left int) {
 	if len(drained) > 0 {
 		d.cancelQueued(drained, "failure budget exhausted")
 		d.noteOnce(d.ctx, planID, "budget", func(p *plan.Plan, now time.Time) bool {
-			return p.NoteBudgetCrossed("failure budget of "+strconv.Itoa(p.FailureBudget())+" failed tasks crossed: the tasks not started are cancelled", now)
+			return p.NoteOnce(plan.EventBudgetCrossed, "failure budget of "+strconv.Itoa(p.FailureBudget())+" failed tasks crossed: the tasks not started are cancelled", now)
 		})
 	}
 	if left <= 0 && !d.draining.Load() {

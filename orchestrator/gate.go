@@ -23,7 +23,7 @@ func (run *taskRun) park(wait *stage.AwaitError, log *slog.Logger) {
 	log.Info("task waiting", "reason", wait.Reason)
 	if st := run.cur().Wait(); st != nil {
 		run.o.noteOnce(run.ctx, run.planID, "gate:"+st.Stage, func(p *plan.Plan, now time.Time) bool {
-			return p.NoteGateWaiting(st.Stage, now)
+			return p.NoteOnce(plan.EventGateWaiting, st.Stage, now)
 		})
 	}
 }

@@ -62,6 +62,6 @@ func (ctl *control) noteRollback(ctx context.Context, taskID, trigger string) {
 		return
 	}
 	ctl.noteOnce(ctx, t.PlanID(), "rollback:"+trigger, func(p *plan.Plan, now time.Time) bool {
-		return p.NoteRollbackStarted(trigger, now)
+		return p.NoteOnce(plan.EventRollbackStarted, trigger, now)
 	})
 }

@@ -126,7 +126,7 @@ func (run *taskRun) turnBack(entry *task.Attempt, f task.Failure, log *slog.Logg
 	run.attempt = run.cur().Attempt()
 	run.o.cfg.Metrics.RollbackStarted(TriggerOnFailure)
 	run.o.noteOnce(run.ctx, run.planID, "rollback:"+TriggerOnFailure, func(p *plan.Plan, now time.Time) bool {
-		return p.NoteRollbackStarted(TriggerOnFailure, now)
+		return p.NoteOnce(plan.EventRollbackStarted, TriggerOnFailure, now)
 	})
 	log.Warn("stage failed; rolling the task back", "class", f.Class, "err", f.Message, "run", run.attempt)
 	return true

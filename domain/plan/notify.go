@@ -135,33 +135,15 @@ func (p *Plan) noted(event, detail string) bool {
 	return false
 }
 
-// NoteGateWaiting records that a tenant waits at gate stage: a notice the first time for that
-// gate (digest: one per gate of the plan, however many tenants wait). It reports whether it
-// recorded one (the plan is then to be saved).
-func (p *Plan) NoteGateWaiting(stageName string, now time.Time) bool {
-	if !p.wants(EventGateWaiting) || p.noted(EventGateWaiting, stageName) {
+// NoteOnce records a notice of event with detail the first time the plan meets it, for the
+// events told once per plan (EventGateWaiting per gate: detail the stage, however many tenants
+// wait there; EventBudgetCrossed; EventRollbackStarted per trigger), when a destination wants
+// it. It reports whether it recorded one (the plan is then to be saved).
+func (p *Plan) NoteOnce(event, detail string, now time.Time) bool {
+	if !p.wants(event) || p.noted(event, detail) {
 		return false
 	}
-	p.note(EventGateWaiting, -1, stageName, now)
-	return true
-}
-
-// NoteBudgetCrossed records that the plan-wide failure budget was crossed (once).
-func (p *Plan) NoteBudgetCrossed(detail string, now time.Time) bool {
-	if !p.wants(EventBudgetCrossed) || p.noted(EventBudgetCrossed, detail) {
-		return false
-	}
-	p.note(EventBudgetCrossed, -1, detail, now)
-	return true
-}
-
-// NoteRollbackStarted records that a tenant of the plan began rolling back (once per
-// trigger: "failure" or "operator").
-func (p *Plan) NoteRollbackStarted(trigger string, now time.Time) bool {
-	if !p.wants(EventRollbackStarted) || p.noted(EventRollbackStarted, trigger) {
-		return false
-	}
-	p.note(EventRollbackStarted, -1, trigger, now)
+	p.note(event, -1, detail, now)
 	return true
 }
 
