@@ -27,6 +27,12 @@
 //     analysis' limits halts the ring (approve: the next ring); the bake ends only once every
 //     analysis measured its end;
 //   - 0 ≤ StartRate ≤ MaxStartRate task starts per minute (0: no pacing);
+//   - a decision on a ring is judged by the plan's approvers rule (a *stage.ForbiddenError
+//     otherwise); with a count, the approvals short of it are kept (Decisions, Partial) and
+//     the ring moves on the last one; every decision is kept, at most MaxDecisions;
+//   - a notice (Notices) is recorded by the transition it tells of, in the same write, only
+//     when a destination wants its event; its ID ("<seq>-<event>") grows with each notice;
+//     at most MaxNotices are kept; the once-per-plan ones (NoteOnce) once per detail;
 //   - progress is never stored: it is counted from the tasks;
 //   - every write is a compare-and-set on the version (ErrConflict): nothing is
 //     last-writer-wins.

@@ -58,5 +58,10 @@
 // the run's last recorded attempt and when it was due), and EndedAt when the writer learned
 // of the interruption. A retry clears the last error: the ledger keeps what stopped the run.
 //
+// A decision at a gate (Decide) is judged by the gate's approvers rule, carried by its stage
+// spec (a refused one matches stage.ErrForbidden and changes nothing); a rule counting N
+// approvals keeps the first N-1 in the wait (Wait.Approvals, distinct approvers) and the task
+// WAITING, and the Nth (or any rejection) is the verdict, with the earlier ones.
+//
 // Illegal transitions return errors matching ErrInvalidTransition; they never panic.
 package task
