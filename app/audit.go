@@ -57,6 +57,9 @@ func (s *Service) audited(ctx context.Context, a action, op func(context.Context
 		_, err := op(ctx)
 		return err
 	}
+	if s.notReady() { // it takes no action before it reached its store (nor could record one)
+		return ErrNotReady
+	}
 	rec, err := audit.New(audit.Fields{Origin: originOf(ctx), Action: a.name, PlanID: a.planID,
 		Tenant: a.tenant, TaskID: a.taskID, Request: a.request}, s.now())
 	if err != nil {

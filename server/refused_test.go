@@ -30,8 +30,8 @@ const rfACL = "resetkeys ~executor:* resetchannels &executor:* -@all " +
 	"+multi +exec +discard +eval +evalsha +script|load +script|exists " +
 	"+get +set +getdel +getrange +del +exists +expire +pexpire +persist +pttl " +
 	"+hget +hgetall +hmget +hset +hdel +hincrby +hlen +hexists " +
-	"+zadd +zcard +zrange +zrangebyscore +zrevrangebyscore +zrem +zscore +zpopmin " +
-	"+sadd +srem +smembers +xadd +xread +xrange +xrevrange +publish +subscribe +unsubscribe"
+	"+zadd +zcard +zrange +zrevrange +zrevrank +zrangebyscore +zrevrangebyscore +zrem +zscore +zpopmin " +
+	"+sadd +srem +smembers +srandmember +xadd +xlen +xdel +xread +xrange +xrevrange +publish +subscribe +unsubscribe"
 
 // rfSetUser gives the ACL user "executor" (password pw) rule, on top of what it had.
 func rfSetUser(t *testing.T, rs *redistest.Server, rule string) {

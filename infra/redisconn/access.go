@@ -73,10 +73,11 @@ func keyProbes(k string) []probe {
 		{"EXPIRE", k, int64(probeTTL / time.Second)}, {"PTTL", k}, {"EXISTS", k}, {"GETDEL", k},
 		{"HSET", k, "f", 1}, {"PEXPIRE", k, ttl}, {"HGET", k, "f"}, {"HMGET", k, "f"}, {"HGETALL", k}, {"HEXISTS", k, "f"},
 		{"HINCRBY", k, "f", 1}, {"HLEN", k}, {"HDEL", k, "f"},
-		{"ZADD", k, 0, "m"}, {"PEXPIRE", k, ttl}, {"ZSCORE", k, "m"}, {"ZRANGE", k, 0, -1},
+		{"ZADD", k, 0, "m"}, {"PEXPIRE", k, ttl}, {"ZSCORE", k, "m"}, {"ZRANGE", k, 0, -1}, {"ZREVRANGE", k, 0, -1}, {"ZREVRANK", k, "m"},
 		{"ZRANGEBYSCORE", k, "-inf", "+inf"}, {"ZREVRANGEBYSCORE", k, "+inf", "-inf"}, {"ZCARD", k}, {"ZREM", k, "m"}, {"ZPOPMIN", k},
-		{"SADD", k, "m"}, {"PEXPIRE", k, ttl}, {"SMEMBERS", k}, {"SREM", k, "m"},
-		{"XADD", k, "*", "f", "v"}, {"PEXPIRE", k, ttl}, {"XRANGE", k, "-", "+", "COUNT", 1}, {"XREVRANGE", k, "+", "-", "COUNT", 1},
+		{"SADD", k, "m"}, {"PEXPIRE", k, ttl}, {"SMEMBERS", k}, {"SRANDMEMBER", k, 1}, {"SREM", k, "m"},
+		{"XADD", k, "*", "f", "v"}, {"PEXPIRE", k, ttl}, {"XLEN", k}, {"XRANGE", k, "-", "+", "COUNT", 1}, {"XREVRANGE", k, "+", "-", "COUNT", 1},
+		{"XDEL", k, "0-1"},
 		{"XREAD", "COUNT", 1, "STREAMS", k, "0"}, {"DEL", k},
 	}
 	out := make([]probe, len(cmds))

@@ -26,8 +26,8 @@ const ExecutorACL = "resetkeys ~executor:* resetchannels &executor:* -@all " +
 	"+multi +exec +discard +eval +evalsha +script|load +script|exists " +
 	"+get +set +getdel +getrange +del +exists +expire +pexpire +persist +pttl " +
 	"+hget +hgetall +hmget +hset +hdel +hincrby +hlen +hexists " +
-	"+zadd +zcard +zrange +zrangebyscore +zrevrangebyscore +zrem +zscore +zpopmin " +
-	"+sadd +srem +smembers +xadd +xread +xrange +xrevrange +publish +subscribe +unsubscribe"
+	"+zadd +zcard +zrange +zrevrange +zrevrank +zrangebyscore +zrevrangebyscore +zrem +zscore +zpopmin " +
+	"+sadd +srem +smembers +srandmember +xadd +xlen +xdel +xread +xrange +xrevrange +publish +subscribe +unsubscribe"
 
 // needs are the executor's needs under the default prefix (as server builds them).
 func needs() redisconn.Needs {
