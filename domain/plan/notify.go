@@ -96,6 +96,16 @@ type Notice struct {
 	Detail string // what SREs are told: the halt's reason, the gate, the status the plan ended in
 }
 
+// lastSeq is the sequence number of the last of notices (0: none).
+func lastSeq(notices []Notice) uint64 {
+	if len(notices) == 0 {
+		return 0
+	}
+	seq, _, _ := strings.Cut(notices[len(notices)-1].ID, "-")
+	n, _ := strconv.ParseUint(seq, 10, 64)
+	return n
+}
+
 // Notify returns the plan's destinations.
 func (p *Plan) Notify() []Destination { return p.notify }
 

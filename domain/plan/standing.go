@@ -16,12 +16,14 @@ type Standing struct {
 	Version    uint64
 	StartedAt  time.Time
 	FinishedAt time.Time
+	Decisions  []RingDecision // see Plan.Decisions
+	Notices    []Notice       // see Plan.Notices
 }
 
 // Standing returns the plan's changing part.
 func (p *Plan) Standing() Standing {
 	return Standing{Status: p.status, Ring: p.ring, Analysis: p.Analysis(), Phase: p.Phase(), Reason: p.reason, Version: p.version,
-		StartedAt: p.startedAt, FinishedAt: p.finishedAt}
+		StartedAt: p.startedAt, FinishedAt: p.finishedAt, Decisions: p.Decisions(), Notices: p.Notices()}
 }
 
 // Restand returns a copy of p standing as s, re-checking what s can break (the status, a
@@ -38,6 +40,8 @@ func (p *Plan) Restand(s Standing) (*Plan, error) {
 	out := p.Clone()
 	out.status, out.ring, out.analysis, out.reason, out.version = s.Status, s.Ring, s.Analysis, s.Reason, s.Version
 	out.startedAt, out.finishedAt = s.StartedAt, s.FinishedAt
+	out.decisions = append([]RingDecision(nil), s.Decisions...)
+	out.notices, out.noticeSeq = append([]Notice(nil), s.Notices...), lastSeq(s.Notices)
 	if p.canary.Tenants > 0 && s.Ring == (Ring{}) {
 		var err error
 		if out.ring, err = s.Phase.ring(p.createdAt); err != nil {

@@ -2,8 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/executor-dev/executor/domain/stage"
@@ -74,11 +72,7 @@ func Load(s State) (*Plan, error) {
 		startedAt: s.StartedAt, finishedAt: s.FinishedAt, version: s.Version, reason: s.Reason,
 		onFailure: s.OnFailure.orNone(), approvers: s.Approvers, submittedBy: s.SubmittedBy,
 		decisions: append([]RingDecision(nil), s.Decisions...), notify: s.Notify,
-		notices: append([]Notice(nil), s.Notices...),
-	}
-	if n := len(s.Notices); n > 0 {
-		seq, _, _ := strings.Cut(s.Notices[n-1].ID, "-")
-		p.noticeSeq, _ = strconv.ParseUint(seq, 10, 64)
+		notices: append([]Notice(nil), s.Notices...), noticeSeq: lastSeq(s.Notices),
 	}
 	if s.Canary.Tenants > 0 {
 		if s.Rollout.Enabled() {

@@ -59,7 +59,8 @@ func (s *Store) queuePlan(ctx context.Context, pipe redis.Pipeliner, p *plan.Pla
 func (r *PlanRepo) planOnline(ctx context.Context, id string) (*plan.Plan, error) {
 	s := r.s
 	if cached, err := s.mirror.Plans().Plan(ctx, id); err == nil {
-		vals, err := s.client.HMGet(ctx, s.keys.Plan(id), "status", "startedAt", "finishedAt", "phase", "version", "reason", "ring", "analysis").Result()
+		vals, err := s.client.HMGet(ctx, s.keys.Plan(id), "status", "startedAt", "finishedAt", "phase", "version", "reason", "ring", "analysis",
+			"decisions", "notices").Result()
 		if err != nil {
 			return nil, wrap("read plan", err)
 		}
@@ -75,6 +76,12 @@ func (r *PlanRepo) planOnline(ctx context.Context, id string) (*plan.Plan, error
 		}
 		if st.Analysis, err = decAnalysis(str(vals[7])); err != nil {
 			return nil, fmt.Errorf("redisrepo: decode plan %s: analysis: %w", id, err)
+		}
+		if st.Decisions, err = decRingDecisions(str(vals[8])); err != nil {
+			return nil, fmt.Errorf("redisrepo: decode plan %s: decisions: %w", id, err)
+		}
+		if st.Notices, err = decNotices(str(vals[9])); err != nil {
+			return nil, fmt.Errorf("redisrepo: decode plan %s: notices: %w", id, err)
 		}
 		if v := str(vals[4]); v != "" {
 			if st.Version, err = strconv.ParseUint(v, 10, 64); err != nil {
