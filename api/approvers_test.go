@@ -128,3 +128,30 @@ func TestAPlanAskingForTwoApprovals(t *testing.T) {
 	rejected := decode[wire.Task](t, postJSON(t, base+"/v1/tenants/tk-2/reject", wire.DecisionBody{Comment: "no"}, as["bob"]...), http.StatusOK)
 	assert.NotEqual(t, "WAITING", rejected.Status, "one rejection rejects")
 }
+
+// A rule no one could satisfy is refused at submission, naming the field: a role that may not
+// decide, a name listed twice.
+func TestAnUnpassableRuleIsRefused(t *testing.T) {
+	t.Parallel()
+	base := startServer(t)
+	tests := []struct {
+		name  string
+		plan  *wire.Approvers
+		gate  *wire.Approvers
+		field string
+	}{
+		{"a read role on the plan", &wire.Approvers{Roles: []string{"read"}}, nil, "approvers.roles[0]"},
+		{"an unknown role on a gate", nil, &wire.Approvers{Roles: []string{"operate", "admin"}}, "stages[0].approvers.roles[1]"},
+		{"a name twice", nil, &wire.Approvers{Names: []string{"alice", "alice"}, Count: 2}, "stages[0].approvers.names[1]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			gate := approval("gate", "go?")
+			gate.Approvers = tt.gate
+			res := postJSON(t, base+"/v1/plans", wire.PlanRequest{Name: "never", Approvers: tt.plan,
+				Stages: []wire.StageRequest{gate}, Tenants: tenants("un-" + tt.field[:3])})
+			requireProblem(t, res, http.StatusBadRequest, tt.field)
+		})
+	}
+}

@@ -134,7 +134,7 @@ func destinationsFrom(ds []plan.Destination) []wire.Destination {
 		if format == "" {
 			format = plan.FormatJSON
 		}
-		out[i] = wire.Destination{Index: i, URL: app.RedactedURL(d.URL), On: d.On, Format: format, Secret: d.Secret}
+		out[i] = wire.Destination{Index: i, URL: d.RedactedURL(), On: d.On, Format: format, Secret: d.Secret}
 	}
 	return out
 }

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"net/url"
 
 	"github.com/executor-dev/executor/domain/plan"
 )
@@ -55,18 +54,4 @@ func (s *Service) Notifications(ctx context.Context, planID string) (*plan.Plan,
 		out = append(out, v)
 	}
 	return p, out, nil
-}
-
-// RedactedURL is a destination's URL as answers show it: its scheme and host only (a
-// webhook's path and query often hold its secret, as Slack's do).
-func RedactedURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return "(invalid)"
-	}
-	out := u.Scheme + "://" + u.Host
-	if u.Path != "" && u.Path != "/" || u.RawQuery != "" {
-		out += "/…"
-	}
-	return out
 }

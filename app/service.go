@@ -59,6 +59,9 @@ type Deps struct {
 	// bulk actions, unlocks) before it is taken, and what came of it (audit.go). Nil: none
 	// is kept.
 	Audit audit.Log
+	// DecidingRoles are the token roles that may decide at a gate or on a ring (auth's): an
+	// approvers rule naming another is refused. Nil: any role is taken.
+	DecidingRoles []string
 	// Deliveries reads where the deliveries of the plans' notifications stand (GET
 	// /v1/plans/{planId}/notifications). Nil: none shown.
 	Deliveries DeliveryStates
@@ -69,25 +72,26 @@ type Deps struct {
 
 // Service implements the use cases. Its collaborators are its own (see Deps).
 type Service struct {
-	creator     Creator
-	plans       plan.Repository
-	tasks       task.Repository
-	checkpoints checkpoint.Store
-	index       PlanIndex
-	kinds       Kinds
-	holders     Holders
-	launcher    Launcher
-	planControl PlanControl
-	taskControl TaskControl
-	reaper      Reaper
-	watcher     PlanWatcher
-	unlocker    Unlocker
-	eventSource EventSource
-	members     Members
-	transcripts Transcripts
-	audit       audit.Log
-	deliveries  DeliveryStates
-	clock       func() time.Time
+	creator       Creator
+	plans         plan.Repository
+	tasks         task.Repository
+	checkpoints   checkpoint.Store
+	index         PlanIndex
+	kinds         Kinds
+	holders       Holders
+	launcher      Launcher
+	planControl   PlanControl
+	taskControl   TaskControl
+	reaper        Reaper
+	watcher       PlanWatcher
+	unlocker      Unlocker
+	eventSource   EventSource
+	members       Members
+	transcripts   Transcripts
+	audit         audit.Log
+	deliveries    DeliveryStates
+	decidingRoles []string
+	clock         func() time.Time
 
 	avail     Availability
 	isSettled func(ctx context.Context) error // Deps.Settled
@@ -111,7 +115,7 @@ func New(d Deps) *Service {
 		kinds: d.Kinds, holders: d.Holders,
 		launcher: d.Launcher, planControl: d.PlanControl, taskControl: d.TaskControl,
 		reaper: d.Reaper, watcher: d.Watcher, unlocker: d.Unlocker,
-		eventSource: d.Events, members: d.Members, transcripts: d.Transcripts, audit: d.Audit, deliveries: d.Deliveries, clock: d.Clock,
+		eventSource: d.Events, members: d.Members, transcripts: d.Transcripts, audit: d.Audit, deliveries: d.Deliveries, decidingRoles: d.DecidingRoles, clock: d.Clock,
 		avail: d.Availability, isSettled: d.Settled, secrets: d.Secrets, limits: d.Limits.withDefaults(), selfURL: d.ExecutorURL,
 	}
 }

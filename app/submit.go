@@ -42,7 +42,7 @@ type SubmitRequest struct {
 	Approvers *stage.Approvers
 	// Notify is where the plan's notifications go.
 	Notify []plan.Destination
-	Canary    plan.Canary
+	Canary plan.Canary
 	// Rollout rolls the plan out in rings (no waves: none). Bounds are computed; a wave's
 	// empty name, then and health kind default to wave-<n>, auto and http; the order to
 	// submission; a shuffle's seed to one derived from the tenant ids.

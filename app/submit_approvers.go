@@ -1,6 +1,12 @@
 package app
 
-import "github.com/executor-dev/executor/domain/stage"
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/executor-dev/executor/domain/stage"
+)
 
 // withApprovers gives each gate of stages its effective approvers rule: its own, else the
 // plan's rule; each rule with the plan's submitter (what notSubmitter compares with). The
@@ -35,4 +41,18 @@ func (s *Service) isGate(kind string) bool {
 	}
 	_, gate := h.(stage.Gate)
 	return gate
+}
+
+// checkRoles reports a rule's role that may not decide (Deps.DecidingRoles): a gate only such
+// a role could pass would wait for ever.
+func (s *Service) checkRoles(field string, rule *stage.Approvers, add func(field, reason string)) {
+	if rule == nil || s.decidingRoles == nil {
+		return
+	}
+	for i, r := range rule.Roles {
+		if !slices.Contains(s.decidingRoles, r) {
+			add(fmt.Sprintf("%s.roles[%d]", field, i), fmt.Sprintf("%q may not decide: a decision needs a token of role %s",
+				r, strings.Join(s.decidingRoles, " or ")))
+		}
+	}
 }

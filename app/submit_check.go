@@ -130,6 +130,7 @@ func (s *Service) checkSubmission(req SubmitRequest, elsewhere map[string]bool, 
 	if errors.As(req.Approvers.Validate("approvers"), &fe) {
 		add(fe.Field, fe.Reason)
 	}
+	s.checkRoles("approvers", req.Approvers, add)
 	s.checkNotify(req.Notify, add)
 	if req.StartRate < 0 || req.StartRate > plan.MaxStartRate {
 		add("startRate", fmt.Sprintf("must be between 0 (no pacing) and %d task starts per minute", plan.MaxStartRate))
@@ -179,6 +180,7 @@ func (s *Service) checkStages(specs []stage.Spec, elsewhere map[string]bool, add
 			add(field+".kind", fmt.Sprintf("unknown stage kind %q: no live executor runs it; want one of %s", sp.Kind,
 				strings.Join(knownKinds(s.kinds.Kinds(), elsewhere), ", ")))
 		}
+		s.checkRoles(field+".approvers", sp.Approvers, add)
 		if _, known := s.kinds.Handler(sp.Kind); known && sp.Approvers != nil && !s.isGate(sp.Kind) {
 			add(field+".approvers", fmt.Sprintf("only a gate (the approval kind) takes approvers; %q is not one", sp.Kind))
 		}

@@ -200,6 +200,9 @@ func (d *Deliverer) plan(ctx context.Context, id string) error {
 				continue
 			}
 			left = true
+			if !d.canSign(dest) { // left to an executor that can read its secret
+				continue
+			}
 			if st := states[k]; st.Next.After(now) || (st.Owner != "" && st.Until.After(now)) {
 				soonest = earliest(soonest, st.Next, st.Until)
 				continue
@@ -243,9 +246,10 @@ func (d *Deliverer) deliver(ctx context.Context, p *plan.Plan, n plan.Notice, i 
 	case sendErr == nil:
 		st.Delivered, st.LastError = d.cfg.Clock(), ""
 	default:
-		st.LastError = sendErr.Error()
 		var se *stage.Error
 		permanent := errors.As(sendErr, &se) && se.Class == stage.ClassPermanent && se.Code == 0
+		sendErr = errors.New(p.Notify()[i].Redact(sendErr.Error())) // a webhook's path is its secret
+		st.LastError = sendErr.Error()
 		if st.Attempts >= d.cfg.MaxAttempts || permanent {
 			st.Dead = true
 		} else {
@@ -298,6 +302,20 @@ func (d *Deliverer) send(ctx context.Context, p *plan.Plan, n plan.Notice, dest 
 		Params: map[string]any{"url": dest.URL, "method": "POST", "headers": headers, "body": string(b)},
 	})
 	return err
+}
+
+// canSign reports whether this executor can sign for dest: it has no secret, or this
+// executor can read it. One that cannot leaves the delivery to the others (they all should
+// have the same --secrets-dir).
+func (d *Deliverer) canSign(dest plan.Destination) bool {
+	if dest.Secret == "" {
+		return true
+	}
+	if d.deps.Secrets == nil {
+		return false
+	}
+	_, err := d.deps.Secrets.Secret(dest.Secret)
+	return err == nil
 }
 
 // Sign is the X-Executor-Signature-256 of body with secret: "sha256=" and the hex HMAC-SHA256.

@@ -94,7 +94,9 @@ func stores(t *testing.T) map[string]store {
 		"memory": {plans: db.Plans(), create: func(p *plan.Plan, ts []*task.Task) error { return db.CreatePlan(context.Background(), p, ts) },
 			deliveries: func() notify.Deliveries { return db.Deliveries() }},
 		"redis": {plans: rs.Plans(), create: func(p *plan.Plan, ts []*task.Task) error { return rs.CreatePlan(context.Background(), p, ts) },
-			deliveries: func() notify.Deliveries { return redisrepo.New(srv.Client(), redisrepo.Options{Keys: rediskey.New("n:")}).Deliveries() }},
+			deliveries: func() notify.Deliveries {
+				return redisrepo.New(srv.Client(), redisrepo.Options{Keys: rediskey.New("n:")}).Deliveries()
+			}},
 	}
 }
 

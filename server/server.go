@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/auth"
 	"github.com/executor-dev/executor/events"
 	"github.com/executor-dev/executor/infra/batch"
 	"github.com/executor-dev/executor/infra/dispatch"
@@ -102,14 +103,15 @@ func NewExecutor(cfg Config) (*Executor, error) {
 		Creator: b.creator, Plans: b.plans, Tasks: b.tasks, Checkpoints: b.ckpts, Index: b.index,
 		Kinds: e.kinds, Holders: b.locker, Events: source, Members: e.members,
 		Launcher: e.orch, PlanControl: e.orch, TaskControl: e.orch, Reaper: e.orch, Watcher: e.orch, Unlocker: e.orch,
-		Availability: e,
-		Settled:      e.settled,
-		Secrets:      e.secrets,
-		Transcripts:  b.transcripts,
-		Audit:        b.audit,
-		Deliveries:   b.deliveries,
-		Limits:       cfg.Limits,
-		ExecutorURL:  e.self.get,
+		Availability:  e,
+		Settled:       e.settled,
+		Secrets:       e.secrets,
+		Transcripts:   b.transcripts,
+		Audit:         b.audit,
+		Deliveries:    b.deliveries,
+		DecidingRoles: []string{string(auth.RoleOperate)}, // the decisions' routes need operate (api/auth.go)
+		Limits:        cfg.Limits,
+		ExecutorURL:   e.self.get,
 	})
 	e.notifier = e.wireNotifier(b.stores)
 	e.life.services = e.services(nil, nil) // what Stop stops without a Start

@@ -50,6 +50,42 @@ type Destination struct {
 	Secret string
 }
 
+// RedactedURL is the destination's URL as answers and logs show it: its scheme and host only
+// (a webhook's path and query often hold its secret, as Slack's do).
+func (d Destination) RedactedURL() string {
+	u, err := url.Parse(d.URL)
+	if err != nil || u.Host == "" {
+		return "(invalid)"
+	}
+	out := u.Scheme + "://" + u.Host
+	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		out += "/…"
+	}
+	return out
+}
+
+// Redact replaces, in text (an error of a call to the destination), every form of its URL
+// with RedactedURL.
+func (d Destination) Redact(text string) string {
+	u, err := url.Parse(d.URL)
+	if err != nil || u.Host == "" {
+		return text
+	}
+	red := d.RedactedURL()
+	base := u.Scheme + "://" + u.Host
+	forms := []string{d.URL, u.Redacted(), base + u.EscapedPath(), base + u.Path}
+	if u.RawQuery != "" {
+		forms = append(forms, base+u.EscapedPath()+"?"+u.RawQuery, base+u.Path+"?"+u.RawQuery)
+	}
+	slices.SortFunc(forms, func(a, b string) int { return len(b) - len(a) }) // the longest first: no half-replaced form
+	for _, form := range forms {
+		if form != base && form != red {
+			text = strings.ReplaceAll(text, form, red)
+		}
+	}
+	return text
+}
+
 // Wants reports whether the destination subscribes to event.
 func (d Destination) Wants(event string) bool {
 	for _, on := range d.On {

@@ -77,3 +77,15 @@ func TestADestinationIsValidated(t *testing.T) {
 		})
 	}
 }
+
+// A destination's URL is shown by its scheme and host only, in answers and in the errors of
+// calls to it: a webhook's path and query are its secret.
+func TestADestinationsURLIsRedacted(t *testing.T) {
+	t.Parallel()
+	d := plan.Destination{URL: "https://user:pw@hooks.example:8443/services/T0/B0/SECRET?token=abc"}
+	assert.Equal(t, "https://hooks.example:8443/…", d.RedactedURL())
+	msg := d.Redact(`retryable: Post "https://hooks.example:8443/services/T0/B0/SECRET?token=abc": dial tcp: refused; POST https://hooks.example:8443/services/T0/B0/SECRET`)
+	assert.NotContains(t, msg, "SECRET")
+	assert.NotContains(t, msg, "abc")
+	assert.Contains(t, msg, "https://hooks.example:8443/…")
+}

@@ -81,6 +81,9 @@ func (a *Approvers) Validate(field string) error {
 			if !approverPattern.MatchString(v) {
 				return bad(fmt.Sprintf("%s[%d]", list, i), "must match "+approverPattern.String())
 			}
+			if j := slices.Index(values, v); j < i {
+				return bad(fmt.Sprintf("%s[%d]", list, i), fmt.Sprintf("duplicates %s[%d] %q", list[1:], j, v))
+			}
 		}
 	}
 	return nil
