@@ -63,6 +63,9 @@ func TestTheAuditTrailListsEveryAction(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return decode[wire.Task](t, do(t, http.MethodGet, base+"/v1/tenants/tr-1/task", nil, asAlice...), http.StatusOK).Status == "WAITING"
 	}, 10*time.Second, 10*time.Millisecond)
+	conflict := postJSON(t, base+"/v1/plans", wire.PlanRequest{Name: "again", Stages: []wire.StageRequest{approval("gate", "go?")},
+		Tenants: tenants("tr-1")}, asBob...) // tr-1 is not done: refused, it leaves no record (the plan never existed)
+	require.Equal(t, http.StatusConflict, conflict.status, "%s", conflict.body)
 	decode[wire.Task](t, postJSON(t, base+"/v1/tenants/tr-1/approve", wire.DecisionBody{Comment: "canary is green"}, asAlice...), http.StatusOK)
 	refused := postJSON(t, base+"/v1/tenants/tr-2/approve", nil, asAlice...) // not WAITING yet: 409
 	require.Equal(t, http.StatusConflict, refused.status, "%s", refused.body)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/executor-dev/executor/domain/audit"
 	"github.com/executor-dev/executor/domain/errcode"
+	"github.com/executor-dev/executor/domain/plan"
 )
 
 // Anonymous is the actor of an action whose caller has no name (an open API, a token without
@@ -38,6 +39,9 @@ type action struct {
 	tenant  string
 	taskID  string
 	request []audit.Attr
+	// created: the action creates its plan (a submission): refused, it leaves no record, as
+	// the plan never existed.
+	created bool
 }
 
 // attr is one audit attribute.
@@ -72,6 +76,13 @@ func (s *Service) audited(ctx context.Context, a action, op func(context.Context
 	o := audit.Outcome{Result: audit.Applied, At: s.now(), Attrs: attrs}
 	if opErr != nil {
 		o = audit.Outcome{Result: audit.Refused, At: s.now(), Code: codeOf(opErr)}
+	}
+	if opErr != nil && a.created {
+		bg := context.WithoutCancel(ctx)
+		if _, err := s.plans.Plan(bg, a.planID); errors.Is(err, plan.ErrNotFound) {
+			_ = s.audit.Forget(bg, a.planID)
+			return opErr
+		}
 	}
 	if err := rec.Settle(o); err == nil {
 		// The action is taken: its outcome is written even when the caller went away.

@@ -174,7 +174,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Submission, e
 
 // submission is the audit record's action of a submission of req as plan planID.
 func submission(req SubmitRequest, planID string, tenants int) action {
-	a := action{name: "submit", planID: planID, request: []audit.Attr{attr("name", req.Name), attrInt("tenants", tenants)}}
+	a := action{name: "submit", planID: planID, created: true, request: []audit.Attr{attr("name", req.Name), attrInt("tenants", tenants)}}
 	if req.IdempotencyKey != "" {
 		a.request = append(a.request, attr("idempotencyKey", req.IdempotencyKey))
 	}

@@ -38,4 +38,7 @@ type Log interface {
 	Settle(ctx context.Context, r *Record) error
 	// List returns a page of the records q selects, newest first.
 	List(ctx context.Context, q Query) (Page, error)
+	// Forget drops every record of plan planID, a plan that was never created (its
+	// submission was refused): a request that named no existing plan leaves no record.
+	Forget(ctx context.Context, planID string) error
 }

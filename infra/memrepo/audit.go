@@ -147,6 +147,12 @@ func (l *AuditLog) order(planID string) []string {
 	return ids
 }
 
+// Forget drops the records of plan planID.
+func (l *AuditLog) Forget(_ context.Context, planID string) error {
+	l.forget(planID)
+	return nil
+}
+
 // forget drops the records of plan id.
 func (l *AuditLog) forget(id string) {
 	l.mu.Lock()

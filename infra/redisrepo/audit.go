@@ -108,6 +108,28 @@ func (l *AuditLog) List(ctx context.Context, q audit.Query) (audit.Page, error) 
 	})
 }
 
+// Forget drops the records of plan planID (its submission was refused: it never existed),
+// in Redis and among those waiting in memory.
+func (l *AuditLog) Forget(ctx context.Context, planID string) error {
+	if planID == "" {
+		return nil
+	}
+	l.mu.Lock()
+	kept := l.pending[:0]
+	for _, p := range l.pending {
+		if p.rec.Fields().PlanID != planID {
+			kept = append(kept, p)
+		}
+	}
+	l.pending = kept
+	_ = l.offline.Forget(ctx, planID)
+	l.mu.Unlock()
+	if !l.s.shared && l.s.degraded() {
+		return nil // never written: held in memory only
+	}
+	return wrap("forget audit records", l.s.client.Del(ctx, l.s.keys.Audit(planID), l.s.keys.AuditOutcomes(planID)).Err())
+}
+
 // keepOffline keeps r in memory when Redis is away (alone) or r waits there already (its
 // append is not written yet), and reports whether it did; else it first writes what waits.
 func (l *AuditLog) keepOffline(ctx context.Context, r *audit.Record, settle bool) bool {

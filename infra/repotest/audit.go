@@ -26,6 +26,18 @@ var auditTests = []struct {
 	{"Audit/EveryPlan", testAuditEveryPlan},
 	{"Audit/BadCursor", testAuditBadCursor},
 	{"Audit/Bounded", testAuditBounded},
+	{"Audit/Forget", testAuditForget},
+}
+
+// testAuditForget: the records of a plan never created go; another plan's stay.
+func testAuditForget(t *testing.T, s Store) {
+	kept := createPlan(t, s, "", at(0))
+	a := record(t, s, kept.ID(), "", "bob", "submit", at(1))
+	ghost := "01JWNNT770AZ1EYD5Q5D0CJJGQ"
+	record(t, s, ghost, "", "bob", "submit", at(2))
+	require.NoError(t, s.Audit.Forget(t.Context(), ghost))
+	assert.Empty(t, listAll(t, s, audit.Query{PlanID: ghost}))
+	assert.Equal(t, []string{a.ID()}, recordIDs(listAll(t, s, audit.Query{PlanID: kept.ID()})))
 }
 
 // record appends a record of action by actor on plan planID (tenant "" for a plan-wide one)
