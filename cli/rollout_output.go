@@ -63,7 +63,14 @@ func taskGateLines(w io.Writer, t wire.Task) {
 			for _, a := range d.Earlier {
 				by = append(by, a.By)
 			}
-			line += " by " + strings.Join(append(by, d.By), ", ")
+			switch {
+			case d.Approved:
+				line += " by " + strings.Join(append(by, d.By), ", ")
+			case len(by) > 0:
+				line += " by " + d.By + " (after approvals by " + strings.Join(by, ", ") + ")"
+			default:
+				line += " by " + d.By
+			}
 		}
 		if d.Comment != "" {
 			line += ": " + d.Comment

@@ -68,6 +68,15 @@ func TestRolloutTables(t *testing.T) {
 			want: []string{"decision: approved at stage gate (2/3) in run 1, 2026-11-21T10:00:00Z by alice, bob"},
 		},
 		{
+			name: "rejected after an approval",
+			table: taskDetailTable(wire.Task{
+				TenantID: "t1", Status: "FAILED", Stages: stages, CurrentStage: 1,
+				Decision: &wire.Decision{Stage: "gate", StageIndex: 1, Run: 1, DecidedAt: at, By: "carol",
+					Earlier: []wire.Approval{{Approved: true, By: "alice"}}},
+			}),
+			want: []string{"decision: rejected at stage gate (2/3) in run 1, 2026-11-21T10:00:00Z by carol (after approvals by alice)"},
+		},
+		{
 			name: "waiting for a second approval",
 			table: taskDetailTable(wire.Task{
 				TenantID: "t1", Status: "WAITING", Stages: stages, CurrentStage: 1, CurrentStageName: "gate",

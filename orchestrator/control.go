@@ -22,7 +22,7 @@ var operatorCancel = task.Failure{Class: stage.ClassCancelled, Message: errCance
 func (ctl *control) PausePlan(ctx context.Context, planID string) error {
 	unlock := ctl.planLocks.lock(planID)
 	defer unlock()
-	p, err := ctl.updatePlan(ctx, planID, (*plan.Plan).Pause)
+	p, err := ctl.updatePlan(ctx, planID, func(p *plan.Plan) error { return p.Pause(ctl.now()) })
 	if err != nil {
 		return err
 	}

@@ -206,7 +206,7 @@ func (rec *recovery) pauseForLoss(ctx context.Context, planID string) error {
 		if p.Reason() == reason || (p.Status() != plan.Running && !pausedForLoss(p)) {
 			return errSkip // an operator's status stands
 		}
-		return p.PauseFor(reason)
+		return p.PauseFor(reason, rec.now())
 	})
 	if errors.Is(err, errSkip) {
 		return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -37,7 +38,7 @@ func TestResumingAPlanWhoseTasksAllEndedSettlesIt(t *testing.T) {
 	// As the reconciler leaves such a plan: PAUSED for a reason; then its tasks end.
 	ctx := context.Background()
 	_, err := h.db.Plans().Update(ctx, p.ID(), func(p *plan.Plan) error {
-		return p.PauseFor("executor exec-c lost mid-plan; interrupted tenants: re-000")
+		return p.PauseFor("executor exec-c lost mid-plan; interrupted tenants: re-000", time.Now())
 	})
 	require.NoError(t, err)
 	close(release)

@@ -28,7 +28,7 @@ func TestAPlanRecordsTheNoticesItsDestinationsWant(t *testing.T) {
 	assert.True(t, p.NoteOnce(plan.EventGateWaiting, "other-gate", t0))
 	assert.True(t, p.NoteOnce(plan.EventRollbackStarted, "operator", t0), "rollback.* subscribes to it")
 	assert.False(t, p.NoteOnce(plan.EventBudgetCrossed, "x", t0), "not wanted")
-	require.NoError(t, p.Pause(), "not wanted: no notice")
+	require.NoError(t, p.Pause(t0), "not wanted: no notice")
 
 	loaded, err := plan.Load(p.State())
 	require.NoError(t, err)

@@ -58,7 +58,7 @@ func inStatus(t *testing.T, s plan.Status) *plan.Plan {
 		step(p.Start(now))
 	case plan.Paused:
 		step(p.Start(now))
-		step(p.Pause())
+		step(p.Pause(now))
 	case plan.Completed:
 		step(p.Start(now))
 		step(p.Complete(now))
@@ -82,8 +82,8 @@ type action struct {
 var actions = []action{
 	{"Release", func(p *plan.Plan, _ time.Time) error { return p.Release() }},
 	{"Start", func(p *plan.Plan, now time.Time) error { return p.Start(now) }},
-	{"Pause", func(p *plan.Plan, _ time.Time) error { return p.Pause() }},
-	{"PauseFor", func(p *plan.Plan, _ time.Time) error { return p.PauseFor("executor lost") }},
+	{"Pause", func(p *plan.Plan, _ time.Time) error { return p.Pause(t0) }},
+	{"PauseFor", func(p *plan.Plan, _ time.Time) error { return p.PauseFor("executor lost", t0) }},
 	{"Resume", func(p *plan.Plan, _ time.Time) error { return p.Resume() }},
 	{"Complete", func(p *plan.Plan, now time.Time) error { return p.Complete(now) }},
 	{"Fail", func(p *plan.Plan, now time.Time) error { return p.Fail(now) }},
@@ -357,18 +357,18 @@ func TestCloneIsIndependent(t *testing.T) {
 func TestPauseForKeepsItsReasonUntilResume(t *testing.T) {
 	t.Parallel()
 	p := inStatus(t, plan.Running)
-	require.NoError(t, p.PauseFor("executor exec-a lost; interrupted: t-1"))
+	require.NoError(t, p.PauseFor("executor exec-a lost; interrupted: t-1", t0))
 	assert.Equal(t, "executor exec-a lost; interrupted: t-1", p.Reason())
 	loaded, err := plan.Load(p.State())
 	require.NoError(t, err)
 	assert.Equal(t, p.Reason(), loaded.Reason(), "the reason is persisted state")
-	require.NoError(t, p.PauseFor("executor exec-a lost; interrupted: t-1, t-2"), "more was lost meanwhile")
+	require.NoError(t, p.PauseFor("executor exec-a lost; interrupted: t-1, t-2", t0), "more was lost meanwhile")
 	assert.Equal(t, "executor exec-a lost; interrupted: t-1, t-2", p.Reason())
 	require.NoError(t, p.Resume())
 	assert.Empty(t, p.Reason(), "resume clears the reason")
-	require.NoError(t, p.Pause())
+	require.NoError(t, p.Pause(t0))
 	assert.Empty(t, p.Reason(), "an operator's pause has no reason")
-	require.ErrorIs(t, p.PauseFor("executor lost"), plan.ErrInvalidTransition, "an operator's pause stands")
+	require.ErrorIs(t, p.PauseFor("executor lost", t0), plan.ErrInvalidTransition, "an operator's pause stands")
 }
 
 // A plan that ends while paused for a lost executor no longer asks an SRE to resume it.
@@ -386,7 +386,7 @@ func TestAnEndedPlanHasNoPauseReason(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			p := inStatus(t, plan.Running)
-			require.NoError(t, p.PauseFor("executor exec-a lost; interrupted: t-1"))
+			require.NoError(t, p.PauseFor("executor exec-a lost; interrupted: t-1", t0))
 			require.NoError(t, tt.end(p, time.Now()))
 			assert.Empty(t, p.Reason())
 		})

@@ -25,12 +25,12 @@ func (p *Plan) Start(now time.Time) error {
 
 // Pause stops new task starts and asks running tasks to pause: RUNNING → PAUSED (an
 // operator's pause: no reason).
-func (p *Plan) Pause() error { return p.PauseFor("") }
+func (p *Plan) Pause(now time.Time) error { return p.PauseFor("", now) }
 
 // PauseFor is Pause for a reason an SRE must read before resuming (an executor was lost
 // mid-plan): RUNNING → PAUSED, with Reason set to reason. A plan already PAUSED for a reason
 // takes the new one (more was lost meanwhile); an operator's pause (no reason) is refused.
-func (p *Plan) PauseFor(reason string) error {
+func (p *Plan) PauseFor(reason string, now time.Time) error {
 	if p.status != Running && (p.status != Paused || p.reason == "" || reason == "") {
 		return p.refuse("pause")
 	}
@@ -40,7 +40,7 @@ func (p *Plan) PauseFor(reason string) error {
 	if reason != "" {
 		detail = reason
 	}
-	p.note(EventPlanPaused, -1, detail, time.Time{})
+	p.note(EventPlanPaused, -1, detail, now)
 	return nil
 }
 

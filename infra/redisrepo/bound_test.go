@@ -186,7 +186,7 @@ func TestBoundedMirrorLetsGoOfAPlanAnotherExecutorEnded(t *testing.T) {
 	require.NoError(t, err)
 
 	const reason = "executor x lost mid-plan; interrupted tenants: else1"
-	_, err = b.Plans().Update(ctx, p.ID(), func(p *plan.Plan) error { return p.PauseFor(reason) })
+	_, err = b.Plans().Update(ctx, p.ID(), func(p *plan.Plan) error { return p.PauseFor(reason, time.Now()) })
 	require.NoError(t, err)
 	got, err := a.Plans().Plan(ctx, p.ID())
 	require.NoError(t, err)

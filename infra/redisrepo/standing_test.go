@@ -56,13 +56,13 @@ func TestAnotherExecutorsDecisionsAndNoticesAreRead(t *testing.T) {
 	_, err = b.Plans().Update(ctx, id, func(p *plan.Plan) error { return p.CountApproval(carol, now) })
 	require.ErrorIs(t, err, plan.ErrEnoughApprovals, "b counts alice's approval, recorded by a")
 
-	_, err = a.Plans().Update(ctx, id, func(p *plan.Plan) error { return p.Pause() })
+	_, err = a.Plans().Update(ctx, id, func(p *plan.Plan) error { return p.Pause(now) })
 	require.NoError(t, err)
 	_, err = b.Plans().Update(ctx, id, func(p *plan.Plan) error {
 		if err := p.Resume(); err != nil {
 			return err
 		}
-		return p.Pause()
+		return p.Pause(now)
 	})
 	require.NoError(t, err)
 	for name, s := range map[string]*redisrepo.Store{"a": a, "b": b} {

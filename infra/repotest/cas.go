@@ -216,7 +216,7 @@ func testPlanConcurrentUpdates(t *testing.T, s Store) {
 			for range each {
 				_, err := s.Plans.Update(t.Context(), p.ID(), func(p *plan.Plan) error {
 					if p.Status() == plan.Running {
-						return p.Pause()
+						return p.Pause(at(1))
 					}
 					return p.Resume()
 				})
