@@ -55,10 +55,13 @@ type Holder struct {
 	Name string
 }
 
+// anonymous is the actor of a token without a name.
+const anonymous = "anonymous"
+
 // Actor is the holder's name, or "anonymous" for a token written without one.
 func (h Holder) Actor() string {
 	if h.Name == "" {
-		return "anonymous"
+		return anonymous
 	}
 	return h.Name
 }
@@ -97,6 +100,9 @@ func ParseToken(s string) (Token, error) {
 		t.Name = strings.TrimSpace(parts[1])
 		if !NamePattern.MatchString(t.Name) {
 			return Token{}, fmt.Errorf("%w: holder name %q: want %s", ErrInvalidToken, t.Name, NamePattern)
+		}
+		if t.Name == anonymous {
+			return Token{}, fmt.Errorf("%w: holder name %q is what a token without a name acts as: choose another", ErrInvalidToken, t.Name)
 		}
 	}
 	if t.Role != RoleRead && t.Role != RoleOperate {
@@ -149,6 +155,21 @@ func ReadFile(r io.Reader) ([]Token, error) {
 		return nil, fmt.Errorf("auth: read tokens: %w", err)
 	}
 	return out, nil
+}
+
+// Distinct checks that no two tokens share a secret: a secret names one holder and role (the
+// first would win, silently). The error names both tokens by position (1-based) and
+// fingerprint, never the secret.
+func Distinct(tokens []Token) error {
+	seen := map[string]int{}
+	for i, t := range tokens {
+		if j, dup := seen[t.Secret]; dup {
+			return fmt.Errorf("%w: tokens %d and %d have the same secret (fingerprint %s): a secret names one holder",
+				ErrInvalidToken, j+1, i+1, t.Fingerprint())
+		}
+		seen[t.Secret] = i
+	}
+	return nil
 }
 
 // Keys are the configured tokens. The zero value holds none.

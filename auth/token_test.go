@@ -120,3 +120,22 @@ func TestHolderInContext(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, "bob", who.Name)
 }
+
+// Two tokens with one secret are refused (the first would win silently), naming both by
+// position; a token may not be named anonymous, which the tokens without a name act as.
+func TestTokensAreDistinctAndNotAnonymous(t *testing.T) {
+	t.Parallel()
+	a, err := auth.ParseToken("read:bob:0123456789abcdef")
+	require.NoError(t, err)
+	b, err := auth.ParseToken("operate:alice:0123456789abcdef")
+	require.NoError(t, err)
+	c, err := auth.ParseToken("operate:carol:fedcba9876543210")
+	require.NoError(t, err)
+	require.NoError(t, auth.Distinct([]auth.Token{a, c}))
+	err = auth.Distinct([]auth.Token{a, c, b})
+	require.ErrorIs(t, err, auth.ErrInvalidToken)
+	assert.Contains(t, err.Error(), "tokens 1 and 3")
+	assert.NotContains(t, err.Error(), "0123456789abcdef")
+	_, err = auth.ParseToken("operate:anonymous:0123456789abcdef")
+	require.ErrorIs(t, err, auth.ErrInvalidToken)
+}

@@ -300,6 +300,9 @@ func (a *invocation) serveTokens(file string) ([]auth.Token, error) {
 		return nil, usagef("invalid %s: %v", EnvTokens, err)
 	}
 	if file == "" {
+		if err := auth.Distinct(tokens); err != nil {
+			return nil, usagef("invalid %s: %v", EnvTokens, err)
+		}
 		return tokens, nil
 	}
 	fh, err := os.Open(file)
@@ -311,7 +314,11 @@ func (a *invocation) serveTokens(file string) ([]auth.Token, error) {
 	if err != nil {
 		return nil, usagef("invalid --tokens-file %s: %v", file, err)
 	}
-	return append(tokens, more...), nil
+	tokens = append(tokens, more...)
+	if err := auth.Distinct(tokens); err != nil {
+		return nil, usagef("invalid tokens (%s, then --tokens-file %s): %v", EnvTokens, file, err)
+	}
+	return tokens, nil
 }
 
 // loopback reports whether addr listens on a loopback address only ("127.0.0.1:8080",

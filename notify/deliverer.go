@@ -81,11 +81,11 @@ const lookAgain = 5 * time.Second
 
 // New returns a Deliverer; Start runs it.
 func New(cfg Config, deps Deps) *Deliverer {
-	if cfg.Poll <= 0 {
-		cfg.Poll = DefaultPoll
-	}
 	if cfg.Backoff <= 0 {
 		cfg.Backoff = DefaultBackoff
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = min(DefaultPoll, cfg.Backoff) // a retry is not later than its backoff says
 	}
 	if cfg.MaxBackoff <= 0 {
 		cfg.MaxBackoff = DefaultMaxBackoff
