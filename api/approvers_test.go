@@ -73,6 +73,7 @@ func TestAGateRequiringNotSubmitterRefusesTheSubmitter(t *testing.T) {
 	assert.Equal(t, "bob", recs[1].Actor)
 	assert.Equal(t, "refused", recs[1].Result)
 	assert.Equal(t, "forbidden", recs[1].Code)
+	assert.Contains(t, recs[1].Outcome["error"], "approvers.notSubmitter: bob submitted the plan", "the record says which clause")
 }
 
 // decode403 requires a 403 problem.
@@ -127,6 +128,15 @@ func TestAPlanAskingForTwoApprovals(t *testing.T) {
 	decode[wire.Task](t, postJSON(t, base+"/v1/tenants/tk-2/approve", nil, as["alice"]...), http.StatusOK)
 	rejected := decode[wire.Task](t, postJSON(t, base+"/v1/tenants/tk-2/reject", wire.DecisionBody{Comment: "no"}, as["bob"]...), http.StatusOK)
 	assert.NotEqual(t, "WAITING", rejected.Status, "one rejection rejects")
+
+	partial := map[string]string{}
+	for _, r := range auditTrail(t, base, map[string][]string{"plan": {p.PlanID}, "action": {"approve"}}, as["carol"]...) {
+		if r.Outcome["approvals"] != "" {
+			partial[r.Actor+" "+r.Tenant] = r.Outcome["approvals"]
+		}
+	}
+	assert.Equal(t, map[string]string{"alice tk-1": "1 of 2", "bob ": "1 of 2", "alice tk-2": "1 of 2"}, partial,
+		"the audit trail tells an approval that counted from one that passed")
 }
 
 // A rule no one could satisfy is refused at submission, naming the field: a role that may not

@@ -75,7 +75,8 @@ func (s *Service) audited(ctx context.Context, a action, op func(context.Context
 	attrs, opErr := op(ctx)
 	o := audit.Outcome{Result: audit.Applied, At: s.now(), Attrs: attrs}
 	if opErr != nil {
-		o = audit.Outcome{Result: audit.Refused, At: s.now(), Code: codeOf(opErr)}
+		o = audit.Outcome{Result: audit.Refused, At: s.now(), Code: codeOf(opErr),
+			Attrs: []audit.Attr{attr("error", detailOf(opErr))}}
 	}
 	if opErr != nil && a.created {
 		bg := context.WithoutCancel(ctx)
@@ -89,6 +90,18 @@ func (s *Service) audited(ctx context.Context, a action, op func(context.Context
 		_ = s.audit.Settle(context.WithoutCancel(ctx), rec)
 	}
 	return opErr
+}
+
+// detailOf is what a caller is told of err (errcode.Detail): which approvers clause refused
+// a decision, which transition was not allowed.
+func detailOf(err error) string {
+	var c errcode.Coder
+	if errors.As(err, &c) {
+		if found, ok := errcode.Find(err, c.Code()); ok {
+			return errcode.Detail(err, found)
+		}
+	}
+	return err.Error()
 }
 
 // codeOf is the code of err as the API answers it: its errcode, or "error".

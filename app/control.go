@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	"github.com/executor-dev/executor/domain/audit"
@@ -52,6 +53,13 @@ func planOutcome(v PlanView) []audit.Attr {
 	out := []audit.Attr{attr("status", string(v.Plan.Status()))}
 	if ph := v.Plan.Phase(); ph != "" {
 		out = append(out, attr("phase", string(ph)))
+	}
+	if ds := v.Plan.Decisions(); len(ds) > 0 && ds[len(ds)-1].Partial { // an approval short of the plan's count
+		n := 0
+		for i := len(ds) - 1; i >= 0 && ds[i].Partial && ds[i].Ring == ds[len(ds)-1].Ring; i-- {
+			n++
+		}
+		out = append(out, attr("approvals", fmt.Sprintf("%d of %d", n, v.Plan.Approvers().Needed())))
 	}
 	return out
 }
@@ -106,7 +114,11 @@ func (s *Service) tenantOp(ctx context.Context, tenantID, name string, op func(c
 		if v, readErr = s.Task(ctx, t.ID()); readErr != nil {
 			return nil, nil // taken: only the answer is missing
 		}
-		return []audit.Attr{attr("status", string(v.Task.Status())), attrInt("attempt", v.Task.Attempt())}, nil
+		out := []audit.Attr{attr("status", string(v.Task.Status())), attrInt("attempt", v.Task.Attempt())}
+		if w := v.Task.Wait(); w != nil && len(w.Approvals) > 0 { // an approval short of its gate's count
+			out = append(out, attr("approvals", fmt.Sprintf("%d of %d", len(w.Approvals), v.Task.Stages()[w.StageIndex].Approvers.Needed())))
+		}
+		return out, nil
 	})
 	if err != nil {
 		return TaskView{}, err
