@@ -127,19 +127,24 @@ var _ Coder = (*Error)(nil)
 // coded is an error of a package that cannot import errcode (domain/stage), given a code by
 // one that can.
 type coded struct {
-	code Code
-	err  error
+	code   Code
+	err    error
+	detail string
 }
 
 // Coded returns err with code c: errors.Is and errors.As see err through it, and a caller is
-// told err's text. Nil for a nil err.
-func Coded(c Code, err error) error {
+// told detail whatever wraps it ("": err's own text). Nil for a nil err.
+func Coded(c Code, err error, detail string) error {
 	if err == nil {
 		return nil
 	}
-	return &coded{code: c, err: err}
+	if detail == "" {
+		detail = err.Error()
+	}
+	return &coded{code: c, err: err, detail: detail}
 }
 
-func (e *coded) Error() string { return e.err.Error() }
-func (e *coded) Code() Code    { return e.code }
-func (e *coded) Unwrap() error { return e.err }
+func (e *coded) Error() string  { return e.err.Error() }
+func (e *coded) Code() Code     { return e.code }
+func (e *coded) Detail() string { return e.detail }
+func (e *coded) Unwrap() error  { return e.err }

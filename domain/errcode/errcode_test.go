@@ -83,3 +83,20 @@ func TestFindAndDetail(t *testing.T) {
 	require.ErrorIs(t, fmt.Errorf("w: %w", sentinel), sentinel, "a coded sentinel is an ordinary sentinel")
 	assert.Equal(t, "x: invalid transition", sentinel.Error())
 }
+
+// Coded gives an error of a package that cannot import errcode its code and what a caller is
+// told, whatever wraps it, errors.Is still seeing the error itself.
+func TestCoded(t *testing.T) {
+	t.Parallel()
+	inner := errors.New("stage: already approved")
+	err := fmt.Errorf("orchestrator: approve: %w", errcode.Coded(errcode.InvalidTransition, inner, "you approved already"))
+	require.ErrorIs(t, err, inner)
+	found, ok := errcode.Find(err, errcode.InvalidTransition)
+	require.True(t, ok)
+	assert.Equal(t, "you approved already", errcode.Detail(err, found))
+	assert.Nil(t, errcode.Coded(errcode.Forbidden, nil, "x"))
+	plain := errcode.Coded(errcode.Forbidden, inner, "")
+	found, ok = errcode.Find(plain, errcode.Forbidden)
+	require.True(t, ok)
+	assert.Equal(t, inner.Error(), errcode.Detail(plain, found))
+}

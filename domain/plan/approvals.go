@@ -16,6 +16,9 @@ var ErrMoreApprovals = errors.New("plan: the ring needs more approvals")
 // be approved on (ApproveRing), not only counted.
 var ErrEnoughApprovals = errors.New("plan: the ring has enough approvals")
 
+// alreadyApproved is what an approver who approved the ring already is told.
+const alreadyApproved = "you approved this ring already: the plan's rule asks for approvals by distinct approvers"
+
 // MaxDecisions bounds the ring decisions a plan keeps (Decisions): beyond, the oldest go.
 const MaxDecisions = 256
 
@@ -41,7 +44,7 @@ func (p *Plan) Decisions() []RingDecision { return append([]RingDecision(nil), p
 // plus d); the same approver twice is stage.ErrAlreadyApproved.
 func (p *Plan) checkDecision(d stage.Decision) (int, error) {
 	if err := p.approvers.Allows(d); err != nil {
-		return 0, errcode.Coded(errcode.Forbidden, err)
+		return 0, errcode.Coded(errcode.Forbidden, err, "")
 	}
 	if !d.Approved {
 		return 0, nil
@@ -53,7 +56,7 @@ func (p *Plan) checkDecision(d stage.Decision) (int, error) {
 			break
 		}
 		if e.By == d.By {
-			return 0, errcode.Coded(errcode.InvalidTransition, stage.ErrAlreadyApproved)
+			return 0, errcode.Coded(errcode.InvalidTransition, stage.ErrAlreadyApproved, alreadyApproved)
 		}
 		n++
 	}

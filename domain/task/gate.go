@@ -29,6 +29,9 @@ type Verdict struct {
 	Earlier []stage.Decision
 }
 
+// alreadyApproved is what an approver who approved already is told.
+const alreadyApproved = "you approved already: the rule asks for approvals by distinct approvers"
+
 // Await parks a run at its current stage until an operator decides: RUNNING → WAITING. The
 // run ends (it gives up its worker and lease); Decide makes the task PENDING again, and the
 // next run starts at the same stage with the decision (Decision).
@@ -60,14 +63,14 @@ func (t *Task) Decide(d stage.Decision, now time.Time) error {
 	}
 	rule := t.stages[t.currentStage].Approvers
 	if err := rule.Allows(d); err != nil {
-		return errcode.Coded(errcode.Forbidden, err)
+		return errcode.Coded(errcode.Forbidden, err, "")
 	}
 	d.DecidedAt = d.DecidedAt.UTC()
 	earlier := t.wait.Approvals
 	if d.Approved {
 		for _, a := range earlier {
 			if a.By == d.By {
-				return errcode.Coded(errcode.InvalidTransition, stage.ErrAlreadyApproved)
+				return errcode.Coded(errcode.InvalidTransition, stage.ErrAlreadyApproved, alreadyApproved)
 			}
 		}
 		if len(earlier)+1 < rule.Needed() {
