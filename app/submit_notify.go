@@ -34,7 +34,7 @@ func (s *Service) checkNotify(dests []plan.Destination, add func(field, reason s
 		}
 		if d.Secret != "" {
 			if _, err := s.secretValue(d.Secret); err != nil {
-				add(fmt.Sprintf("notify[%d].secret", i), err.Error())
+				add(fmt.Sprintf("notify[%d].secret", i), fmt.Sprintf("this executor cannot read a secret named %q: put its file in --secrets-dir, on every executor", d.Secret))
 			}
 		}
 	}
