@@ -54,11 +54,7 @@ func planOutcome(v PlanView) []audit.Attr {
 	if ph := v.Plan.Phase(); ph != "" {
 		out = append(out, attr("phase", string(ph)))
 	}
-	if ds := v.Plan.Decisions(); len(ds) > 0 && ds[len(ds)-1].Partial { // an approval short of the plan's count
-		n := 0
-		for i := len(ds) - 1; i >= 0 && ds[i].Partial && ds[i].Ring == ds[len(ds)-1].Ring; i-- {
-			n++
-		}
+	if n := len(v.Plan.PartialApprovals()); n > 0 { // approvals short of the plan's count
 		out = append(out, attr("approvals", fmt.Sprintf("%d of %d", n, v.Plan.Approvers().Needed())))
 	}
 	return out

@@ -1,6 +1,8 @@
 package orchestrator
 
 import (
+	"time"
+
 	"context"
 	"errors"
 	"fmt"
@@ -234,15 +236,18 @@ func (ctl *control) RetryTask(ctx context.Context, taskID string, fromCheckpoint
 // boundary or as its stage ends (it holds the tenant); a WAITING one is refused.
 func (ctl *control) RollbackTask(ctx context.Context, taskID string) error {
 	requested := false // the task RUNS: its run is asked to turn back
+	planID := ""
 	err := ctl.requeue(ctx, taskID, func(t *task.Task, _ *checkpoint.Checkpoint) (*checkpoint.Checkpoint, error) {
-		requested = t.Status() == task.Running
+		requested, planID = t.Status() == task.Running, t.PlanID()
 		return nil, t.Rollback(ctl.now())
 	})
 	if err != nil {
 		return err
 	}
 	ctl.cfg.Metrics.RollbackStarted(TriggerOperator)
-	ctl.noteRollback(ctx, taskID, TriggerOperator)
+	ctl.noteOnce(ctx, planID, "rollback:"+TriggerOperator, func(p *plan.Plan, now time.Time) bool {
+		return p.NoteOnce(plan.EventRollbackStarted, TriggerOperator, now)
+	})
 	if !requested { // queued: a new run
 		return nil
 	}

@@ -53,15 +53,3 @@ func (o *core) noteOnce(ctx context.Context, planID, key string, note func(p *pl
 		o.cfg.Logger.Warn("notice not recorded", "plan_id", planID, "notice", key, "err", err)
 	}
 }
-
-// noteRollback records, once per plan and trigger, that a tenant of task taskID's plan began
-// rolling back.
-func (ctl *control) noteRollback(ctx context.Context, taskID, trigger string) {
-	t, err := ctl.tasks.Task(ctx, taskID)
-	if err != nil {
-		return
-	}
-	ctl.noteOnce(ctx, t.PlanID(), "rollback:"+trigger, func(p *plan.Plan, now time.Time) bool {
-		return p.NoteOnce(plan.EventRollbackStarted, trigger, now)
-	})
-}

@@ -49,18 +49,27 @@ func (p *Plan) checkDecision(d stage.Decision) (int, error) {
 	if !d.Approved {
 		return 0, nil
 	}
-	n := 1
+	partial := p.PartialApprovals()
+	for _, e := range partial {
+		if e.By == d.By {
+			return 0, errcode.Coded(errcode.InvalidTransition, stage.ErrAlreadyApproved, alreadyApproved)
+		}
+	}
+	return len(partial) + 1, nil
+}
+
+// PartialApprovals returns the approvals of the current ring that counted toward the plan's
+// rule without passing it: the partial ones given since its phase began, oldest last.
+func (p *Plan) PartialApprovals() []RingDecision {
+	var out []RingDecision
 	for i := len(p.decisions) - 1; i >= 0; i-- {
 		e := p.decisions[i]
 		if e.Ring != p.ring.Index || !e.Partial || e.DecidedAt.Before(p.ring.Since) {
 			break
 		}
-		if e.By == d.By {
-			return 0, errcode.Coded(errcode.InvalidTransition, stage.ErrAlreadyApproved, alreadyApproved)
-		}
-		n++
+		out = append(out, e)
 	}
-	return n, nil
+	return out
 }
 
 // CountApproval records approval d of the current ring when the rule asks for more approvals
