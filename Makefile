@@ -63,8 +63,47 @@ openapi-gen:
 	$(GO) -C $(OAPIGEN) build ./...
 	$(GO) -C $(OAPIGEN) test -race -count=1 ./...
 
+# The version stamped into the binaries (`executor version`, `executor --version`): git
+# describe (the last tag, commits since, the short commit, -dirty for uncommitted changes),
+# or VERSION=... when given (the Dockerfile passes it: its build context has no .git). Empty
+# (no git): the binary reports its build info's version, "(devel)". -buildvcs=auto records
+# the commit too wherever git can read it, whatever GOFLAGS says.
+ifeq ($(origin VERSION),undefined)
+VERSION := $(shell git describe --tags --always --dirty 2>/dev/null)
+endif
+VERSION_LDFLAGS = -X github.com/executor-dev/executor/cli.stampedVersion=$(VERSION)
+BUILD_FLAGS = -buildvcs=auto -trimpath
+
+# bin/executor for this machine, static (CGO_ENABLED=0: no libc needed, it runs in a scratch
+# or distroless image), its version stamped. docs/install.md.
 build:
-	$(GO) build -o bin/executor ./cmd/executor
+	CGO_ENABLED=0 $(GO) build $(BUILD_FLAGS) -ldflags '$(VERSION_LDFLAGS)' -o bin/executor ./cmd/executor
+
+# The release: static, stripped (-s -w) binaries for each of RELEASE_PLATFORMS in dist/
+# (emptied first), named executor-<version>-<os>-<arch>, and dist/SHA256SUMS, which
+# `cd dist && sha256sum -c SHA256SUMS` checks. Refused without a version (no git: pass VERSION=...).
+.PHONY: release
+RELEASE_PLATFORMS ?= linux/amd64 linux/arm64
+release:
+	@test -n "$(VERSION)" || { echo "release: no version: git describe found no commit; pass VERSION=..." >&2; exit 1; }
+	rm -rf dist
+	mkdir -p dist
+	@for p in $(RELEASE_PLATFORMS); do \
+	  os=$${p%/*}; arch=$${p#*/}; out=dist/executor-$(VERSION)-$$os-$$arch; \
+	  echo "building $$out"; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build $(BUILD_FLAGS) -ldflags '-s -w $(VERSION_LDFLAGS)' -o $$out ./cmd/executor || exit 1; \
+	done
+	cd dist && sha256sum executor-* >SHA256SUMS
+	@cat dist/SHA256SUMS
+
+# The container image (Dockerfile: make build in golang, the binary alone in distroless),
+# tagged executor:<version> and executor:latest. Needs docker (and its daemon); not part of
+# `make test`. The version is passed as a build argument: the build context leaves .git out.
+.PHONY: docker
+IMAGE ?= executor
+docker:
+	@command -v docker >/dev/null 2>&1 || { echo "docker not found: install docker to build the image (the binary alone: make build)" >&2; exit 1; }
+	docker build --build-arg VERSION=$(VERSION) -t $(IMAGE):$(or $(VERSION),dev) -t $(IMAGE):latest .
 
 # The Go benchmarks of the hot paths (docs/performance.md); `executor bench` measures a whole
 # executor. Not part of `make test`: speed is measured, never asserted.

@@ -210,3 +210,28 @@ func yamlLaughs() string {
 	}
 	return b.String()
 }
+
+// A YAML body with a syntax error is a 400 naming the line of the mistake, not the line where
+// the list holding it began, with a hint for a template holding double quotes in a
+// double-quoted string.
+func TestSubmitYAMLSyntaxErrorNamesItsLine(t *testing.T) {
+	t.Parallel()
+	base := startServer(t)
+	tests := []struct {
+		name, body, detail string
+	}{
+		{"a list item indented too far", "name: p\nstages:\n  - name: a\n    kind: noop\n   - name: b\n    kind: noop\ntenants:\n  - id: t\n",
+			"body: is not valid YAML: line 5: did not find expected '-' indicator"},
+		{"a template with double quotes in double quotes", "name: p\nstages:\n  - name: a\n    kind: http\n    params:\n      url: \"{{ index .Params \"k\" }}\"\ntenants:\n  - id: t\n",
+			"body: is not valid YAML: line 6: did not find expected key (a template in a double-quoted string cannot hold a double quote: " +
+				`quote the value with single quotes instead, as in '{{ index .Params "k" }}', or escape the inner quotes as \")`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := do(t, http.MethodPost, base+"/v1/plans", []byte(tt.body), "Content-Type", "application/yaml")
+			p := requireProblem(t, res, http.StatusBadRequest, "body")
+			assert.Equal(t, tt.detail, p.Detail)
+		})
+	}
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/wire"
+	"github.com/executor-dev/executor/yamlerr"
 )
 
 // mediaJSON is the media type of JSON; a request body without a Content-Type is JSON too.
@@ -174,7 +175,7 @@ func yamlToJSON(body []byte, limit int64) ([]byte, error) {
 	if err := dec.Decode(&node); errors.Is(err, io.EOF) {
 		return nil, invalid("body", "the YAML document is empty")
 	} else if err != nil {
-		return nil, invalid("body", "is not valid YAML: "+err.Error())
+		return nil, invalid("body", "is not valid YAML: "+yamlerr.Explain(body, err).Error())
 	}
 	var next yaml.Node
 	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {

@@ -40,6 +40,10 @@ func DryRunFrom(sub *app.Submission) wire.DryRun {
 		Page: wire.PreviewPage{Offset: sub.Page.Offset, Limit: sub.Page.Limit, NextOffset: sub.Page.Next(sub.Tenants)},
 	}
 	out.Conflicts = append(out.Conflicts, sub.Conflicts...)
+	out.Warnings = sub.Notes
+	for _, h := range sub.ConflictHolders {
+		out.ConflictTasks = append(out.ConflictTasks, wire.ConflictTask{TenantID: h.Tenant, PlanID: h.PlanID, TaskID: h.TaskID, Status: string(h.Status)})
+	}
 	for i, tp := range sub.Preview {
 		stages := make([]wire.RenderedStage, len(tp.Stages))
 		for j, s := range tp.Stages {

@@ -42,7 +42,7 @@ func PlanFrom(v app.PlanView) wire.Plan {
 	}
 	return wire.Plan{
 		Kind:   wire.KindPlan,
-		PlanID: p.ID(), Name: p.Name(), Labels: p.Labels(), Status: string(p.Status()),
+		PlanID: p.ID(), Name: p.Name(), Labels: p.Labels(), Status: string(p.Status()), Outcome: v.Outcome(),
 		MaxConcurrency: p.MaxConcurrency(), FailureBudget: p.FailureBudget(),
 		Stages: stageRefs(p.Stages()), TaskIDs: p.TaskIDs(), Progress: progress, MissingTasks: MissingFrom(v.Progress.Missing),
 		StartAt: timePtr(p.StartAt()), StartRate: p.StartRate(), OnFailure: string(p.OnFailure()), Canary: canaryFrom(p), Rings: ringsFrom(p, time.Now()), Reason: p.Reason(),
@@ -98,7 +98,7 @@ func TaskFrom(v app.TaskView, withLease bool) wire.Task {
 	out := wire.Task{
 		TaskID: t.ID(), TenantID: t.TenantID(), PlanID: t.PlanID(), Status: string(t.Status()),
 		Attempt: t.Attempt(), CurrentStage: t.CurrentStage(), Stages: stageRefs(t.Stages()),
-		PauseRequested: t.PauseRequested(), RollingBack: t.RollingBack(), RollbackRequested: t.RollbackRequested(), Executor: t.Executor(), CreatedAt: t.CreatedAt().UTC(),
+		PauseRequested: t.PauseRequested(), PausedByPlan: t.PausedByPlan(), RollingBack: t.RollingBack(), RollbackRequested: t.RollbackRequested(), Executor: t.Executor(), CreatedAt: t.CreatedAt().UTC(),
 		StartedAt: timePtr(t.StartedAt()), FinishedAt: timePtr(t.FinishedAt()),
 		UpdatedAt: t.UpdatedAt().UTC(), Attempts: []wire.Attempt{},
 	}

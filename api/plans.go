@@ -66,7 +66,9 @@ func (h *handlers) submitPlan(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(wire.IdempotentReplayedHeader, "true")
 		status = http.StatusOK
 	}
-	h.respond(w, r, status, PlanFrom(sub.Plan))
+	out := PlanFrom(sub.Plan)
+	out.Warnings = sub.Notes
+	h.respond(w, r, status, out)
 }
 
 // idempotencyKey returns the request's Idempotency-Key: absent, or 1 to 200 visible ASCII
@@ -92,8 +94,8 @@ func idempotencyKey(r *http.Request) (string, error) {
 	return key, nil
 }
 
-// listPlans is GET /v1/plans: plans newest first, ?status=, ?limit= and ?cursor= (the
-// nextCursor of the previous page).
+// listPlans is GET /v1/plans: plans newest first, ?status=, ?label=key=value (repeated: all
+// must match), ?limit= and ?cursor= (the nextCursor of the previous page).
 func (h *handlers) listPlans(w http.ResponseWriter, r *http.Request) {
 	limit, err := queryInt(r, "limit", DefaultPlanPageSize, 1, app.MaxListLimit)
 	if err != nil {
@@ -105,9 +107,16 @@ func (h *handlers) listPlans(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
+	labels, err := labelSelector(r)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
 	q := r.URL.Query()
+	resume := ""
 	views, err := h.svc.ListPlans(r.Context(), plan.Filter{
-		Status: plan.Status(strings.ToUpper(q.Get("status"))), Before: q.Get("cursor"), Limit: limit,
+		Status: plan.Status(strings.ToUpper(q.Get("status"))), Labels: labels, Before: q.Get("cursor"), Limit: limit,
+		Resume: &resume,
 	})
 	if err != nil {
 		h.writeError(w, r, err)
@@ -120,7 +129,10 @@ func (h *handlers) listPlans(w http.ResponseWriter, r *http.Request) {
 			out.Plans[i].TaskIDs = nil
 		}
 	}
-	if len(views) == limit {
+	switch {
+	case resume != "": // a page by labels that stopped at its scan bound
+		out.NextCursor = resume
+	case len(views) == limit:
 		out.NextCursor = views[len(views)-1].Plan.ID()
 	}
 	h.respond(w, r, http.StatusOK, out)
@@ -213,4 +225,17 @@ func (h *handlers) planOp(op func(*app.Service, context.Context, string) (app.Pl
 		h.audit(r, actionOf(r), attrs...)
 		h.respond(w, r, http.StatusOK, PlanFrom(v))
 	}
+}
+
+// resumePlan is POST /v1/plans/{planId}/resume with an optional wire.ResumeBody: the plan and
+// the tasks its pause paused resume; with all, the tasks paused one by one too.
+func (h *handlers) resumePlan(w http.ResponseWriter, r *http.Request) {
+	var body wire.ResumeBody
+	if err := h.decodeBody(w, r, &body, true); err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	h.planOp(func(s *app.Service, ctx context.Context, id string) (app.PlanView, error) {
+		return s.ResumePlan(ctx, id, body.All)
+	})(w, r)
 }

@@ -30,6 +30,7 @@ func ringsFrom(p *plan.Plan, now time.Time) *wire.Rings {
 		v := wire.RingView{Name: w.Name, Size: w.Size.String(), Tenants: len(p.RingTaskIDs(k)),
 			State: strings.ToLower(string(p.RingPhaseOf(k))), MaxConcurrency: w.MaxConcurrency,
 			Then: string(w.Then), FailureBudget: r.Budget(k).String()}
+		v.Tolerates = r.Budget(k).Tolerated(v.Tenants)
 		if w.Rest {
 			v.Size = "rest"
 		}

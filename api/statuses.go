@@ -14,7 +14,7 @@ func (h *handlers) taskStatuses(w http.ResponseWriter, r *http.Request) {
 	for i, s := range task.Statuses {
 		out.Statuses[i] = wire.TaskStatusRule{
 			Status: string(s), Terminal: s.Terminal(), Settled: s.Settled(), AtRest: s.AtRest(),
-			Retryable: s.Retryable(), Cancellable: s.Cancellable(), Undoable: s.Undoable(),
+			Retryable: s.Retryable(), Cancellable: s.Cancellable(), Undoable: s.Undoable(), Skippable: s.Skippable(),
 		}
 	}
 	h.respond(w, r, http.StatusOK, out)

@@ -36,6 +36,7 @@ func TestTaskStatusesRoute(t *testing.T) {
 		assert.Equal(t, s.Settled(), r.Settled, "%s settled", s)
 		assert.Equal(t, s.AtRest(), r.AtRest, "%s at rest", s)
 		assert.Equal(t, s.Undoable(), r.Undoable, "%s undoable", s)
+		assert.Equal(t, s.Skippable(), r.Skippable, "%s skippable", s)
 	}
-	assert.Contains(t, rec.Body.String(), `{"status":"INTERRUPTED","terminal":false,"settled":true,"atRest":true,"retryable":true,"cancellable":true,"undoable":true}`)
+	assert.Contains(t, rec.Body.String(), `{"status":"INTERRUPTED","terminal":false,"settled":true,"atRest":true,"retryable":true,"cancellable":true,"undoable":true,"skippable":true}`)
 }

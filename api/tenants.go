@@ -72,3 +72,16 @@ func (h *handlers) tenantOp(op func(*app.Service, context.Context, string) (app.
 		h.respond(w, r, http.StatusOK, TaskFrom(v, true))
 	}
 }
+
+// skipTenant is POST /v1/tenants/{tenantId}/skip with an optional wire.SkipBody: the tenant's
+// latest task ends SKIPPED (it does not run, and has not completed), its plan settles.
+func (h *handlers) skipTenant(w http.ResponseWriter, r *http.Request) {
+	var body wire.SkipBody
+	if err := h.decodeBody(w, r, &body, true); err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	h.tenantOp(func(s *app.Service, ctx context.Context, id string) (app.TaskView, error) {
+		return s.SkipTenant(ctx, id, body.Comment)
+	})(w, r)
+}

@@ -53,7 +53,7 @@ func (s *Service) AuditTrail(ctx context.Context, q audit.Query) (audit.Page, er
 
 // auditActions are the actions a record may name, as GET /v1/audit's action filter takes them.
 func auditActions() []string {
-	out := []string{"submit", "pause", "resume", "cancel", "retry", "rollback", "approve", "reject", "unlock"}
+	out := []string{"submit", "pause", "resume", "cancel", "retry", "rollback", "approve", "reject", "skip", "unlock"}
 	for _, a := range BulkActions {
 		out = append(out, "bulk-"+string(a))
 	}

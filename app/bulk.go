@@ -27,10 +27,13 @@ const (
 	BulkCancel  BulkAction = "cancel"  // cancel a task that has not ended
 	// BulkRollback rolls a task back: undoes the stages it completed, newest first.
 	BulkRollback BulkAction = "rollback"
+	// BulkSkip skips every matching task that does not run (task.Task.Skip): by default the
+	// FAILED ones, so that a plan whose failures an operator accepts completes, with exceptions.
+	BulkSkip BulkAction = "skip"
 )
 
 // BulkActions lists every action on a filter.
-var BulkActions = []BulkAction{BulkApprove, BulkReject, BulkRetry, BulkCancel, BulkRollback}
+var BulkActions = []BulkAction{BulkApprove, BulkReject, BulkRetry, BulkCancel, BulkRollback, BulkSkip}
 
 // bulkStatuses are the statuses each action can change, and the statuses it takes when the
 // filter names none.
@@ -41,6 +44,7 @@ var bulkStatuses = map[BulkAction]struct{ allowed, defaults []task.Status }{
 	BulkCancel:  {task.CancellableStatuses(), task.CancellableStatuses()},
 	// Every task that ran and stopped: what an SRE means by "roll ring 2 back".
 	BulkRollback: {task.UndoableStatuses(), task.UndoableStatuses()},
+	BulkSkip:     {task.SkippableStatuses(), []task.Status{task.Failed}},
 }
 
 // MaxBulkSkippedListed bounds the skipped tasks a BulkResult lists (SkippedCount counts
@@ -154,6 +158,8 @@ func (s *Service) bulkOp(ctx context.Context, req BulkRequest) func(context.Cont
 		}
 	case BulkRollback:
 		return s.taskControl.RollbackTask
+	case BulkSkip:
+		return s.taskControl.SkipTask
 	default:
 		return s.taskControl.CancelTask
 	}

@@ -13,11 +13,17 @@ func (s *Service) PausePlan(ctx context.Context, planID string) (PlanView, error
 	return s.planOp(ctx, planID, "pause", s.plansWhileUp(s.planControl.PausePlan))
 }
 
-// ResumePlan resumes a paused plan.
-func (s *Service) ResumePlan(ctx context.Context, planID string) (PlanView, error) {
+// ResumePlan resumes a paused plan and the tasks its pause paused; with all, the tasks paused
+// one by one (PauseTenant) too. Without all, those stay PAUSED: an operator paused each for a
+// reason of its own.
+func (s *Service) ResumePlan(ctx context.Context, planID string, all bool) (PlanView, error) {
+	var req []audit.Attr
+	if all {
+		req = append(req, attr("all", "true"))
+	}
 	return s.planOp(ctx, planID, "resume", func(ctx context.Context, planID string) error {
-		return s.startingWork(ctx, func(ctx context.Context) error { return s.planControl.ResumePlan(ctx, planID) })
-	})
+		return s.startingWork(ctx, func(ctx context.Context) error { return s.planControl.ResumePlan(ctx, planID, all) })
+	}, req...)
 }
 
 // CancelPlan cancels a plan that has not ended.
@@ -75,6 +81,21 @@ func (s *Service) ResumeTenant(ctx context.Context, tenantID string) (TaskView, 
 // CancelTenant cancels the tenant's latest task.
 func (s *Service) CancelTenant(ctx context.Context, tenantID string) (TaskView, error) {
 	return s.tenantOp(ctx, tenantID, "cancel", s.runningHere(s.taskControl.CancelTask))
+}
+
+// SkipTenant ends the tenant's latest task without deploying the tenant, by an operator's
+// decision (task.Task.Skip: it must not be RUNNING nor COMPLETED); comment is kept in the
+// audit record. Its plan settles: with its other tenants done, it completes "with
+// exceptions".
+func (s *Service) SkipTenant(ctx context.Context, tenantID, comment string) (TaskView, error) {
+	if err := checkComment(comment); err != nil {
+		return TaskView{}, err
+	}
+	var req []audit.Attr
+	if comment != "" {
+		req = append(req, attr("comment", comment))
+	}
+	return s.tenantOp(ctx, tenantID, "skip", s.plansWhileUp(s.taskControl.SkipTask), req...)
 }
 
 // RetryTenant runs the tenant's latest task again: from the stage after its checkpoint, or

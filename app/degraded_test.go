@@ -63,7 +63,7 @@ func TestDegradedExecutorActsOnlyOnWhatItRuns(t *testing.T) {
 		{"retry", func() error { _, err := svc.RetryTenant(ctx, "dg-1", true); return err }},
 		{"plan cancel", func() error { _, err := svc.CancelPlan(ctx, planID); return err }},
 		{"plan pause", func() error { _, err := svc.PausePlan(ctx, planID); return err }},
-		{"plan resume", func() error { _, err := svc.ResumePlan(ctx, planID); return err }},
+		{"plan resume", func() error { _, err := svc.ResumePlan(ctx, planID, false); return err }},
 	}
 	for _, tc := range refused {
 		require.ErrorIs(t, tc.call(), app.ErrDegraded, tc.name)

@@ -3,9 +3,11 @@ package app
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/executor-dev/executor/domain/errcode"
+	"github.com/executor-dev/executor/domain/task"
 )
 
 // Sentinel errors; match them with errors.Is.
@@ -83,13 +85,59 @@ func invalid(field, reason string) *ValidationError {
 	return &ValidationError{Violations: []FieldViolation{{Field: field, Reason: reason}}}
 }
 
+// MaxConflictsNamed bounds the conflicting tenants a ConflictError describes (the plan and
+// status of their task); the others are counted ("and 3 more"), and listed in Tenants.
+const MaxConflictsNamed = 5
+
+// ConflictHolder is the task that holds a conflicting tenant: its latest task, which has not ended.
+type ConflictHolder struct {
+	Tenant string
+	PlanID string
+	TaskID string
+	Status task.Status
+}
+
 // ConflictError lists the tenants whose latest task has not ended. It matches ErrConflict.
 type ConflictError struct {
 	Tenants []string
+	// Holders are the tasks of the first tenants (at most MaxConflictsNamed, in Tenants'
+	// order) that could be read: the message names their plans and statuses.
+	Holders []ConflictHolder
 }
 
+// Error names the first tenants with the plan and status of the task holding each, counts the
+// others, and says what to do: wait, or cancel those tasks.
 func (e *ConflictError) Error() string {
-	return "tenants have a task that has not ended: " + strings.Join(e.Tenants, ", ")
+	held := make(map[string]ConflictHolder, len(e.Holders))
+	for _, h := range e.Holders {
+		held[h.Tenant] = h
+	}
+	n := min(len(e.Tenants), MaxConflictsNamed)
+	names := make([]string, n)
+	var plans []string
+	for i, tenant := range e.Tenants[:n] {
+		h, ok := held[tenant]
+		if !ok {
+			names[i] = "tenant " + tenant
+			continue
+		}
+		names[i] = fmt.Sprintf("tenant %s (plan %s, %s)", tenant, h.PlanID, h.Status)
+		if !slices.Contains(plans, h.PlanID) {
+			plans = append(plans, h.PlanID)
+		}
+	}
+	s := "tenants have a task that has not ended: " + strings.Join(names, ", ")
+	if more := len(e.Tenants) - n; more > 0 {
+		s += fmt.Sprintf(" and %d more", more)
+	}
+	if n == 0 {
+		return s
+	}
+	s += fmt.Sprintf("; wait until those tasks end, or cancel them: 'executor cancel --tenant %s' for one tenant", e.Tenants[0])
+	if len(plans) > 0 {
+		s += fmt.Sprintf(", 'executor plan bulk cancel %s --tenant PREFIX' for those of a plan", plans[0])
+	}
+	return s
 }
 
 // Unwrap returns ErrConflict.

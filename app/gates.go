@@ -2,11 +2,14 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
 	"github.com/executor-dev/executor/domain/audit"
+	"github.com/executor-dev/executor/domain/errcode"
 	"github.com/executor-dev/executor/domain/stage"
+	"github.com/executor-dev/executor/domain/task"
 )
 
 // MaxCommentLength bounds an operator's comment on a decision.
@@ -38,8 +41,21 @@ func (s *Service) decideTenant(ctx context.Context, tenantID string, approved bo
 		req = append(req, attr("comment", comment))
 	}
 	return s.tenantOp(ctx, tenantID, name, func(ctx context.Context, taskID string) error {
-		return s.startingWork(ctx, func(ctx context.Context) error { return s.taskControl.DecideTask(ctx, taskID, d) })
+		err := s.startingWork(ctx, func(ctx context.Context) error { return s.taskControl.DecideTask(ctx, taskID, d) })
+		return notAtItsGate(err, tenantID)
 	}, req...)
+}
+
+// notAtItsGate adds to the refusal of a decision on the tenant's task that has not ended nor
+// reached its gate the command that shows when it waits there; other errors are returned as
+// they are.
+func notAtItsGate(err error, tenantID string) error {
+	var te *task.TransitionError
+	if !errors.As(err, &te) || te.Action != "decide on" || te.From.Terminal() {
+		return err
+	}
+	return errcode.Coded(errcode.InvalidTransition, err,
+		fmt.Sprintf("%s ('executor status --tenant %s' shows its status)", te.Detail(), tenantID))
 }
 
 // ApprovePlan lets the tasks past a plan's canary wave start.

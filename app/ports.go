@@ -49,7 +49,9 @@ type Launcher interface {
 // cancel of a plan it could not launch).
 type PlanControl interface {
 	PausePlan(ctx context.Context, planID string) error
-	ResumePlan(ctx context.Context, planID string) error
+	// ResumePlan resumes a paused plan and the tasks its pause paused; with all, the tasks
+	// paused one by one too.
+	ResumePlan(ctx context.Context, planID string, all bool) error
 	CancelPlan(ctx context.Context, planID string) error
 	// ApprovePlan starts the tasks past a plan's canary wave; RejectPlan halts the plan there.
 	// d is the operator's decision (who, with which role): the plan's approvers rule judges it.
@@ -63,6 +65,8 @@ type TaskControl interface {
 	PauseTask(ctx context.Context, taskID string) error
 	ResumeTask(ctx context.Context, taskID string) error
 	CancelTask(ctx context.Context, taskID string) error
+	// SkipTask ends a task that does not run without deploying its tenant, and settles its plan.
+	SkipTask(ctx context.Context, taskID string) error
 	RetryTask(ctx context.Context, taskID string, fromCheckpoint bool) error
 	// RollbackTask starts a rollback of the task: a new run that undoes its completed stages.
 	RollbackTask(ctx context.Context, taskID string) error

@@ -156,10 +156,14 @@ func (s *Service) WaitPlan(ctx context.Context, planID string, wait time.Duratio
 	}
 }
 
-// ListPlans returns plans newest first.
+// ListPlans returns plans newest first: those in f's status with f's labels. A page by labels
+// examines at most MaxPlanScan plans; when it stops there, f.Resume names the last one.
 func (s *Service) ListPlans(ctx context.Context, f plan.Filter) ([]PlanView, error) {
 	if f.Status != "" && !f.Status.Valid() {
 		return nil, invalid("status", fmt.Sprintf("unknown plan status %q", f.Status))
+	}
+	if err := checkLabelSelector(f.Labels, s.limits.MaxLabels); err != nil {
+		return nil, err
 	}
 	if f.Before != "" {
 		if err := checkULID("cursor", f.Before); err != nil {
@@ -172,7 +176,7 @@ func (s *Service) ListPlans(ctx context.Context, f plan.Filter) ([]PlanView, err
 	if err := s.refuseRead(); err != nil {
 		return nil, err
 	}
-	plans, err := s.plans.List(ctx, f)
+	plans, err := s.plans.List(ctx, scanBound(f))
 	if err != nil {
 		return nil, err
 	}

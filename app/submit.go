@@ -86,7 +86,14 @@ type Submission struct {
 	Page      PreviewPage     // dry run only: the page Preview is, with its defaults
 	Preview   []TenantPreview // dry run only: the page's tenants, in submission order
 	Conflicts []string        // dry run only: tenants whose latest task has not ended
-	Rings     []RingPreview   // dry run only: which tenants fall in which ring (none without waves)
+	// ConflictHolders are the tasks of the first conflicting tenants (at most
+	// MaxConflictsNamed): their plans and statuses. Dry run only.
+	ConflictHolders []ConflictHolder
+	Rings           []RingPreview // dry run only: which tenants fall in which ring (none without waves)
+	// Notes are what the submitter should know of how the plan will run that its request
+	// does not say: a maxConcurrency above this executor's workers (concurrencyNotes). A
+	// created plan's and a dry run's; none for a replay.
+	Notes []string
 }
 
 // Submit validates a plan, renders every tenant's stages, checks that no tenant has a task
@@ -142,12 +149,13 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Submission, e
 		return nil, err
 	}
 	if req.DryRun {
-		conflicts, err := s.conflicts(ctx, req.Tenants)
+		conflicts, holders, err := s.conflicts(ctx, req.Tenants)
 		if err != nil {
 			return nil, err
 		}
 		s.measureDryRun(ctx, req, stages, inSubmissionOrder, preview, rollout, rings)
-		return &Submission{Tenants: len(tasks), Page: req.Page.withDefaults(), Preview: preview, Conflicts: conflicts, Rings: rings}, nil
+		return &Submission{Tenants: len(tasks), Page: req.Page.withDefaults(), Preview: preview, Conflicts: conflicts,
+			ConflictHolders: holders, Rings: rings, Notes: s.concurrencyNotes(p)}, nil
 	}
 	s.submitMu.Lock() // one idempotency key, one plan
 	defer s.submitMu.Unlock()
@@ -169,7 +177,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Submission, e
 	for i, t := range tasks {
 		statuses[i] = t.Status()
 	}
-	return &Submission{Plan: PlanView{Plan: p, Progress: progressOf(statuses)}}, nil
+	return &Submission{Plan: PlanView{Plan: p, Progress: progressOf(statuses)}, Notes: s.concurrencyNotes(p)}, nil
 }
 
 // submission is the audit record's action of a submission of req as plan planID.
@@ -215,22 +223,27 @@ func (s *Service) replay(ctx context.Context, req SubmitRequest, hash string) (*
 }
 
 // conflicts lists the tenants whose latest task has not ended (a dry run's preview of the
-// store's check).
-func (s *Service) conflicts(ctx context.Context, tenants []TenantInput) ([]string, error) {
+// store's check), and the tasks of the first MaxConflictsNamed of them.
+func (s *Service) conflicts(ctx context.Context, tenants []TenantInput) ([]string, []ConflictHolder, error) {
 	var out []string
+	var holders []ConflictHolder
 	for _, tn := range tenants {
 		t, err := s.tasks.Latest(ctx, tn.ID)
 		if errors.Is(err, task.ErrNotFound) {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if !t.Status().Terminal() {
-			out = append(out, tn.ID)
+		if t.Status().Terminal() {
+			continue
+		}
+		out = append(out, tn.ID)
+		if len(holders) < MaxConflictsNamed {
+			holders = append(holders, ConflictHolder{Tenant: tn.ID, PlanID: t.PlanID(), TaskID: t.ID(), Status: t.Status()})
 		}
 	}
-	return out, nil
+	return out, holders, nil
 }
 
 func asValidation(err error) error {

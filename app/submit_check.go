@@ -156,7 +156,26 @@ func (s *Service) checkSubmission(req SubmitRequest, elsewhere map[string]bool, 
 		}
 		seen[tn.ID] = i
 	}
+	checkTenantSecrets(req.Tenants, add)
 	return stages
+}
+
+// checkTenantSecrets refuses a tenant param that holds {{secret "name"}}: a tenant's params are
+// data, not templates, so the text would reach the stage as written, never the secret (and a
+// secret written out in a param would be stored with the plan and shown by a dry run as any
+// param). A per-tenant secret is named in a param and read by a stage's template.
+func checkTenantSecrets(tenants []TenantInput, add func(field, reason string)) {
+	for i, tn := range tenants {
+		for _, k := range slices.Sorted(maps.Keys(tn.Params)) {
+			names := stage.SecretsIn(map[string]any{k: tn.Params[k]})
+			if len(names) == 0 {
+				continue
+			}
+			add(fmt.Sprintf("tenants[%d].params.%s", i, k), fmt.Sprintf("a tenant's params are data, not templates: {{secret %q}} here "+
+				"would reach the stage as written, never the secret; give the secret's name instead (%s: %s) and read it in the "+
+				"stage's params with {{secret .Params.%s}}", names[0], k, names[0], k))
+		}
+	}
 }
 
 // checkStages checks each stage of a submission (its spec, its kind and its undo's run by a

@@ -25,7 +25,7 @@ func (s *Service) createAndLaunch(ctx context.Context, p *plan.Plan, tasks []*ta
 	defer cancel()
 	var busy *task.BusyError
 	if err := s.creator.CreatePlan(ctx, p, tasks); errors.As(err, &busy) {
-		return &ConflictError{Tenants: busy.Tenants}
+		return &ConflictError{Tenants: busy.Tenants, Holders: s.conflictHolders(ctx, busy.Tenants)}
 	} else if err != nil {
 		return fmt.Errorf("app: create plan: %w", err)
 	}
@@ -40,4 +40,19 @@ func (s *Service) createAndLaunch(ctx context.Context, p *plan.Plan, tasks []*ta
 		return fmt.Errorf("app: launch plan %s: %w (and cancelling it failed: %w)", p.ID(), err, cerr)
 	}
 	return fmt.Errorf("app: launch plan %s (cancelled): %w", p.ID(), err)
+}
+
+// conflictHolders reads the latest task of the first tenants (at most MaxConflictsNamed), which a
+// conflict names with their plans and statuses: those that cannot be read, or that ended
+// meanwhile, are left out.
+func (s *Service) conflictHolders(ctx context.Context, tenants []string) []ConflictHolder {
+	var out []ConflictHolder
+	for _, tenant := range tenants[:min(len(tenants), MaxConflictsNamed)] {
+		t, err := s.tasks.Latest(ctx, tenant)
+		if err != nil || t.Status().Terminal() {
+			continue
+		}
+		out = append(out, ConflictHolder{Tenant: tenant, PlanID: t.PlanID(), TaskID: t.ID(), Status: t.Status()})
+	}
+	return out
 }

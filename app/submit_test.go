@@ -160,3 +160,71 @@ func TestSubmitNamesTheBadField(t *testing.T) {
 	}
 	assert.Equal(t, 0, countPlans(t, svc), "nothing was created")
 }
+
+// A submission refused because tenants have a task that has not ended names the plan and the
+// status of the task holding each of the first ones, counts the rest, and says what to do;
+// the dry run finds the same tasks.
+func TestAConflictNamesThePlansHoldingTheTenantsAndWhatToDo(t *testing.T) {
+	t.Parallel()
+	svc := newService(t)
+	ctx := context.Background()
+	tenants := make([]string, app.MaxConflictsNamed+3)
+	for i := range tenants {
+		tenants[i] = fmt.Sprintf("held-%d", i)
+	}
+	first, err := svc.Submit(ctx, sleepPlan(tenants...))
+	require.NoError(t, err)
+	holder := first.Plan.Plan.ID()
+
+	_, err = svc.Submit(ctx, sleepPlan(append([]string{"free"}, tenants...)...))
+	require.ErrorIs(t, err, app.ErrConflict)
+	var ce *app.ConflictError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, tenants, ce.Tenants, "every conflicting tenant is listed")
+	require.Len(t, ce.Holders, app.MaxConflictsNamed)
+	assert.Equal(t, holder, ce.Holders[0].PlanID)
+	msg := err.Error()
+	assert.Contains(t, msg, "tenant held-0 (plan "+holder+", ")
+	assert.Contains(t, msg, "tenant held-4 (plan "+holder+", ")
+	assert.NotContains(t, msg, "held-5", "past the first ones, only counted")
+	assert.Contains(t, msg, " and 3 more; wait until those tasks end, or cancel them: 'executor cancel --tenant held-0' for one tenant, "+
+		"'executor plan bulk cancel "+holder+" --tenant PREFIX' for those of a plan")
+
+	req := sleepPlan(tenants[:2]...)
+	req.DryRun = true
+	sub, err := svc.Submit(ctx, req)
+	require.NoError(t, err)
+	assert.Equal(t, tenants[:2], sub.Conflicts)
+	require.Len(t, sub.ConflictHolders, 2)
+	assert.Equal(t, app.ConflictHolder{Tenant: "held-1", PlanID: holder, TaskID: sub.ConflictHolders[1].TaskID, Status: sub.ConflictHolders[1].Status}, sub.ConflictHolders[1])
+	assert.False(t, sub.ConflictHolders[1].Status.Terminal())
+}
+
+// A maxConcurrency (the plan's, a wave's) above this executor's workers is capped by them: the
+// submission says so, the created plan's and the dry run's alike; one that fits says nothing.
+func TestAMaxConcurrencyAboveTheWorkersIsNoted(t *testing.T) {
+	t.Parallel()
+	svc := newService(t) // orchestrator.DefaultWorkers workers
+	tests := []struct {
+		name   string
+		limit  int
+		dryRun bool
+		want   []string
+	}{
+		{"within the workers", orchestrator.DefaultWorkers, false, nil},
+		{"above them", 500, false, []string{fmt.Sprintf("maxConcurrency 500 is above this executor's %d workers (serve --workers): "+
+			"it runs at most %d of the plan's tasks at once, fewer while other plans run", orchestrator.DefaultWorkers, orchestrator.DefaultWorkers)}},
+		{"above them, dry run", 500, true, []string{fmt.Sprintf("maxConcurrency 500 is above this executor's %d workers (serve --workers): "+
+			"it runs at most %d of the plan's tasks at once, fewer while other plans run", orchestrator.DefaultWorkers, orchestrator.DefaultWorkers)}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			req := sleepPlan(fmt.Sprintf("mc-%d", i))
+			req.MaxConcurrency, req.DryRun = tt.limit, tt.dryRun
+			sub, err := svc.Submit(context.Background(), req)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, sub.Notes)
+		})
+	}
+}

@@ -48,3 +48,34 @@ func progressOf(statuses []task.Status) Progress {
 	}
 	return p
 }
+
+// Outcomes of an ended plan (PlanView.Outcome).
+const (
+	OutcomeDone           = "done"                 // COMPLETED: every tenant deployed
+	OutcomeDoneExceptions = "done_with_exceptions" // COMPLETED: the others deployed, some cancelled or skipped one by one
+	OutcomeFailed         = "failed"               // FAILED
+	OutcomeCancelled      = "cancelled"            // CANCELLED
+)
+
+// Outcome is how the plan ended, "" while it has not: a COMPLETED plan is OutcomeDone when
+// every task completed, OutcomeDoneExceptions when an operator cancelled or skipped some one
+// by one (Exceptions counts them).
+func (v PlanView) Outcome() string {
+	switch v.Plan.Status() {
+	case plan.Completed:
+		if v.Exceptions() > 0 {
+			return OutcomeDoneExceptions
+		}
+		return OutcomeDone
+	case plan.Failed:
+		return OutcomeFailed
+	case plan.Cancelled:
+		return OutcomeCancelled
+	}
+	return ""
+}
+
+// Exceptions counts the plan's tasks an operator cancelled or skipped.
+func (v PlanView) Exceptions() int {
+	return v.Progress.Counts[task.Cancelled] + v.Progress.Counts[task.Skipped]
+}

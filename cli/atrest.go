@@ -120,6 +120,9 @@ func needsOperator(ctx context.Context, c *client.Client, p wire.Plan, r *rest) 
 			why = " (" + p.Reason + ")"
 		}
 		hints = append(hints, fmt.Sprintf("the plan is PAUSED%s: executor plan resume %s", why, id))
+		if p.Progress[string(task.Paused)] > 0 {
+			hints = append(hints, fmt.Sprintf("tenants paused one by one stay PAUSED after it: executor plan resume %s --all resumes them too", id))
+		}
 	}
 	if r.approval {
 		what := "the current ring"
@@ -139,7 +142,7 @@ func needsOperator(ctx context.Context, c *client.Client, p wire.Plan, r *rest) 
 		hints = append(hints, gateHints(ctx, c, p)...)
 	}
 	if n := p.Progress[string(task.Paused)]; n > 0 && !r.paused {
-		hints = append(hints, fmt.Sprintf("%s PAUSED%s: executor resume --tenant T, for each", tasksN(n), tenantsOf(ctx, c, id, task.Paused)))
+		hints = append(hints, pausedHint(ctx, c, id, n))
 	}
 	switch {
 	case r.ring && p.Canary != nil:
@@ -231,4 +234,17 @@ func tasksN(n int) string {
 		return "1 task"
 	}
 	return fmt.Sprintf("%d tasks", n)
+}
+
+// pausedHint is what to do about a plan's n PAUSED tasks (its pause resumed, or it was not
+// paused): resume the tenant (named when it is one), or every one at once.
+func pausedHint(ctx context.Context, c *client.Client, planID string, n int) string {
+	all := "executor plan resume " + planID + " --all"
+	if n == 1 {
+		if page, err := c.PlanTasksPage(ctx, planID, client.TaskQuery{Status: string(task.Paused), Limit: 1}); err == nil && len(page.Tasks) == 1 {
+			tn := page.Tasks[0].TenantID
+			return fmt.Sprintf("1 task PAUSED (%s): executor resume --tenant %s (or %s)", tn, tn, all)
+		}
+	}
+	return fmt.Sprintf("%s PAUSED%s: executor resume --tenant T for each, or %s", tasksN(n), tenantsOf(ctx, c, planID, task.Paused), all)
 }

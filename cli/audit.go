@@ -75,7 +75,7 @@ func (a *invocation) auditCmd() *cobra.Command {
 			case page.NextCursor == "":
 			case all:
 				fmt.Fprintf(a.stderr, "stopped after %d pages (%d records); more records: --cursor %s\n", pages, len(page.Records), page.NextCursor)
-			case a.output == OutputTable:
+			case !a.structured():
 				fmt.Fprintf(a.stderr, "more records: --cursor %s\n", page.NextCursor)
 			}
 			return nil
@@ -85,7 +85,7 @@ func (a *invocation) auditCmd() *cobra.Command {
 	f.StringVar(&q.Plan, "plan", "", "only this plan's actions (its id)")
 	f.StringVarP(&q.Tenant, "tenant", "t", "", "only the actions on this tenant")
 	f.StringVar(&q.Actor, "actor", "", "only the actions of this token holder (anonymous: tokens without a name, or an open API)")
-	f.StringVar(&q.Action, "action", "", "only this action (submit, pause, resume, cancel, retry, rollback, approve, reject, unlock, bulk-<action>)")
+	f.StringVar(&q.Action, "action", "", "only this action (submit, pause, resume, cancel, retry, rollback, approve, reject, skip, unlock, bulk-<action>)")
 	f.IntVar(&q.Limit, "limit", audit.DefaultLimit, fmt.Sprintf("records per page (1 to %d)", audit.MaxLimit))
 	f.StringVar(&q.Cursor, "cursor", "", "the page after this cursor (the one a previous page named)")
 	f.BoolVar(&all, "all", false, fmt.Sprintf("read every page, following the cursors (at most %d pages)", maxAuditPages))

@@ -42,7 +42,8 @@ p50/p99 at --query-rate requests/s for --query-duration. A table with the target
   executor bench --redis redis://127.0.0.1:6379/0 --tenants 100000
   executor bench --url http://127.0.0.1:8080 --redis redis://127.0.0.1:6379/0
   executor bench --tenants 100 --stages 5 -o json`,
-		Args: noArgs,
+		Args:        noArgs,
+		Annotations: map[string]string{annotationNoName: "a measurement"},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := a.checkBenchConfig(cmd, &cfg); err != nil {
 				return err

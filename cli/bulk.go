@@ -65,6 +65,14 @@ first, with each stage's undo, and ends ROLLED_BACK (or ROLLBACK_FAILED at an un
 failed). --ring names the ring whose tenants to put back: 'plan bulk rollback ID --ring 1'.`,
 		statuses: statusNames(task.UndoableStatuses()), defaults: "all of them",
 	},
+	{
+		name: client.BulkSkip, short: "Skip every task matching the filters (default: the FAILED ones)",
+		long: `Skip every task of the plan matching the filters, as 'executor skip --tenant' would: each
+ends SKIPPED, not deployed by your decision and no failure. A FAILED plan whose failed tenants
+are all skipped completes, "with exceptions" ('plan show' counts them). The stages a task
+completed stay applied; 'plan bulk rollback --status SKIPPED' undoes them.`,
+		statuses: statusNames(task.SkippableStatuses()), defaults: string(task.Failed),
+	},
 }
 
 // statusNames returns the task statuses as strings.
@@ -180,6 +188,9 @@ func bulkExample(action string) string {
 	case client.BulkRollback:
 		return `  executor plan bulk rollback 01JD7X... --ring canary
   executor plan bulk rollback 01JD7X... --ring 1 --status COMPLETED --tenant eu-`
+	case client.BulkSkip:
+		return `  executor plan bulk skip 01JD7X...
+  executor plan bulk skip 01JD7X... --status FAILED,INTERRUPTED --tenant eu-`
 	default:
 		return `  executor plan bulk cancel 01JD7X... --tenant eu-
   executor plan bulk cancel 01JD7X... --status WAITING --stage approve-prod`

@@ -53,9 +53,14 @@ func requireCode(t *testing.T, want int, r result) {
 }
 
 // requireErrorLine checks that a failure printed exactly one "error: " line (usage errors
-// add one hint line).
+// add one hint line), or under -o json one error document whose exit is the run's.
 func requireErrorLine(t *testing.T, r result) {
 	t.Helper()
+	if strings.HasPrefix(r.stderr, "{\"error\"") {
+		doc := requireErrorDoc(t, r)
+		assert.NotEmpty(t, doc.Error.Message)
+		return
+	}
 	lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
 	require.NotEmpty(t, lines)
 	assert.True(t, strings.HasPrefix(lines[0], "error: "), "stderr: %q", r.stderr)
@@ -110,7 +115,13 @@ func TestUsageErrors(t *testing.T) {
 		{name: "missing --tenant on retry", args: []string{"retry", "--from-checkpoint"}},
 		{name: "missing --tenant on cancel", args: []string{"cancel"}},
 		{name: "missing --tenant on rollback", args: []string{"rollback"}},
-		{name: "bad -o", args: []string{"-o", "yaml", "plan", "list"}},
+		{name: "bad -o", args: []string{"-o", "xml", "plan", "list"}},
+		{name: "-o name where objects have no id", args: []string{"events", "-o", "name"}},
+		{name: "--timeout without --wait", args: []string{"submit", "-f", planFile, "--timeout", "1m"}},
+		{name: "--timeout without --watch", args: []string{"plan", "show", "01JD0000000000000000000000", "--timeout", "1m"}},
+		{name: "negative --timeout", args: []string{"status", "--tenant", "a", "--watch", "--timeout", "-1s"}},
+		{name: "label selector without =", args: []string{"plan", "list", "-l", "team"}},
+		{name: "label given twice", args: []string{"plan", "list", "-l", "team=a,team=b"}},
 		{name: "bad --output", args: []string{"status", "--tenant", "a", "--output", "xml"}},
 		{name: "missing -f", args: []string{"submit"}},
 		{name: "--wait with --dry-run", args: []string{"submit", "-f", planFile, "--wait", "--dry-run"}},

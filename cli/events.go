@@ -34,11 +34,13 @@ executor sharing it answers the same stream.
 A dropped connection (the executor restarted, a proxy cut it) is resumed after the last event
 printed, none missed nor printed twice, saying so on stderr; when events after it are gone a
 'gap' line says so: reload the state ('executor plan show ID'). -o json prints each event as
-one line of JSON (wire.Event; a gap is {"kind":"gap"}).`,
+one line of JSON (wire.Event; a gap is {"kind":"gap"}); -o yaml as a YAML document after a
+"---" line. -o name is a usage error: an event has no id of its own.`,
 		Example: `  executor events --plan 01JD7X...
   executor events --tenant tenant-001
   executor events --plan 01JD7X... -o json | jq -r 'select(.status == "FAILED") | .tenantId'`,
-		Args: noArgs,
+		Args:        noArgs,
+		Annotations: map[string]string{annotationNoName: "events"},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := a.client()
 			if err != nil {
@@ -110,11 +112,13 @@ func stageNames(ctx context.Context, c *client.Client) func(planID string) []str
 	}
 }
 
-// printEvent writes each event as one line: JSON under -o json, else eventLine with the
-// names of its plan's stages (stages reads them).
+// printEvent writes each event as one line: JSON under -o json, a YAML document (after
+// "---") under -o yaml, else eventLine with the names of its plan's stages (stages reads
+// them).
 func (a *invocation) printEvent(planID string, stages func(planID string) []string) func(wire.Event) error {
 	return func(e wire.Event) error {
-		if a.output == OutputJSON {
+		switch a.output {
+		case OutputJSON:
 			if e.Kind == client.EventGap {
 				_, err := fmt.Fprintln(a.stdout, `{"kind":"gap"}`)
 				return err
@@ -125,6 +129,15 @@ func (a *invocation) printEvent(planID string, stages func(planID string) []stri
 			}
 			_, err = fmt.Fprintf(a.stdout, "%s\n", b)
 			return err
+		case OutputYAML: // a stream of YAML documents
+			if _, err := fmt.Fprintln(a.stdout, "---"); err != nil {
+				return err
+			}
+			if e.Kind == client.EventGap {
+				_, err := fmt.Fprintln(a.stdout, "kind: gap")
+				return err
+			}
+			return writeYAML(a.stdout, e)
 		}
 		var names []string
 		if e.Kind != client.EventGap && e.Kind != client.EventPlan {
@@ -182,13 +195,13 @@ func eventLine(e wire.Event, stages []string, planID string, now time.Time) stri
 	return strings.TrimRight(line, " ")
 }
 
-// eventStage names a stage of an event: "restart (2/4)", "done (4/4)" past the last one, or
+// eventStage names a stage of an event: "restart (2/4)", allStagesDone past the last one, or
 // without the plan's stages its name, else "stage <index>" (0-based).
 func eventStage(index int, name string, stages []string) string {
 	n := len(stages)
 	switch {
 	case n > 0 && index >= n:
-		return fmt.Sprintf("done (%d/%d)", n, n)
+		return allStagesDone
 	case n > 0 && index >= 0:
 		return fmt.Sprintf("%s (%d/%d)", stages[index], index+1, n)
 	case name != "":

@@ -3,26 +3,24 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 )
 
 // exitError is a failure with an exit status of its own: Main prints "error: <msg>", then
-// each hint on a line of its own, and returns code.
+// each hint on a line of its own, and returns code. kind names the failure in an error
+// document (-o json, yaml; default: after code, failureKind); cause, when set, is the error it
+// reports (a remote error: its problem is the document's).
 type exitError struct {
 	code  int
 	msg   string
 	hints []string
+	kind  string
+	cause error
 }
 
 func (e *exitError) Error() string { return e.msg }
 
-// print writes the error line and the hints.
-func (e *exitError) print(w io.Writer) {
-	fmt.Fprintf(w, "error: %s\n", oneLine(e.msg))
-	for _, h := range e.hints {
-		fmt.Fprintf(w, "  %s\n", oneLine(h))
-	}
-}
+// Unwrap returns the error e reports, if any.
+func (e *exitError) Unwrap() error { return e.cause }
 
 // waitInterrupted is err of a wait on plan id, or, when ctx ended (Ctrl-C), ExitInterrupted
 // with the plan's id and how to follow it: the plan goes on without the command.

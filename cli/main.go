@@ -4,13 +4,12 @@
 // remote.go, with the same conventions).
 //
 // Main is the whole program: it parses args, runs one command and returns the exit status
-// (ExitOK, ExitFailure, ExitUsage, ExitNeedsOperator, ExitInterrupted). It never calls os.Exit
+// (ExitOK, ExitFailure, ExitUsage, ExitNeedsOperator, ExitTimeout, ExitInterrupted). It never calls os.Exit
 // and keeps no global state, so tests run it in-process and in parallel.
 package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -32,6 +31,9 @@ const (
 	ExitNeedsOperator = 3
 	// ExitInterrupted: the wait of --wait or --watch was interrupted (Ctrl-C); the plan goes on.
 	ExitInterrupted = 130
+	// ExitTimeout: the --timeout of a --wait or --watch passed before the plan or task it
+	// waited on ended or came to rest; it goes on (timeout(1)'s status).
+	ExitTimeout = 124
 )
 
 // Environment variables read by the CLI. A flag given on the command line beats its variable.
@@ -85,15 +87,10 @@ const (
 	DefaultAddr   = "127.0.0.1:8080"
 )
 
-// Output formats of -o.
-const (
-	OutputTable = "table"
-	OutputJSON  = "json"
-)
-
 // Main runs the executor command line with args (without the program name) and returns the
 // exit status. Results go to stdout; errors go to stderr as one line
-// "error: <status> <title>: <detail> (field: X)". ctx ends long-running commands (serve,
+// "error: <status> <title>: <detail> (field: X)", or under -o json and -o yaml as one error
+// document (failure.document). ctx ends long-running commands (serve,
 // --wait, --watch); the caller makes it signal-aware. opts change what serve runs (WithKinds):
 // a Go program that calls Main with them is `executor` with its own stage kinds, every flag,
 // environment variable, guard, signal and log line of serve included.
@@ -159,26 +156,14 @@ func run(ctx context.Context, args []string, s streams) int {
 	if err == nil {
 		return ExitOK
 	}
-	var ue *usageError
-	if errors.As(err, &ue) {
-		path := root.CommandPath()
-		if cmd != nil {
-			path = cmd.CommandPath()
-		}
-		fmt.Fprintf(s.stderr, "error: %s\nRun '%s --help' for usage.\n", oneLine(err.Error()), path)
-		return ExitUsage
+	f := a.failureOf(ctx, root, cmd, err)
+	if f.exit == ExitUsage {
+		// The flags may not have been parsed (a mistyped command or flag before -o): the
+		// error still comes in the format the command line asked for.
+		a.output = outputIn(args, a.output)
 	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		ee.print(s.stderr)
-		return ee.code
-	}
-	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-		fmt.Fprintln(s.stderr, "error: interrupted")
-		return ExitFailure
-	}
-	fmt.Fprintf(s.stderr, "error: %s%s\n", oneLine(err.Error()), a.unreachableHint(err))
-	return ExitFailure
+	a.report(f)
+	return f.exit
 }
 
 func (a *invocation) newRoot() *cobra.Command {
@@ -190,18 +175,21 @@ one task per tenant, with a checkpoint after every completed stage.
 
 'executor serve' runs an executor. Every other command talks to one over its HTTP API
 (--server, $EXECUTOR_SERVER). Exit status: 0 ok, 1 failed or remote error, 2 usage error,
-3 a plan waited on needs an operator, 130 a wait interrupted.`,
+3 a plan or task waited on needs an operator, 124 a wait's --timeout passed, 130 a wait
+interrupted.`,
 		SilenceErrors:     true,
 		SilenceUsage:      true,
 		Args:              groupArgs,
 		RunE:              groupRun,
 		PersistentPreRunE: a.resolveGlobals,
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: err} })
+	root.SetFlagErrorFunc(flagError)
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.server, "server", DefaultServer, "executor base URL (env "+EnvServer+")")
 	pf.StringVar(&a.token, "token", "", "bearer token sent to the server (env "+EnvToken+")")
-	pf.StringVarP(&a.output, "output", "o", OutputTable, "output format: table or json")
+	pf.StringVarP(&a.output, "output", "o", OutputTable, "output format: table, json, yaml, name (ids, one a line) or wide (a table with more columns)")
+	version := currentVersion()
+	setVersionFlag(root, version)
 
 	root.AddCommand(
 		a.serveCmd(),
@@ -214,6 +202,7 @@ one task per tenant, with a checkpoint after every completed stage.
 		a.tenantOpCmd("pause", "Pause the tenant's latest task at its next stage boundary", (*client.Client).PauseTenant),
 		a.tenantOpCmd("resume", "Resume the tenant's paused task", (*client.Client).ResumeTenant),
 		a.tenantOpCmd("cancel", "Cancel the tenant's latest task", (*client.Client).CancelTenant),
+		a.skipCmd(),
 		a.decideCmd("approve", "Approve a tenant's WAITING task at its gate; the task continues",
 			`Approve the gate (an approval stage) the tenant's latest task waits at (status WAITING): the
 task runs on past it. --comment is kept with the task's decision. A task that is not WAITING
@@ -229,7 +218,9 @@ logged). A task that is not WAITING is a 409 (exit 1).`),
 		a.eventsCmd(),
 		a.auditCmd(),
 		a.benchCmd(),
+		a.versionCmd(version),
 	)
+	a.registerCompletions(root)
 	return root
 }
 
@@ -247,10 +238,11 @@ func (a *invocation) resolveGlobals(cmd *cobra.Command, _ []string) error {
 			a.token = v
 		}
 	}
-	switch a.output {
-	case OutputTable, OutputJSON:
-	default:
-		return usagef("invalid value %q for -o/--output: want %s or %s", a.output, OutputTable, OutputJSON)
+	if !validOutput(a.output) {
+		return usagef("invalid value %q for -o/--output: want one of %s", a.output, strings.Join(outputFormats, ", "))
+	}
+	if a.output == OutputName && cmd.Annotations[annotationNoName] != "" {
+		return usagef("-o name: %s prints no objects with an id: use -o json or -o yaml", cmd.CommandPath())
 	}
 	return nil
 }
@@ -273,11 +265,7 @@ func groupArgs(*cobra.Command, []string) error { return nil }
 // subcommand, no argument is a missing one.
 func groupRun(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
-		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
-		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-			msg += fmt.Sprintf(" (did you mean %q?)", s[0])
-		}
-		return &usageError{err: errors.New(msg)}
+		return unknownCommand(cmd, args[0])
 	}
 	var names []string
 	for _, c := range cmd.Commands() {

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -40,6 +41,12 @@ func TestReadsOfAnExecutorThatNeverReachedRedis(t *testing.T) {
 			requireCode(t, cli.ExitFailure, r)
 			requireErrorLine(t, r)
 			assert.Empty(t, r.stdout)
+			if slices.Contains(tt.args, "json") { // the error document: its message is the error line's
+				doc := requireErrorDoc(t, r)
+				assert.Equal(t, 503, doc.Error.Status)
+				assert.Equal(t, "unavailable", doc.Error.Code)
+				r.stderr = "error: " + doc.Error.Message
+			}
 			assert.True(t, strings.HasPrefix(r.stderr, "error: 503 Service Unavailable: "), "stderr: %s", r.stderr)
 			assert.Contains(t, r.stderr, "has not reached Redis since it started")
 			assert.Contains(t, r.stderr, "(reason: redis not reached yet since start: ")

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/executor-dev/executor/client"
@@ -22,15 +21,22 @@ import (
 // maxCell bounds free-text table cells (error messages).
 const maxCell = 80
 
-// print writes v as indented JSON under -o json, or the table drawn by table otherwise.
+// print writes v in the -o format: indented JSON (-o json), the same document as YAML (-o
+// yaml), the ids of the objects v holds one a line (-o name: objectNames), or the table that
+// table draws (-o table; -o wide draws it on a writer that says so: isWide).
 func (a *invocation) print(v any, table func(w io.Writer)) error {
-	if a.output == OutputJSON {
+	switch a.output {
+	case OutputJSON:
 		enc := json.NewEncoder(a.stdout)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
 		return enc.Encode(v)
+	case OutputYAML:
+		return writeYAML(a.stdout, v)
+	case OutputName:
+		return writeNames(a.stdout, v)
 	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	tw := a.newTable()
 	table(tw)
 	return tw.Flush()
 }
@@ -113,13 +119,15 @@ func progressCounts(progress map[string]int) []string {
 }
 
 func planHeader(w io.Writer) {
-	fmt.Fprintln(w, "PLAN ID\tNAME\tSTATUS\tTASKS\tPROGRESS\tCREATED\tSTART AT")
+	fmt.Fprintln(w, "PLAN ID\tNAME\tSTATUS\tTASKS\tPROGRESS\tCREATED\tSTART AT"+widePlanHeader(w))
 }
 
-// planRow is a plan's row; START AT is the plan's startAt, "-" when it was submitted without.
+// planRow is a plan's row; START AT is the plan's startAt, "-" when it was submitted without;
+// then, on a wide table, the extra cells (widePlanCells).
 func planRow(w io.Writer, p wire.Plan) {
-	row(w, p.PlanID, p.Name, p.Status, strconv.Itoa(p.Progress["total"]),
-		strings.Join(progressCounts(p.Progress), " "), formatTime(&p.CreatedAt), formatTime(p.StartAt))
+	row(w, append([]string{p.PlanID, p.Name, p.Status, strconv.Itoa(p.Progress["total"]),
+		strings.Join(progressCounts(p.Progress), " "), formatTime(&p.CreatedAt), formatTime(p.StartAt)},
+		widePlanCells(w, p)...)...)
 }
 
 // planTable is a plan, followed by its canary wave and start rate when set.
@@ -128,6 +136,7 @@ func planTable(p wire.Plan) func(io.Writer) {
 		planHeader(w)
 		planRow(w, p)
 		planRolloutLines(w, p)
+		planOutcomeLine(w, p)
 	}
 }
 
@@ -141,15 +150,16 @@ func planListTable(l wire.PlanList) func(io.Writer) {
 }
 
 func taskHeader(w io.Writer) {
-	fmt.Fprintln(w, "TENANT\tTASK ID\tSTATUS\tATTEMPT\tSTAGE\tCHECKPOINT\tLEASE\tLAST ERROR")
+	fmt.Fprintln(w, "TENANT\tTASK ID\tSTATUS\tATTEMPT\tSTAGE\tCHECKPOINT\tLEASE\tLAST ERROR"+wideTaskHeader(w, true))
 }
 
+// taskRow is a task's row; then, on a wide table, the extra cells (wideTaskCells).
 func taskRow(w io.Writer, t wire.Task) {
-	row(w, t.TenantID, t.TaskID, t.Status, strconv.Itoa(t.Attempt), taskStage(t),
-		taskCheckpoint(t), taskLease(t), taskError(t))
+	row(w, append([]string{t.TenantID, t.TaskID, t.Status, strconv.Itoa(t.Attempt), taskStage(t),
+		taskCheckpoint(t), taskLease(t), taskError(t)}, wideTaskCells(w, t, true)...)...)
 }
 
-// taskStage is the next stage to run with its position, e.g. "s3 (3/4)", or "done (4/4)"
+// taskStage is the next stage to run with its position, e.g. "s3 (3/4)", or allStagesDone
 // once every stage ran; for a task rolling back, the next undo (rollbackStage).
 func taskStage(t wire.Task) string {
 	if t.RollingBack {
@@ -157,7 +167,7 @@ func taskStage(t wire.Task) string {
 	}
 	n := len(t.Stages)
 	if t.CurrentStageName == "" {
-		return fmt.Sprintf("done (%d/%d)", min(t.CurrentStage, n), n)
+		return allStagesDone
 	}
 	return fmt.Sprintf("%s (%d/%d)", t.CurrentStageName, t.CurrentStage+1, n)
 }
@@ -211,14 +221,15 @@ func taskListTable(l wire.TaskList) func(io.Writer) {
 		if full {
 			taskHeader(w)
 		} else {
-			fmt.Fprintln(w, "TENANT\tTASK ID\tSTATUS\tATTEMPT\tSTAGE\tLAST ERROR")
+			fmt.Fprintln(w, "TENANT\tTASK ID\tSTATUS\tATTEMPT\tSTAGE\tLAST ERROR"+wideTaskHeader(w, false))
 		}
 		for _, t := range l.Tasks {
 			if full {
 				taskRow(w, t)
 				continue
 			}
-			row(w, t.TenantID, t.TaskID, t.Status, strconv.Itoa(t.Attempt), taskStage(t), taskError(t))
+			row(w, append([]string{t.TenantID, t.TaskID, t.Status, strconv.Itoa(t.Attempt), taskStage(t), taskError(t)},
+				wideTaskCells(w, t, false)...)...)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -27,7 +28,7 @@ func (a *invocation) planCmd() *cobra.Command {
 		a.planSummaryCmd(),
 		a.planBulkCmd(),
 		a.planOpCmd("pause", "Pause a plan; running tasks pause at their next stage boundary", (*client.Client).PausePlan),
-		a.planOpCmd("resume", "Resume a paused plan", (*client.Client).ResumePlan),
+		a.planResumeCmd(),
 		a.planOpCmd("cancel", "Cancel a plan and its unfinished tasks", (*client.Client).CancelPlan),
 		a.planRetryCmd(),
 		a.planDecisionCmd("approve", "Let a rolling plan go on: its next ring starts",
@@ -57,18 +58,28 @@ is a 409 (exit 1).
 func (a *invocation) planListCmd() *cobra.Command {
 	var status, cursor string
 	var limit int
+	var selectors []string
 	cmd := &cobra.Command{
-		Use:   "list",
+		Use:   "list [--status S] [-l KEY=VALUE,...] [--limit N] [--cursor C]",
 		Short: "List plans, newest first",
 		Long: `List plans, newest first, one page at a time (--limit, default the server's 50). When
 there are more, the table output ends with the --cursor of the next page on stderr; the JSON
-output carries it as nextCursor.`,
+output carries it as nextCursor.
+
+-l/--label KEY=VALUE (repeated, or comma-separated) lists the plans that have every one of
+these labels. A page by labels examines at most 5,000 plans: when few match, it may hold fewer
+plans than --limit, or none, and still name a --cursor to go on from.`,
 		Example: `  executor plan list
   executor plan list --status RUNNING
+  executor plan list -l team=sre,env=prod -o wide
   executor plan list --limit 20 --cursor 01JD...`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			st, err := planStatusFlag(status)
+			if err != nil {
+				return err
+			}
+			labels, err := labelFlag(selectors)
 			if err != nil {
 				return err
 			}
@@ -79,14 +90,14 @@ output carries it as nextCursor.`,
 			if err != nil {
 				return err
 			}
-			l, err := c.Plans(cmd.Context(), st, limit, cursor)
+			l, err := c.ListPlans(cmd.Context(), client.PlanQuery{Status: st, Labels: labels, Limit: limit, Cursor: cursor})
 			if err != nil {
 				return err
 			}
 			if err := a.print(l, planListTable(*l)); err != nil {
 				return err
 			}
-			if a.output == OutputTable && l.NextCursor != "" {
+			if !a.structured() && l.NextCursor != "" {
 				fmt.Fprintf(a.stderr, "more plans: --cursor %s\n", l.NextCursor)
 			}
 			return nil
@@ -94,6 +105,7 @@ output carries it as nextCursor.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&status, "status", "", "only plans in this status ("+strings.Join(planStatusNames(), ", ")+")")
+	f.StringSliceVarP(&selectors, "label", "l", nil, "only plans with these labels: KEY=VALUE, repeated or comma-separated (every one must match)")
 	f.IntVar(&limit, "limit", 0, "at most this many plans (default: the server's page size)")
 	f.StringVar(&cursor, "cursor", "", "the page after this cursor (nextCursor of the previous page)")
 	return cmd
@@ -101,6 +113,7 @@ output carries it as nextCursor.`,
 
 func (a *invocation) planShowCmd() *cobra.Command {
 	var watch bool
+	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "show ID",
 		Short: "Show a plan, its progress and its summary",
@@ -114,23 +127,28 @@ task ids: 'plan tasks' lists them, 'plan summary -o json' prints the summary).
 final plan (without the summary) and exits 1 unless it ended COMPLETED. It also stops when
 nothing of the plan can progress without an operator (tasks WAITING at a gate, PAUSED or
 INTERRUPTED, the plan PAUSED, a canary wave awaiting approval): it prints the plan, says what
-is needed and exits 3. Ctrl-C exits 130.`,
+is needed and exits 3. Ctrl-C exits 130. --timeout bounds the wait: once it passes it exits 124
+naming the plan, which goes on.`,
 		Example: `  executor plan show 01JD7X...
-  executor plan show 01JD7X... --watch`,
+  executor plan show 01JD7X... --watch
+  executor plan show 01JD7X... --watch --timeout 1h`,
 		Args: exactArgs("ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkTimeout(cmd, timeout, "watch", watch); err != nil {
+				return err
+			}
 			c, err := a.client()
 			if err != nil {
 				return err
 			}
 			if watch {
-				return a.waitAndPrint(cmd, c, args[0], false)
+				return a.waitAndPrint(cmd, c, args[0], false, timeout)
 			}
 			p, err := c.Plan(cmd.Context(), args[0], 0)
 			if err != nil {
 				return err
 			}
-			if a.output == OutputJSON {
+			if !a.tabular() {
 				return a.print(p, nil)
 			}
 			s, err := c.Summary(cmd.Context(), args[0])
@@ -141,6 +159,7 @@ is needed and exits 3. Ctrl-C exits 130.`,
 		},
 	}
 	cmd.Flags().BoolVar(&watch, "watch", false, "wait until the plan ends, showing live progress on a terminal")
+	timeoutFlag(cmd, &timeout, "watch")
 	return cmd
 }
 
@@ -156,6 +175,29 @@ func (a *invocation) planOpCmd(name, short string, op func(*client.Client, conte
 			}, planTable)
 		},
 	}
+}
+
+func (a *invocation) planResumeCmd() *cobra.Command {
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "resume ID [--all]",
+		Short: "Resume a paused plan and the tasks its pause paused",
+		Long: `Resume a paused plan: its tasks start again, and the tasks its pause paused (those RUNNING
+when it was paused) resume at their next stage. Tenants paused one by one ('executor pause
+--tenant T', before or during the plan's pause) stay PAUSED: each was paused for a reason of
+its own. --all resumes them too, also once the plan runs again (after a plain resume);
+'executor resume --tenant T' resumes one.`,
+		Example: `  executor plan resume 01JD7X...
+  executor plan resume 01JD7X... --all`,
+		Args: exactArgs("ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return fetchAndPrint(a, func(c *client.Client) (*wire.Plan, error) {
+				return c.ResumePlan(cmd.Context(), args[0], all)
+			}, planTable)
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "also resume the tenants paused one by one")
+	return cmd
 }
 
 func planStatusNames() []string {

@@ -233,7 +233,7 @@ func TestPlanShowSummary(t *testing.T) {
 		`fragile \(2/4\)\s+-\s+3`,
 		`gate \(3/4\)\s+3\s+-`,
 		`after \(4/4\)\s+-\s+-`,
-		`done \(4/4\)\s+-\s+-`,
+		`\(all stages done\)\s+-\s+-`,
 		`total 6\s+3\s+3`,
 	} {
 		assert.Regexp(t, `(?m)^`+line+`$`, out)

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -114,32 +113,41 @@ the plan's index on the server: a page of a 100,000-task plan reads only its own
 	return cmd
 }
 
-// taskListWriter prints a plan's task listing page by page as it is read: a table, or one
-// wire.TaskList as JSON, byte for byte what a.print would write of the whole list.
+// taskListWriter prints a plan's task listing page by page as it is read: a table, the tasks'
+// ids (-o name), or one wire.TaskList as JSON, byte for byte what a.print would write of the
+// whole list. YAML is written once every page was read (its tasks are kept until then).
 type taskListWriter struct {
 	a       *invocation
-	tw      *tabwriter.Writer
+	tw      *tableWriter
 	n       int // tasks written
 	last    *wire.TaskList
 	started bool
+	kept    []wire.Task // -o yaml
 }
 
 func (a *invocation) taskListWriter() *taskListWriter {
-	return &taskListWriter{a: a, tw: tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)}
+	return &taskListWriter{a: a, tw: a.newTable()}
 }
 
 // page writes one page: its rows (after the header, on the first page), flushed.
 func (w *taskListWriter) page(p *wire.TaskList) error {
 	w.last = p
-	if w.a.output == OutputJSON {
+	switch w.a.output {
+	case OutputJSON:
 		return w.jsonPage(p)
+	case OutputYAML:
+		w.kept = append(w.kept, p.Tasks...)
+		return nil
+	case OutputName:
+		return writeNames(w.a.stdout, p)
 	}
 	if !w.started {
 		w.started = true
-		fmt.Fprintln(w.tw, "TENANT\tTASK ID\tSTATUS\tATTEMPT\tSTAGE\tLAST ERROR")
+		fmt.Fprintln(w.tw, "TENANT\tTASK ID\tSTATUS\tATTEMPT\tSTAGE\tLAST ERROR"+wideTaskHeader(w.tw, false))
 	}
 	for _, t := range p.Tasks {
-		row(w.tw, t.TenantID, t.TaskID, t.Status, strconv.Itoa(t.Attempt), taskStage(t), taskError(t))
+		row(w.tw, append([]string{t.TenantID, t.TaskID, t.Status, strconv.Itoa(t.Attempt), taskStage(t), taskError(t)},
+			wideTaskCells(w.tw, t, false)...)...)
 	}
 	w.n += len(p.Tasks)
 	return w.tw.Flush()
@@ -171,14 +179,18 @@ func (w *taskListWriter) jsonPage(p *wire.TaskList) error {
 }
 
 // end finishes the listing: the JSON document's total and missing tasks (those of the last
-// page, as the API's), or nothing more for a table.
+// page, as the API's), the YAML document, or nothing more for a table or names.
 func (w *taskListWriter) end() error {
-	if w.a.output != OutputJSON {
-		return nil
-	}
 	last := w.last
 	if last == nil {
 		last = &wire.TaskList{}
+	}
+	switch w.a.output {
+	case OutputYAML:
+		return writeYAML(w.a.stdout, wire.TaskList{Tasks: append([]wire.Task{}, w.kept...), Total: last.Total, MissingTasks: last.MissingTasks})
+	case OutputJSON:
+	default:
+		return nil
 	}
 	var b bytes.Buffer
 	if !w.started {

@@ -81,9 +81,9 @@ func terminal(w io.Writer) *os.File {
 }
 
 // liveOutput is where the live progress line goes: stdout when it is a terminal and the
-// output is a table, else stderr when it is a terminal, else nowhere (nil).
+// output is a table (-o table or wide), else stderr when it is a terminal, else nowhere (nil).
 func (a *invocation) liveOutput() *os.File {
-	if a.output == OutputTable {
+	if a.tabular() {
 		if f := terminal(a.stdout); f != nil {
 			return f
 		}
@@ -132,76 +132,33 @@ func settled(ctx context.Context, c *client.Client, p *wire.Plan) (*wire.Plan, *
 	return p, r, err
 }
 
-type planResult struct {
+// planAnswer is one poll of a plan's live wait: the plan, and its rest when it is at rest.
+type planAnswer struct {
 	plan *wire.Plan
 	rest *rest
-	err  error
 }
 
 // watchLive polls the plan (?wait=1s) in the background and redraws its progress line on f
 // until the plan is terminal or at rest; the last line stays on screen.
 func watchLive(ctx context.Context, c *client.Client, id string, f *os.File) (*wire.Plan, *rest, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	updates := make(chan planResult)
-	go func() {
-		wait := time.Duration(0) // the first answer at once, then long polls
-		for {
-			res := planResult{}
-			res.plan, res.err = c.Plan(ctx, id, wait)
-			if res.err == nil {
-				res.plan, res.rest, res.err = settled(ctx, c, res.plan)
-			}
-			select {
-			case updates <- res:
-			case <-ctx.Done():
-				return
-			}
-			if res.err != nil || res.rest != nil || plan.Status(res.plan.Status).Terminal() {
-				return
-			}
-			wait = livePoll
+	poll := func(ctx context.Context, first bool) polled[planAnswer] {
+		wait := livePoll
+		if first {
+			wait = 0 // the first answer at once, then long polls
 		}
-	}()
-	width := func() int {
-		w, _, err := term.GetSize(int(f.Fd()))
-		if err != nil || w <= 0 {
-			return 80
+		var res polled[planAnswer]
+		res.v.plan, res.err = c.Plan(ctx, id, wait)
+		if res.err == nil {
+			res.v.plan, res.v.rest, res.err = settled(ctx, c, res.v.plan)
 		}
-		return w
+		res.done = res.err == nil && (res.v.rest != nil || plan.Status(res.v.plan.Status).Terminal())
+		return res
 	}
-	draw := func(p *wire.Plan) {
-		fmt.Fprintf(f, "\r%s\x1b[K", progressLine(*p, width()))
+	a, err := followLive(ctx, f, poll, func(a planAnswer, width int) string { return progressLine(*a.plan, width) })
+	if err != nil {
+		return nil, nil, err
 	}
-	tick := time.NewTicker(redrawEvery)
-	defer tick.Stop()
-	var last *wire.Plan
-	for {
-		select {
-		case r := <-updates:
-			if r.err != nil {
-				if last != nil {
-					fmt.Fprintln(f)
-				}
-				return nil, nil, r.err
-			}
-			last = r.plan
-			draw(last)
-			if r.rest != nil || plan.Status(last.Status).Terminal() {
-				fmt.Fprintln(f)
-				return last, r.rest, nil
-			}
-		case <-tick.C:
-			if last != nil {
-				draw(last)
-			}
-		case <-ctx.Done():
-			if last != nil {
-				fmt.Fprintln(f)
-			}
-			return nil, nil, ctx.Err()
-		}
-	}
+	return a.plan, a.rest, nil
 }
 
 // submittedNotice is what submit --wait prints on stderr before it waits: the plan's id and

@@ -130,7 +130,7 @@ func TestBulkActionsTakeRing(t *testing.T) {
 		names = append(names, c.Name())
 		assert.NotNil(t, c.Flags().Lookup("ring"), "%s --ring", c.Name())
 	}
-	assert.ElementsMatch(t, []string{"approve", "reject", "retry", "cancel", "rollback"}, names)
+	assert.ElementsMatch(t, []string{"approve", "reject", "retry", "cancel", "rollback", "skip"}, names)
 }
 
 // A RUNNING task asked to roll back says that its own run will turn back.

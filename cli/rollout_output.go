@@ -22,6 +22,9 @@ func planRolloutLines(w io.Writer, p wire.Plan) {
 	} else if p.Rings != nil {
 		ringLines(w, p)
 	}
+	if line := budgetLine(p); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	if p.StartRate > 0 {
 		fmt.Fprintf(w, "start rate: at most %d task starts per minute\n", p.StartRate)
 	}
@@ -32,6 +35,36 @@ func planRolloutLines(w io.Writer, p wire.Plan) {
 		fmt.Fprintf(w, "paused: %s\n'executor plan resume %s' continues the never-started tenants, 'executor plan retry %s --status INTERRUPTED --from-checkpoint' the interrupted ones\n",
 			p.Reason, p.PlanID, p.PlanID)
 	}
+}
+
+// budgetLine says a plan's failure budgets in one line, as the console does: with rings, each
+// ring's (its FAILED tenants crossing it halt the plan; the current ring's spelled out), then
+// the plan-wide one; the plan-wide one alone (after that many FAILED tasks nothing new starts)
+// without rings; nothing for a plan with neither (every task runs, whatever fails).
+func budgetLine(p wire.Plan) string {
+	wide := "none"
+	if p.FailureBudget > 0 {
+		wide = fmt.Sprintf("%d failed task(s), then nothing new starts", p.FailureBudget)
+	}
+	r := p.Rings
+	if r == nil || r.Current < 0 || r.Current >= len(r.Waves) {
+		if p.FailureBudget == 0 {
+			return ""
+		}
+		return "failure budget: plan-wide " + wide
+	}
+	cur := r.Waves[r.Current]
+	return fmt.Sprintf("failure budget: per ring, crossing it halts the plan (ring %d now: %d of %d tenant(s) may fail, budget %s); plan-wide: %s",
+		r.Current, cur.Tolerates, cur.Tenants, cur.FailureBudget, wide)
+}
+
+// ringBudget is a ring's failure budget in its line: the share, and for a percentage how many
+// of its tenants that tolerates.
+func ringBudget(v wire.RingView) string {
+	if strings.HasSuffix(v.FailureBudget, "%") {
+		return fmt.Sprintf("%s (%d of %d)", v.FailureBudget, v.Tolerates, v.Tenants)
+	}
+	return v.FailureBudget
 }
 
 // taskGateLines follows a task's row with why it waits (a WAITING task) and the latest
@@ -143,7 +176,7 @@ func ringLines(w io.Writer, p wire.Plan) {
 			mark = ">"
 		}
 		line := fmt.Sprintf("%s %d %-12s %-7s %5d tenant(s)  %-18s then %-7s budget %s", mark, k, cell(v.Name), cell(v.Size), v.Tenants,
-			v.State, v.Then, v.FailureBudget)
+			v.State, v.Then, ringBudget(v))
 		if v.Bake != "" {
 			line += "  bake " + v.Bake
 		}

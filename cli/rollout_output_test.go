@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"testing"
 	"text/tabwriter"
 	"time"
@@ -188,4 +189,47 @@ func TestCallErrorWithoutProblem(t *testing.T) {
 	assert.Equal(t, http.StatusBadGateway, ce.Status)
 	assert.Equal(t, http.StatusBadGateway, client.StatusCode(err))
 	assert.Equal(t, "<html> bad gateway </html>", ce.Problem.Detail)
+}
+
+// A plan's failure budget reads one way whatever the plan: per ring (the current ring's count
+// of tenants that may fail spelled out) and plan-wide, "none" when it has none, and nothing
+// for a plan with no budget at all.
+func TestPlanFailureBudgetLine(t *testing.T) {
+	t.Parallel()
+	rings := func(budget string, tolerates, tenants int) *wire.Rings {
+		return &wire.Rings{Order: "submission", Current: 1, Waves: []wire.RingView{
+			{Name: "first", Size: "1", Tenants: 1, State: "passed", Then: "auto", FailureBudget: "0"},
+			{Name: "rest", Size: "rest", Tenants: tenants, State: "running", Then: "auto", FailureBudget: budget, Tolerates: tolerates},
+		}}
+	}
+	tests := []struct {
+		name string
+		plan wire.Plan
+		want string // "" : no line
+		ring string // the current ring's line holds it
+	}{
+		{"no budget", wire.Plan{}, "", ""},
+		{"plan-wide", wire.Plan{FailureBudget: 3}, "failure budget: plan-wide 3 failed task(s), then nothing new starts", ""},
+		{"a share per ring", wire.Plan{Rings: rings("10%", 1, 10)},
+			"failure budget: per ring, crossing it halts the plan (ring 1 now: 1 of 10 tenant(s) may fail, budget 10%); plan-wide: none",
+			"budget 10% (1 of 10)"},
+		{"rings halting at the first failure, and plan-wide", wire.Plan{FailureBudget: 5, Rings: rings("0", 0, 10)},
+			"failure budget: per ring, crossing it halts the plan (ring 1 now: 0 of 10 tenant(s) may fail, budget 0); plan-wide: 5 failed task(s), then nothing new starts",
+			"budget 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tt.plan.PlanID, tt.plan.Status = "01JP", "RUNNING"
+			out := render(t, planTable(tt.plan))
+			if tt.want == "" {
+				assert.NotContains(t, out, "failure budget")
+				return
+			}
+			assert.Contains(t, out, "\n"+tt.want+"\n")
+			if tt.ring != "" {
+				assert.Regexp(t, `> 1 rest .* `+regexp.QuoteMeta(tt.ring)+`\n`, out)
+			}
+		})
+	}
 }

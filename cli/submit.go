@@ -2,17 +2,20 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/executor-dev/executor/client"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/wire"
+	"github.com/executor-dev/executor/yamlerr"
 )
 
 func (a *invocation) submitCmd() *cobra.Command {
@@ -20,6 +23,7 @@ func (a *invocation) submitCmd() *cobra.Command {
 		file, idemKey string
 		wait, dryRun  bool
 		page          wire.PreviewPage
+		timeout       time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "submit -f FILE",
@@ -36,13 +40,15 @@ it shows a live progress line. It exits 3 when nothing of the plan can progress 
 operator (saying what is needed), and 130 on Ctrl-C (naming the plan, which goes on). Before
 it waits it says on stderr which plan it submitted; when the executor goes away meanwhile it
 exits 1 saying that the plan was submitted and how to follow it on another executor.
+--timeout bounds the wait: once it passes it exits 124 naming the plan, which goes on.
 --idempotency-key makes a repeated submission of the same plan return the first plan instead
 of creating another (stderr says it was replayed); the same key with another plan is refused
 (exit 1).
 
 A refused plan lists every invalid field, one per line, on stderr (-o json too).`,
 		Example: `  executor submit -f examples/hello.yaml
-  executor submit -f plan.json --wait
+  executor submit -f plan.json --wait --timeout 30m
+  ID=$(executor submit -f plan.yaml -o name)
   executor submit -f plan.yaml --dry-run
   generate-plan | executor submit -f - --idempotency-key release-42 -o json`,
 		Args:    noArgs,
@@ -50,6 +56,9 @@ A refused plan lists every invalid field, one per line, on stderr (-o json too).
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if wait && dryRun {
 				return usagef("--wait and --dry-run cannot be used together")
+			}
+			if err := checkTimeout(cmd, timeout, "wait", wait); err != nil {
+				return err
 			}
 			if !dryRun && (cmd.Flags().Changed("preview-offset") || cmd.Flags().Changed("preview-limit")) {
 				return usagef("--preview-offset and --preview-limit go with --dry-run")
@@ -69,12 +78,10 @@ A refused plan lists every invalid field, one per line, on stderr (-o json too).
 			if err != nil {
 				return a.submitError(err)
 			}
-			if replayed {
-				fmt.Fprintf(a.stderr, replayedNotice, p.PlanID)
-			}
+			a.submitNotices(*p, replayed)
 			if wait {
 				fmt.Fprintln(a.stderr, submittedNotice(*p))
-				return a.waitAndPrint(cmd, c, p.PlanID, true)
+				return a.waitAndPrint(cmd, c, p.PlanID, true, timeout)
 			}
 			return a.print(p, planTable(*p))
 		},
@@ -82,6 +89,7 @@ A refused plan lists every invalid field, one per line, on stderr (-o json too).
 	f := cmd.Flags()
 	f.StringVarP(&file, "file", "f", "", `plan file (.yaml, .yml or .json); "-" reads standard input (required)`)
 	f.BoolVar(&wait, "wait", false, "wait until the plan ends; exit 1 unless it ends COMPLETED, 3 if it needs an operator")
+	timeoutFlag(cmd, &timeout, "wait")
 	f.BoolVar(&dryRun, "dry-run", false, "validate and render without creating anything")
 	f.IntVar(&page.Offset, "preview-offset", 0, "with --dry-run: the first tenant shown (0-based, in submission order)")
 	f.IntVar(&page.Limit, "preview-limit", 0, "with --dry-run: how many tenants are shown (1..100; default 20)")
@@ -105,23 +113,41 @@ func (a *invocation) readPlan(name string) ([]byte, string, error) {
 	}
 	switch strings.ToLower(filepath.Ext(name)) {
 	case ".yaml", ".yml":
-		return body, client.ContentTypeYAML, nil
+		return checkYAML(name, body)
 	case ".json":
 		return body, client.ContentTypeJSON, nil
 	}
 	if bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n\ufeff"), []byte("{")) {
 		return body, client.ContentTypeJSON, nil
 	}
+	return checkYAML(name, body)
+}
+
+// checkYAML returns body to be sent as YAML, or, when it is not valid YAML, an error naming
+// the file and the line of the mistake (yamlerr): nothing is sent.
+func checkYAML(name string, body []byte) ([]byte, string, error) {
+	if err := yamlerr.Check(body); err != nil {
+		if name == "-" {
+			name = "standard input"
+		}
+		return nil, "", fmt.Errorf("%s: %w", name, err)
+	}
 	return body, client.ContentTypeYAML, nil
 }
 
 // waitAndPrint waits for a plan to end or to come to rest, prints it, and fails unless it
-// COMPLETED: ExitNeedsOperator at rest, saying what is needed; ExitInterrupted when the wait
-// is interrupted, naming the plan (submitted: it was submitted by this command); when the
-// wait on a plan this command submitted fails otherwise, the executor was lost (waitLost).
-func (a *invocation) waitAndPrint(cmd *cobra.Command, c *client.Client, id string, submitted bool) error {
-	p, r, err := a.waitPlan(cmd.Context(), c, id)
+// COMPLETED: ExitNeedsOperator at rest, saying what is needed; ExitTimeout when timeout (0:
+// none) passes first (planTimeout); ExitInterrupted when the wait is interrupted, naming the
+// plan (submitted: it was submitted by this command); when the wait on a plan this command
+// submitted fails otherwise, the executor was lost (waitLost).
+func (a *invocation) waitAndPrint(cmd *cobra.Command, c *client.Client, id string, submitted bool, timeout time.Duration) error {
+	ctx, cancel := waitContext(cmd.Context(), timeout)
+	defer cancel()
+	p, r, err := a.waitPlan(ctx, c, id)
 	if err != nil {
+		if timedOut(cmd.Context(), ctx) {
+			return planTimeout(cmd.Context(), c, id, timeout)
+		}
 		if cmd.Context().Err() == nil && submitted {
 			return waitLost(id, err)
 		}
@@ -134,9 +160,21 @@ func (a *invocation) waitAndPrint(cmd *cobra.Command, c *client.Client, id strin
 		return needsOperator(cmd.Context(), c, *p, r)
 	}
 	if plan.Status(p.Status) != plan.Completed {
-		return fmt.Errorf("plan %s ended %s", p.PlanID, p.Status)
+		return &exitError{code: ExitFailure, msg: fmt.Sprintf("plan %s ended %s", p.PlanID, p.Status), kind: kindEnded}
 	}
 	return nil
+}
+
+// planTimeout is the failure of a wait on plan id whose timeout d passed: where the plan
+// stands (read once more, briefly: left out when it cannot be read) and how to follow it.
+func planTimeout(ctx context.Context, c *client.Client, id string, d time.Duration) error {
+	what := "plan " + id
+	ctx, cancel := context.WithTimeout(ctx, statusRead)
+	defer cancel()
+	if p, err := c.Plan(ctx, id, 0); err == nil {
+		what += fmt.Sprintf(" (%s %s)", p.Status, strings.Join(progressCounts(p.Progress), " "))
+	}
+	return timeoutError(d, what, "executor plan show "+id+" --watch")
 }
 
 // waitLost is the failure of the wait on plan id, which this command submitted, other than an
@@ -152,6 +190,8 @@ func waitLost(id string, err error) error {
 		code: ExitFailure,
 		msg: fmt.Sprintf("%s: %v; plan %s was submitted: follow it on any executor with executor plan show %s --watch",
 			what, err, id, id),
+		kind:  kindLost,
+		cause: err,
 	}
 }
 
@@ -165,9 +205,9 @@ func (a *invocation) dryRun(cmd *cobra.Command, c *client.Client, body []byte, c
 	if err := a.print(dry, dryRunTable(*dry)); err != nil {
 		return err
 	}
+	a.notes(dry.Warnings)
 	if len(dry.Conflicts) > 0 {
-		return fmt.Errorf("dry run: %d tenant(s) have a task that has not ended: %s",
-			len(dry.Conflicts), strings.Join(dry.Conflicts, ", "))
+		return fmt.Errorf("dry run: %w", dryRunConflict(*dry))
 	}
 	if bad := badMeasurements(*dry); len(bad) > 0 {
 		return fmt.Errorf("dry run: %d analysis measurement(s) failed or could not query: %s", len(bad), strings.Join(bad, "; "))

@@ -114,11 +114,16 @@ func summaryTable(s wire.PlanSummary) func(io.Writer) {
 	}
 }
 
+// allStagesDone names the place past the last stage (a task that ran every stage), in the
+// matrix, a task's STAGE cell and an event: no stage name can read so (stage.NamePattern has no
+// parentheses nor spaces), so a stage named "done" is never taken for it.
+const allStagesDone = "(all stages done)"
+
 // summaryStage names a row of the matrix as a task's STAGE cell does: "push-config (1/4)", or
-// "done (4/4)" past the last stage.
+// allStagesDone past the last stage.
 func summaryStage(sc wire.StageCounts, stages int) string {
 	if sc.Index >= stages {
-		return fmt.Sprintf("done (%d/%d)", stages, stages)
+		return allStagesDone
 	}
 	return fmt.Sprintf("%s (%d/%d)", sc.Name, sc.Index+1, stages)
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -12,24 +13,41 @@ import (
 
 func (a *invocation) statusCmd() *cobra.Command {
 	var tenant string
+	var watch bool
+	var timeout time.Duration
 	cmd := &cobra.Command{
-		Use:   "status --tenant T",
+		Use:   "status --tenant T [--watch [--timeout D]]",
 		Short: "Show a tenant's latest task with its lease and checkpoint",
 		Long: `Show a tenant's latest task with its lease and checkpoint, then what the last attempt of
 each stage printed (an exec stage's stdout and stderr tails, secrets hidden; the last 20
-lines of each here, the whole tails, 4 KiB each, with -o json or 'executor task show').`,
+lines of each here, the whole tails, 4 KiB each, with -o json or 'executor task show').
+
+--watch waits until the task is at rest (ended, WAITING, PAUSED or INTERRUPTED), redrawing a
+status line on a terminal, then prints it: exit 0 when it COMPLETED, 3 when it needs an
+operator (WAITING, PAUSED, INTERRUPTED, or PENDING in a plan that cannot go on without one:
+saying what to run), 1 when it ended otherwise. --timeout bounds the wait (exit 124); Ctrl-C
+exits 130. The task goes on either way.`,
 		Example: `  executor status --tenant tenant-001
+  executor status --tenant tenant-001 --watch --timeout 10m
   executor status --tenant tenant-001 -o json | jq .lastError
   executor status --tenant tenant-001 -o json | jq -r '.attempts[-1].stderr'`,
 		Args:    noArgs,
 		PreRunE: requireFlags("tenant"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkTimeout(cmd, timeout, "watch", watch); err != nil {
+				return err
+			}
+			if watch {
+				return a.watchTenant(cmd, tenant, timeout)
+			}
 			return fetchAndPrint(a, func(c *client.Client) (*wire.Task, error) {
 				return c.TenantTask(cmd.Context(), tenant)
 			}, taskStatusTable)
 		},
 	}
 	tenantFlag(cmd, &tenant)
+	cmd.Flags().BoolVar(&watch, "watch", false, "wait until the task is at rest, showing live progress on a terminal")
+	timeoutFlag(cmd, &timeout, "watch")
 	return cmd
 }
 
@@ -61,9 +79,9 @@ func (a *invocation) retryCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "retry --tenant T [--from-checkpoint]",
 		Short: "Retry a tenant's stopped, failed or rolled-back task",
-		Long: `Retry the tenant's latest task (FAILED, CANCELLED, PAUSED, INTERRUPTED, ROLLED_BACK or
-ROLLBACK_FAILED); its attempt goes up by one and it runs again under its plan, which reopens if
-it had ended.
+		Long: `Retry the tenant's latest task (FAILED, CANCELLED, PAUSED, INTERRUPTED, ROLLED_BACK,
+ROLLBACK_FAILED or SKIPPED); its attempt goes up by one and it runs again under its plan, which
+reopens if it had ended.
 
   --from-checkpoint   resume at the stage after the last completed one (stages that already
                       completed do not run again).

@@ -105,15 +105,14 @@ func TestWaitEndsAtRest(t *testing.T) {
 			if planID == "" {
 				planID = p.PlanID
 			}
-			lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
 			if args[0] == "submit" { // first the notice that the plan was submitted
-				require.True(t, strings.HasPrefix(lines[0], "plan "+planID+" submitted ("), "stderr: %s", r.stderr)
-				lines = lines[1:]
+				require.True(t, strings.HasPrefix(r.stderr, "plan "+planID+" submitted ("), "stderr: %s", r.stderr)
 			}
-			require.NotEmpty(t, lines)
-			assert.True(t, strings.HasPrefix(lines[0], "error: plan "+planID+" cannot progress without an operator"), "stderr: %s", r.stderr)
+			doc := requireErrorDoc(t, r) // -o json: the error line and its hints as data
+			assert.Equal(t, "needs-operator", doc.Error.Code)
+			assert.True(t, strings.HasPrefix(doc.Error.Message, "plan "+planID+" cannot progress without an operator"), "stderr: %s", r.stderr)
 			for _, h := range tt.hints {
-				assert.Contains(t, lines[1:], "  "+strings.ReplaceAll(h, "{plan}", planID), "stderr: %s", r.stderr)
+				assert.Contains(t, doc.Error.Hints, strings.ReplaceAll(h, "{plan}", planID), "stderr: %s", r.stderr)
 			}
 		})
 	}

@@ -184,23 +184,9 @@ func (c *Client) Submit(ctx context.Context, body []byte, contentType, idempoten
 }
 
 // Plans lists plans newest first (GET /v1/plans). status, limit (0: the server's default)
-// and cursor (a previous page's NextCursor) are optional.
+// and cursor (a previous page's NextCursor) are optional. ListPlans also selects by labels.
 func (c *Client) Plans(ctx context.Context, status string, limit int, cursor string) (*wire.PlanList, error) {
-	q := url.Values{}
-	if status != "" {
-		q.Set("status", status)
-	}
-	if limit > 0 {
-		q.Set("limit", strconv.Itoa(limit))
-	}
-	if cursor != "" {
-		q.Set("cursor", cursor)
-	}
-	var out wire.PlanList
-	if err := c.do(ctx, request{method: http.MethodGet, path: "/v1/plans", query: q}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return c.ListPlans(ctx, PlanQuery{Status: status, Limit: limit, Cursor: cursor})
 }
 
 // Plan returns a plan (GET /v1/plans/{planId}). With wait > 0 the server long-polls: it
@@ -236,6 +222,9 @@ const (
 	// BulkRollback rolls every matching task back: each undoes the stages it completed,
 	// newest first (RollbackTenant for one).
 	BulkRollback = "rollback"
+	// BulkSkip skips every matching task that does not run (default: the FAILED ones): each
+	// ends SKIPPED, and the plan completes with exceptions once the others completed.
+	BulkSkip = "skip"
 )
 
 // BulkTasks acts on every task of a plan matching body's filters (POST
@@ -356,9 +345,14 @@ func (c *Client) PausePlan(ctx context.Context, id string) (*wire.Plan, error) {
 	return c.planOp(ctx, id, "pause")
 }
 
-// ResumePlan resumes a paused plan (POST /v1/plans/{planId}/resume).
-func (c *Client) ResumePlan(ctx context.Context, id string) (*wire.Plan, error) {
-	return c.planOp(ctx, id, "resume")
+// ResumePlan resumes a paused plan and the tasks its pause paused; with all, the tasks paused
+// one by one too (POST /v1/plans/{planId}/resume).
+func (c *Client) ResumePlan(ctx context.Context, id string, all bool) (*wire.Plan, error) {
+	var out wire.Plan
+	if err := c.postJSON(ctx, planPath(id, "resume"), wire.ResumeBody{All: all}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 // CancelPlan cancels a plan (POST /v1/plans/{planId}/cancel).
@@ -408,15 +402,8 @@ func (c *Client) TenantCheckpoint(ctx context.Context, tenant string) (*wire.Che
 // fromCheckpoint it resumes at the stage after the last completed one; without, it restarts
 // at stage 0. The choice is always sent explicitly.
 func (c *Client) RetryTenant(ctx context.Context, tenant string, fromCheckpoint bool) (*wire.Task, error) {
-	body, err := json.Marshal(wire.RetryBody{FromCheckpoint: &fromCheckpoint})
-	if err != nil {
-		return nil, err
-	}
-	h := http.Header{}
-	h.Set("Content-Type", ContentTypeJSON)
 	var out wire.Task
-	req := request{method: http.MethodPost, path: tenantPath(tenant, "retry"), header: h, body: body}
-	if err := c.do(ctx, req, &out); err != nil {
+	if err := c.postJSON(ctx, tenantPath(tenant, "retry"), wire.RetryBody{FromCheckpoint: &fromCheckpoint}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -436,6 +423,27 @@ func (c *Client) ResumeTenant(ctx context.Context, tenant string) (*wire.Task, e
 // CancelTenant cancels the tenant's latest task (POST /v1/tenants/{tenantId}/cancel).
 func (c *Client) CancelTenant(ctx context.Context, tenant string) (*wire.Task, error) {
 	return c.tenantOp(ctx, tenant, "cancel")
+}
+
+// SkipTenant ends the tenant's latest task SKIPPED: it is not deployed, by the operator's
+// decision (comment: kept in the audit record) (POST /v1/tenants/{tenantId}/skip).
+func (c *Client) SkipTenant(ctx context.Context, tenant, comment string) (*wire.Task, error) {
+	var out wire.Task
+	if err := c.postJSON(ctx, tenantPath(tenant, "skip"), wire.SkipBody{Comment: comment}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// postJSON POSTs body as JSON to path and decodes the answer into out.
+func (c *Client) postJSON(ctx context.Context, path string, body, out any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	h := http.Header{}
+	h.Set("Content-Type", ContentTypeJSON)
+	return c.do(ctx, request{method: http.MethodPost, path: path, header: h, body: b}, out)
 }
 
 func (c *Client) tenantOp(ctx context.Context, tenant, op string) (*wire.Task, error) {

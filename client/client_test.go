@@ -113,6 +113,13 @@ func TestRoutes(t *testing.T) {
 			wantMethod: "GET", wantPath: "/v1/plans", wantQuery: "cursor=01JCURSOR&limit=10&status=FAILED",
 		},
 		{
+			name: "list plans by labels", body: `{"plans":[]}`,
+			call: func(c *client.Client) (any, error) {
+				return c.ListPlans(ctx, client.PlanQuery{Labels: map[string]string{"team": "sre", "env": "a=b"}, Status: "RUNNING"})
+			},
+			wantMethod: "GET", wantPath: "/v1/plans", wantQuery: "label=env%3Da%3Db&label=team%3Dsre&status=RUNNING",
+		},
+		{
 			name: "list plans without filters", body: `{"plans":[]}`,
 			call:       func(c *client.Client) (any, error) { return c.Plans(ctx, "", 0, "") },
 			wantMethod: "GET", wantPath: "/v1/plans",
@@ -205,8 +212,13 @@ func TestRoutes(t *testing.T) {
 		},
 		{
 			name: "resume plan", body: planJSON,
-			call:       func(c *client.Client) (any, error) { return c.ResumePlan(ctx, "01JPLAN") },
-			wantMethod: "POST", wantPath: "/v1/plans/01JPLAN/resume",
+			call:       func(c *client.Client) (any, error) { return c.ResumePlan(ctx, "01JPLAN", true) },
+			wantMethod: "POST", wantPath: "/v1/plans/01JPLAN/resume", wantBody: `{"all":true}`,
+		},
+		{
+			name: "skip tenant", body: taskJSON,
+			call:       func(c *client.Client) (any, error) { return c.SkipTenant(ctx, "t 1", "gone") },
+			wantMethod: "POST", wantPath: "/v1/tenants/t%201/skip", wantBody: `{"comment":"gone"}`,
 		},
 		{
 			name: "cancel plan", body: planJSON,

@@ -44,7 +44,7 @@ func (ctl *control) PausePlan(ctx context.Context, planID string) error {
 			if t.Status() != task.Running || t.PauseRequested() {
 				return nil, errSkip
 			}
-			return nil, t.RequestPause(ctl.now())
+			return nil, t.RequestPlanPause(ctl.now())
 		})
 		if err != nil && !errors.Is(err, errSkip) {
 			return err
@@ -77,15 +77,25 @@ func (ctl *control) resumable(ctx context.Context, ids []string) ([]*task.Task, 
 	return ctl.tasks.ByIDs(ctx, some)
 }
 
-// ResumePlan lets a paused plan's tasks start again and resumes its paused tasks at their next
-// stage; a plan whose tasks have all ended is settled.
-func (ctl *control) ResumePlan(ctx context.Context, planID string) error {
+// ResumePlan lets a paused plan's tasks start again and resumes the tasks its pause paused
+// at their next stage; with all, the tasks paused one by one too (task.Task.PausedByPlan), and
+// a RUNNING plan's too (a resume --all after a plain resume). A plan whose tasks have all
+// ended is settled.
+func (ctl *control) ResumePlan(ctx context.Context, planID string, all bool) error {
 	if ctl.draining.Load() {
 		return errcode.ErrShuttingDown
 	}
 	unlock := ctl.planLocks.lock(planID)
 	defer unlock()
-	p, err := ctl.updatePlan(ctx, planID, (*plan.Plan).Resume)
+	p, err := ctl.updatePlan(ctx, planID, func(p *plan.Plan) error {
+		if all && p.Status() == plan.Running {
+			return errSkip // resumed before: --all still resumes its tenants paused one by one
+		}
+		return p.Resume()
+	})
+	if errors.Is(err, errSkip) {
+		p, err = ctl.plans.Plan(ctx, planID)
+	}
 	if err != nil {
 		return err
 	}
@@ -97,15 +107,17 @@ func (ctl *control) ResumePlan(ctx context.Context, planID string) error {
 	}
 	var resumed []string
 	for _, t := range tasks {
-		if t.Status() != task.Paused && !t.PauseRequested() {
+		if (t.Status() != task.Paused && !t.PauseRequested()) || (!all && !t.PausedByPlan()) {
 			continue
 		}
 		was := task.Status("")
 		_, err := ctl.update(ctx, t.ID(), func(t *task.Task) (*checkpoint.Checkpoint, error) {
-			was = t.Status()
+			if was = t.Status(); !all && !t.PausedByPlan() {
+				return nil, errSkip // paused for its tenant meanwhile
+			}
 			return nil, t.Resume(ctl.now())
 		})
-		if err != nil && !errors.Is(err, task.ErrInvalidTransition) {
+		if err != nil && !errors.Is(err, task.ErrInvalidTransition) && !errors.Is(err, errSkip) {
 			return err
 		}
 		if err == nil && was == task.Paused {

@@ -15,10 +15,10 @@ func (o *Orchestrator) PausePlan(ctx context.Context, planID string) error {
 	return o.control.PausePlan(ctx, planID)
 }
 
-// ResumePlan lets a paused plan's tasks start again and resumes its paused tasks at their next
-// stage.
-func (o *Orchestrator) ResumePlan(ctx context.Context, planID string) error {
-	return o.control.ResumePlan(ctx, planID)
+// ResumePlan lets a paused plan's tasks start again and resumes the tasks its pause paused
+// at their next stage; with all, those paused one by one too.
+func (o *Orchestrator) ResumePlan(ctx context.Context, planID string, all bool) error {
+	return o.control.ResumePlan(ctx, planID, all)
 }
 
 // CancelPlan ends the plan and every task of it that has not ended, wherever it runs.
@@ -44,6 +44,12 @@ func (o *Orchestrator) RollbackTask(ctx context.Context, taskID string) error {
 // RetryTask runs a FAILED, CANCELLED, PAUSED or INTERRUPTED task again as a new attempt.
 func (o *Orchestrator) RetryTask(ctx context.Context, taskID string, fromCheckpoint bool) error {
 	return o.control.RetryTask(ctx, taskID, fromCheckpoint)
+}
+
+// SkipTask ends a task that does not run without deploying its tenant (task.Task.Skip), and
+// settles its plan.
+func (o *Orchestrator) SkipTask(ctx context.Context, taskID string) error {
+	return o.control.SkipTask(ctx, taskID)
 }
 
 // CancelTask ends a task for good, by a compare-and-set, wherever it runs.

@@ -2,12 +2,14 @@ package orchestrator_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/executor-dev/executor/app"
+	"github.com/executor-dev/executor/domain/errcode"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/domain/task"
@@ -85,6 +87,35 @@ func TestDecisionsOnlyForWaitingTasks(t *testing.T) {
 	require.ErrorIs(t, err, task.ErrInvalidTransition)
 	_, err = h.svc.ApproveTenant(context.Background(), "dn-000", string(make([]byte, app.MaxCommentLength+1)))
 	require.ErrorIs(t, err, app.ErrInvalidInput)
+}
+
+// Deciding on a task that runs on its way to its gate is refused, and the caller is told that
+// only a WAITING task can be decided, and how to see when it waits.
+func TestDecidingBeforeTheGateSaysToWaitForIt(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, 2)
+	release := make(chan struct{})
+	h.register(t, "held", func(ctx context.Context, _ stage.Request) (json.RawMessage, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil, nil
+	})
+	s := gated("")
+	s[0].Kind = "held"
+	h.submit(t, app.SubmitRequest{Tenants: tenants("bg", 1), Stages: s})
+	defer close(release)
+	eventually(t, "running before its gate", func() bool { return h.tenantStatus(t, "bg-000") == task.Running })
+	for _, decide := range []func(context.Context, string, string) (app.TaskView, error){h.svc.ApproveTenant, h.svc.RejectTenant} {
+		_, err := decide(context.Background(), "bg-000", "")
+		require.ErrorIs(t, err, task.ErrInvalidTransition)
+		found, ok := errcode.Find(err, errcode.InvalidTransition)
+		require.True(t, ok)
+		assert.Equal(t, "task: cannot decide on a RUNNING task: only a task WAITING at a gate (an approval stage) can be "+
+			"approved or rejected; this one has not reached its gate yet: wait until it does (its status then reads WAITING) "+
+			"('executor status --tenant bg-000' shows its status)", errcode.Detail(err, found))
+	}
 }
 
 func TestWaitingTaskCanBeCancelledAndRetriedAsksAgain(t *testing.T) {

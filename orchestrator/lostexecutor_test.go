@@ -193,7 +193,7 @@ func TestExecutorLostWithEveryTaskRunningPausesThePlan(t *testing.T) {
 			// The SRE decides, on a survivor: every tenant completes.
 			b := c.survivor(t, "exec-d")
 			ctx := context.Background()
-			_, err := b.ResumePlan(ctx, p.ID())
+			_, err := b.ResumePlan(ctx, p.ID(), false)
 			require.NoError(t, err)
 			retry, err := b.RetryPlan(ctx, p.ID(), app.RetryPlanRequest{FromCheckpoint: true})
 			require.NoError(t, err)

@@ -254,7 +254,7 @@ func TestPauseAtBoundaryAndResumeAtNextStage(t *testing.T) {
 	assert.Equal(t, map[string]int{"one": 1}, runs)
 	mu.Unlock()
 
-	_, err = h.svc.ResumePlan(context.Background(), p.ID())
+	_, err = h.svc.ResumePlan(context.Background(), p.ID(), false)
 	require.NoError(t, err)
 	assert.Equal(t, plan.Completed, h.wait(t, p.ID()).Plan.Status())
 	mu.Lock()

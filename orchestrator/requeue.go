@@ -46,7 +46,7 @@ func (ctl *control) requeue(ctx context.Context, taskID string, fn func(t *task.
 	willQueue := probe.Status() == task.Pending && t.Status() != task.Pending
 	reopened := false
 	if willQueue {
-		if reopened, err = ctl.reopen(ctx, planID, probe.RollingBack()); err != nil {
+		if reopened, err = ctl.reopen(ctx, planID); err != nil {
 			return err
 		}
 		// The tenant must still be this task's: another executor may have given it a new one.
@@ -78,7 +78,7 @@ func (ctl *control) requeue(ctx context.Context, taskID string, fn func(t *task.
 	// (a push that cannot be made now is made later). Its plan is reopened again if it ended
 	// meanwhile (settled by another executor from its tasks as they stood before this one was
 	// made PENDING); a store that refuses that now is only logged: the task runs all the same.
-	if _, err := ctl.reopen(ctx, planID, probe.RollingBack()); err != nil {
+	if _, err := ctl.reopen(ctx, planID); err != nil {
 		ctl.cfg.Logger.Error("retry: the plan ended meanwhile and was not reopened", "plan_id", planID, "task_id", taskID, "err", err)
 	}
 	p, err := ctl.plans.Plan(ctx, planID)
@@ -99,16 +99,12 @@ func (ctl *control) undoReopen(planID string, reopened bool, err error) error {
 	return err
 }
 
-// reopen brings an ended plan back to RUNNING (for a rollback, a COMPLETED one too), by a
-// compare-and-set (reopened: it had ended); a plan that has not ended is left as it is. The
-// caller holds the plan lock.
-func (ctl *control) reopen(ctx context.Context, planID string, rollback bool) (reopened bool, err error) {
+// reopen brings an ended plan back to RUNNING, by a compare-and-set (reopened: it had
+// ended); a plan that has not ended is left as it is. The caller holds the plan lock.
+func (ctl *control) reopen(ctx context.Context, planID string) (reopened bool, err error) {
 	_, err = ctl.updatePlan(ctx, planID, func(p *plan.Plan) error {
 		if !p.Status().Terminal() {
 			return errSkip
-		}
-		if rollback {
-			return p.ReopenToRollBack()
 		}
 		return p.Reopen()
 	})

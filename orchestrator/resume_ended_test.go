@@ -49,7 +49,7 @@ func TestResumingAPlanWhoseTasksAllEndedSettlesIt(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, plan.Paused, paused.Status(), "left for an SRE, not settled")
 
-	require.NoError(t, h.orch.ResumePlan(ctx, p.ID()))
+	require.NoError(t, h.orch.ResumePlan(ctx, p.ID(), false))
 	got, err := h.db.Plans().Plan(ctx, p.ID())
 	require.NoError(t, err)
 	require.Equal(t, plan.Completed, got.Status(), "settled by the resume, not RUNNING with nothing to run")

@@ -144,7 +144,7 @@ func TestOnFailurePausePausesThePlan(t *testing.T) {
 	})
 	assert.Equal(t, task.Failed, h.tenantStatus(t, "pz-000"))
 	assert.Equal(t, task.Pending, h.tenantStatus(t, "pz-003"), "nothing more started")
-	_, err := h.svc.ResumePlan(context.Background(), p.ID())
+	_, err := h.svc.ResumePlan(context.Background(), p.ID(), false)
 	require.NoError(t, err)
 	assert.Equal(t, plan.Failed, h.wait(t, p.ID()).Plan.Status())
 	assert.Equal(t, task.Completed, h.tenantStatus(t, "pz-003"))

@@ -8,8 +8,9 @@ import (
 	"github.com/executor-dev/executor/domain/plan"
 )
 
-// settle sets a plan's status from its tasks when every task has ended: FAILED if some
-// failed or were interrupted, else CANCELLED if some were cancelled, else COMPLETED. Tasks
+// settle sets a plan's status from its tasks when every task has ended (outcome.end): FAILED
+// if some failed or were interrupted, else COMPLETED if some completed (with exceptions when
+// others were cancelled or skipped), else CANCELLED. Tasks
 // still PENDING, RUNNING, PAUSED or WAITING keep the plan as it is; an ended plan's queue is
 // closed. A plan paused because an executor was lost is left for an SRE, and so is one with
 // an INTERRUPTED task still claimed: its run's loss is being judged (the reconciler pauses the
@@ -75,25 +76,18 @@ func (s *settler) settleFromTasks(planID string) error {
 	if s.missingTooSoon(planID, statuses) {
 		return nil
 	}
-	failed, cancelled, interrupted, err := settledOutcome(statuses, p.TaskIDs())
+	o, err := settledOutcome(statuses, p.TaskIDs())
 	if err != nil {
 		return fmt.Errorf("orchestrator: settle plan %s: %w", planID, err)
 	}
-	if judged, err := s.claimedAny(ctx, planID, interrupted); err != nil || judged {
+	if judged, err := s.claimedAny(ctx, planID, o.interrupted); err != nil || judged {
 		return err
 	}
 	_, err = s.updatePlan(ctx, planID, func(p *plan.Plan) error {
 		if p.Status().Terminal() || p.Status() == plan.Scheduled || pausedForLoss(p) {
 			return errSkip // settled meanwhile (by another executor), or paused for a lost executor
 		}
-		switch {
-		case failed:
-			return p.Fail(s.now())
-		case cancelled:
-			return p.Cancel(s.now())
-		default:
-			return p.Complete(s.now())
-		}
+		return o.end(p, s.now())
 	})
 	if err != nil && !errors.Is(err, errSkip) {
 		return fmt.Errorf("orchestrator: settle plan %s: %w", planID, err)

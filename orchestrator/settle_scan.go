@@ -2,8 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"sync"
 
 	"github.com/executor-dev/executor/domain/task"
@@ -66,35 +64,6 @@ func witnessIn(statuses []task.Status) int {
 		}
 	}
 	return w
-}
-
-// errUnsettledStatus is a status settledOutcome does not know how to end a plan with: a status
-// added to task.Statuses as settled without a case below. The plan is left open (settle
-// answers the error) rather than completed by default.
-var errUnsettledStatus = errors.New("orchestrator: no plan outcome for task status")
-
-// settledOutcome is what a plan whose tasks (ids) all settled in statuses ends as: failed if
-// one FAILED, was INTERRUPTED (interrupted lists those) or is missing from the store (it did
-// not complete), else cancelled if one was CANCELLED, else completed. Every settled status has
-// its case; any other is an error.
-func settledOutcome(statuses []task.Status, ids []string) (failed, cancelled bool, interrupted []string, err error) {
-	for i, st := range statuses {
-		switch st {
-		case task.Completed:
-		case task.Interrupted:
-			failed = true
-			interrupted = append(interrupted, ids[i])
-		case task.Failed, statusMissing: // a lost task did not complete
-			failed = true
-		case task.RolledBack, task.RollbackFailed: // its change did not hold (docs/design.md)
-			failed = true
-		case task.Cancelled:
-			cancelled = true
-		default:
-			return false, false, nil, fmt.Errorf("%w: task %s is %s", errUnsettledStatus, ids[i], st)
-		}
-	}
-	return failed, cancelled, interrupted, nil
 }
 
 // planStatuses reads the statuses of a plan's tasks (ids) for settling. It reads the plan's

@@ -108,7 +108,7 @@ func (ctl *control) pauseHere(ctx context.Context, planID string) {
 			if t.Status() != task.Running && t.Status() != task.Pending {
 				return nil, errSkip // a task just claimed is still PENDING while it takes its lease
 			}
-			return nil, t.RequestPause(ctl.now())
+			return nil, t.RequestPlanPause(ctl.now())
 		})
 		if err != nil && !errors.Is(err, errSkip) {
 			ctl.cfg.Logger.Warn("pause task of a paused plan", "plan_id", planID, "task_id", id, "err", err)

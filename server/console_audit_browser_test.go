@@ -85,7 +85,7 @@ func TestConsoleAuditInChromium(t *testing.T) {
 	details := do(t, ctx, "the details", chromedp.Evaluate[[]string](
 		`[...document.querySelectorAll('[data-testid=audit-details]')].slice(100).map(d => d.textContent)`))
 	require.Len(t, details, 4)
-	assert.Regexp(t, `^comment="<b>nope</b> \\"not yet\\"" → error="task: cannot decide on a [A-Z]+ task"$`, details[0],
+	assert.Regexp(t, `^comment="<b>nope</b> \\"not yet\\"" → error="task: cannot decide on a [A-Z]+ task: only a task WAITING at a gate .*"$`, details[0],
 		"the request, then what the refusal told the caller")
 	assert.Equal(t, []string{"→ status=RUNNING", "→ status=PAUSED", "name=audited tenants=1"}, details[1:])
 	assert.False(t, do(t, ctx, "the comment is text", chromedp.Evaluate[bool](`!!document.querySelector('[data-testid=audit-details] b')`)))

@@ -133,6 +133,10 @@ func TestConsoleInChromium(t *testing.T) {
 	waitJS(t, ctx, "every cell done", `[...`+cells+`].filter(c => c.dataset.state === 'done').length === 12`)
 	waitJS(t, ctx, "the plan completed", `document.querySelector('#plan-head [data-testid=plan-status]')?.textContent.trim() === 'COMPLETED'`)
 	waitJS(t, ctx, "the summary counts four past every stage", `document.querySelector('[data-testid=matrix-cell][data-stage-index="3"][data-status=COMPLETED]')?.dataset.count === '4'`)
+	require.Equal(t, "none", do(t, ctx, "no failure budget", chromedp.Evaluate[string](`document.querySelector('[data-testid=plan-budget]').textContent`)),
+		"a plan without waves nor failureBudget runs every task, whatever fails: its budget reads none, not 0")
+	require.Equal(t, "(all stages done)", do(t, ctx, "the row past every stage", chromedp.Evaluate[string](
+		`document.querySelector('[data-testid=matrix-row][data-stage-index="3"] th').textContent`)), "no stage name can read so")
 
 	// The plans list shows it, completed, with a full progress bar.
 	do(t, ctx, "to the plans list", chromedp.Click(chromedp.ID("nav-plans")))

@@ -37,7 +37,7 @@ func TestConsoleRingsBrowserBakeThenApprove(t *testing.T) {
 	// ring 0 bake from its start.
 	startAt := time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339Nano)
 	planID := submitYAML(t, c, "name: ringed\nmaxConcurrency: 4\nstartAt: "+startAt+"\n"+
-		`waves: [{"name":"first","size":1,"bake":"5s","then":"approve"},{"name":"rest","size":"rest"}]`+"\n"+
+		`waves: [{"name":"first","size":1,"bake":"5s","then":"approve"},{"name":"rest","size":"rest","failureBudget":"50%"}]`+"\n"+
 		"stages:\n  - {name: push, kind: noop}\n  - {name: check, kind: noop}\n"+
 		"tenants:\n  - id: ring-a\n  - id: ring-b\n  - id: ring-c\n  - id: ring-d\n")
 	ctx := browser(t)
@@ -47,9 +47,14 @@ func TestConsoleRingsBrowserBakeThenApprove(t *testing.T) {
 	waitJS(t, ctx, "the rings panel", `!document.querySelector('[data-testid=rings]').hidden && `+
 		`document.querySelectorAll('[data-testid=rings] [data-testid=ring-row]').length === 2`)
 	// (The bake's cell of the baking ring adds the time left after the bake: "5s · 4s left".)
-	assert.Equal(t, []string{"0|first|1|1|approve|0|5s|—", "1|rest|rest|3|auto|0|—|—"}, do(t, ctx, "the rows", chromedp.Evaluate[[]string](
+	assert.Equal(t, []string{"0|first|1|1|approve|0|5s|—", "1|rest|rest|3|auto|50%|—|—"}, do(t, ctx, "the rows", chromedp.Evaluate[[]string](
 		`[...document.querySelectorAll('[data-testid=ring-row]')].map(r => [r.dataset.index, r.dataset.name, `+
 			`...['ring-size', 'ring-tenants', 'ring-then', 'ring-budget', 'ring-bake', 'ring-health'].map(id => r.querySelector('[data-testid=' + id + ']').textContent.split(' ')[0])].join('|'))`)))
+	// The failure budget reads one way: a ring's share with the tenants it lets fail, and the
+	// plan's, per ring and plan-wide, as `executor plan show` says it.
+	assert.Equal(t, "50% (1 of 3)", do(t, ctx, "ring 1's budget", chromedp.Evaluate[string](ringRow(1)+`.querySelector('[data-testid=ring-budget]').textContent`)))
+	assert.Equal(t, "per ring, crossing it halts the plan (ring 0 now: 0 of 1 tenant(s) may fail, budget 0); plan-wide: none",
+		do(t, ctx, "the plan's budget", chromedp.Evaluate[string](`document.querySelector('[data-testid=plan-budget]').textContent`)))
 
 	// Ring 0 bakes: the current ring, its countdown shown; then it awaits approval. (5 s of
 	// bake: a 1 s bake could end before a page on a loaded machine showed it.)

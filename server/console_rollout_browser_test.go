@@ -144,7 +144,8 @@ func TestConsoleCanaryInChromium(t *testing.T) {
 
 // A tenant's lock in a real headless Chromium: a running task holds it; Unlock asks first
 // (a dismissed confirmation changes nothing), then releases it and the task is interrupted;
-// "Retry failed" on the plan retries it and says so.
+// "Retry failed and interrupted" on the plan retries it (INTERRUPTED, as its label says) and
+// says so.
 func TestConsoleUnlockAndRetryInChromium(t *testing.T) {
 	t.Parallel()
 	srv := servertest.Start(t)
@@ -173,12 +174,15 @@ func TestConsoleUnlockAndRetryInChromium(t *testing.T) {
 	waitJS(t, ctx, "the lock not held", `document.querySelector('[data-testid=tenant-lock]')?.dataset.held === 'false'`)
 	assert.Equal(t, "INTERRUPTED", tenantStatus(t, api, "stuck-a"))
 
-	// On the plan, "Retry failed" retries it from its checkpoint and tells how many.
+	// On the plan, "Retry failed and interrupted" retries it from its checkpoint and tells how
+	// many: the label names the INTERRUPTED tasks it takes, as `executor plan retry` does.
 	// (Followed by script: the tenant view re-renders as its task's events come, and a
 	// click could land between two renders.)
 	do(t, ctx, "to the plan", chromedp.Evaluate[bool](`(document.querySelector('#tenant-plan-link').click(), true)`))
 	waitJS(t, ctx, "the task interrupted", `document.querySelector('[data-testid=task-row][data-tenant=stuck-a]')?.dataset.status === 'INTERRUPTED'`)
 	waitJS(t, ctx, "retry enabled", `document.querySelector('#plan-retry-failed')?.disabled === false`)
+	assert.Equal(t, "Retry failed and interrupted", do(t, ctx, "the retry's label",
+		chromedp.Evaluate[string](`document.querySelector('#plan-retry-failed').textContent`)))
 	do(t, ctx, "retry failed", chromedp.Click(chromedp.ID("plan-retry-failed")))
 	waitJS(t, ctx, "the result", `document.querySelector('#plan-retry-result')?.dataset.retried === '1'`)
 	assert.Equal(t, "0", do(t, ctx, "none skipped", chromedp.Evaluate[string](`document.querySelector('#plan-retry-result').dataset.skipped`)))

@@ -10,7 +10,17 @@
 //     *stage.Error (docs/design.md §4);
 //   - exec: runs one command per attempt, in a process group of its own that is killed when
 //     the attempt ends, with only the environment it is given; the command must be on the
-//     allow-list (ExecOptions.Allow, serve's --exec-allow), or the kind is disabled.
+//     allow-list (ExecOptions.Allow, serve's --exec-allow), or the kind is disabled;
+//   - approval: a manual gate; it returns stage.Await, so the task waits (WAITING, holding no
+//     worker and no lease) until an operator approves (the stage passes, its output the
+//     decision) or rejects (it fails permanently, matching ErrRejected);
+//   - prometheus: a metric analysis through the Prometheus HTTP API's instant query, measured
+//     count times every interval (a stage, or a ring's analysis), with the http kind's guard
+//     (PrometheusOptions.AllowList, serve's --prometheus-allow).
+//
+// The http kind's conditions (success, failure, poll's until and failWhen) and the
+// prometheus kind's are expr-lang expressions, compiled and cached by one evaluator
+// (condition.go).
 //
 // The http kind guards against server-side request forgery: every address it connects to
 // (checked at dial time, after DNS, so a rebinding name cannot slip through) and every
@@ -44,5 +54,5 @@
 //			return json.RawMessage(`{"flushed":true}`), nil
 //		}))
 //
-// The package imports only the standard library and domain/stage.
+// The package imports only the standard library, domain/stage and expr-lang (the conditions).
 package stagekind

@@ -20,8 +20,10 @@ const KindHTTP = "http"
 const (
 	// DefaultMaxResponseBytes caps the response body read when HTTPOptions leaves it zero.
 	DefaultMaxResponseBytes int64 = 1 << 20
-	// DefaultHTTPTimeout bounds an attempt whose stage sets no timeout, when HTTPOptions
-	// leaves DefaultTimeout zero. A stage's own timeout replaces it (longer or shorter).
+	// DefaultHTTPTimeout bounds each request of an attempt whose stage sets no timeout (the
+	// first request and each poll of a poll: the polling as a whole is bounded by its own
+	// timeout), when HTTPOptions leaves DefaultTimeout zero. A stage's own timeout replaces it
+	// (longer or shorter) and bounds the whole attempt.
 	DefaultHTTPTimeout = 30 * time.Second
 	// MaxRedirects is the most redirects one attempt follows; the next redirect response is
 	// returned as is and fails the attempt permanently.

@@ -11,30 +11,37 @@ const (
 
 // Plan is a plan as returned.
 type Plan struct {
-	Kind           string            `json:"kind"` // always KindPlan
-	PlanID         string            `json:"planId"`
-	Name           string            `json:"name"`
-	Labels         map[string]string `json:"labels,omitempty"`
-	Status         string            `json:"status"`
-	Reason         string            `json:"reason,omitempty"` // why the executor PAUSED the plan itself (an executor was lost)
-	MaxConcurrency int               `json:"maxConcurrency"`
-	FailureBudget  int               `json:"failureBudget"`
-	Stages         []StageRef        `json:"stages"`
-	TaskIDs        []string          `json:"taskIds,omitempty"`      // GET answers: only with ?include=taskIds; the submission's and a retry's answers: always
-	Progress       map[string]int    `json:"progress"`               // "total", one count per task status, and "MISSING" when tasks are missing
-	MissingTasks   []MissingTask     `json:"missingTasks,omitempty"` // tasks the store no longer holds; absent when none
-	StartAt        *time.Time        `json:"startAt,omitempty"`
-	StartRate      int               `json:"startRate,omitempty"` // task starts per minute; absent: no pacing
-	OnFailure      string            `json:"onFailure"`           // none, rollback or pause
-	Canary         *Canary           `json:"canary,omitempty"`    // absent: no canary wave
-	Rings          *Rings            `json:"rings,omitempty"`     // absent: no rollout in rings (a canary plan's two rings are here too)
-	CreatedAt      time.Time         `json:"createdAt"`
-	StartedAt      *time.Time        `json:"startedAt,omitempty"`
-	FinishedAt     *time.Time        `json:"finishedAt,omitempty"`
-	SubmittedBy    string            `json:"submittedBy,omitempty"` // the token's holder who submitted it
-	Approvers      *Approvers        `json:"approvers,omitempty"`   // the plan's rule; absent: any operator, one approval
-	Decisions      []RingDecision    `json:"decisions,omitempty"`   // the decisions on its rings, oldest first
-	Notify         []Destination     `json:"notify,omitempty"`      // where its notifications go
+	Kind   string            `json:"kind"` // always KindPlan
+	PlanID string            `json:"planId"`
+	Name   string            `json:"name"`
+	Labels map[string]string `json:"labels,omitempty"`
+	Status string            `json:"status"`
+	// Outcome is how the plan ended (absent while it has not): done (every tenant completed),
+	// done_with_exceptions (COMPLETED, with tenants cancelled or skipped one by one: progress
+	// counts them), failed or cancelled.
+	Outcome        string         `json:"outcome,omitempty"`
+	Reason         string         `json:"reason,omitempty"` // why the executor PAUSED the plan itself (an executor was lost)
+	MaxConcurrency int            `json:"maxConcurrency"`
+	FailureBudget  int            `json:"failureBudget"`
+	Stages         []StageRef     `json:"stages"`
+	TaskIDs        []string       `json:"taskIds,omitempty"`      // GET answers: only with ?include=taskIds; the submission's and a retry's answers: always
+	Progress       map[string]int `json:"progress"`               // "total", one count per task status, and "MISSING" when tasks are missing
+	MissingTasks   []MissingTask  `json:"missingTasks,omitempty"` // tasks the store no longer holds; absent when none
+	StartAt        *time.Time     `json:"startAt,omitempty"`
+	StartRate      int            `json:"startRate,omitempty"` // task starts per minute; absent: no pacing
+	OnFailure      string         `json:"onFailure"`           // none, rollback or pause
+	Canary         *Canary        `json:"canary,omitempty"`    // absent: no canary wave
+	Rings          *Rings         `json:"rings,omitempty"`     // absent: no rollout in rings (a canary plan's two rings are here too)
+	CreatedAt      time.Time      `json:"createdAt"`
+	StartedAt      *time.Time     `json:"startedAt,omitempty"`
+	FinishedAt     *time.Time     `json:"finishedAt,omitempty"`
+	SubmittedBy    string         `json:"submittedBy,omitempty"` // the token's holder who submitted it
+	Approvers      *Approvers     `json:"approvers,omitempty"`   // the plan's rule; absent: any operator, one approval
+	Decisions      []RingDecision `json:"decisions,omitempty"`   // the decisions on its rings, oldest first
+	Notify         []Destination  `json:"notify,omitempty"`      // where its notifications go
+	// Warnings, on the submission's answer only (not on a replay), say how the plan will run
+	// that its request does not: a maxConcurrency above the accepting executor's workers.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // MissingTask is a task of a plan that the store no longer holds (Redis lost it while the
@@ -84,7 +91,19 @@ type DryRun struct {
 	Tenants   []TenantPreview `json:"tenants"` // the page's tenants, in submission order
 	Page      PreviewPage     `json:"page"`
 	Conflicts []string        `json:"conflicts"`
-	Rings     []RingPreview   `json:"rings,omitempty"` // which tenants fall in which ring; absent without waves
+	Warnings  []string        `json:"warnings,omitempty"` // as the submission's answer would carry them
+	// ConflictTasks are the tasks holding the first conflicting tenants (at most 5): their
+	// plans and statuses; absent when none conflicts.
+	ConflictTasks []ConflictTask `json:"conflictTasks,omitempty"`
+	Rings         []RingPreview  `json:"rings,omitempty"` // which tenants fall in which ring; absent without waves
+}
+
+// ConflictTask is the latest task of a tenant that conflicts: it has not ended.
+type ConflictTask struct {
+	TenantID string `json:"tenantId"`
+	PlanID   string `json:"planId"`
+	TaskID   string `json:"taskId"`
+	Status   string `json:"status"`
 }
 
 // DryRunSummary counts what a dry run checked.

@@ -37,7 +37,10 @@ type RingView struct {
 	BakeLeftMs     int64      `json:"bakeLeftMs,omitempty"`
 	Then           string     `json:"then"`
 	FailureBudget  string     `json:"failureBudget"` // the ring's own, or the plan's: "0" halts at any failure
-	Health         *StageRef  `json:"health,omitempty"`
+	// Tolerates is how many of the ring's tenants may fail within its budget: one more
+	// halts the plan (10% of 10 tenants: 1; "0": 0).
+	Tolerates int       `json:"tolerates"`
+	Health    *StageRef `json:"health,omitempty"`
 	// Analysis are the ring's analyses, with what they measured in its latest bake (none
 	// before it baked).
 	Analysis []AnalysisView `json:"analysis,omitempty"`

@@ -11,6 +11,7 @@ type TaskStatusRule struct {
 	Retryable   bool   `json:"retryable"`   // a retry may start it again
 	Cancellable bool   `json:"cancellable"` // an operator may cancel it
 	Undoable    bool   `json:"undoable"`    // an operator may roll it back
+	Skippable   bool   `json:"skippable"`   // an operator may skip it
 }
 
 // TaskStatusRules lists every task status, in display order, with its rules.

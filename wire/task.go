@@ -16,6 +16,7 @@ type Task struct {
 	CurrentStageName string     `json:"currentStageName,omitempty"` // empty once every stage ran; rolling back: the stage undone next
 	Stages           []StageRef `json:"stages"`
 	PauseRequested   bool       `json:"pauseRequested"`
+	PausedByPlan     bool       `json:"pausedByPlan,omitempty"` // PAUSED (or asked to pause) by its plan's pause: the plan's resume resumes it`
 	// RollingBack: the task's runs undo its completed stages (a rollback); CurrentStage then
 	// counts the stages still applied.
 	RollingBack bool `json:"rollingBack,omitempty"`
@@ -139,6 +140,18 @@ type Checkpoint struct {
 type Progress struct {
 	Stage string          `json:"stage"`
 	Data  json.RawMessage `json:"data"`
+}
+
+// ResumeBody is the optional body of POST /v1/plans/{planId}/resume. All resumes the tasks
+// paused one by one (POST /v1/tenants/{tenantId}/pause) too; without it they stay PAUSED.
+type ResumeBody struct {
+	All bool `json:"all,omitempty"`
+}
+
+// SkipBody is the optional body of POST /v1/tenants/{tenantId}/skip: the operator's comment,
+// kept in the audit record.
+type SkipBody struct {
+	Comment string `json:"comment,omitempty"`
 }
 
 // RetryBody is the body of POST /v1/tenants/{tenantId}/retry. FromCheckpoint defaults to true

@@ -17,8 +17,10 @@ const (
 )
 
 // Canary is a plan's canary wave: its first Tenants tenants (in submission order) run first;
-// the rest start only when every one of them has completed. Tenants 0: no canary wave. It is
-// shorthand for a Rollout of two rings, "canary" and "rest" (a canary's failure halts).
+// the rest start only when every one of them has completed, or when an operator approves. A
+// canary's failure halts the plan (PhaseHalted): the rest wait, PENDING, for an operator's
+// approve (they start once the wave completes) or reject (they are cancelled). Tenants 0: no
+// canary wave. It is shorthand for a Rollout of two rings, "canary" and "rest".
 type Canary struct {
 	Tenants int
 	Then    Then
@@ -32,7 +34,10 @@ const (
 	PhaseCanary           Phase = "CANARY"            // only the canary tenants may start
 	PhaseAwaitingApproval Phase = "AWAITING_APPROVAL" // the canaries completed; the rest wait for an operator
 	PhasePromoted         Phase = "PROMOTED"          // the rest may start
-	PhaseHalted           Phase = "HALTED"            // a canary failed or an operator rejected: the rest never start
+	// PhaseHalted: a canary failed (nothing new starts, the rest wait PENDING: an operator's
+	// approve goes on, its reject cancels them) or an operator rejected (the rest are
+	// cancelled, never started).
+	PhaseHalted Phase = "HALTED"
 )
 
 // Canary returns the plan's canary wave (Tenants 0: none).

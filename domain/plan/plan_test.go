@@ -89,7 +89,6 @@ var actions = []action{
 	{"Fail", func(p *plan.Plan, now time.Time) error { return p.Fail(now) }},
 	{"Cancel", func(p *plan.Plan, now time.Time) error { return p.Cancel(now) }},
 	{"Reopen", func(p *plan.Plan, _ time.Time) error { return p.Reopen() }},
-	{"ReopenToRollBack", func(p *plan.Plan, _ time.Time) error { return p.ReopenToRollBack() }},
 }
 
 // matrix is the doc.go state machine: every (status, action) pair not listed is invalid.
@@ -103,9 +102,9 @@ var matrix = map[plan.Status]map[string]plan.Status{
 	plan.Paused: {
 		"Resume": plan.Running, "Complete": plan.Completed, "Fail": plan.Failed, "Cancel": plan.Cancelled,
 	},
-	plan.Completed: {"ReopenToRollBack": plan.Running},
-	plan.Failed:    {"Reopen": plan.Running, "ReopenToRollBack": plan.Running},
-	plan.Cancelled: {"Reopen": plan.Running, "ReopenToRollBack": plan.Running},
+	plan.Completed: {"Reopen": plan.Running},
+	plan.Failed:    {"Reopen": plan.Running},
+	plan.Cancelled: {"Reopen": plan.Running},
 }
 
 func TestTransitionMatrix(t *testing.T) {
@@ -150,12 +149,12 @@ func TestTransitionMatrix(t *testing.T) {
 
 func TestTransitionError(t *testing.T) {
 	t.Parallel()
-	p := inStatus(t, plan.Completed)
+	p := inStatus(t, plan.Running)
 	err := fmt.Errorf("wrapped: %w", p.Reopen())
 	require.ErrorIs(t, err, plan.ErrInvalidTransition)
 	var te *plan.TransitionError
 	require.True(t, errors.As(err, &te))
-	assert.Equal(t, plan.Completed, te.From)
+	assert.Equal(t, plan.Running, te.From)
 	assert.Equal(t, "reopen", te.Action)
 }
 

@@ -2,13 +2,6 @@ package plan
 
 import "context"
 
-// Filter selects plans for a listing, newest first.
-type Filter struct {
-	Status Status // empty: any
-	Before string // a plan id: list plans created before it (paging cursor); empty: from the newest
-	Limit  int    // at most this many (callers bound it)
-}
-
 // Repository stores plans.
 type Repository interface {
 	// Create stores a new plan.

@@ -307,3 +307,11 @@ func (p *Plan) checkRing() error {
 func (r Rollout) RingData(planID string, k int) stage.Data {
 	return stage.Data{PlanID: planID, Params: map[string]any{"wave": r.Waves[k].Name, "ring": k}}
 }
+
+// RolloutStopped reports whether an operator, or a failure budget, stopped the plan's rollout:
+// its current ring is HALTED or REJECTED (a canary plan's phase HALTED), so the tasks not
+// started never start. A plan so stopped whose tasks all settled ends CANCELLED, not
+// COMPLETED, even when some tasks completed.
+func (p *Plan) RolloutStopped() bool {
+	return p.rollout.Enabled() && (p.ring.Phase == RingHalted || p.ring.Phase == RingRejected)
+}

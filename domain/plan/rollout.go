@@ -77,6 +77,16 @@ func (s Share) Exceeded(failed, total int) bool {
 	return failed > s.Count
 }
 
+// Tolerated is how many failures of total tenants the share tolerates as a failure budget: the
+// most that do not cross it (Exceeded), so one more halts. 10 % of 10 tenants tolerates 1;
+// 0 tolerates none.
+func (s Share) Tolerated(total int) int {
+	if s.Percent > 0 {
+		return int(math.Floor(s.Percent*float64(total)/100 + 1e-9))
+	}
+	return s.Count
+}
+
 // Wave is one ring of a progressive rollout.
 type Wave struct {
 	Name string

@@ -243,3 +243,36 @@ func TestRingLoadRechecks(t *testing.T) {
 	_, err = plan.Load(good)
 	require.NoError(t, err)
 }
+
+// A budget tolerates the most failures that do not cross it: one more does.
+func TestShareToleratesTheFailuresThatDoNotCrossIt(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		share plan.Share
+		total int
+		want  int
+	}{
+		{"no budget", plan.Share{}, 10, 0},
+		{"a count", plan.Share{Count: 3}, 10, 3},
+		{"10% of 10", plan.Share{Percent: 10}, 10, 1},
+		{"10% of 9", plan.Share{Percent: 10}, 9, 0},
+		{"10% of 200", plan.Share{Percent: 10}, 200, 20},
+		{"2.5% of 1000", plan.Share{Percent: 2.5}, 1000, 25},
+		{"100% of 7", plan.Share{Percent: 100}, 7, 7},
+		{"a share of an empty ring", plan.Share{Percent: 50}, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := tt.share.Tolerated(tt.total)
+			assert.Equal(t, tt.want, got)
+			if tt.total > 0 {
+				assert.False(t, tt.share.Exceeded(got, tt.total), "what it tolerates does not cross it")
+				if got < tt.total {
+					assert.True(t, tt.share.Exceeded(got+1, tt.total), "one more does")
+				}
+			}
+		})
+	}
+}

@@ -84,19 +84,10 @@ func (p *Plan) Cancel(now time.Time) error {
 	return nil
 }
 
-// Reopen brings a FAILED or CANCELLED plan back to RUNNING because one of its tasks was retried.
+// Reopen brings an ended plan back to RUNNING because one of its tasks was retried or rolled
+// back: a FAILED or CANCELLED one, or a COMPLETED one (its change may prove bad after it
+// completed; tenants an operator cancelled or skipped may be retried).
 func (p *Plan) Reopen() error {
-	if p.status != Failed && p.status != Cancelled {
-		return p.refuse("reopen")
-	}
-	p.status = Running
-	p.finishedAt = time.Time{}
-	return nil
-}
-
-// ReopenToRollBack brings an ended plan back to RUNNING because one of its tasks is rolled
-// back: a COMPLETED plan too (its change may prove bad after it completed).
-func (p *Plan) ReopenToRollBack() error {
 	if !p.status.Terminal() {
 		return p.refuse("reopen")
 	}

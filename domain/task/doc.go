@@ -12,11 +12,12 @@
 //	WAITING → PENDING       (decided: the next run starts at the gate, with the decision)
 //	PENDING → INTERRUPTED   (the in-memory executor shut down before starting a queued task)
 //	PENDING | PAUSED | RUNNING | WAITING | INTERRUPTED → CANCELLED
-//	FAILED | CANCELLED | PAUSED | INTERRUPTED → PENDING   (retry: a new run, attempt+1)
+//	PENDING | PAUSED | WAITING | INTERRUPTED | FAILED | CANCELLED → SKIPPED   (an operator's skip: not deployed, no failure)
+//	FAILED | CANCELLED | PAUSED | INTERRUPTED | SKIPPED → PENDING   (retry: a new run, attempt+1)
 //	PAUSED → PENDING        (resume: the same run)
 //
 // Invariants:
-//   - what each status means (Terminal, Settled, AtRest, Retryable, Cancellable) is one table,
+//   - what each status means (Terminal, Settled, AtRest, Retryable, Cancellable, Skippable) is one table,
 //     status.go's rules, with an entry for every status (a test fails for a status without
 //     one); Retry and Cancel accept exactly the statuses Retryable and Cancellable report,
 //     and the API serves the table (GET /v1/task-statuses) to clients such as the console;
@@ -26,7 +27,9 @@
 //     entries are appended while RUNNING, and by the transitions that end a run cut short
 //     inside a stage (below);
 //   - stages complete strictly in order;
-//   - terminal tasks (COMPLETED, FAILED, CANCELLED) have FinishedAt set;
+//   - terminal tasks (COMPLETED, FAILED, CANCELLED, SKIPPED, ROLLED_BACK, ROLLBACK_FAILED) have FinishedAt set;
+//   - a pause is its plan's (PausedByPlan: the plan's resume resumes it) or its tenant's (it
+//     stays paused until resumed for itself, or by a resume of the plan with all);
 //   - a WAITING task has a Wait, at its current stage; no other task has one;
 //   - a decision counts only for the stage and run it was taken in (Decision);
 //   - the fence epoch never decreases: a write carrying an older epoch is refused (ErrFenced);

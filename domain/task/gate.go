@@ -59,7 +59,7 @@ func (t *Task) Await(reason, message string, now time.Time) error {
 // approver twice is stage.ErrAlreadyApproved.
 func (t *Task) Decide(d stage.Decision, now time.Time) error {
 	if t.status != Waiting {
-		return t.refuse("decide on")
+		return &TransitionError{From: t.status, Action: "decide on", Reason: notAtAGate(t.status)}
 	}
 	rule := t.stages[t.currentStage].Approvers
 	if err := rule.Allows(d); err != nil {
@@ -86,4 +86,18 @@ func (t *Task) Decide(d stage.Decision, now time.Time) error {
 	t.wait = nil
 	t.touch(now)
 	return nil
+}
+
+// notAtAGate says why a task in status s cannot be decided, and what to do: only a task
+// WAITING at a gate can be; one that has not reached its gate yet will (wait), one that ended
+// has none left.
+func notAtAGate(s Status) string {
+	const only = "only a task WAITING at a gate (an approval stage) can be approved or rejected"
+	switch {
+	case s.Terminal():
+		return only + "; this one has ended and waits at no gate"
+	case s == Paused || s == Interrupted:
+		return only + "; this one is stopped: resume or retry it, then decide once it waits at its gate"
+	}
+	return only + "; this one has not reached its gate yet: wait until it does (its status then reads WAITING)"
 }

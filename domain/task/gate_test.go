@@ -79,3 +79,29 @@ func TestLoadRefusesAWaitThatDoesNotFit(t *testing.T) {
 		})
 	}
 }
+
+// A decision on a task that is not WAITING is refused, saying that only a task waiting at a
+// gate can be decided and what to do with this one.
+func TestDecideOnATaskNotAtItsGateSaysWhy(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		status task.Status
+		want   string
+	}{
+		{task.Pending, "has not reached its gate yet: wait until it does (its status then reads WAITING)"},
+		{task.Running, "has not reached its gate yet: wait until it does (its status then reads WAITING)"},
+		{task.Paused, "is stopped: resume or retry it"},
+		{task.Completed, "has ended and waits at no gate"},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.status), func(t *testing.T) {
+			t.Parallel()
+			tk := inStatus(t, tt.status)
+			err := tk.Decide(stage.Decision{Approved: true, DecidedAt: t0}, t0)
+			require.ErrorIs(t, err, task.ErrInvalidTransition)
+			assert.Contains(t, err.Error(), "cannot decide on a "+string(tt.status)+" task: only a task WAITING at a gate (an approval stage) can be approved or rejected")
+			assert.Contains(t, err.Error(), tt.want)
+			assert.Equal(t, tt.status, tk.Status(), "nothing changed")
+		})
+	}
+}

@@ -12,7 +12,8 @@ type Row struct {
 	// Stage is the current stage's index: the next to run, len(stages) once every stage
 	// completed.
 	Stage int
-	// Class is the failure class of the task's last error ("" when it has none).
+	// Class is the failure class of the task's last error ("" when it has none, and for a
+	// SKIPPED task: an operator accepted it, it counts in no failure class).
 	Class string
 	// Message is the last error's message ("" when none): the sample of its class.
 	Message string
@@ -29,7 +30,7 @@ type Row struct {
 func RowOf(t *Task) Row {
 	r := Row{ID: t.id, TenantID: t.tenantID, Status: t.status, Stage: t.currentStage,
 		Since: t.updatedAt, Fence: t.fence, Version: t.version}
-	if t.lastError != nil {
+	if t.lastError != nil && t.status != Skipped {
 		r.Class, r.Message = string(t.lastError.Class), t.lastError.Message
 	}
 	return r

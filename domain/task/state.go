@@ -18,6 +18,7 @@ type State struct {
 	Stages         []stage.Spec
 	Status         Status
 	PauseRequested bool
+	PlanPause      bool // see Task.PausedByPlan
 	Attempt        int
 	CurrentStage   int
 	CreatedAt      time.Time
@@ -41,7 +42,7 @@ type State struct {
 func (t *Task) State() State {
 	return State{
 		ID: t.id, PlanID: t.planID, TenantID: t.tenantID, Params: t.params, Stages: t.stages,
-		Status: t.status, PauseRequested: t.pauseRequested, Attempt: t.attempt,
+		Status: t.status, PauseRequested: t.pauseRequested, PlanPause: t.planPause, Attempt: t.attempt,
 		CurrentStage: t.currentStage, CreatedAt: t.createdAt, StartedAt: t.startedAt,
 		FinishedAt: t.finishedAt, UpdatedAt: t.updatedAt, HeartbeatAt: t.heartbeatAt, LastError: t.LastError(),
 		Ledger: t.Ledger(), Fence: t.fence, Version: t.version, Executor: t.executor, Wait: t.Wait(), Verdict: t.Verdict(),
@@ -106,7 +107,7 @@ func Load(s State) (*Task, error) {
 	}
 	return &Task{
 		id: s.ID, planID: s.PlanID, tenantID: s.TenantID, params: s.Params, stages: s.Stages,
-		status: s.Status, pauseRequested: s.PauseRequested, attempt: s.Attempt,
+		status: s.Status, pauseRequested: s.PauseRequested, planPause: s.PlanPause, attempt: s.Attempt,
 		currentStage: s.CurrentStage, createdAt: s.CreatedAt, startedAt: s.StartedAt,
 		finishedAt: s.FinishedAt, updatedAt: s.UpdatedAt, heartbeatAt: s.HeartbeatAt, lastError: lastErr,
 		ledger: append([]Attempt(nil), s.Ledger...), fence: s.Fence, version: s.Version, executor: s.Executor,

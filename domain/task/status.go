@@ -20,10 +20,13 @@ const (
 	// RollbackFailed: a rollback stopped at an undo that failed; the stages above it are
 	// undone, the others still applied (its last error names the undo).
 	RollbackFailed Status = "ROLLBACK_FAILED"
+	// Skipped: an operator skipped the tenant (Task.Skip): it was not deployed, by decision. No
+	// failure: its plan completes without it, "with exceptions".
+	Skipped Status = "SKIPPED"
 )
 
 // Statuses lists every status in display order.
-var Statuses = []Status{Pending, Running, Waiting, Paused, Completed, Failed, Cancelled, Interrupted, RolledBack, RollbackFailed}
+var Statuses = []Status{Pending, Running, Waiting, Paused, Completed, Failed, Cancelled, Interrupted, RolledBack, RollbackFailed, Skipped}
 
 // rules is what each status means to the rest of the executor: every status of Statuses has
 // an entry (a test fails when a status is added without one), and the methods below read
@@ -36,17 +39,19 @@ var rules = map[Status]struct {
 	cancellable bool // an operator may cancel it (Cancellable)
 	undoable    bool // a rollback may start from it (Undoable)
 	failed      bool // it did not deploy the tenant: a failure budget counts it (Failure)
+	skippable   bool // an operator may skip it (Skippable)
 }{
-	Pending:        {cancellable: true},
+	Pending:        {cancellable: true, skippable: true},
 	Running:        {cancellable: true, undoable: true},
-	Waiting:        {atRest: true, cancellable: true},
-	Paused:         {atRest: true, retryable: true, cancellable: true, undoable: true},
+	Waiting:        {atRest: true, cancellable: true, skippable: true},
+	Paused:         {atRest: true, retryable: true, cancellable: true, undoable: true, skippable: true},
 	Completed:      {terminal: true, settled: true, atRest: true, undoable: true},
-	Failed:         {terminal: true, settled: true, atRest: true, retryable: true, undoable: true, failed: true},
-	Cancelled:      {terminal: true, settled: true, atRest: true, retryable: true, undoable: true},
-	Interrupted:    {settled: true, atRest: true, retryable: true, cancellable: true, undoable: true},
+	Failed:         {terminal: true, settled: true, atRest: true, retryable: true, undoable: true, failed: true, skippable: true},
+	Cancelled:      {terminal: true, settled: true, atRest: true, retryable: true, undoable: true, skippable: true},
+	Interrupted:    {settled: true, atRest: true, retryable: true, cancellable: true, undoable: true, skippable: true},
 	RolledBack:     {terminal: true, settled: true, atRest: true, retryable: true, failed: true},
 	RollbackFailed: {terminal: true, settled: true, atRest: true, retryable: true, undoable: true, failed: true},
+	Skipped:        {terminal: true, settled: true, atRest: true, retryable: true, undoable: true},
 }
 
 // Terminal reports whether no run of the task is under way or owed: a tenant whose latest task
@@ -79,6 +84,13 @@ func (s Status) Undoable() bool { return rules[s].undoable }
 // Failure reports whether a task that ended in s did not deploy its tenant: FAILED, and a
 // rollback's ends. A ring's failure budget counts these.
 func (s Status) Failure() bool { return rules[s].failed }
+
+// Skippable reports whether an operator may skip the task in s (Task.Skip): it does not run
+// (not RUNNING) and has not completed nor been rolled back.
+func (s Status) Skippable() bool { return rules[s].skippable }
+
+// SkippableStatuses lists the statuses Skippable accepts, in display order.
+func SkippableStatuses() []Status { return statusesWhere(Status.Skippable) }
 
 // UndoableStatuses lists the statuses Undoable accepts, in display order.
 func UndoableStatuses() []Status { return statusesWhere(Status.Undoable) }

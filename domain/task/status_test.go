@@ -56,18 +56,19 @@ func TestEveryStatusHasItsRules(t *testing.T) {
 
 func TestStatusRules(t *testing.T) {
 	t.Parallel()
-	type rules struct{ settled, atRest, retryable, cancellable, undoable, failure bool }
+	type rules struct{ settled, atRest, retryable, cancellable, undoable, failure, skippable bool }
 	want := map[task.Status]rules{
-		task.Pending:        {cancellable: true},
+		task.Pending:        {cancellable: true, skippable: true},
 		task.Running:        {cancellable: true, undoable: true},
-		task.Waiting:        {atRest: true, cancellable: true},
-		task.Paused:         {atRest: true, retryable: true, cancellable: true, undoable: true},
+		task.Waiting:        {atRest: true, cancellable: true, skippable: true},
+		task.Paused:         {atRest: true, retryable: true, cancellable: true, undoable: true, skippable: true},
 		task.Completed:      {settled: true, atRest: true, undoable: true},
-		task.Failed:         {settled: true, atRest: true, retryable: true, undoable: true, failure: true},
-		task.Cancelled:      {settled: true, atRest: true, retryable: true, undoable: true},
-		task.Interrupted:    {settled: true, atRest: true, retryable: true, cancellable: true, undoable: true},
+		task.Failed:         {settled: true, atRest: true, retryable: true, undoable: true, failure: true, skippable: true},
+		task.Cancelled:      {settled: true, atRest: true, retryable: true, undoable: true, skippable: true},
+		task.Interrupted:    {settled: true, atRest: true, retryable: true, cancellable: true, undoable: true, skippable: true},
 		task.RolledBack:     {settled: true, atRest: true, retryable: true, failure: true},
 		task.RollbackFailed: {settled: true, atRest: true, retryable: true, undoable: true, failure: true},
+		task.Skipped:        {settled: true, atRest: true, retryable: true, undoable: true},
 	}
 	require.Len(t, task.Statuses, len(want))
 	for _, s := range task.Statuses {
@@ -75,15 +76,16 @@ func TestStatusRules(t *testing.T) {
 			t.Parallel()
 			w, ok := want[s]
 			require.True(t, ok, "no expectation for %s", s)
-			assert.Equal(t, w, rules{s.Settled(), s.AtRest(), s.Retryable(), s.Cancellable(), s.Undoable(), s.Failure()})
+			assert.Equal(t, w, rules{s.Settled(), s.AtRest(), s.Retryable(), s.Cancellable(), s.Undoable(), s.Failure(), s.Skippable()})
 			if s.Terminal() {
 				assert.True(t, s.Settled(), "a terminal status is settled")
 				assert.True(t, s.AtRest(), "a terminal status is at rest")
 			}
 		})
 	}
-	assert.Equal(t, []task.Status{task.Paused, task.Failed, task.Cancelled, task.Interrupted, task.RolledBack, task.RollbackFailed}, task.RetryableStatuses())
-	assert.Equal(t, []task.Status{task.Running, task.Paused, task.Completed, task.Failed, task.Cancelled, task.Interrupted, task.RollbackFailed}, task.UndoableStatuses())
+	assert.Equal(t, []task.Status{task.Paused, task.Failed, task.Cancelled, task.Interrupted, task.RolledBack, task.RollbackFailed, task.Skipped}, task.RetryableStatuses())
+	assert.Equal(t, []task.Status{task.Running, task.Paused, task.Completed, task.Failed, task.Cancelled, task.Interrupted, task.RollbackFailed, task.Skipped}, task.UndoableStatuses())
+	assert.Equal(t, []task.Status{task.Pending, task.Waiting, task.Paused, task.Failed, task.Cancelled, task.Interrupted}, task.SkippableStatuses())
 	assert.Equal(t, []task.Status{task.Pending, task.Running, task.Waiting, task.Paused, task.Interrupted}, task.CancellableStatuses())
 	for _, bogus := range []task.Status{"", "BOGUS"} {
 		assert.False(t, bogus.Settled() || bogus.AtRest() || bogus.Retryable() || bogus.Cancellable() || bogus.Terminal())
@@ -118,6 +120,62 @@ func TestTransitionsFollowTheRules(t *testing.T) {
 			} else {
 				require.ErrorIs(t, err, task.ErrInvalidTransition)
 			}
+			tk = inStatus(t, s)
+			last := tk.LastError()
+			err = tk.Skip(now)
+			if s.Skippable() {
+				require.NoError(t, err)
+				assert.Equal(t, task.Skipped, tk.Status())
+				assert.Equal(t, last, tk.LastError(), "what made the operator skip it stays")
+				assert.Nil(t, tk.Wait(), "a gate's wait ends with the skip")
+				assert.Empty(t, task.RowOf(tk).Class, "a skipped task counts in no failure class")
+			} else {
+				require.ErrorIs(t, err, task.ErrInvalidTransition)
+				assert.Equal(t, s, tk.Status())
+			}
+		})
+	}
+}
+
+// TestPauseOrigin: a pause asked by the task's plan is told apart from one asked for its
+// tenant (PausedByPlan), through the pause and the persisted state; a tenant's own request
+// wins over the plan's, and a resume forgets both.
+func TestPauseOrigin(t *testing.T) {
+	t.Parallel()
+	now := t0.Add(time.Hour)
+	tests := []struct {
+		name   string
+		ask    func(tk *task.Task) error
+		byPlan bool
+	}{
+		{name: "the plan's", ask: func(tk *task.Task) error { return tk.RequestPlanPause(now) }, byPlan: true},
+		{name: "the tenant's", ask: func(tk *task.Task) error { return tk.RequestPause(now) }},
+		{name: "the tenant's, then the plan's", ask: func(tk *task.Task) error {
+			if err := tk.RequestPause(now); err != nil {
+				return err
+			}
+			return tk.RequestPlanPause(now)
+		}},
+		{name: "the plan's, then the tenant's", ask: func(tk *task.Task) error {
+			if err := tk.RequestPlanPause(now); err != nil {
+				return err
+			}
+			return tk.RequestPause(now)
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tk := inStatus(t, task.Running)
+			require.NoError(t, tc.ask(tk))
+			assert.Equal(t, tc.byPlan, tk.PausedByPlan(), "asked")
+			require.NoError(t, tk.Pause(now))
+			assert.Equal(t, tc.byPlan, tk.PausedByPlan(), "honoured")
+			loaded, err := task.Load(tk.State())
+			require.NoError(t, err)
+			assert.Equal(t, tc.byPlan, loaded.PausedByPlan(), "persisted")
+			require.NoError(t, tk.Resume(now))
+			assert.False(t, tk.PausedByPlan(), "resumed")
 		})
 	}
 }

@@ -18,6 +18,7 @@ type Task struct {
 	stages         []stage.Spec
 	status         Status
 	pauseRequested bool
+	planPause      bool // the pause (asked or honoured) is its plan's: the plan's resume resumes it
 	attempt        int
 	currentStage   int
 	createdAt      time.Time
@@ -83,6 +84,13 @@ func (t *Task) Status() Status { return t.status }
 
 // PauseRequested reports whether the task will pause at its next stage boundary.
 func (t *Task) PauseRequested() bool { return t.pauseRequested }
+
+// PausedByPlan reports whether the task is PAUSED, or asked to pause, because its plan was
+// paused (RequestPlanPause), not for its tenant alone: a plain resume of the plan resumes it,
+// and leaves the others paused.
+func (t *Task) PausedByPlan() bool {
+	return t.planPause && (t.status == Paused || t.pauseRequested)
+}
 
 // Attempt returns the run number: 1 on the first run, +1 per retry.
 func (t *Task) Attempt() int { return t.attempt }

@@ -87,6 +87,10 @@ func inStatus(t *testing.T, s task.Status) *task.Task {
 		step(tk.CompleteStage(0, now))
 		step(tk.TurnBack(&task.Failure{Stage: "b", Attempt: 1, Class: stage.ClassPermanent, Message: "boom"}, now))
 		step(tk.Fail(task.Failure{Stage: "a", Attempt: 1, Class: stage.ClassPermanent, Message: "undo failed"}, now))
+	case task.Skipped:
+		start()
+		step(tk.Fail(task.Failure{Stage: "a", Attempt: 1, Class: stage.ClassPermanent, Message: "boom"}, now))
+		step(tk.Skip(now))
 	default:
 		t.Fatalf("no fixture for status %q", s)
 	}
@@ -152,6 +156,7 @@ var actions = []action{
 	{"RequestPause", func(tk *task.Task, now time.Time) error { return tk.RequestPause(now) }},
 	{"Resume", func(tk *task.Task, now time.Time) error { return tk.Resume(now) }},
 	{"Cancel", func(tk *task.Task, now time.Time) error { return tk.Cancel(nil, now) }},
+	{"Skip", func(tk *task.Task, now time.Time) error { return tk.Skip(now) }},
 	{"Retry", func(tk *task.Task, now time.Time) error { return tk.Retry(0, now) }},
 	{"Await", func(tk *task.Task, now time.Time) error { return tk.Await("approval", "", now) }},
 	{"Decide", func(tk *task.Task, now time.Time) error {
@@ -187,11 +192,11 @@ func to(s task.Status) outcome { return outcome{status: s} }
 var matrix = map[string]map[string]outcome{
 	"PENDING": {
 		"Start": to(task.Running), "RequestPause": to(task.Pending), "Cancel": to(task.Cancelled),
-		"Interrupt": to(task.Interrupted),
+		"Interrupt": to(task.Interrupted), "Skip": to(task.Skipped),
 	},
 	"PENDING+pauseRequested": {
 		"Start": to(task.Running), "RequestPause": to(task.Pending), "Resume": to(task.Pending),
-		"Cancel": to(task.Cancelled), "Interrupt": to(task.Interrupted),
+		"Cancel": to(task.Cancelled), "Interrupt": to(task.Interrupted), "Skip": to(task.Skipped),
 	},
 	"RUNNING": {
 		"CompleteStage": to(task.Running), "Complete": outOfOrder, "Fail": to(task.Failed), "HandBack": to(task.Pending),
@@ -216,17 +221,18 @@ var matrix = map[string]map[string]outcome{
 		"Interrupt": to(task.Interrupted), "Pause": to(task.Paused), "RequestPause": to(task.Running),
 		"Cancel": to(task.Cancelled), "Record": to(task.Running), "Await": to(task.Waiting),
 	},
-	"WAITING": {"Cancel": to(task.Cancelled), "Decide": to(task.Pending)},
+	"WAITING": {"Cancel": to(task.Cancelled), "Decide": to(task.Pending), "Skip": to(task.Skipped)},
 	"PAUSED": {
 		"RequestPause": to(task.Paused), "Resume": to(task.Pending), "Cancel": to(task.Cancelled),
-		"Retry": to(task.Pending), "Rollback": nothing,
+		"Retry": to(task.Pending), "Rollback": nothing, "Skip": to(task.Skipped),
 	},
 	"COMPLETED":       {"Rollback": to(task.Pending)},
-	"FAILED":          {"Retry": to(task.Pending), "Rollback": nothing},
-	"CANCELLED":       {"Retry": to(task.Pending), "Rollback": nothing},
-	"INTERRUPTED":     {"Cancel": to(task.Cancelled), "Retry": to(task.Pending), "Rollback": nothing},
+	"FAILED":          {"Retry": to(task.Pending), "Rollback": nothing, "Skip": to(task.Skipped)},
+	"CANCELLED":       {"Retry": to(task.Pending), "Rollback": nothing, "Skip": to(task.Skipped)},
+	"INTERRUPTED":     {"Cancel": to(task.Cancelled), "Retry": to(task.Pending), "Rollback": nothing, "Skip": to(task.Skipped)},
 	"ROLLED_BACK":     {"Retry": to(task.Pending)},
 	"ROLLBACK_FAILED": {"Retry": to(task.Pending), "Rollback": to(task.Pending)},
+	"SKIPPED":         {"Retry": to(task.Pending), "Rollback": nothing},
 }
 
 func TestTransitionMatrix(t *testing.T) {
@@ -293,6 +299,7 @@ func TestStatusTerminal(t *testing.T) {
 	want := map[task.Status]bool{
 		task.Pending: false, task.Running: false, task.Waiting: false, task.Paused: false, task.Interrupted: false,
 		task.Completed: true, task.Failed: true, task.Cancelled: true, task.RolledBack: true, task.RollbackFailed: true,
+		task.Skipped: true,
 	}
 	require.Len(t, task.Statuses, len(want))
 	for _, s := range task.Statuses {

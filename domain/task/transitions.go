@@ -159,14 +159,27 @@ func (t *Task) Pause(now time.Time) error {
 	return nil
 }
 
-// RequestPause asks a PENDING or RUNNING task to pause at its next stage boundary. Asking a
-// PAUSED task again is a no-op.
-func (t *Task) RequestPause(now time.Time) error {
+// RequestPause asks a PENDING or RUNNING task to pause at its next stage boundary, for its
+// tenant alone: its plan's resume leaves it paused (PausedByPlan). Asking a PAUSED task again
+// is a no-op, but makes its pause the tenant's own.
+func (t *Task) RequestPause(now time.Time) error { return t.requestPause(false, now) }
+
+// RequestPlanPause is RequestPause asked by the task's plan pausing (PausedByPlan): the plan's
+// resume resumes it. A task already paused, or asked to pause, keeps its own pause.
+func (t *Task) RequestPlanPause(now time.Time) error {
+	if t.status == Paused || t.pauseRequested {
+		return nil
+	}
+	return t.requestPause(true, now)
+}
+
+func (t *Task) requestPause(byPlan bool, now time.Time) error {
 	switch t.status {
 	case Paused:
+		t.planPause = false
 		return nil
 	case Pending, Running:
-		t.pauseRequested = true
+		t.pauseRequested, t.planPause = true, byPlan
 		t.touch(now)
 		return nil
 	default:
@@ -184,9 +197,28 @@ func (t *Task) Resume(now time.Time) error {
 	default:
 		return t.refuse("resume")
 	}
-	t.pauseRequested = false
+	t.pauseRequested, t.planPause = false, false
 	t.touch(now)
 	return nil
+}
+
+// Skip ends the task for good without deploying its tenant, by an operator's decision:
+// PENDING | PAUSED | WAITING | INTERRUPTED | FAILED | CANCELLED → SKIPPED. The last error
+// stays (what made the operator skip it), and so does the checkpoint: the stages it completed
+// are still applied (a rollback undoes them; a retry brings it back). A RUNNING task is
+// refused (pause or cancel it first: its stage may be half applied), and so is a COMPLETED one.
+// A SKIPPED task is no failure: its plan completes, "with exceptions" (docs/design.md).
+func (t *Task) Skip(now time.Time) error {
+	if !t.status.Skippable() {
+		return &TransitionError{From: t.status, Action: "skip", Reason: skipRefusal[t.status]}
+	}
+	t.end(Skipped, t.lastError, now)
+	return nil
+}
+
+// skipRefusal says why a status cannot be skipped, where the status alone does not.
+var skipRefusal = map[Status]string{
+	Running: "its stage may be half applied: pause it (it stops at its next stage boundary) or cancel it, then skip it",
 }
 
 // Cancel ends the task for good: PENDING | PAUSED | RUNNING | WAITING | INTERRUPTED →

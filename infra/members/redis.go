@@ -29,6 +29,7 @@ type Redis struct {
 	started   bool
 	stopped   bool
 	startedAt time.Time
+	startRuns int // the runs Start registered: the loop's first count
 	cancel    context.CancelFunc
 	done      chan struct{} // closed when the loop has returned
 
@@ -148,6 +149,9 @@ func (r *Redis) List(ctx context.Context) ([]Member, error) {
 			var hb heartbeat
 			if json.Unmarshal([]byte(raw), &hb) == nil {
 				m.LastHeartbeat, m.Runs = hb.HeartbeatAt, hb.Runs
+				if hb.Instance == r.instance {
+					m.Runs = r.opts.Runs() // this executor: its runs now, not at its last heartbeat
+				}
 			}
 			m.Alive = true
 		case !errors.Is(err, redis.Nil):

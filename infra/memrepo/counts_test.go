@@ -56,6 +56,6 @@ func TestStatusCountsCountStoredStatuses(t *testing.T) {
 	assert.Equal(t, map[task.Status]int{
 		task.Pending: 1, task.Running: 1, task.Failed: 1,
 		task.Waiting: 0, task.Paused: 0, task.Completed: 0, task.Cancelled: 0, task.Interrupted: 0,
-		task.RolledBack: 0, task.RollbackFailed: 0,
+		task.RolledBack: 0, task.RollbackFailed: 0, task.Skipped: 0,
 	}, tasks)
 }

@@ -68,7 +68,7 @@ func (r *PlanRepo) ByIdempotencyKey(ctx context.Context, key string) (*plan.Plan
 	return r.Plan(ctx, id)
 }
 
-// List returns plans matching f, newest first.
+// List returns plans matching f, newest first, examining at most f.Scan plans (f.Resume).
 func (r *PlanRepo) List(_ context.Context, f plan.Filter) ([]*plan.Plan, error) {
 	db := r.db
 	db.mu.RLock()
@@ -78,9 +78,16 @@ func (r *PlanRepo) List(_ context.Context, f plan.Filter) ([]*plan.Plan, error) 
 		end = sort.SearchStrings(db.planIDs, f.Before)
 	}
 	var out []*plan.Plan
-	for i := end - 1; i >= 0 && (f.Limit <= 0 || len(out) < f.Limit); i-- {
+	for i, scanned := end-1, 0; i >= 0 && (f.Limit <= 0 || len(out) < f.Limit); i-- {
+		if f.Scan > 0 && scanned == f.Scan {
+			if f.Resume != nil {
+				*f.Resume = db.planIDs[i+1]
+			}
+			break
+		}
+		scanned++
 		p := db.plans[db.planIDs[i]]
-		if f.Status != "" && p.Status() != f.Status {
+		if !f.Matches(p) {
 			continue
 		}
 		out = append(out, p.Clone())

@@ -233,10 +233,7 @@ func runFields(t *task.Task, ledgerFrom int) (runValues, error) {
 	if v.vals[fWait], v.vals[fVerdict], err = encGate(t); err != nil {
 		return v, err
 	}
-	v.vals[fPauseRequested] = "0"
-	if t.PauseRequested() {
-		v.vals[fPauseRequested] = "1"
-	}
+	v.vals[fPauseRequested] = encPause(t.PauseRequested(), t.PausedByPlan())
 	updated := encTime(t.UpdatedAt())
 	same := func(at time.Time) string { // most transitions set these to updatedAt: format it once
 		if at.Equal(t.UpdatedAt()) {
@@ -285,9 +282,10 @@ type failureJSON struct {
 func decodeTask(h map[string]string, stages []stage.Spec) (*task.Task, error) {
 	s := task.State{
 		ID: h["taskId"], PlanID: h["planId"], TenantID: h["tenantId"], Stages: stages,
-		Status: task.Status(h["status"]), PauseRequested: h["pauseRequested"] == "1", Executor: h["executor"],
+		Status: task.Status(h["status"]), Executor: h["executor"],
 		Rollback: h["rollback"] == "1", RollbackRequested: h["undoRequested"] == "1",
 	}
+	s.PauseRequested, s.PlanPause = decPause(h["pauseRequested"])
 	var err error
 	ints := map[string]*int{"attempt": &s.Attempt, "stage": &s.CurrentStage}
 	for name, dst := range ints {
@@ -398,4 +396,24 @@ func decLegacyLedger(js string) ([]task.Attempt, error) {
 		})
 	}
 	return ledger, nil
+}
+
+// encPause is a task's pause as its pauseRequested field holds it: bit 0 a pause asked and not
+// yet honoured, bit 1 the pause (asked or honoured) is its plan's (task.Task.PausedByPlan);
+// "0" and "1" are what tasks stored before plan pauses were told apart hold.
+func encPause(requested, byPlan bool) string {
+	n := 0
+	if requested {
+		n |= 1
+	}
+	if byPlan {
+		n |= 2
+	}
+	return strconv.Itoa(n)
+}
+
+// decPause reads encPause's field.
+func decPause(v string) (requested, byPlan bool) {
+	n, _ := strconv.Atoi(v)
+	return n&1 != 0, n&2 != 0
 }

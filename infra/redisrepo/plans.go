@@ -2,8 +2,10 @@ package redisrepo
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -169,7 +171,10 @@ func (r *PlanRepo) byIdempotencyKeyOnline(ctx context.Context, key string) (*pla
 const listingGrace = 10 * time.Minute
 
 // List returns plans matching f, newest first, from the plans ZSET (so plans created by other
-// instances are listed too). Plans whose hash expired are dropped from the ZSET.
+// instances are listed too), examining at most f.Scan plans (f.Resume). With a status or
+// labels, each page of the ZSET is first narrowed by one pipelined read of those fields, so
+// only the plans that may match are read whole. Plans whose hash expired are dropped from
+// the ZSET.
 func (r *PlanRepo) listOnline(ctx context.Context, f plan.Filter) ([]*plan.Plan, error) {
 	s := r.s
 	max := "+inf"
@@ -182,6 +187,7 @@ func (r *PlanRepo) listOnline(ctx context.Context, f plan.Filter) ([]*plan.Plan,
 	}
 	const page = 256
 	var out []*plan.Plan
+	scanned, last := 0, ""
 	for offset := int64(0); ; offset += page {
 		entries, err := s.client.ZRevRangeByScoreWithScores(ctx, s.keys.Plans(), &redis.ZRangeBy{
 			Max: max, Min: "-inf", Offset: offset, Count: page,
@@ -189,25 +195,32 @@ func (r *PlanRepo) listOnline(ctx context.Context, f plan.Filter) ([]*plan.Plan,
 		if err != nil {
 			return nil, wrap("list plans", err)
 		}
-		for _, e := range entries {
-			id, _ := e.Member.(string)
-			if f.Before != "" && id >= f.Before {
-				continue // same millisecond as the cursor, but not older
-			}
-			p, err := r.planOnline(ctx, id)
-			if errors.Is(err, plan.ErrNotFound) {
-				// Expired: dropped (best effort: the listing heals itself). Unless it is
-				// young: a plan being created (on a Redis Cluster its entry and its hash
-				// are written to two masters at once, either first) is left listed.
-				if time.Since(time.UnixMilli(int64(e.Score))) > listingGrace {
-					s.client.ZRem(ctx, s.keys.Plans(), id)
+		// The ZSET may hold more when the page is full; the entries of the cursor's millisecond
+		// that are not older than it are not the listing's.
+		more := len(entries) == page
+		if f.Before != "" {
+			entries = slices.DeleteFunc(entries, func(e redis.Z) bool { return str(e.Member) >= f.Before })
+		}
+		maybe, err := r.mayMatch(ctx, f, entries)
+		if err != nil {
+			return nil, err
+		}
+		for i, e := range entries {
+			if f.Scan > 0 && scanned == f.Scan {
+				if f.Resume != nil {
+					*f.Resume = last
 				}
+				return out, nil
+			}
+			scanned, last = scanned+1, str(e.Member)
+			if !maybe[i] {
 				continue
 			}
+			p, err := r.listed(ctx, e)
 			if err != nil {
 				return nil, err
 			}
-			if f.Status != "" && p.Status() != f.Status {
+			if p == nil || !f.Matches(p) {
 				continue
 			}
 			out = append(out, p)
@@ -215,10 +228,67 @@ func (r *PlanRepo) listOnline(ctx context.Context, f plan.Filter) ([]*plan.Plan,
 				return out, nil
 			}
 		}
-		if len(entries) < page {
+		if !more {
 			return out, nil
 		}
 	}
+}
+
+// listed reads the plan of a listing entry; nil when its hash expired. The entry of an expired
+// plan is dropped (best effort: the listing heals itself), unless it is young: a plan being
+// created (on a Redis Cluster its entry and its hash are written to two masters at once,
+// either first) is left listed.
+func (r *PlanRepo) listed(ctx context.Context, e redis.Z) (*plan.Plan, error) {
+	id := str(e.Member)
+	p, err := r.planOnline(ctx, id)
+	if errors.Is(err, plan.ErrNotFound) {
+		if time.Since(time.UnixMilli(int64(e.Score))) > listingGrace {
+			r.s.client.ZRem(ctx, r.s.keys.Plans(), id)
+		}
+		return nil, nil
+	}
+	return p, err
+}
+
+// mayMatch tells, for each listing entry, whether its plan may match f's status and labels,
+// from one pipelined read of those two fields of every plan: false only for a plan that
+// cannot; true for every plan when f has neither, and for a plan whose hash is gone (listed
+// says what becomes of it).
+func (r *PlanRepo) mayMatch(ctx context.Context, f plan.Filter, entries []redis.Z) ([]bool, error) {
+	out := make([]bool, len(entries))
+	if f.Status == "" && len(f.Labels) == 0 {
+		for i := range out {
+			out[i] = true
+		}
+		return out, nil
+	}
+	s := r.s
+	cmds := make([]*redis.SliceCmd, len(entries))
+	if _, err := s.exec(ctx, func(pipe redis.Pipeliner) {
+		for i, e := range entries {
+			cmds[i] = pipe.HMGet(ctx, s.keys.Plan(str(e.Member)), "status", "labels")
+		}
+	}); err != nil {
+		return nil, wrap("list plans", err)
+	}
+	for i, cmd := range cmds {
+		vals, err := cmd.Result()
+		if err != nil {
+			return nil, wrap("list plans", err)
+		}
+		status, ok := vals[0].(string)
+		if !ok {
+			out[i] = true // gone, or being created: listed decides
+			continue
+		}
+		var labels map[string]string
+		if raw, _ := vals[1].(string); raw != "" && json.Unmarshal([]byte(raw), &labels) != nil {
+			out[i] = true // not ours to judge: the plan's own decoding reports it
+			continue
+		}
+		out[i] = (f.Status == "" || plan.Status(status) == f.Status) && f.MatchesLabels(labels)
+	}
+	return out, nil
 }
 
 // Save writes a plan's status fields (save_plan.lua, one round trip): a compare-and-set on p's

@@ -97,6 +97,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"Transcripts/KeepTheLatest", testTranscriptsKeepTheLatest},
 	}
 	tests = append(tests, auditTests...)
+	tests = append(tests, labelTests...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

@@ -135,7 +135,7 @@
   }
 
   // taskRules reads GET /v1/task-statuses once: what each task status means and allows
-  // (terminal, settled, atRest, retryable, cancellable, undoable) as the executor applies it, so the
+  // (terminal, settled, atRest, retryable, cancellable, undoable, skippable) as the executor applies it, so the
   // console keeps no list of its own. It resolves to a map from status to its rules; a failed
   // read is tried again on the next call.
   let rulesRead = null;
@@ -310,7 +310,7 @@
 
   const PROGRESS_PARTS = [
     ['COMPLETED', 'completed'], ['FAILED', 'failed'], ['INTERRUPTED', 'interrupted'],
-    ['ROLLBACK_FAILED', 'rollback-failed'], ['CANCELLED', 'cancelled'], ['ROLLED_BACK', 'rolled-back'],
+    ['ROLLBACK_FAILED', 'rollback-failed'], ['CANCELLED', 'cancelled'], ['SKIPPED', 'skipped'], ['ROLLED_BACK', 'rolled-back'],
     ['RUNNING', 'running'], ['WAITING', 'waiting'], ['PAUSED', 'paused'], ['PENDING', 'pending'],
   ];
 
@@ -338,7 +338,7 @@
 
   // STATUSES are the task statuses, in the API's display order.
   const STATUSES = ['PENDING', 'RUNNING', 'WAITING', 'PAUSED', 'COMPLETED', 'FAILED', 'CANCELLED', 'INTERRUPTED',
-    'ROLLED_BACK', 'ROLLBACK_FAILED'];
+    'ROLLED_BACK', 'ROLLBACK_FAILED', 'SKIPPED'];
 
   // statusCounts lists the statuses that have tasks with their counts ("WAITING 100,000").
   // With onPick, each is a button that calls onPick(status) (the plan page filters on it).
@@ -383,7 +383,18 @@
       p.status === 'SCHEDULED' && p.startAt
         ? h('div', { class: 'small muted', 'data-testid': 'plan-row-start-at', title: p.startAt }, `starts ${fmtTime(p.startAt)}`)
         : null,
+      p.outcome === 'done_with_exceptions' ? h('div', { class: 'small muted', 'data-testid': 'plan-row-outcome' }, exceptionsText(p.progress)) : null,
     ];
+  }
+
+  // exceptionsText says which tenants a plan that completed "with exceptions" left out.
+  function exceptionsText(progress) {
+    const parts = [];
+    for (const [key, word] of [['CANCELLED', 'cancelled'], ['SKIPPED', 'skipped']]) {
+      const n = (progress && progress[key]) || 0;
+      if (n) parts.push(`${fmtCount(n)} ${word}`);
+    }
+    return `with exceptions: ${parts.join(', ')}`;
   }
 
   // ---------------------------------------------------------------- waiting tasks
@@ -580,7 +591,7 @@
   }
 
   function stageName(stages, i) {
-    return i >= stages.length ? '(all done)' : `${i}: ${stages[i].name}`;
+    return i >= stages.length ? '(all stages done)' : `${i}: ${stages[i].name}`;
   }
 
   // rollbackText says how far a task rolling back (t.rollingBack) is; '' for one that is not.
@@ -691,6 +702,7 @@
         button('retry-checkpoint', 'Retry from checkpoint', `Retry tenant ${tenantId} from its checkpoint?`, () => post('retry', { fromCheckpoint: true }), 'primary'),
         button('retry-start', 'Retry from start', `Retry tenant ${tenantId} from stage 0 (the checkpoint is forgotten)?`, () => post('retry', { fromCheckpoint: false })),
         button('tenant-rollback', 'Roll back', `Roll back tenant ${tenantId}'s task? A new run undoes the stages it completed, newest first.`, () => post('rollback'), 'danger'),
+        button('tenant-skip', 'Skip', `Skip tenant ${tenantId}? Its task ends SKIPPED, not deployed; its plan completes without it.`, () => post('skip')),
         h('button', { type: 'button', id: 'tenant-refresh', 'data-testid': 'tenant-refresh', text: 'Refresh', onclick: () => load() }),
       ];
       actions[0].disabled = ended || t.status === 'PAUSED' || t.status === 'WAITING';
@@ -700,6 +712,8 @@
       actions[4].disabled = !canRetry;
       actions[5].disabled = !rules.undoable;
       actions[5].title = 'Undo the stages the task completed, newest first, with each stage\'s undo';
+      actions[6].disabled = !rules.skippable;
+      actions[6].title = 'Leave this tenant out of the rollout: no failure, the plan completes with exceptions';
 
       const err = t.lastError;
       box.dataset.status = t.status;

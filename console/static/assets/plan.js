@@ -21,6 +21,9 @@
   const PAGE_SIZE = 100; // tenants per page: the list never holds more rows than that
   const REFRESH_MS = 1000; // events re-read the summary and the page at most this often
   const SKIPPED_SHOWN = 100; // skipped tasks listed under a bulk action's result
+  // ALL_STAGES_DONE names the tasks past the last stage (the matrix's last row, the stage
+  // filter's last option): no stage name can read so.
+  const ALL_STAGES_DONE = '(all stages done)';
 
   // ACTIONS are the bulk actions: the statuses each can change (docs/api.md), those it takes
   // when the filter names none, and the words of its confirmation and result. The statuses a
@@ -342,6 +345,17 @@
       return (st.FAILED || 0) + (st.INTERRUPTED || 0);
     }
 
+    // budgetText says the plan's failure budgets as `executor plan show` does: with rings, each
+    // ring's (crossing it halts the plan; the current ring's spelled out), then the plan-wide
+    // one; "none" when the plan has neither (every task runs, whatever fails).
+    function budgetText(p) {
+      const wide = p.failureBudget > 0 ? `${fmtCount(p.failureBudget)} failed task(s), then nothing new starts` : 'none';
+      const r = p.rings;
+      const cur = r && r.waves && r.waves[r.current];
+      if (!cur) return p.failureBudget > 0 ? `plan-wide ${wide}` : 'none';
+      return `per ring, crossing it halts the plan (ring ${r.current} now: ${fmtCount(cur.tolerates || 0)} of ${fmtCount(cur.tenants)} tenant(s) may fail, budget ${cur.failureBudget}); plan-wide: ${wide}`;
+    }
+
     // progress is the plan's progress as the summary counts it (the plan's own until then).
     function progress() {
       if (!summary) return plan.progress;
@@ -364,8 +378,8 @@
       resume.disabled = p.status !== 'PAUSED';
       cancel.disabled = TERMINAL_PLAN.has(p.status);
       retryButton = h('button', {
-        type: 'button', id: 'plan-retry-failed', 'data-testid': 'plan-retry-failed', text: 'Retry failed',
-        title: 'Retry every FAILED or INTERRUPTED task from its checkpoint', onclick: retryFailed,
+        type: 'button', id: 'plan-retry-failed', 'data-testid': 'plan-retry-failed', text: 'Retry failed and interrupted',
+        title: 'Retry every FAILED or INTERRUPTED task from its checkpoint, as `executor plan retry` does', onclick: retryFailed,
       });
       retryButton.disabled = retryable() === 0;
 
@@ -402,7 +416,8 @@
           p.reason ? [h('dt', { text: 'Paused because' }),
             h('dd', { id: 'plan-reason', 'data-testid': 'plan-reason', text: `${p.reason} — resume continues the never-started tenants, retry from checkpoint the interrupted ones` })] : null,
           h('dt', { text: 'Progress' }), h('dd', { id: 'plan-progress-box' }, progressBar(progress())),
-          h('dt', { text: 'Concurrency / failure budget' }), h('dd', { text: `${p.maxConcurrency} / ${p.failureBudget}` }),
+          h('dt', { text: 'Max concurrency' }), h('dd', { 'data-testid': 'plan-concurrency', text: String(p.maxConcurrency) }),
+          h('dt', { text: 'Failure budget' }), h('dd', { id: 'plan-budget', 'data-testid': 'plan-budget', text: budgetText(p) }),
           c ? [h('dt', { text: 'Canary' }), h('dd', { id: 'plan-canary', 'data-testid': 'plan-canary', 'data-phase': phase, text: canaryText })] : null,
           p.status === 'SCHEDULED' && p.startAt ? [h('dt', { text: 'Scheduled start' }),
             h('dd', { id: 'plan-start-at', 'data-testid': 'plan-start-at', title: p.startAt }, fmtTime(p.startAt), ' (', ageEl(p.startAt), ')')] : null,
@@ -525,7 +540,10 @@
           h('span', { class: 'badge', 'data-testid': 'ring-state', 'data-status': RING_LOOK[w.state] || 'PENDING', 'data-state': w.state, text: w.state.replace(/_/g, ' ') }),
           current && w.since && !RING_SETTLED.has(w.state) ? h('span', { class: 'small muted' }, ' for ', ageEl(w.since, { 'data-testid': 'ring-since' })) : null),
         h('td', { 'data-testid': 'ring-then', text: w.then || 'auto' }),
-        h('td', { 'data-testid': 'ring-budget', title: 'the FAILED tasks this ring tolerates: crossing it halts the plan', text: w.failureBudget || '0' }),
+        h('td', {
+          'data-testid': 'ring-budget', 'data-tolerates': w.tolerates || 0, title: 'the FAILED tasks this ring tolerates: one more halts the plan',
+          text: (w.failureBudget || '0').endsWith('%') ? `${w.failureBudget} (${fmtCount(w.tolerates || 0)} of ${fmtCount(w.tenants)})` : (w.failureBudget || '0'),
+        }),
         h('td', { 'data-testid': 'ring-bake' }, bake),
         h('td', { 'data-testid': 'ring-health', title: w.health ? `${w.health.kind} check after the bake` : null, text: w.health ? w.health.name : '—' }),
         h('td', { 'data-testid': 'ring-analysis' }, ...analysisCells(w.analysis)));
@@ -599,7 +617,8 @@
         testid: 'summary-counts', onPick: (st) => setFilter({ status: st, stage: '', class: '' }),
       }));
 
-      // The stage × status matrix of counts: one row per stage, then "all stages done".
+      // The stage × status matrix of counts: one row per stage, then "(all stages done)" (no
+      // stage name has parentheses or spaces: a stage named "done" is never taken for it).
       const active = (i, st) => filter.stage === String(i) && (st ? filter.status === st : !filter.status);
       stageMatrix.replaceChildren(
         h('thead', {}, h('tr', {}, h('th', { text: 'Current stage' }),
@@ -608,7 +627,7 @@
           }, statusBadge(st)))),
           h('th', { class: 'num', text: 'All' }))),
         h('tbody', {}, s.stages.map((sc) => {
-          const label = sc.index < stages.length ? `${sc.index}: ${sc.name || stages[sc.index].name}` : 'all stages done';
+          const label = sc.index < stages.length ? `${sc.index}: ${sc.name || stages[sc.index].name}` : ALL_STAGES_DONE;
           const counts = sc.counts || {};
           const all = Object.values(counts).reduce((a, b) => a + b, 0);
           return h('tr', { 'data-testid': 'matrix-row', 'data-stage-index': sc.index, 'data-stage': sc.name || '' },
@@ -675,7 +694,7 @@
     }
 
     function renderStageOptions() {
-      const opts = [['', 'any stage'], ...stages.map((s, i) => [String(i), `${i}: ${s.name}`]), [String(stages.length), 'all stages done']];
+      const opts = [['', 'any stage'], ...stages.map((s, i) => [String(i), `${i}: ${s.name}`]), [String(stages.length), ALL_STAGES_DONE]];
       // A stage named in the address: its index when it is a name.
       const i = stages.findIndex((s) => s.name === filter.stage);
       if (i >= 0) filter.stage = String(i);
