@@ -24,7 +24,8 @@ func (s *Service) concurrencyNotes(p *plan.Plan) []string {
 		n := fmt.Sprintf("%s %d is above this executor's %d workers (serve --workers): it runs at most %d of the plan's tasks at once, fewer while other plans run",
 			field, limit, workers, workers)
 		if s.avail.Availability().Shared {
-			n += fmt.Sprintf("; the executors sharing its Redis each run up to their own workers, so the plan reaches %d only across executors whose free workers add up to it", limit)
+			n = fmt.Sprintf("%s %d is above this executor's %d workers (serve --workers): each executor sharing its Redis runs at most its own workers' worth of tasks at once, so the plan reaches %d only across executors whose free workers add up to it",
+				field, limit, workers, limit)
 		}
 		notes = append(notes, n)
 	}

@@ -170,15 +170,15 @@ func auditDetails(r wire.AuditRecord) string {
 	return strings.Join(parts, " ")
 }
 
-// auditAttrs is m as key=value pairs sorted by key: a comment quoted and cut at maxCell
-// characters, any other value quoted when it is empty or holds a space, a quote, an = or a
-// character that does not print.
+// auditAttrs is m as key=value pairs sorted by key: a comment or an error (free text)
+// quoted and cut at maxCell characters, any other value quoted when it is empty or holds a
+// space, a quote, an = or a character that does not print.
 func auditAttrs(m map[string]string) string {
 	pairs := make([]string, 0, len(m))
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		v := m[k]
 		switch {
-		case k == "comment":
+		case k == "comment" || k == "error":
 			v = strconv.Quote(truncate(v, maxCell))
 		case v == "" || strings.IndexFunc(v, needsQuote) >= 0:
 			v = strconv.Quote(v)

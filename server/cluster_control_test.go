@@ -365,7 +365,7 @@ func TestARedisStallPastTheLeaseStopsTheRunBeforeAnyoneElseRunsIt(t *testing.T) 
 		var pl wire.Plan
 		_, err := cfTryHTTP(http.MethodGet, b.URL()+"/v1/plans/"+p.PlanID, "", &pl)
 		return err == nil && pl.Status == "PAUSED"
-	}, 30*time.Second, 50*time.Millisecond, "the plan pauses for the loss") // a deadline, not a speed: readers answer 503 while they make sure of Redis after the thaw, longer on a loaded machine
+	}, 90*time.Second, 50*time.Millisecond, "the plan pauses for the loss") // a deadline, not a speed: readers answer 503 while they make sure of Redis after the thaw, longer on a loaded machine
 	assert.Len(t, tg.callsOf("st-1", "bake"), 1, "nothing ran the stage again without an operator")
 
 	cfHTTP(t, http.MethodPost, b.URL()+"/v1/plans/"+p.PlanID+"/resume", "", nil)

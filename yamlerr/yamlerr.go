@@ -132,7 +132,7 @@ func hint(line, msg string) string {
 		return `a template in a double-quoted string cannot hold a double quote: quote the value with single quotes instead, as in '{{ index .Params "k" }}', or escape the inner quotes as \"`
 	case bareTemplate.MatchString(line):
 		return "a value that begins with a template must be quoted, as in '{{ .Params.host }}/x': YAML reads a bare { as the start of a mapping"
-	case strings.Contains(msg, "tab character"):
+	case strings.Contains(msg, "tab character"), strings.HasPrefix(strings.TrimLeft(line, " "), "\t"):
 		return "YAML indents with spaces, never tabs"
 	}
 	return ""

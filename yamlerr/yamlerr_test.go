@@ -29,6 +29,8 @@ func TestCheckNamesTheLineOfTheMistake(t *testing.T) {
 			yamlerr.Error{Line: 5, Msg: "did not find expected '-' indicator"}},
 		{"a list item indented too little", "name: p\nstages:\n  - name: a\n    kind: noop\n - name: b\n    kind: noop\ntenants:\n  - id: t\n",
 			yamlerr.Error{Line: 5, Msg: "did not find expected key"}},
+		{"a tab before a list item", "name: p\nstages:\n  - name: a\ntenants:\n\t- id: t1\n",
+			yamlerr.Error{Line: 5, Msg: "found character that cannot start any token", Hint: "YAML indents with spaces, never tabs"}},
 		{"a tab", "name: p\nstages:\n  - name: a\n\tkind: noop\n",
 			yamlerr.Error{Line: 4, Msg: "found a tab character that violates indentation", Hint: "YAML indents with spaces, never tabs"}},
 		{"an unclosed quote", head + "      url: \"http://x\n      method: GET\ntenants:\n  - id: t\n",
