@@ -118,3 +118,33 @@ func TestPlanResumeLeavesTenantsPausedOneByOne(t *testing.T) {
 	require.NoError(t, err, "a RUNNING plan's resume --all resumes its tenants paused one by one")
 	assert.Equal(t, plan.Completed, h.wait(t, p.ID()).Plan.Status(), "--all resumed it too")
 }
+
+// A FAILED plan with a failure left is not reopened by a skip: it stays FAILED as it ended
+// (no second end, no second plan.ended notice); the skip of its last failure completes it.
+func TestSkipReopensAFailedPlanOnlyAtItsLastFailure(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, 4)
+	h.register(t, "sl", func(_ context.Context, req stage.Request) (json.RawMessage, error) {
+		if req.TenantID != "sl-002" {
+			return nil, stage.Permanent(errors.New("broken tenant"))
+		}
+		return nil, nil
+	})
+	p := h.submit(t, app.SubmitRequest{Tenants: tenants("sl", 3), Stages: stages("sl", "one")})
+	ended := h.wait(t, p.ID()).Plan
+	require.Equal(t, plan.Failed, ended.Status())
+
+	_, err := h.svc.SkipTenant(context.Background(), "sl-000", "")
+	require.NoError(t, err)
+	v, err := h.svc.Plan(context.Background(), p.ID())
+	require.NoError(t, err)
+	assert.Equal(t, plan.Failed, v.Plan.Status(), "sl-001 still failed")
+	assert.Equal(t, ended.FinishedAt(), v.Plan.FinishedAt(), "not reopened: it ended once")
+	assert.Equal(t, ended.Version(), v.Plan.Version(), "not written")
+
+	_, err = h.svc.SkipTenant(context.Background(), "sl-001", "")
+	require.NoError(t, err)
+	v = h.wait(t, p.ID())
+	assert.Equal(t, plan.Completed, v.Plan.Status())
+	assert.Equal(t, app.OutcomeDoneExceptions, v.Outcome())
+}
