@@ -73,6 +73,7 @@ func TestConsoleApprovalInChromium(t *testing.T) {
 	do(t, ctx, "reject", chromedp.Click(chromedp.CSS(`[data-testid=reject-task][data-tenant=reject-me]`)))
 	do(t, ctx, "the comment field", chromedp.WaitVisible(chromedp.CSS(`[data-testid=reject-comment][data-tenant=reject-me]`)))
 	do(t, ctx, "type the comment", chromedp.SendKeys(chromedp.CSS(`[data-testid=reject-comment][data-tenant=reject-me]`), "error rate too high"))
+	waitJS(t, ctx, "the comment typed", `document.querySelector('[data-testid=reject-comment][data-tenant=reject-me]')?.value === 'error rate too high'`)
 	do(t, ctx, "confirm the rejection", chromedp.Click(chromedp.CSS(`[data-testid=reject-confirm][data-tenant=reject-me]`)))
 	waitJS(t, ctx, "reject-me failed", `document.querySelector('[data-testid=task-row][data-tenant=reject-me]')?.dataset.status === 'FAILED'`)
 	waitJS(t, ctx, "nothing waits any more", `document.querySelector('#waiting').hidden && !document.querySelector('[data-testid=plan-progress-waiting]')`)

@@ -41,10 +41,13 @@ func (r *Redis) loop(ctx context.Context) {
 			}
 			// Half the TTL: a slow Redis (seconds of latency) still refreshes the key in time;
 			// the ticker drops the ticks a slow beat overlaps.
+			// From the beat's start: a beat slowed by Redis (up to TTL/2) does not push the
+			// next one later, which would let the liveness key expire between two beats.
+			started := time.Now()
 			bctx, cancel := context.WithTimeout(ctx, r.opts.TTL/2)
 			r.beat(bctx, runs)
 			cancel()
-			last, written = time.Now(), runs
+			last, written = started, runs
 		}
 	}
 }
