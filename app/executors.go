@@ -15,7 +15,7 @@ type Member struct {
 	Version       string // "" when unknown
 	StartedAt     time.Time
 	LastHeartbeat time.Time
-	Runs          int  // tasks it was running at its last heartbeat (written as its count changes); this executor's: now
+	Runs          int  // tasks it was running at its last heartbeat (every lease TTL/3); this executor's: now
 	Alive         bool // its liveness key exists
 	// Topology is how it was started: "shared" (several executors on the Redis) or "alone".
 	Topology string

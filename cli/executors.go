@@ -21,8 +21,8 @@ func (a *invocation) executorsCmd() *cobra.Command {
 An executor is alive while it refreshes its liveness key (every lease TTL/3); one that stopped
 cleanly is not listed; one that died is listed as not alive until its entry is pruned, an hour
 after its last heartbeat. SELF marks the executor that answered (--server). RUNS is how many
-tasks it runs: the answering executor's count now; another's as of its last heartbeat, which
-it writes as soon as its count changes (within about a second) besides every lease TTL/3.
+tasks it runs: the answering executor's count now; another's as of its last heartbeat (every
+lease TTL/3): ask that executor (--server) for its count now.
 TOPOLOGY is how it was started (serve --topology):
 shared (several executors on the Redis) or alone (the only one). On the in-memory store the
 server lists itself.`,

@@ -9,7 +9,7 @@ type Executor struct {
 	Version       string    `json:"version,omitempty"`
 	StartedAt     time.Time `json:"startedAt"`
 	LastHeartbeat time.Time `json:"lastHeartbeat"`
-	Runs          int       `json:"runs"`  // tasks it was running at its last heartbeat (written as its count changes); the answering executor's: now
+	Runs          int       `json:"runs"`  // tasks it was running at its last heartbeat (every lease TTL/3); the answering executor's: now
 	Alive         bool      `json:"alive"` // it refreshed its liveness within the lease TTL
 	Self          bool      `json:"self"`  // it is the executor that answered
 	// Topology is how it was started: "shared" (several executors share the Redis, the only

@@ -32,9 +32,8 @@ type Member struct {
 	StartedAt time.Time
 	// LastHeartbeat is the time of its last refresh, by its own clock.
 	LastHeartbeat time.Time
-	// Runs is how many tasks it was running at its last heartbeat: every TTL/3, and as soon
-	// as the count changed (at most about RunsEvery late). Listed by the executor itself: how
-	// many it runs now.
+	// Runs is how many tasks it was running at its last heartbeat (every TTL/3). Listed by the
+	// executor itself: how many it runs now.
 	Runs int
 	// Alive reports whether its liveness key exists: it refreshed it within the TTL and did
 	// not stop.

@@ -29,7 +29,6 @@ type Redis struct {
 	started   bool
 	stopped   bool
 	startedAt time.Time
-	startRuns int // the runs Start registered: the loop's first count
 	cancel    context.CancelFunc
 	done      chan struct{} // closed when the loop has returned
 

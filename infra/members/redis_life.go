@@ -27,8 +27,7 @@ func (r *Redis) Start(ctx context.Context) error {
 	now := time.Now().UTC()
 	r.startedAt = now
 	key := r.keys.Executor(r.opts.Name)
-	r.startRuns = r.opts.Runs()
-	hb := marshal(heartbeat{HeartbeatAt: now, Runs: r.startRuns, Instance: r.instance})
+	hb := marshal(heartbeat{HeartbeatAt: now, Runs: r.opts.Runs(), Instance: r.instance})
 	took, err := r.client.SetNX(ctx, key, hb, r.opts.TTL).Result()
 	if err == nil && !took {
 		took, err = r.ownKey(ctx, key)
@@ -42,7 +41,7 @@ func (r *Redis) Start(ctx context.Context) error {
 		return fmt.Errorf("%w: %q is the name of a live executor (its key %s exists); give this one another --name, or wait until that key expires (at most %s after that executor stopped refreshing it)",
 			ErrNameInUse, r.opts.Name, key, r.opts.TTL)
 	default:
-		if err := r.register(ctx, now, r.startRuns); err != nil {
+		if err := r.register(ctx, now, r.opts.Runs()); err != nil {
 			r.state = beatFailing
 			r.opts.Logger.Warn("members: Redis unavailable; this executor's entry is written at its next refresh",
 				"executor_name", r.opts.Name, "err", err)

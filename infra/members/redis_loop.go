@@ -15,48 +15,32 @@ const (
 	beatTaken                    // another process holds the name's liveness key
 )
 
-// RunsEvery is how often the refresh loop looks at the executor's count of runs between its
-// heartbeats (every TTL/3): a count that changed is written at once, as a heartbeat, so what
-// the registry lists of another executor's runs is at most about this old. An executor whose
-// count does not change writes nothing more.
-const RunsEvery = time.Second
-
-// loop refreshes the registration every TTL/3, and as soon as the count of runs changed (it
-// looks every RunsEvery, or TTL/3 when shorter), until ctx is done, then closes r.done.
+// loop refreshes the registration every TTL/3 until ctx is done, then closes r.done.
 func (r *Redis) loop(ctx context.Context) {
 	defer close(r.done)
 	every := r.opts.TTL / 3
-	look := min(every, RunsEvery)
-	ticker := time.NewTicker(look)
+	ticker := time.NewTicker(every)
 	defer ticker.Stop()
-	last, written := time.Now(), r.startRuns
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
-			runs := r.opts.Runs()
-			if runs == written && time.Since(last)+look/2 < every {
-				continue
-			}
 			// Half the TTL: a slow Redis (seconds of latency) still refreshes the key in time;
 			// the ticker drops the ticks a slow beat overlaps.
-			// From the beat's start: a beat slowed by Redis (up to TTL/2) does not push the
-			// next one later, which would let the liveness key expire between two beats.
-			started := time.Now()
 			bctx, cancel := context.WithTimeout(ctx, r.opts.TTL/2)
-			r.beat(bctx, runs)
+			r.beat(bctx)
 			cancel()
-			last, written = started, runs
 		}
 	}
 }
 
-// beat refreshes the liveness key (beat.lua) and then the executor's entry with runs, and logs
-// the changes of state: once when Redis stops answering, once when it answers again, once
-// when another process holds the name. Errors caused by Stop are not logged.
-func (r *Redis) beat(ctx context.Context, runs int) {
+// beat refreshes the liveness key (beat.lua) and then the executor's entry, and logs the
+// changes of state: once when Redis stops answering, once when it answers again, once when
+// another process holds the name. Errors caused by Stop are not logged.
+func (r *Redis) beat(ctx context.Context) {
 	now := time.Now().UTC()
+	runs := r.opts.Runs()
 	hb := marshal(heartbeat{HeartbeatAt: now, Runs: runs, Instance: r.instance})
 	res, err := beatScript.Run(ctx, r.client, []string{r.keys.Executor(r.opts.Name)},
 		instanceMarker(r.instance), hb, r.opts.TTL.Milliseconds()).Int()
