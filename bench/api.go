@@ -14,7 +14,6 @@ import (
 	"github.com/executor-dev/executor/client"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/infra/redisconn"
-	"github.com/executor-dev/executor/stagekind"
 	"github.com/executor-dev/executor/wire"
 )
 
@@ -100,8 +99,9 @@ func (a *httpAPI) ready(ctx context.Context) (wire.Health, error) {
 func (a *httpAPI) submit(ctx context.Context, s submission) (string, error) {
 	req := wire.PlanRequest{Name: s.name, MaxConcurrency: s.concurrency,
 		Stages: make([]wire.StageRequest, s.stages), Tenants: make([]wire.TenantRequest, len(s.tenants))}
+	kind, params := s.kind()
 	for i := range req.Stages {
-		req.Stages[i] = wire.StageRequest{Name: stageName(i), Kind: stagekind.KindNoop}
+		req.Stages[i] = wire.StageRequest{Name: stageName(i), Kind: kind, Params: params}
 	}
 	for i, id := range s.tenants {
 		req.Tenants[i] = wire.TenantRequest{ID: id}

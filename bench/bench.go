@@ -26,6 +26,9 @@ const (
 	DefaultAcceptTenants = 10000
 	DefaultQueryRate     = 2000
 	DefaultQueryDuration = 2 * time.Second
+	// DefaultRolloutQueryRate is the CLI's --query-rate in the deployment shape
+	// (--stage-duration): SREs asking where their tenants stand while the rollout runs.
+	DefaultRolloutQueryRate = 50
 )
 
 // What Result.Through says the measurements went through.
@@ -61,6 +64,15 @@ type Config struct {
 	AcceptTenants int           `json:"acceptTenants"`     // tenants of the plan whose acceptance is timed; default 10000
 	QueryRate     int           `json:"queryRate"`         // tenant queries per second; default 2000
 	QueryDuration time.Duration `json:"queryDuration"`     // how long the queries run; default 2s
+	// StageDuration, when positive, gives the measured plan the deployment shape: its stages
+	// are sleep stages of that duration instead of noop ones, the tenant queries run during
+	// its rollout (at QueryRate, from Submit until the plan ends; QueryDuration does not
+	// apply), the makespan is compared with the ideal, and the accept plan is not run.
+	StageDuration time.Duration `json:"stageDuration,omitempty"`
+	// Executors is how many executors run in-process on the one Redis, each with Workers
+	// slots (default 1; more than one needs RedisURL, and not URL). The first submits and
+	// waits; tenant queries go to each in turn.
+	Executors int `json:"executors,omitempty"`
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -78,6 +90,15 @@ func (c Config) withDefaults() (Config, error) {
 	if c.QueryDuration < 0 {
 		return c, fmt.Errorf("bench: queryDuration must be positive, got %s", c.QueryDuration)
 	}
+	if c.StageDuration < 0 {
+		return c, fmt.Errorf("bench: stageDuration must be positive, got %s", c.StageDuration)
+	}
+	if c.Executors < 0 {
+		return c, fmt.Errorf("bench: executors must be positive, got %d", c.Executors)
+	}
+	if c.Executors > 1 && (c.RedisURL == "" || c.URL != "") {
+		return c, fmt.Errorf("bench: executors must be 1 on the in-memory store and through url (several share a redisUrl in-process), got %d", c.Executors)
+	}
 	if c.Concurrency > plan.MaxMaxConcurrency {
 		return c, fmt.Errorf("bench: concurrency must be at most %d, got %d", plan.MaxMaxConcurrency, c.Concurrency)
 	}
@@ -94,15 +115,21 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.Tenants, DefaultTenants)
 	def(&c.Stages, DefaultStages)
 	def(&c.Concurrency, DefaultConcurrency)
-	def(&c.AcceptTenants, DefaultAcceptTenants)
 	def(&c.QueryRate, DefaultQueryRate)
-	if c.QueryDuration == 0 {
-		c.QueryDuration = DefaultQueryDuration
+	if c.StageDuration == 0 {
+		def(&c.AcceptTenants, DefaultAcceptTenants)
+		if c.QueryDuration == 0 {
+			c.QueryDuration = DefaultQueryDuration
+		}
+	}
+	if c.StageDuration > 0 {
+		c.AcceptTenants, c.QueryDuration = 0, 0
 	}
 	if c.URL != "" { // the serve's own
-		c.Workers, c.Prefix = 0, ""
+		c.Workers, c.Prefix, c.Executors = 0, "", 0
 		return c, nil
 	}
+	def(&c.Executors, 1)
 	def(&c.Workers, DefaultWorkers)
 	if c.Prefix == "" {
 		c.Prefix = DefaultPrefix
@@ -157,7 +184,27 @@ type Result struct {
 	RoundTrips              int64   `json:"roundTrips"`
 	RoundTripsPerTransition float64 `json:"roundTripsPerTransition"`
 
-	AcceptMs float64 `json:"acceptMs"` // Submit of an AcceptTenants-tenant plan
+	// The deployment shape's (Config.StageDuration), zero otherwise. IdealMs is the makespan
+	// of a perfect executor: the plan's waves (Tenants over the tasks that can run at once,
+	// Concurrency or every executor's Workers, whichever is fewer, rounded up) times Stages
+	// times StageDuration; MakespanRatio is PlanMs over it.
+	IdealMs       float64 `json:"idealMs,omitempty"`
+	MakespanRatio float64 `json:"makespanRatio,omitempty"`
+	// InFlight is the tasks that can run at once (as in IdealMs). MemoryPerRunBytes and
+	// GoroutinesPerRun are what a task in flight costs the executors in-process, measured
+	// after the plan with a plan of InFlight new tenants and one such stage: half way into
+	// its stage, the live heap (runtime/metrics /gc/heap/live:bytes) and the goroutines'
+	// stacks after a garbage collection, and the goroutines, less the same once it ended,
+	// divided by InFlight. Zero through the API.
+	InFlight          int     `json:"inFlight,omitempty"`
+	MemoryPerRunBytes float64 `json:"memoryPerRunBytes,omitempty"`
+	GoroutinesPerRun  float64 `json:"goroutinesPerRun,omitempty"`
+
+	AcceptMs float64 `json:"acceptMs"` // Submit of an AcceptTenants-tenant plan; 0 in the deployment shape
+
+	// QueriesDuringRollout says that the queries below ran while the plan rolled out (the
+	// deployment shape), not after it.
+	QueriesDuringRollout bool `json:"queriesDuringRollout,omitempty"`
 
 	Queries      int     `json:"queries"`
 	QueryErrors  int     `json:"queryErrors"`
@@ -207,6 +254,15 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	tenants, err := measurePlan(ctx, r, &res)
 	if err != nil {
 		return res, err
+	}
+	if cfg.StageDuration > 0 { // the queries ran during the rollout; no accept plan
+		if r.tenantPrefix == "" { // in-process: the executors are this process
+			settle()
+			if err := measureRuns(ctx, r, &res); err != nil {
+				return res, err
+			}
+		}
+		return res, r.healthy(ctx)
 	}
 	settle()
 	if err := measureAccept(ctx, r, &res); err != nil {

@@ -139,9 +139,48 @@ func TestRunRejectsBadConfig(t *testing.T) {
 		{bench.Config{URL: "ftp://127.0.0.1"}, "url"},
 		{bench.Config{URL: "http://"}, "url"},
 		{bench.Config{Topology: "cluster"}, "topology"},
+		{bench.Config{StageDuration: -time.Second}, "stageDuration"},
+		{bench.Config{Executors: -1}, "executors"},
+		{bench.Config{Executors: 2}, "executors"}, // on memory
+		{bench.Config{Executors: 2, RedisURL: "redis://127.0.0.1:1/0", URL: "http://127.0.0.1:1"}, "executors"},
 	} {
 		_, err := bench.Run(context.Background(), tc.cfg)
 		require.Error(t, err, tc.field)
 		assert.True(t, strings.HasPrefix(err.Error(), "bench: "+tc.field+" must be"), err.Error())
 	}
+}
+
+// The deployment shape: sleep stages, two executors on one Redis, tenant queries during the
+// rollout, the makespan against the ideal and what a task in flight costs.
+func TestRunDeploymentShape(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	cfg := bench.Config{RedisURL: srv.URL(), Prefix: "bd:", Tenants: 40, Stages: 2, Concurrency: 20, Workers: 5,
+		Executors: 2, StageDuration: 300 * time.Millisecond, QueryRate: 40}
+	res := run(t, cfg)
+	assert.Equal(t, 80, res.Transitions)
+	assert.Equal(t, 2, res.Config.Executors)
+	assert.Zero(t, res.Config.AcceptTenants, "no accept plan")
+	assert.Zero(t, res.AcceptMs)
+	// 10 tasks at once (2 executors × 5 workers, under the plan's 20): 4 waves of 2 × 300 ms.
+	assert.Equal(t, 10, res.InFlight)
+	assert.InDelta(t, 2400, res.IdealMs, 1e-9)
+	assert.GreaterOrEqual(t, res.MakespanRatio, 1.0, "no executor beats the ideal")
+	assert.InDelta(t, res.PlanMs/res.IdealMs, res.MakespanRatio, 1e-9)
+	assert.True(t, res.QueriesDuringRollout)
+	assert.Positive(t, res.Queries)
+	assert.Zero(t, res.QueryErrors)
+	assert.GreaterOrEqual(t, res.QueryP99Ms, res.QueryP50Ms)
+	assert.Less(t, res.QueryRateGot, 2.0*40, "paced, and only while the plan ran")
+	// Each task in flight holds at least its run's goroutine, sleeping in its stage.
+	assert.GreaterOrEqual(t, res.GoroutinesPerRun, 1.0)
+	assert.Positive(t, res.MemoryPerRunBytes)
+	assert.False(t, res.RoundTripsCounted, "no hook on the full-duplex pipeline")
+	requireRedisUsage(t, res)
+
+	// Both executors ran tasks: the second one's stage transitions are in the store.
+	ctx := context.Background()
+	keys, err := srv.Client().Keys(ctx, "*").Result()
+	require.NoError(t, err)
+	assert.Empty(t, keys, "the run deleted its keys")
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 
@@ -22,35 +23,63 @@ type executor struct {
 	*server.Executor
 	svc    *app.Service
 	redis  redis.UniversalClient // nil on the in-memory store
-	rt     *roundtrips.Counter   // nil on the in-memory store
+	rt     *roundtrips.Counter   // nil on the in-memory store and in the deployment shape
 	prefix string                // this run's key prefix; "" on the in-memory store
 	conn   redisconn.Config      // the Redis, for the clean-up after the executor stopped
 }
 
-// openInProcess wires and starts an executor in-process (keys under Prefix plus the run id)
-// and the runner that drives it through its use cases.
+// openInProcess wires and starts cfg.Executors executors in-process on one store (keys under
+// Prefix plus the run id) and the runner that drives them through their use cases.
 func openInProcess(ctx context.Context, cfg Config, runID string, res *Result) (*runner, error) {
 	res.Store, res.Through = "memory", ThroughUseCases
-	e, err := newExecutor(ctx, cfg, cfg.Prefix+runID+":", slog.New(slog.DiscardHandler))
-	if err != nil {
-		return nil, err
+	var exes []*executor
+	closeAll := func(ctx context.Context) error {
+		var errs []error
+		for i, e := range slices.Backward(exes) {
+			if i == 0 {
+				errs = append(errs, e.close(ctx)) // the first deletes the run's keys, once every other stopped
+				continue
+			}
+			errs = append(errs, e.Stop(ctx))
+		}
+		return errors.Join(errs...)
 	}
-	r := &runner{cfg: cfg, target: useCases{e.svc}, close: e.close, healthy: func(context.Context) error {
-		if e.Degraded() {
-			return errors.New("bench: Redis went away during the run: the measurements are not valid")
+	u := &useCases{}
+	for i := range cfg.Executors {
+		name := ""
+		if cfg.Executors > 1 {
+			name = fmt.Sprintf("bench-%s-%d", runID, i+1)
+		}
+		e, err := newExecutor(ctx, cfg, cfg.Prefix+runID+":", name, slog.New(slog.DiscardHandler))
+		if err != nil {
+			return nil, errors.Join(err, closeAll(context.WithoutCancel(ctx)))
+		}
+		exes = append(exes, e)
+		u.svcs = append(u.svcs, e.svc)
+	}
+	r := &runner{cfg: cfg, target: u, close: closeAll, healthy: func(context.Context) error {
+		for _, e := range exes {
+			if e.Degraded() {
+				return errors.New("bench: Redis went away during the run: the measurements are not valid")
+			}
 		}
 		return nil
 	}}
-	if e.redis != nil {
-		res.Store, res.RedisMetrics, res.RoundTripsCounted = "redis", true, true
-		r.redis, r.rt = e.redis, e.rt
+	if e := exes[0]; e.redis != nil {
+		res.Store, res.RedisMetrics, res.RoundTripsCounted = "redis", true, e.rt != nil
+		r.redis = e.redis
+		for _, e := range exes {
+			if e.rt != nil {
+				r.rts = append(r.rts, e.rt)
+			}
+		}
 	}
 	return r, nil
 }
 
 // newExecutor wires and starts an executor as cfg says (on Redis when cfg.RedisURL is set,
-// else on memory), its keys under prefix.
-func newExecutor(ctx context.Context, cfg Config, prefix string, logger *slog.Logger) (*executor, error) {
+// else on memory), its keys under prefix, named name ("" the default name).
+func newExecutor(ctx context.Context, cfg Config, prefix, name string, logger *slog.Logger) (*executor, error) {
 	redisURL, cluster := cfg.RedisURL, cfg.RedisCluster
 	topology, err := server.ParseTopology(cfg.Topology)
 	if err != nil {
@@ -59,14 +88,19 @@ func newExecutor(ctx context.Context, cfg Config, prefix string, logger *slog.Lo
 	// No submission limits: the bench sizes its plans itself (--tenants 100000).
 	unlimited := app.Limits{MaxTenants: 1 << 30, MaxQueued: 1 << 30}
 	exe, err := server.NewExecutor(server.Config{RedisURL: redisURL, RedisCluster: cluster, Topology: topology, Prefix: prefix,
-		Workers: cfg.Workers, Logger: logger, Limits: unlimited})
+		Name: name, Workers: cfg.Workers, Logger: logger, Limits: unlimited})
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
 	e := &executor{Executor: exe, svc: exe.Service(), redis: exe.Redis()}
 	if e.redis != nil {
-		e.rt = &roundtrips.Counter{}
-		e.redis.AddHook(e.rt)
+		if cfg.StageDuration == 0 {
+			// Not in the deployment shape, whose CPU per transition is a target: with a hook,
+			// go-redis's full-duplex pipeline runs every command's hooks on a goroutine of its
+			// own (about a tenth of the executor's CPU there), which serve does not.
+			e.rt = &roundtrips.Counter{}
+			e.redis.AddHook(e.rt)
+		}
 		if err := e.redis.Ping(roundtrips.Uncounted(ctx)).Err(); err != nil {
 			_ = e.redis.Close()
 			return nil, fmt.Errorf("bench: redis %s: %w", redisconn.Redact(redisURL), err)

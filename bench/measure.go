@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -35,11 +36,24 @@ func measurePlan(ctx context.Context, r *runner, res *Result) ([]string, error) 
 	}
 	rt0 := r.roundTrips()
 	start := time.Now()
-	sub := submission{name: "bench-transitions", stages: cfg.Stages, tenants: tenants, concurrency: cfg.Concurrency}
-	if _, err := runPlan(ctx, r.target, sub); err != nil {
+	sub := submission{name: "bench-transitions", stages: cfg.Stages, tenants: tenants, concurrency: cfg.Concurrency,
+		stageDuration: cfg.StageDuration}
+	id, err := r.target.submit(ctx, sub)
+	if err != nil {
+		return nil, fmt.Errorf("bench: submit %s: %w", sub.name, err)
+	}
+	var during *rollout
+	if cfg.StageDuration > 0 { // the tenants exist from here on
+		during = startRollout(ctx, r, tenants, res)
+	}
+	err = waitCompleted(ctx, r.target, id)
+	elapsed := time.Since(start)
+	if during != nil {
+		err = errors.Join(err, during.stop(elapsed, res))
+	}
+	if err != nil {
 		return nil, err
 	}
-	elapsed := time.Since(start)
 	rt := r.roundTrips() - rt0
 	cpu1, err := r.target.cpuTime(ctx)
 	if err != nil {
@@ -52,7 +66,7 @@ func measurePlan(ctx context.Context, r *runner, res *Result) ([]string, error) 
 	res.TransitionsPerSec = float64(res.Transitions) / secs
 	res.TasksPerSec = float64(cfg.Tenants) / secs
 	res.ExecutorCPUUsPerTransition = us(cpu1-cpu0) / float64(res.Transitions)
-	if r.rt != nil {
+	if len(r.rts) > 0 {
 		res.RoundTrips = rt
 		res.RoundTripsPerTransition = float64(rt) / float64(res.Transitions)
 	}
@@ -86,11 +100,18 @@ func measureAccept(ctx context.Context, r *runner, res *Result) error {
 
 // measureQueries runs QueryRate tenant queries per second on random tenants for QueryDuration.
 func measureQueries(ctx context.Context, r *runner, tenants []string, res *Result) error {
+	qctx, cancel := context.WithTimeout(ctx, r.cfg.QueryDuration)
+	defer cancel()
+	return queryUntil(ctx, qctx, r, tenants, res)
+}
+
+// queryUntil runs QueryRate tenant queries per second on random tenants until until is done,
+// each query on ctx, and sets the results.
+func queryUntil(ctx, until context.Context, r *runner, tenants []string, res *Result) error {
 	cfg := r.cfg
 	g := min(queryGoroutines, cfg.QueryRate)
 	interval := time.Duration(float64(time.Second) * float64(g) / float64(cfg.QueryRate))
-	qctx, cancel := context.WithTimeout(ctx, cfg.QueryDuration)
-	defer cancel()
+	qctx := until
 	lat := make([][]time.Duration, g)
 	errs := make([]int, g)
 	var wg sync.WaitGroup

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/infra/redistest"
 )
 
@@ -88,7 +89,7 @@ func runSoakPlans(t *testing.T, e *executor, from, to int) {
 					return
 				}
 				sub := submission{name: "soak", stages: soakStages, tenants: tenantIDs(fmt.Sprintf("p%06d-", n), soakTenantsPerPlan), concurrency: soakTenantsPerPlan}
-				if _, err := runPlan(ctx, useCases{e.svc}, sub); err != nil {
+				if _, err := runPlan(ctx, &useCases{svcs: []*app.Service{e.svc}}, sub); err != nil {
 					errs <- err
 					cancel()
 					return
@@ -112,7 +113,7 @@ func runSoakPlans(t *testing.T, e *executor, from, to int) {
 func TestSoakMemoryStaysFlat(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	e, err := newExecutor(ctx, Config{RedisURL: srv.URL(), Workers: DefaultWorkers}, "soak:", slog.New(slog.DiscardHandler))
+	e, err := newExecutor(ctx, Config{RedisURL: srv.URL(), Workers: DefaultWorkers}, "soak:", "", slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
