@@ -44,7 +44,7 @@ func (run *taskRun) runStage(ph *planHere, i int, undo bool, cp *checkpoint.Chec
 		return fail(nil, stage.ClassPermanent, "unknown stage kind "+spec.Kind, 0)
 	}
 	var outputs map[string]any
-	if len(spec.Params) > 0 { // only templates read earlier outputs: decode them for those alone
+	if spec.Templated() { // only templates read earlier outputs: decode them for those alone
 		outputs = cp.Outputs()
 	}
 	keyRun := inDoubtKeyRun(run.cur(), i)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -34,6 +35,11 @@ type taskRun struct {
 	cancel   context.CancelCauseFunc
 	done     chan struct{}             // closed when the run has written its last change
 	held     atomic.Pointer[heldLease] // the tenant's lease, once taken
+	// The watch of the lease (watchLease): beatLog is set once the run beats (heartbeat),
+	// unwatch stops the watch, unwatched is closed once it stopped.
+	beatLog   atomic.Pointer[slog.Logger]
+	unwatch   chan struct{}
+	unwatched chan struct{}
 }
 
 // heldLease is the lease a run holds.
@@ -110,15 +116,42 @@ func (run *taskRun) takeLease(at *slog.Logger) (lease.Lease, runEnd) {
 		return nil, endFailed
 	}
 	run.held.Store(&heldLease{held})
+	run.watchLease(held)
+	return held, endDone
+}
+
+// watchLease watches the run's lease on one goroutine, until the run's context ends or the
+// watch is stopped (heartbeat's stop): its loss cancels the run, and, once the run beats
+// (heartbeat), every LeaseTTL/3 it records that its owner is alive, so that long stages are
+// not mistaken for a dead owner. One goroutine and one ticker per run, not one for each; a
+// beat writes on a goroutine of its own (one at a time), so that a slow write never delays
+// the loss of the lease, and the watch ends once the beat in flight has.
+func (run *taskRun) watchLease(held lease.Lease) {
+	run.unwatch, run.unwatched = make(chan struct{}), make(chan struct{})
 	go func() {
-		select {
-		case <-held.Lost():
-			run.o.cfg.Metrics.LeaseLost()
-			run.cancel(errLeaseLost)
-		case <-run.ctx.Done():
+		var beats sync.WaitGroup
+		var beating atomic.Bool
+		defer close(run.unwatched)
+		defer beats.Wait()
+		tick := time.NewTicker(run.o.cfg.LeaseTTL / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-held.Lost():
+				run.o.cfg.Metrics.LeaseLost()
+				run.cancel(errLeaseLost)
+				return
+			case <-tick.C:
+				if log := run.beatLog.Load(); log != nil && beating.CompareAndSwap(false, true) {
+					beats.Go(func() { run.beat(log); beating.Store(false) })
+				}
+			case <-run.unwatch:
+				return
+			case <-run.ctx.Done():
+				return
+			}
 		}
 	}()
-	return held, endDone
 }
 
 // heldByItself reports whether the tenant's lease is held by a run of the run's own task.
@@ -325,28 +358,17 @@ func (run *taskRun) end(entry *task.Attempt, f task.Failure, inStage bool, log *
 	return failed
 }
 
-// heartbeat records, every LeaseTTL/3 while the run lasts, that its owner is alive, so long
-// stages are not mistaken for a dead owner. It returns a func that stops it and waits.
+// heartbeat makes the lease's watch (watchLease) record, every LeaseTTL/3 while the run lasts,
+// that its owner is alive. It returns a func that stops the watch and waits for it.
 func (run *taskRun) heartbeat(log *slog.Logger) (stop func()) {
-	done := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		tick := time.NewTicker(run.o.cfg.LeaseTTL / 3)
-		defer tick.Stop()
-		for {
-			select {
-			case <-tick.C:
-				err := run.commitAs(nil, func(t *task.Task) error { return t.Beat(run.o.now()) }, run.o.tasks.Save)
-				if err != nil && !errors.Is(err, task.ErrInvalidTransition) && !errors.Is(err, errRunOver) {
-					log.Warn("heartbeat", "err", err)
-				}
-			case <-done:
-				return
-			case <-run.ctx.Done():
-				return
-			}
-		}
-	}()
-	return func() { close(done); <-stopped }
+	run.beatLog.Store(log)
+	return func() { close(run.unwatch); <-run.unwatched }
+}
+
+// beat writes one heartbeat.
+func (run *taskRun) beat(log *slog.Logger) {
+	err := run.commitAs(nil, func(t *task.Task) error { return t.Beat(run.o.now()) }, run.o.tasks.Save)
+	if err != nil && !errors.Is(err, task.ErrInvalidTransition) && !errors.Is(err, errRunOver) {
+		log.Warn("heartbeat", "err", err)
+	}
 }

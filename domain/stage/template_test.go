@@ -173,6 +173,28 @@ func TestRendererConcurrentUse(t *testing.T) {
 	wg.Wait()
 }
 
+func TestSpecTemplated(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		params map[string]any
+		want   bool
+	}{
+		{"no params", nil, false},
+		{"no templates", map[string]any{"a": "x", "n": 1, "d": "1s"}, false},
+		{"a template", map[string]any{"a": "{{.TenantID}}"}, true},
+		{"the whole data", map[string]any{"a": "{{json .}}"}, true},
+		{"nested in a map", map[string]any{"m": map[string]any{"x": "{{index . \"Outputs\"}}"}}, true},
+		{"nested in a list", map[string]any{"l": []any{1, "{{.Params.b}}"}}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			assert.Equal(t, tt.want, stage.Spec{Name: "a", Kind: "k", Params: tt.params}.Templated())
+		})
+	}
+}
+
 func TestSpecUsesOutputs(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
