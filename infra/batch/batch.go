@@ -30,6 +30,14 @@ type Options struct {
 	Timeout time.Duration
 	// Pipeline configures the AutoPipeliner (nil: go-redis's defaults for the async face).
 	Pipeline *redis.AutoPipelineOptions
+	// Gather, when positive, makes the script calls of all goroutines wait up to that long
+	// for one another and go out together, as one pipeline (on a full-duplex pipeline, one
+	// contiguous batch, written at once), instead of each on its own. The full-duplex
+	// pipeline writes a lone command as soon as it comes: runs whose stages end spread over
+	// time (slow stages) cost a write system call per command, and Redis a read and a reply
+	// write per command, which gathering shares (docs/performance.md, issue 38). A batch is
+	// also sent as soon as it holds 256 commands. Zero: each call is submitted at once.
+	Gather time.Duration
 }
 
 // Scripter is a redis.Scripter whose script calls share round trips with those of other
@@ -39,6 +47,7 @@ type Scripter struct {
 	ap      *redis.AutoPipeliner
 	timeout time.Duration
 	clock   *clock
+	gather  *gatherer
 }
 
 var _ redis.Scripter = (*Scripter)(nil)
@@ -58,11 +67,18 @@ func New(client redis.UniversalClient, opts Options) (*Scripter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("batch: auto-pipeline: %w", err)
 	}
-	return &Scripter{client: client, ap: ap, timeout: opts.Timeout, clock: newClock(opts.Timeout)}, nil
+	sc := &Scripter{client: client, ap: ap, timeout: opts.Timeout, clock: newClock(opts.Timeout)}
+	if opts.Gather > 0 {
+		sc.gather = &gatherer{ap: ap, window: opts.Gather}
+	}
+	return sc, nil
 }
 
-// Close stops the pipeline: commands queued are sent, later ones fail.
+// Close stops the pipeline: commands queued (or gathered) are sent, later ones fail.
 func (s *Scripter) Close() error {
+	if s.gather != nil {
+		s.gather.flush()
+	}
 	if err := s.ap.Close(); err != nil {
 		return fmt.Errorf("batch: close: %w", err)
 	}
@@ -99,8 +115,8 @@ func (s *Scripter) ScriptLoad(ctx context.Context, script string) *redis.StringC
 	return s.client.ScriptLoad(ctx, script)
 }
 
-// run queues the command and waits for its reply, at most about s.timeout (or until ctx's
-// deadline, when that is sooner).
+// run queues the command (or gathers it with others: Options.Gather) and waits for its reply,
+// at most about s.timeout (or until ctx's deadline, when that is sooner).
 func (s *Scripter) run(ctx context.Context, name, script string, keys []string, args []any) *redis.Cmd {
 	cmdArgs := make([]any, 3, 3+len(keys)+len(args))
 	cmdArgs[0], cmdArgs[1], cmdArgs[2] = name, script, len(keys)
@@ -109,12 +125,22 @@ func (s *Scripter) run(ctx context.Context, name, script string, keys []string, 
 	}
 	cmdArgs = append(cmdArgs, args...)
 	cmd := redis.NewCmd(ctx, cmdArgs...)
-	f := s.ap.Submit(ctx, cmd)
 	var wctx context.Context = expiry{s.clock.expiry()}
 	if d, ok := ctx.Deadline(); ok && time.Until(d) <= s.timeout {
 		wctx = ctx
 	}
-	err := f.WaitContext(wctx)
+	var err error
+	if s.gather != nil {
+		b := s.gather.add(cmd)
+		select {
+		case <-b.done:
+			err = cmd.Err()
+		case <-wctx.Done():
+			err = wctx.Err()
+		}
+	} else {
+		err = s.ap.Submit(ctx, cmd).WaitContext(wctx)
+	}
 	if err == nil || wctx.Err() == nil || !errors.Is(err, wctx.Err()) {
 		return cmd // executed: its reply or Redis's error
 	}
