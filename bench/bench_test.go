@@ -175,7 +175,8 @@ func TestRunDeploymentShape(t *testing.T) {
 	// Each task in flight holds at least its run's goroutine, sleeping in its stage.
 	assert.GreaterOrEqual(t, res.GoroutinesPerRun, 1.0)
 	assert.Positive(t, res.MemoryPerRunBytes)
-	assert.False(t, res.RoundTripsCounted, "no hook on the full-duplex pipeline")
+	assert.True(t, res.RoundTripsCounted)
+	assert.Positive(t, res.RoundTripsPerTransition)
 	requireRedisUsage(t, res)
 
 	// Both executors ran tasks: the second one's stage transitions are in the store.

@@ -23,7 +23,7 @@ type executor struct {
 	*server.Executor
 	svc    *app.Service
 	redis  redis.UniversalClient // nil on the in-memory store
-	rt     *roundtrips.Counter   // nil on the in-memory store and in the deployment shape
+	rt     *roundtrips.Counter   // nil on the in-memory store
 	prefix string                // this run's key prefix; "" on the in-memory store
 	conn   redisconn.Config      // the Redis, for the clean-up after the executor stopped
 }
@@ -66,12 +66,10 @@ func openInProcess(ctx context.Context, cfg Config, runID string, res *Result) (
 		return nil
 	}}
 	if e := exes[0]; e.redis != nil {
-		res.Store, res.RedisMetrics, res.RoundTripsCounted = "redis", true, e.rt != nil
+		res.Store, res.RedisMetrics, res.RoundTripsCounted = "redis", true, true
 		r.redis = e.redis
 		for _, e := range exes {
-			if e.rt != nil {
-				r.rts = append(r.rts, e.rt)
-			}
+			r.rts = append(r.rts, e.rt)
 		}
 	}
 	return r, nil
@@ -94,13 +92,8 @@ func newExecutor(ctx context.Context, cfg Config, prefix, name string, logger *s
 	}
 	e := &executor{Executor: exe, svc: exe.Service(), redis: exe.Redis()}
 	if e.redis != nil {
-		if cfg.StageDuration == 0 {
-			// Not in the deployment shape, whose CPU per transition is a target: with a hook,
-			// go-redis's full-duplex pipeline runs every command's hooks on a goroutine of its
-			// own (about a tenth of the executor's CPU there), which serve does not.
-			e.rt = &roundtrips.Counter{}
-			e.redis.AddHook(e.rt)
-		}
+		e.rt = &roundtrips.Counter{}
+		e.redis.AddHook(e.rt)
 		if err := e.redis.Ping(roundtrips.Uncounted(ctx)).Err(); err != nil {
 			_ = e.redis.Close()
 			return nil, fmt.Errorf("bench: redis %s: %w", redisconn.Redact(redisURL), err)
