@@ -23,7 +23,7 @@ type executor struct {
 	*server.Executor
 	svc    *app.Service
 	redis  redis.UniversalClient // nil on the in-memory store
-	rt     *roundtrips.Counter   // nil on the in-memory store
+	rt     *roundtrips.Counter   // nil on the in-memory store and in the deployment shape
 	prefix string                // this run's key prefix; "" on the in-memory store
 	conn   redisconn.Config      // the Redis, for the clean-up after the executor stopped
 }
@@ -66,10 +66,12 @@ func openInProcess(ctx context.Context, cfg Config, runID string, res *Result) (
 		return nil
 	}}
 	if e := exes[0]; e.redis != nil {
-		res.Store, res.RedisMetrics, res.RoundTripsCounted = "redis", true, true
+		res.Store, res.RedisMetrics, res.RoundTripsCounted = "redis", true, e.rt != nil
 		r.redis = e.redis
 		for _, e := range exes {
-			r.rts = append(r.rts, e.rt)
+			if e.rt != nil {
+				r.rts = append(r.rts, e.rt)
+			}
 		}
 	}
 	return r, nil
@@ -92,8 +94,13 @@ func newExecutor(ctx context.Context, cfg Config, prefix, name string, logger *s
 	}
 	e := &executor{Executor: exe, svc: exe.Service(), redis: exe.Redis()}
 	if e.redis != nil {
-		e.rt = &roundtrips.Counter{}
-		e.redis.AddHook(e.rt)
+		if cfg.StageDuration == 0 {
+			// Not in the deployment shape, whose CPU per transition is a target: with a hook,
+			// go-redis's full-duplex pipeline runs extra work per command and per batch (a
+			// goroutine, its id parsed from a stack trace) that serve, which has none, does not.
+			e.rt = &roundtrips.Counter{}
+			e.redis.AddHook(e.rt)
+		}
 		if err := e.redis.Ping(roundtrips.Uncounted(ctx)).Err(); err != nil {
 			_ = e.redis.Close()
 			return nil, fmt.Errorf("bench: redis %s: %w", redisconn.Redact(redisURL), err)

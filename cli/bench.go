@@ -182,8 +182,12 @@ func benchRedisRows(w io.Writer, r bench.Result) {
 		return v
 	}
 	roundTrips := redis(strconv.FormatFloat(r.RoundTripsPerTransition, 'f', 2, 64))
-	if !r.RoundTripsCounted && r.Store != "memory" {
+	switch {
+	case r.RoundTripsCounted || r.Store == "memory":
+	case r.Through == bench.ThroughAPI:
 		roundTrips = "n/a (HTTP API)"
+	default:
+		roundTrips = "n/a (deployment shape: not counted)"
 	}
 	fmt.Fprintf(w, "Redis CPU/transition\t%s\t≤ 12µs (10000 × 10)\n", redis(fmtUs(r.RedisCPUUsPerTransition)))
 	fmt.Fprintf(w, "Redis round trips/transition\t%s\t≤ 1\n", roundTrips)
