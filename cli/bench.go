@@ -20,7 +20,7 @@ func (a *invocation) benchCmd() *cobra.Command {
 		Concurrency: bench.DefaultConcurrency, Workers: bench.DefaultWorkers, AcceptTenants: bench.DefaultAcceptTenants,
 		QueryRate: bench.DefaultQueryRate, QueryDuration: bench.DefaultQueryDuration,
 	}
-	var cpuProfile string
+	var cpuProfile, memProfile string
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure throughput, latency and cost, in-process or over HTTP",
@@ -56,6 +56,9 @@ p50/p99 at --query-rate requests/s for --query-duration. A table with the target
 			if perr := stop(); err == nil {
 				err = perr
 			}
+			if perr := writeAllocProfile(memProfile); err == nil {
+				err = perr
+			}
 			if err != nil {
 				return err
 			}
@@ -78,6 +81,7 @@ p50/p99 at --query-rate requests/s for --query-duration. A table with the target
 	f.DurationVar(&cfg.StageDuration, "stage-duration", 0, "the deployment shape: sleep stages of this duration instead of noop ones, tenant queries during the rollout (at --query-rate, default then 50/s), makespan against the ideal, no accept plan")
 	f.IntVar(&cfg.Executors, "executors", 1, "executors in-process on the one --redis, each with --workers slots (not with --url)")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
+	f.StringVar(&memProfile, "memprofile", "", "write the allocations of the whole run (the allocs profile) to this file (go tool pprof -sample_index alloc_space)")
 	return cmd
 }
 
@@ -219,6 +223,23 @@ func fmtUs(us float64) string { return strconv.FormatFloat(us, 'f', 1, 64) + "µ
 
 func fmtMs(ms float64) string {
 	return time.Duration(ms * float64(time.Millisecond)).Round(time.Microsecond).String()
+}
+
+// writeAllocProfile writes the allocs profile (every allocation sampled since the process
+// started) to path ("" = none).
+func writeAllocProfile(path string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("bench: --memprofile: %w", err)
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("bench: --memprofile: %w", err)
+	}
+	return f.Close()
 }
 
 // startCPUProfile starts a CPU profile into path ("" = none) and returns what stops it.

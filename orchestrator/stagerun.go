@@ -44,7 +44,8 @@ func (run *taskRun) runStage(ph *planHere, i int, undo bool, cp *checkpoint.Chec
 		return fail(nil, stage.ClassPermanent, "unknown stage kind "+spec.Kind, 0)
 	}
 	var outputs map[string]any
-	if spec.Templated() { // only templates read earlier outputs: decode them for those alone
+	templated := spec.Templated()
+	if templated { // only templates read earlier outputs: decode them for those alone
 		outputs = cp.Outputs()
 	}
 	keyRun := inDoubtKeyRun(run.cur(), i)
@@ -56,7 +57,10 @@ func (run *taskRun) runStage(ph *planHere, i int, undo bool, cp *checkpoint.Chec
 			TenantID: run.tenantID, PlanID: run.planID, TaskID: run.id, Attempt: run.attempt,
 			Params: run.cur().Params(), Outputs: outputs, ExecutorURL: run.o.cfg.ExecutorURL(), Secret: run.o.resolve(red),
 		}
-		params, err := ph.renderer.Render("params", spec.Params, data, stage.OptionsOf(h)...)
+		params, err := spec.Params, error(nil) // without a template, the params as submitted (handlers only read them)
+		if templated {
+			params, err = ph.renderer.Render("params", spec.Params, data, stage.OptionsOf(h)...)
+		}
 		if err != nil {
 			entry.EndedAt, entry.Outcome, entry.Class, entry.Error = run.o.now(), task.OutcomeFailed, stage.ClassPermanent, err.Error()
 			return fail(entry, stage.ClassPermanent, err.Error(), 0)
