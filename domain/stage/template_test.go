@@ -173,48 +173,30 @@ func TestRendererConcurrentUse(t *testing.T) {
 	wg.Wait()
 }
 
-func TestSpecTemplated(t *testing.T) {
+// Templated says whether any param is a template; UsesOutputs whether one reads .Outputs.
+func TestSpecTemplatedAndUsesOutputs(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name   string
-		params map[string]any
-		want   bool
+		name                   string
+		params                 map[string]any
+		templated, usesOutputs bool
 	}{
-		{"no params", nil, false},
-		{"no templates", map[string]any{"a": "x", "n": 1, "d": "1s"}, false},
-		{"a template", map[string]any{"a": "{{.TenantID}}"}, true},
-		{"the whole data", map[string]any{"a": "{{json .}}"}, true},
-		{"nested in a map", map[string]any{"m": map[string]any{"x": "{{index . \"Outputs\"}}"}}, true},
-		{"nested in a list", map[string]any{"l": []any{1, "{{.Params.b}}"}}, true},
+		{"no params", nil, false, false},
+		{"no templates", map[string]any{"a": "x", "n": 1, "d": "1s"}, false, false},
+		{"templates without outputs", map[string]any{"a": "{{.TenantID}}"}, true, false},
+		{"the whole data", map[string]any{"a": "{{json .}}"}, true, false},
+		{"the word Outputs outside a template", map[string]any{"a": ".Outputs"}, false, false},
+		{"index .Outputs", map[string]any{"a": `{{index .Outputs "b" "c"}}`}, true, true},
+		{"dot syntax", map[string]any{"a": "{{.Outputs.b.c}}"}, true, true},
+		{"nested in a map", map[string]any{"m": map[string]any{"x": "{{.Outputs.b}}"}}, true, true},
+		{"nested in a list", map[string]any{"l": []any{1, "{{.Outputs.b}}"}}, true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			assert.Equal(t, tt.want, stage.Spec{Name: "a", Kind: "k", Params: tt.params}.Templated())
-		})
-	}
-}
-
-func TestSpecUsesOutputs(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name   string
-		params map[string]any
-		want   bool
-	}{
-		{"no params", nil, false},
-		{"no templates", map[string]any{"a": "x", "n": 1}, false},
-		{"templates without outputs", map[string]any{"a": "{{.TenantID}}"}, false},
-		{"the word Outputs outside a template", map[string]any{"a": ".Outputs"}, false},
-		{"index .Outputs", map[string]any{"a": `{{index .Outputs "b" "c"}}`}, true},
-		{"dot syntax", map[string]any{"a": "{{.Outputs.b.c}}"}, true},
-		{"nested in a map", map[string]any{"m": map[string]any{"x": "{{.Outputs.b}}"}}, true},
-		{"nested in a list", map[string]any{"l": []any{1, "{{.Outputs.b}}"}}, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			assert.Equal(t, tt.want, stage.Spec{Name: "a", Kind: "k", Params: tt.params}.UsesOutputs())
+			spec := stage.Spec{Name: "a", Kind: "k", Params: tt.params}
+			assert.Equal(t, tt.templated, spec.Templated(), "Templated")
+			assert.Equal(t, tt.usesOutputs, spec.UsesOutputs(), "UsesOutputs")
 		})
 	}
 }
