@@ -157,15 +157,6 @@ func queryUntil(ctx, until context.Context, r *runner, tenants []string, res *Re
 	return nil
 }
 
-// runPlan submits a plan and waits until it completed.
-func runPlan(ctx context.Context, t target, s submission) (string, error) {
-	id, err := t.submit(ctx, s)
-	if err != nil {
-		return "", fmt.Errorf("bench: submit %s: %w", s.name, err)
-	}
-	return id, waitCompleted(ctx, t, id)
-}
-
 // waitCompleted waits until the plan is terminal and fails unless it completed.
 func waitCompleted(ctx context.Context, t target, planID string) error {
 	for {

@@ -141,6 +141,15 @@ func TestSoakMemoryStaysFlat(t *testing.T) {
 	assert.LessOrEqual(t, float64(last.rss), 1.2*float64(first.rss), "RSS flat within 20 %")
 }
 
+// runPlan submits a plan and waits until it completed.
+func runPlan(ctx context.Context, t target, s submission) (string, error) {
+	id, err := t.submit(ctx, s)
+	if err != nil {
+		return "", fmt.Errorf("bench: submit %s: %w", s.name, err)
+	}
+	return id, waitCompleted(ctx, t, id)
+}
+
 func mb[T int64 | uint64](v T) float64 { return float64(v) / (1 << 20) }
 
 func growth(from, to float64) float64 { return 100 * (to - from) / from }
