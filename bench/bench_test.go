@@ -85,7 +85,8 @@ func TestRunRedis(t *testing.T) {
 	assert.Equal(t, "redis", res.Store)
 	assert.Equal(t, bench.ThroughUseCases, res.Through)
 	assert.True(t, res.RedisMetrics)
-	assert.False(t, res.RoundTripsCounted, "no hook on the executor's client: serve has none")
+	assert.True(t, res.RoundTripsCounted)
+	assert.Positive(t, res.RoundTripsPerTransition)
 	assert.LessOrEqual(t, res.RoundTripsPerTransition, 1.0)
 	assert.Positive(t, res.RedisBytesPerTask)
 	assert.Positive(t, res.ExecutorCPUUsPerTransition)
@@ -151,8 +152,11 @@ func TestRunRejectsBadConfig(t *testing.T) {
 
 // The deployment shape: sleep stages, two executors on one Redis, tenant queries during the
 // rollout, the makespan against the ideal and what a task in flight costs.
+//
+// Not parallel, on purpose: what a task in flight costs is read from this process's live heap
+// and goroutines, which the parallel tests' executors would change meanwhile; Go runs the
+// parallel tests only once every sequential one has finished.
 func TestRunDeploymentShape(t *testing.T) {
-	t.Parallel()
 	srv := redistest.Start(t)
 	cfg := bench.Config{RedisURL: srv.URL(), Prefix: "bd:", Tenants: 40, Stages: 2, Concurrency: 20, Workers: 5,
 		Executors: 2, StageDuration: 300 * time.Millisecond, QueryRate: 40}
