@@ -28,6 +28,14 @@
 //     of the first plan, for QueryDuration, paced by tickers over several goroutines;
 //     percentiles are read from the sorted latencies.
 //
+// With Config.StageDuration the measured plan has the deployment shape (issue 38): sleep
+// stages of that duration; the queries run during its rollout instead of after it; the
+// makespan is compared with the ideal (Result.MakespanRatio); in-process, a plan of as many new
+// tenants as can run at once, with one such stage, measures the memory and goroutines of a
+// task in flight; no accept plan runs, and no round trips are counted (a hook on the client
+// would change what the full-duplex pipeline costs). Config.Executors wires several executors
+// in-process on one Redis.
+//
 // On the in-memory store the Redis measurements are zero and Result.RedisMetrics is false;
 // through the API they are read only when Config.RedisURL names the serve's Redis.
 // In-process on Redis every run writes under its own key prefix (Config.Prefix followed by a
