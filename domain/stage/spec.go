@@ -93,46 +93,33 @@ func (s Spec) Validate(field string) (Spec, error) {
 
 // Templated reports whether any param is a template (holds "{{"): only those read earlier
 // stages' outputs, in any way (.Outputs, index, json of the whole data).
-func (s Spec) Templated() bool { return holds(s.Params, "{{") }
-
-// holds reports whether any string in v holds sub.
-func holds(v any, sub string) bool {
-	switch v := v.(type) {
-	case string:
-		return strings.Contains(v, sub)
-	case map[string]any:
-		for _, e := range v {
-			if holds(e, sub) {
-				return true
-			}
-		}
-	case []any:
-		for _, e := range v {
-			if holds(e, sub) {
-				return true
-			}
-		}
-	}
-	return false
+func (s Spec) Templated() bool {
+	return anyString(s.Params, func(v string) bool { return strings.Contains(v, "{{") })
 }
 
 // UsesOutputs reports whether any param template reads .Outputs: such params cannot be fully
 // known before earlier stages ran, so their kind-specific checks wait until run time.
-func (s Spec) UsesOutputs() bool { return usesOutputs(s.Params) }
+func (s Spec) UsesOutputs() bool {
+	return anyString(s.Params, func(v string) bool {
+		return strings.Contains(v, "{{") && strings.Contains(v, ".Outputs")
+	})
+}
 
-func usesOutputs(v any) bool {
+// anyString reports whether pred holds for any string in v (a param value: nested maps and
+// lists are searched).
+func anyString(v any, pred func(string) bool) bool {
 	switch v := v.(type) {
 	case string:
-		return strings.Contains(v, "{{") && strings.Contains(v, ".Outputs")
+		return pred(v)
 	case map[string]any:
 		for _, e := range v {
-			if usesOutputs(e) {
+			if anyString(e, pred) {
 				return true
 			}
 		}
 	case []any:
 		for _, e := range v {
-			if usesOutputs(e) {
+			if anyString(e, pred) {
 				return true
 			}
 		}
