@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 
+	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/lease"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
@@ -109,4 +110,8 @@ type Secrets interface {
 type Transcripts interface {
 	// Transcripts returns every transcript kept of task taskID, by ledger entry (none: empty).
 	Transcripts(ctx context.Context, taskID string) (map[task.AttemptKey]stage.Transcript, error)
+	// LatestWithTranscripts returns the tenant's latest task (task.ErrNotFound: none), its
+	// checkpoint (nil when it has none) and its transcripts, read together: on Redis two
+	// round trips, where the task and then its transcripts take three.
+	LatestWithTranscripts(ctx context.Context, tenantID string) (*task.Task, *checkpoint.Checkpoint, map[task.AttemptKey]stage.Transcript, error)
 }

@@ -226,21 +226,20 @@ func (s *Service) TenantTask(ctx context.Context, tenantID string) (TaskView, er
 	if err := s.refuseRead(); err != nil {
 		return TaskView{}, err
 	}
-	// The task with its checkpoint (read together: on Redis, two round trips, not three), and
-	// the lease, at once.
+	// The task with its checkpoint and transcripts (read together: on Redis, two round trips,
+	// not four), and the lease, at once.
 	var v TaskView
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		t, cp, err := s.tasks.LatestWithCheckpoint(gctx, tenantID)
+		t, cp, out, err := s.latestWithTranscripts(gctx, tenantID)
 		if err != nil {
 			return err
 		}
 		if t, err = s.asItStands(gctx, t); err != nil {
 			return err
 		}
-		v.Task, v.Checkpoint = t, cp
-		v.Transcripts, err = s.transcriptsOf(gctx, t.ID()) // the task's id known only now: one more round trip
-		return err
+		v.Task, v.Checkpoint, v.Transcripts = t, cp, out
+		return nil
 	})
 	g.Go(func() error {
 		h, held, err := s.holders.Holder(gctx, tenantID)
@@ -251,6 +250,16 @@ func (s *Service) TenantTask(ctx context.Context, tenantID string) (TaskView, er
 		return TaskView{}, err
 	}
 	return v, nil
+}
+
+// latestWithTranscripts reads the tenant's latest task, its checkpoint and its transcripts
+// (none without a transcript store).
+func (s *Service) latestWithTranscripts(ctx context.Context, tenantID string) (*task.Task, *checkpoint.Checkpoint, map[task.AttemptKey]stage.Transcript, error) {
+	if s.transcripts == nil {
+		t, cp, err := s.tasks.LatestWithCheckpoint(ctx, tenantID)
+		return t, cp, nil, err
+	}
+	return s.transcripts.LatestWithTranscripts(ctx, tenantID)
 }
 
 // TenantCheckpoint returns the checkpoint of the tenant's latest task, or

@@ -35,11 +35,7 @@ type taskRun struct {
 	cancel   context.CancelCauseFunc
 	done     chan struct{}             // closed when the run has written its last change
 	held     atomic.Pointer[heldLease] // the tenant's lease, once taken
-	// The watch of the lease (watchLease): beatLog is set once the run beats (heartbeat),
-	// unwatch stops the watch, unwatched is closed once it stopped.
-	beatLog   atomic.Pointer[slog.Logger]
-	unwatch   chan struct{}
-	unwatched chan struct{}
+	unwatch  func() bool               // stops the lease's loss from cancelling the run (takeLease)
 }
 
 // heldLease is the lease a run holds.
@@ -116,42 +112,13 @@ func (run *taskRun) takeLease(at *slog.Logger) (lease.Lease, runEnd) {
 		return nil, endFailed
 	}
 	run.held.Store(&heldLease{held})
-	run.watchLease(held)
+	// Its loss cancels the run: a func the lease runs then, not a goroutine per run waiting
+	// for it (releaseLease stops it).
+	run.unwatch = held.AfterLost(func() {
+		run.o.cfg.Metrics.LeaseLost()
+		run.cancel(errLeaseLost)
+	})
 	return held, endDone
-}
-
-// watchLease watches the run's lease on one goroutine, until the run's context ends or the
-// watch is stopped (heartbeat's stop): its loss cancels the run, and, once the run beats
-// (heartbeat), every LeaseTTL/3 it records that its owner is alive, so that long stages are
-// not mistaken for a dead owner. One goroutine and one ticker per run, not one for each; a
-// beat writes on a goroutine of its own (one at a time), so that a slow write never delays
-// the loss of the lease, and the watch ends once the beat in flight has.
-func (run *taskRun) watchLease(held lease.Lease) {
-	run.unwatch, run.unwatched = make(chan struct{}), make(chan struct{})
-	go func() {
-		var beats sync.WaitGroup
-		var beating atomic.Bool
-		defer close(run.unwatched)
-		defer beats.Wait()
-		tick := time.NewTicker(run.o.cfg.LeaseTTL / 3)
-		defer tick.Stop()
-		for {
-			select {
-			case <-held.Lost():
-				run.o.cfg.Metrics.LeaseLost()
-				run.cancel(errLeaseLost)
-				return
-			case <-tick.C:
-				if log := run.beatLog.Load(); log != nil && beating.CompareAndSwap(false, true) {
-					beats.Go(func() { run.beat(log); beating.Store(false) })
-				}
-			case <-run.unwatch:
-				return
-			case <-run.ctx.Done():
-				return
-			}
-		}
-	}()
 }
 
 // heldByItself reports whether the tenant's lease is held by a run of the run's own task.
@@ -182,6 +149,7 @@ func (run *taskRun) notStarted(err error, at *slog.Logger) runEnd {
 
 // releaseLease gives the tenant's lease back once the run has written its end.
 func (run *taskRun) releaseLease(held lease.Lease, at *slog.Logger) {
+	run.unwatch()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(run.ctx), persistTimeout)
 	defer cancel()
 	if err := held.Release(ctx); err != nil {
@@ -358,11 +326,61 @@ func (run *taskRun) end(entry *task.Attempt, f task.Failure, inStage bool, log *
 	return failed
 }
 
-// heartbeat makes the lease's watch (watchLease) record, every LeaseTTL/3 while the run lasts,
-// that its owner is alive. It returns a func that stops the watch and waits for it.
+// heartbeat records, every LeaseTTL/3 while the run lasts, that its owner is alive, so that
+// long stages are not mistaken for a dead owner: a timer, not a goroutine per run; each beat
+// writes on the timer's goroutine, one at a time (a tick while one writes is skipped), so a
+// slow write never delays the run nor the loss of its lease. It returns a func that stops the
+// beats and waits for the one in flight.
 func (run *taskRun) heartbeat(log *slog.Logger) (stop func()) {
-	run.beatLog.Store(log)
-	return func() { close(run.unwatch); <-run.unwatched }
+	b := &beats{every: run.o.cfg.LeaseTTL / 3}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.timer = time.AfterFunc(b.every, func() { b.tick(run, log) })
+	return b.stop
+}
+
+// beats are the heartbeats of one run (heartbeat).
+type beats struct {
+	every    time.Duration
+	mu       sync.Mutex
+	timer    *time.Timer
+	stopped  bool
+	inFlight chan struct{} // closed when the beat writing ends; nil when none writes
+}
+
+// tick writes one beat unless one is in flight, the beats stopped, or the run's context ended,
+// and arms the next.
+func (b *beats) tick(run *taskRun, log *slog.Logger) {
+	b.mu.Lock()
+	if b.stopped || run.ctx.Err() != nil {
+		b.mu.Unlock()
+		return
+	}
+	b.timer.Reset(b.every)
+	if b.inFlight != nil {
+		b.mu.Unlock()
+		return
+	}
+	done := make(chan struct{})
+	b.inFlight = done
+	b.mu.Unlock()
+	run.beat(log)
+	b.mu.Lock()
+	b.inFlight = nil
+	b.mu.Unlock()
+	close(done)
+}
+
+// stop stops the beats and waits for the one in flight.
+func (b *beats) stop() {
+	b.mu.Lock()
+	b.stopped = true
+	b.timer.Stop()
+	done := b.inFlight
+	b.mu.Unlock()
+	if done != nil {
+		<-done
+	}
 }
 
 // beat writes one heartbeat.

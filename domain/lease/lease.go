@@ -15,6 +15,10 @@ type Lease interface {
 	Release(ctx context.Context) error
 	// Lost is closed when the lease is lost before Release.
 	Lost() <-chan struct{}
+	// AfterLost arranges for f to run, on a goroutine of its own, once the lease is lost (as
+	// Lost closes; at once if it has): a holder needs no goroutine waiting on Lost. stop
+	// unregisters f and reports whether it stopped f from being run, as context.AfterFunc's.
+	AfterLost(f func()) (stop func() bool)
 	// Deadline is the instant, on this process's monotonic clock, after which the holder
 	// must assume the lease may be gone and stop (a self-fencing lease: the last refresh the
 	// store confirmed, counted from when it was sent, plus the TTL less Margin); Lost closes

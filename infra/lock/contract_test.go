@@ -3,6 +3,7 @@ package lock_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -10,6 +11,8 @@ import (
 
 	"github.com/executor-dev/executor/infra/lock"
 	"github.com/executor-dev/executor/infra/lock/locktest"
+	"github.com/executor-dev/executor/infra/outage"
+	"github.com/executor-dev/executor/infra/rediskey"
 	"github.com/executor-dev/executor/infra/redistest"
 )
 
@@ -36,6 +39,20 @@ func TestFailoverContract(t *testing.T) {
 	locktest.Run(t, func(t *testing.T, ttl time.Duration) locktest.Subject {
 		srv := redistest.Start(t)
 		locker, _ := newForceFailover(t, srv, ttl)
+		return locktest.Subject{Locker: locker, Expires: true, Loss: locktest.LostSoon, Stored: storedIn(srv.Client())}
+	})
+}
+
+// The self-fencing Failover (executors sharing a Redis), whose watchdog starts only once a
+// refresh is due, or at a force release of this process.
+func TestSelfFencingFailoverContract(t *testing.T) {
+	t.Parallel()
+	locktest.Run(t, func(t *testing.T, ttl time.Duration) locktest.Subject {
+		srv := redistest.Start(t)
+		client := srv.Client()
+		log := slog.New(slog.DiscardHandler)
+		locker := lock.NewFailover(client, lock.RedisOptions{Keys: rediskey.New(""), TTL: ttl, Logger: log, SelfFence: true},
+			outage.NewMonitor(log))
 		return locktest.Subject{Locker: locker, Expires: true, Loss: locktest.LostSoon, Stored: storedIn(srv.Client())}
 	})
 }

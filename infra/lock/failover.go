@@ -116,15 +116,31 @@ func (f *Failover) Acquire(ctx context.Context, tenantID, owner string) (lease.L
 		mem:    mem,
 		log:    log,
 		cancel: cancel,
-		lost:   make(chan struct{}),
+		lost:   newLoss(),
 		done:   make(chan struct{}),
 		rlock:  lk,
 	}
-	if f.selfFence {
-		l.deadline.confirmed(sent, f.redis.ttl)
+	if !f.selfFence {
+		go l.watch(wctx)
+		return l, nil
 	}
-	go l.watch(wctx)
+	// A self-fencing lease has nothing to watch before its first refresh is due (an interval
+	// after the acquisition was sent; its deadline is far later): its watchdog starts then,
+	// or at once when the in-process lease is force-released (wake), and a run shorter than
+	// that never has one. Release stops it from starting.
+	l.deadline.confirmed(sent, f.redis.ttl)
+	l.idle = time.AfterFunc(max(time.Until(sent.Add(f.interval())), 0), func() { l.watch(wctx) })
+	mem.AfterLost(func() { l.wake(wctx) })
 	return l, nil
+}
+
+// wake starts the watchdog of a self-fencing lease at once, unless it has started or the
+// lease was released: the in-process lease was force-released, which the watchdog turns into
+// the lease's loss.
+func (l *FailoverLease) wake(wctx context.Context) {
+	if l.idle.Stop() {
+		go l.watch(wctx)
+	}
 }
 
 // Holder reports who holds tenantID's lease. While the monitor says Redis is down it is the
@@ -176,8 +192,12 @@ type FailoverLease struct {
 	log    *slog.Logger
 
 	cancel context.CancelFunc // stops the watchdog
-	lost   chan struct{}      // closed by the watchdog, at most once, when the lease is lost
+	lost   *loss              // fired by the watchdog, at most once, when the lease is lost
 	done   chan struct{}      // closed, under mu, when the watchdog and its step have returned
+	// idle starts a self-fencing lease's watchdog when its first refresh is due (nil: the
+	// watchdog started with the lease). Whoever stops it before it fires (Release, wake)
+	// owns what the watchdog would have done.
+	idle *time.Timer
 
 	// rlock is the Redis lock the lease holds, nil while degraded or once lost. Only the
 	// watchdog uses it until done is closed; only finish (under mu) after.
@@ -254,7 +274,10 @@ func ownerTask(owner string) string {
 // another run took the key, the in-process lease stays held until Release, so no other run
 // of this process takes the tenant before this one has stopped; a force release, of this
 // process or another, frees both.
-func (l *FailoverLease) Lost() <-chan struct{} { return l.lost }
+func (l *FailoverLease) Lost() <-chan struct{} { return l.lost.lost() }
+
+// AfterLost runs f once the lease is lost (see lease.Lease, and Lost for when).
+func (l *FailoverLease) AfterLost(f func()) (stop func() bool) { return l.lost.after(f) }
 
 // Release stops the watchdog, waits for it to return, deletes the Redis key if the lease
 // holds it, and frees the in-process lease. A key already gone, or a Redis that does not
@@ -267,6 +290,12 @@ func (l *FailoverLease) Lost() <-chan struct{} { return l.lost }
 // release as soon as its call returns.
 func (l *FailoverLease) Release(ctx context.Context) error {
 	l.cancel()
+	if l.idle != nil && l.idle.Stop() { // the watchdog never started: nothing to wait for
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		close(l.done)
+		return l.finish(ctx)
+	}
 	select {
 	case <-l.done:
 	case <-ctx.Done():
@@ -384,7 +413,7 @@ func (l *FailoverLease) watch(ctx context.Context) {
 			// The lock, if any, is kept for Release: its token-checked delete only removes a
 			// key this lease still holds (one a step re-took as the force release ran).
 			l.log.Error("lock: lease lost", "reason", "force-released")
-			close(l.lost)
+			l.lost.fire()
 			l.awaitInFlight(w)
 			return
 		case <-tick.C:
@@ -671,5 +700,5 @@ func (l *FailoverLease) forceReleased() bool {
 func (l *FailoverLease) markLost(reason string) {
 	l.rlock = nil
 	l.log.Error("lock: lease lost", "reason", reason)
-	close(l.lost)
+	l.lost.fire()
 }

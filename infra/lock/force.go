@@ -110,7 +110,7 @@ func (m *Memory) ForceRelease(_ context.Context, tenantID string) (lease.Holder,
 		return lease.Holder{}, false, nil
 	}
 	delete(m.held, tenantID)
-	close(l.lost) // once: l is no longer in held, so no later ForceRelease finds it
+	l.loss.fire() // once: l is no longer in held, so no later ForceRelease finds it
 	return lease.Holder{Owner: l.owner}, true, nil
 }
 

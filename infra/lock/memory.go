@@ -25,7 +25,7 @@ type MemoryLease struct {
 	m      *Memory
 	tenant string
 	owner  string
-	lost   chan struct{}
+	loss   *loss
 }
 
 // Acquire takes tenantID's lease for owner, or returns lease.ErrHeld.
@@ -38,7 +38,7 @@ func (m *Memory) Acquire(ctx context.Context, tenantID, owner string) (lease.Lea
 	if h, ok := m.held[tenantID]; ok {
 		return nil, fmt.Errorf("lock: %s held by %s: %w", tenantID, h.owner, lease.ErrHeld)
 	}
-	l := &MemoryLease{m: m, tenant: tenantID, owner: owner, lost: make(chan struct{})}
+	l := &MemoryLease{m: m, tenant: tenantID, owner: owner, loss: newLoss()}
 	m.held[tenantID] = l
 	return l, nil
 }
@@ -65,7 +65,10 @@ func (l *MemoryLease) Release(context.Context) error {
 }
 
 // Lost is closed when ForceRelease removes the lease; nothing else loses an in-process lease.
-func (l *MemoryLease) Lost() <-chan struct{} { return l.lost }
+func (l *MemoryLease) Lost() <-chan struct{} { return l.loss.lost() }
+
+// AfterLost runs f once ForceRelease removes the lease (see lease.Lease).
+func (l *MemoryLease) AfterLost(f func()) (stop func() bool) { return l.loss.after(f) }
 
 // Deadline is zero: an in-process lease does not expire.
 func (l *MemoryLease) Deadline() time.Time { return time.Time{} }

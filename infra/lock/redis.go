@@ -121,7 +121,7 @@ func (r *Redis) Acquire(ctx context.Context, tenantID, owner string) (lease.Leas
 		ttl:    r.ttl,
 		log:    r.log.With("tenant", tenantID, "owner", owner, "key", key),
 		cancel: cancel,
-		lost:   make(chan struct{}),
+		lost:   newLoss(),
 		done:   make(chan struct{}),
 	}
 	go l.watch(wctx, start)
@@ -249,7 +249,7 @@ type RedisLease struct {
 	log    *slog.Logger
 
 	cancel context.CancelFunc // stops the watchdog
-	lost   chan struct{}      // closed by the watchdog, at most once, when the lease is lost
+	lost   *loss              // fired by the watchdog, at most once, when the lease is lost
 	done   chan struct{}      // closed when the watchdog and its refresh have returned
 
 	mu       sync.Mutex // serialises Release's Redis call
@@ -288,7 +288,10 @@ func (d *deadline) get() time.Time {
 func (l *RedisLease) Deadline() time.Time { return l.deadline.get() }
 
 // Lost is closed when the lease is lost before Release; the run holding it must stop.
-func (l *RedisLease) Lost() <-chan struct{} { return l.lost }
+func (l *RedisLease) Lost() <-chan struct{} { return l.lost.lost() }
+
+// AfterLost runs f once the lease is lost (see lease.Lease).
+func (l *RedisLease) AfterLost(f func()) (stop func() bool) { return l.lost.after(f) }
 
 // Release stops the watchdog, waits for it to return, and deletes the key if this lease
 // still holds it. Releasing a lost lease, a lease whose key is gone, or a released lease is
@@ -320,7 +323,7 @@ func (l *RedisLease) Release(ctx context.Context) error {
 
 func (l *RedisLease) isLost() bool {
 	select {
-	case <-l.lost:
+	case <-l.lost.lost():
 		return true
 	default:
 		return false
@@ -400,5 +403,5 @@ func (l *RedisLease) watch(ctx context.Context, okAt time.Time) {
 // markLost closes lost; only watch calls it, once, just before returning.
 func (l *RedisLease) markLost(reason string) {
 	l.log.Error("lock: lease lost", "reason", reason)
-	close(l.lost)
+	l.lost.fire()
 }

@@ -3,6 +3,7 @@ package lock_test
 import (
 	"context"
 	"log/slog"
+	"runtime"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/executor-dev/executor/domain/lease"
 	"github.com/executor-dev/executor/infra/lock"
+	"github.com/executor-dev/executor/infra/lock/locktest"
 	"github.com/executor-dev/executor/infra/outage"
 	"github.com/executor-dev/executor/infra/rediskey"
 	"github.com/executor-dev/executor/infra/redistest"
@@ -97,4 +99,48 @@ func TestFailoverLeaseWithoutSelfFencingHasNoDeadline(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { _ = l.Release(context.Background()) }()
 	assert.True(t, l.Deadline().IsZero())
+}
+
+// A self-fencing lease starts its watchdog only once its first refresh is due (a tenth of the
+// TTL after it was taken): released before, it never had one, and deleted its key; force
+// released in this process before, it is lost at once all the same; held longer, its
+// refreshes move its deadline as before. Not parallel: it counts the process's goroutines.
+func TestSelfFencingLeaseWatchesOnlyOnceARefreshIsDue(t *testing.T) {
+	const ttl = 10 * time.Second // the first refresh is due a second after the acquisition
+	srv := redistest.Start(t)
+	log := slog.New(slog.DiscardHandler)
+	locker := lock.NewFailover(srv.Client(), lock.RedisOptions{Keys: rediskey.New(""), TTL: ttl, Logger: log, SelfFence: true},
+		outage.NewMonitor(log))
+	ctx := context.Background()
+	warm, err := locker.Acquire(ctx, "warm", "p:warm@a")
+	require.NoError(t, err)
+	require.NoError(t, warm.Release(ctx))
+	before := redistest.SettledGoroutines(t)
+
+	short, err := locker.Acquire(ctx, "t1", "p:task1@a")
+	require.NoError(t, err)
+	assert.Equal(t, before, runtime.NumGoroutine(), "no watchdog before the first refresh is due")
+	require.NoError(t, short.Release(ctx))
+	redistest.RequireGoroutinesBackTo(t, before)
+	n, err := srv.Client().Exists(ctx, rediskey.New("").TenantLock("t1")).Result()
+	require.NoError(t, err)
+	assert.Zero(t, n, "released: the key is deleted")
+
+	forced, err := locker.Acquire(ctx, "t2", "p:task2@a")
+	require.NoError(t, err)
+	_, ok, err := locker.ForceRelease(ctx, "t2")
+	require.NoError(t, err)
+	require.True(t, ok)
+	took := locktest.WaitLost(t, forced, time.Second)
+	assert.Less(t, took, ttl/10, "lost at once, not at the first refresh")
+	require.NoError(t, forced.Release(ctx))
+
+	long, err := locker.Acquire(ctx, "t3", "p:task3@a")
+	require.NoError(t, err)
+	first := long.Deadline()
+	require.Eventually(t, func() bool { return long.Deadline().After(first) }, ttl/2, 20*time.Millisecond,
+		"the watchdog started and Redis confirmed a refresh")
+	locktest.RequireNotLost(t, long)
+	require.NoError(t, long.Release(ctx))
+	redistest.RequireGoroutinesBackTo(t, before)
 }

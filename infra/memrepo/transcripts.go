@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 
+	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/domain/task"
 )
@@ -46,6 +47,26 @@ func (s *TranscriptStore) Transcripts(_ context.Context, taskID string) (map[tas
 		out = map[task.AttemptKey]stage.Transcript{}
 	}
 	return out, nil
+}
+
+// LatestWithTranscripts returns the tenant's latest task, its checkpoint (nil when it has
+// none) and its transcripts, read in one step.
+func (s *TranscriptStore) LatestWithTranscripts(_ context.Context, tenantID string) (*task.Task, *checkpoint.Checkpoint, map[task.AttemptKey]stage.Transcript, error) {
+	s.db.mu.RLock()
+	defer s.db.mu.RUnlock()
+	t, ok := s.db.tasks[s.db.tenants[tenantID]]
+	if !ok {
+		return nil, nil, nil, task.ErrNotFound
+	}
+	var cp *checkpoint.Checkpoint
+	if stored, ok := s.db.ckpts[t.ID()]; ok {
+		cp = stored.Clone()
+	}
+	out := maps.Clone(s.db.outs[t.ID()])
+	if out == nil {
+		out = map[task.AttemptKey]stage.Transcript{}
+	}
+	return t.Clone(), cp, out, nil
 }
 
 // oldest returns the key of kept that ran first.

@@ -112,20 +112,26 @@ func (r *TaskRepo) LatestWithCheckpoint(ctx context.Context, tenantID string) (*
 		cp *checkpoint.Checkpoint
 	}
 	b, err := read(r.s, func() (both, error) {
-		t, cp, err := r.latestWithCheckpointOnline(ctx, tenantID)
+		t, cp, err := r.latestWithCheckpointOnline(ctx, tenantID, nil)
 		return both{t, cp}, err
 	}, func() (both, error) {
-		t, err := r.s.mirror.Tasks().Latest(ctx, tenantID)
-		if err != nil {
-			return both{}, err
-		}
-		cp, err := r.s.mirror.Checkpoints().Checkpoint(ctx, t.ID())
-		if errors.Is(err, checkpoint.ErrNotFound) {
-			return both{t, nil}, nil
-		}
+		t, cp, err := r.latestWithCheckpointMirror(ctx, tenantID)
 		return both{t, cp}, err
 	})
 	return b.t, b.cp, r.s.absent(ctx, err)
+}
+
+// latestWithCheckpointMirror is LatestWithCheckpoint on the mirror (Redis away).
+func (r *TaskRepo) latestWithCheckpointMirror(ctx context.Context, tenantID string) (*task.Task, *checkpoint.Checkpoint, error) {
+	t, err := r.s.mirror.Tasks().Latest(ctx, tenantID)
+	if err != nil {
+		return nil, nil, err
+	}
+	cp, err := r.s.mirror.Checkpoints().Checkpoint(ctx, t.ID())
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return t, nil, nil
+	}
+	return t, cp, err
 }
 
 // Statuses returns the statuses of the tasks with the given ids, in that order.

@@ -101,8 +101,9 @@ func (r *TaskRepo) latestOnline(ctx context.Context, tenantID string) (*task.Tas
 }
 
 // latestWithCheckpointOnline reads the tenant's latest task and its checkpoint (nil when it
-// has none) in two round trips: the index, then the task and its checkpoint pipelined.
-func (r *TaskRepo) latestWithCheckpointOnline(ctx context.Context, tenantID string) (*task.Task, *checkpoint.Checkpoint, error) {
+// has none) in two round trips: the index, then the task and its checkpoint pipelined, with
+// what more queues on that pipeline (nil: nothing) once the task's id is known.
+func (r *TaskRepo) latestWithCheckpointOnline(ctx context.Context, tenantID string, more func(p redis.Pipeliner, id string)) (*task.Task, *checkpoint.Checkpoint, error) {
 	s := r.s
 	id, err := s.client.Get(ctx, s.keys.TenantIndex(tenantID)).Result()
 	if errors.Is(err, redis.Nil) {
@@ -116,6 +117,9 @@ func (r *TaskRepo) latestWithCheckpointOnline(ctx context.Context, tenantID stri
 	if _, err := s.exec(ctx, func(pipe redis.Pipeliner) {
 		hget = pipe.HGetAll(ctx, s.keys.Task(id))
 		cget = pipe.Get(ctx, s.keys.Checkpoint(id))
+		if more != nil {
+			more(pipe, id)
+		}
 	}); err != nil {
 		return nil, nil, wrap("read task", err)
 	}

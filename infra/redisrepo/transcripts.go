@@ -9,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/domain/task"
 	"github.com/executor-dev/executor/infra/outage"
@@ -72,7 +75,12 @@ func (ts *TranscriptStore) Transcripts(ctx context.Context, taskID string) (map[
 // transcriptsOnline reads the task's transcripts from Redis; a field it cannot read is
 // skipped (diagnostics: what else the task kept is still shown).
 func (ts *TranscriptStore) transcriptsOnline(ctx context.Context, taskID string) (map[task.AttemptKey]stage.Transcript, error) {
-	fields, err := ts.s.client.HGetAll(ctx, ts.s.keys.Transcripts(taskID)).Result()
+	return transcriptsOf(ts.s.client.HGetAll(ctx, ts.s.keys.Transcripts(taskID)))
+}
+
+// transcriptsOf decodes a read of a task's transcripts hash.
+func transcriptsOf(get *redis.MapStringStringCmd) (map[task.AttemptKey]stage.Transcript, error) {
+	fields, err := get.Result()
 	if err != nil {
 		return nil, wrap("read transcripts", err)
 	}
@@ -109,4 +117,33 @@ func parseTranscriptField(f string) (task.AttemptKey, bool) {
 		n[i] = v
 	}
 	return task.AttemptKey{StageIndex: n[0], Run: n[1], Attempt: n[2]}, true
+}
+
+// LatestWithTranscripts returns the tenant's latest task, its checkpoint (nil when it has
+// none) and its transcripts, read together: on Redis two round trips (the tenant's index,
+// then the task, its checkpoint and its transcripts pipelined), where reading the
+// transcripts apart takes a third once the task is known. While Redis is away (degraded,
+// alone) the task and checkpoint are the mirror's, and there are no transcripts.
+func (ts *TranscriptStore) LatestWithTranscripts(ctx context.Context, tenantID string) (*task.Task, *checkpoint.Checkpoint, map[task.AttemptKey]stage.Transcript, error) {
+	type all struct {
+		t   *task.Task
+		cp  *checkpoint.Checkpoint
+		out map[task.AttemptKey]stage.Transcript
+	}
+	tasks := ts.s.Tasks()
+	v, err := read(ts.s, func() (all, error) {
+		var get *redis.MapStringStringCmd
+		t, cp, err := tasks.latestWithCheckpointOnline(ctx, tenantID, func(p redis.Pipeliner, id string) {
+			get = p.HGetAll(ctx, ts.s.keys.Transcripts(id))
+		})
+		if err != nil {
+			return all{}, err
+		}
+		out, err := transcriptsOf(get)
+		return all{t, cp, out}, err
+	}, func() (all, error) {
+		t, cp, err := tasks.latestWithCheckpointMirror(ctx, tenantID)
+		return all{t, cp, map[task.AttemptKey]stage.Transcript{}}, err
+	})
+	return v.t, v.cp, v.out, ts.s.absent(ctx, err)
 }

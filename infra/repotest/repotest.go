@@ -95,6 +95,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"Index/CreationAndForget", testIndexCreationAndForget},
 		{"Transcripts/KeptByAttempt", testTranscriptsKeptByAttempt},
 		{"Transcripts/KeepTheLatest", testTranscriptsKeepTheLatest},
+		{"Transcripts/LatestWithTranscripts", testLatestWithTranscripts},
 	}
 	tests = append(tests, auditTests...)
 	tests = append(tests, labelTests...)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/executor-dev/executor/domain/checkpoint"
 	"github.com/executor-dev/executor/domain/stage"
 	"github.com/executor-dev/executor/domain/task"
 )
@@ -21,6 +22,54 @@ import (
 type Transcripts interface {
 	KeepTranscript(ctx context.Context, taskID string, key task.AttemptKey, t stage.Transcript) error
 	Transcripts(ctx context.Context, taskID string) (map[task.AttemptKey]stage.Transcript, error)
+	LatestWithTranscripts(ctx context.Context, tenantID string) (*task.Task, *checkpoint.Checkpoint, map[task.AttemptKey]stage.Transcript, error)
+}
+
+// testLatestWithTranscripts: a tenant's latest task, its checkpoint and its transcripts, read
+// together, are what LatestWithCheckpoint and Transcripts read one after the other; a tenant
+// that moved on to a new task reads the new task, without the old task's checkpoint or
+// transcripts.
+func testLatestWithTranscripts(t *testing.T, s Store) {
+	require.NotNil(t, s.Transcripts, "Store.Transcripts")
+	ctx := t.Context()
+	ran := newTask(t, ulid.Make().String(), "lwt-ran", at(0))
+	fresh := newTask(t, ran.PlanID(), "lwt-fresh", at(0))
+	createTasks(t, s, ran, fresh)
+	run, epoch := startRun(t, s, ran.ID(), at(1))
+	saved := checkpoint.New(ran.ID())
+	completeStage(t, run, saved, 0, epoch, at(2))
+	require.NoError(t, s.Tasks.Save(ctx, run, saved))
+	key := task.AttemptKey{StageIndex: 0, Run: 1, Attempt: 1}
+	printed := stage.Transcript{Stdout: "deployed\n", Stderr: "warning: slow\n"}
+	require.NoError(t, s.Transcripts.KeepTranscript(ctx, ran.ID(), key, printed))
+
+	_, _, _, err := s.Transcripts.LatestWithTranscripts(ctx, "lwt-nobody")
+	require.ErrorIs(t, err, task.ErrNotFound)
+
+	got, cp, out, err := s.Transcripts.LatestWithTranscripts(ctx, "lwt-ran")
+	require.NoError(t, err)
+	want, wantCp, err := s.Tasks.LatestWithCheckpoint(ctx, "lwt-ran")
+	require.NoError(t, err)
+	requireSameTask(t, want, got)
+	require.NotNil(t, cp)
+	requireSameState(t, wantCp.State(), cp.State())
+	assert.Equal(t, 1, cp.Next())
+	assert.Equal(t, map[task.AttemptKey]stage.Transcript{key: printed}, out)
+
+	got, cp, out, err = s.Transcripts.LatestWithTranscripts(ctx, "lwt-fresh")
+	require.NoError(t, err)
+	requireSameTask(t, fresh, got)
+	assert.Nil(t, cp, "a task that ran no stage has no checkpoint")
+	assert.Empty(t, out, "nor transcripts")
+
+	endTask(t, s, run)
+	next := newTask(t, ulid.Make().String(), "lwt-ran", at(10))
+	createTasks(t, s, next)
+	got, cp, out, err = s.Transcripts.LatestWithTranscripts(ctx, "lwt-ran")
+	require.NoError(t, err)
+	requireSameTask(t, next, got)
+	assert.Nil(t, cp, "the tenant's new task has no checkpoint yet")
+	assert.Empty(t, out, "nor the old task's transcripts")
 }
 
 // A transcript is kept by task and attempt, replaced by a later one of the same attempt, and

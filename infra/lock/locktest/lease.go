@@ -167,3 +167,39 @@ func testHolder(t *testing.T, newSubject func(*testing.T, time.Duration) Subject
 		})
 	}
 }
+
+// testAfterLost: a func registered with AfterLost runs once the lease is lost (here by a
+// force release), once; one stopped before never runs, and its stop says it stopped it; one
+// registered after the loss runs at once; stopping after the run reports nothing stopped.
+func testAfterLost(t *testing.T, newSubject func(*testing.T, time.Duration) Subject) {
+	s := newSubject(t, forceTTL)
+	l := s.acquire(t, "t1", "plan-1:task-a")
+	ran, stoppedRan := make(chan struct{}, 2), make(chan struct{}, 1)
+	stop := l.AfterLost(func() { ran <- struct{}{} })
+	stopBefore := l.AfterLost(func() { stoppedRan <- struct{}{} })
+	require.True(t, stopBefore(), "stopped before the loss")
+	require.False(t, stopBefore(), "stopped once")
+
+	_, ok, err := s.Locker.ForceRelease(context.Background(), "t1")
+	require.NoError(t, err)
+	require.True(t, ok)
+	WaitLost(t, l, 5*forceTTL)
+	select {
+	case <-ran:
+	case <-time.After(10 * time.Second):
+		require.FailNow(t, "the func registered with AfterLost did not run on the loss")
+	}
+	assert.False(t, stop(), "it ran: nothing left to stop")
+
+	late := make(chan struct{})
+	lateStop := l.AfterLost(func() { close(late) })
+	select {
+	case <-late:
+	case <-time.After(10 * time.Second):
+		require.FailNow(t, "a func registered after the loss did not run")
+	}
+	assert.False(t, lateStop())
+	time.Sleep(50 * time.Millisecond) // a second run, or the stopped func, would show by now
+	assert.Empty(t, ran, "ran once")
+	assert.Empty(t, stoppedRan, "the func stopped before the loss never ran")
+}

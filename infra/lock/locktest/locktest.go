@@ -73,6 +73,7 @@ func Run(t *testing.T, newSubject func(t *testing.T, ttl time.Duration) Subject)
 		{"Lease/ConcurrentAcquireHasOneWinner", testConcurrentAcquire},
 		{"Lease/ReleaseIsIdempotent", testReleaseIsIdempotent},
 		{"Lease/ConcurrentReleases", testConcurrentReleases},
+		{"Lease/AfterLostRunsOnLoss", testAfterLost},
 		{"Holder", testHolder},
 		{"ForceRelease/UnheldTenant", testForceReleaseOfAnUnheldTenant},
 		{"ForceRelease/HeldLease", testForceReleaseOfAHeldLease},
