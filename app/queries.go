@@ -227,28 +227,37 @@ func (s *Service) TenantTask(ctx context.Context, tenantID string) (TaskView, er
 		return TaskView{}, err
 	}
 	// The task with its checkpoint and transcripts (read together: on Redis, two round trips,
-	// not four), and the lease, at once.
+	// not three), and the lease beside them, on a goroutine of its own: one round trip, done
+	// by the time the task is, so the query's wait is the task's two round trips, with no
+	// goroutine to start or to wake in between (the tail of a query during a rollout is its
+	// waits for a scheduler busy with the runs).
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type holder struct {
+		lease LeaseView
+		err   error
+	}
+	lease := make(chan holder, 1)
+	go func() {
+		h, held, err := s.holders.Holder(ctx, tenantID)
+		lease <- holder{LeaseView{Held: held, Holder: h}, err}
+	}()
 	var v TaskView
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		t, cp, out, err := s.latestWithTranscripts(gctx, tenantID)
-		if err != nil {
-			return err
-		}
-		if t, err = s.asItStands(gctx, t); err != nil {
-			return err
-		}
-		v.Task, v.Checkpoint, v.Transcripts = t, cp, out
-		return nil
-	})
-	g.Go(func() error {
-		h, held, err := s.holders.Holder(gctx, tenantID)
-		v.Lease = LeaseView{Held: held, Holder: h}
-		return err
-	})
-	if err := g.Wait(); err != nil {
+	t, cp, out, err := s.latestWithTranscripts(ctx, tenantID)
+	if err == nil {
+		t, err = s.asItStands(ctx, t)
+	}
+	if err != nil {
+		cancel() // the lease's read is of no use now
+		<-lease
 		return TaskView{}, err
 	}
+	v.Task, v.Checkpoint, v.Transcripts = t, cp, out
+	h := <-lease
+	if h.err != nil {
+		return TaskView{}, h.err
+	}
+	v.Lease = h.lease
 	return v, nil
 }
 

@@ -165,8 +165,9 @@ func (f *Failover) Holder(ctx context.Context, tenantID string) (lease.Holder, b
 
 // FailoverLease is a lease held in a Failover locker: an in-process lease, plus the
 // tenant's Redis key whenever Redis lets it hold it. One watchdog goroutine ticks every
-// TTL/3 until Release or loss; each tick runs one Redis step in a goroutine of its own (at
-// most one in flight), so that a Redis that does not answer never stalls the watchdog:
+// TTL/3 until Release or loss (a self-fencing lease's starts only when its first refresh is
+// due: see Acquire); each tick runs one Redis step in a goroutine of its own (at most one in
+// flight), so that a Redis that does not answer never stalls the watchdog:
 //
 //   - holding the key, the step refreshes it. A refresh that finds the key gone re-takes it
 //     with the same value (token and owner), in one script that first looks for the key's

@@ -14,6 +14,11 @@ type MirrorOptions struct {
 	// stored go first. Ended plans and plans only read are cached alike, up to plans whose
 	// task lists add up to CacheTasks ids. 0 caches nothing.
 	CacheTasks int
+	// NoIndex: the mirror keeps no plan indexes (rows, summaries, running sets): a store
+	// shared by executors never answers from its mirror (Redis is the only source of truth),
+	// so they would cost every write a map update and every task in flight its row for
+	// nothing. Its Summary, Rows and Running answer as for a plan it does not index.
+	NoIndex bool
 }
 
 // bound is what makes a DB a bounded mirror.
@@ -33,6 +38,7 @@ type bound struct {
 // by opts. A read that misses the mirror goes to the durable store.
 func NewMirror(opts MirrorOptions) *DB {
 	db := New()
+	db.noIndex = opts.NoIndex
 	db.bound = &bound{
 		tasks: newRetention(max(opts.CacheTasks, 0)),
 		plans: newRetention(max(opts.CacheTasks, 0)),

@@ -346,3 +346,45 @@ func TestMirrorLetsTasksOfAnEndedPlanGo(t *testing.T) {
 	assert.Equal(t, plan.Completed, got.Status())
 	assert.Equal(t, []bool{false, false}, held(t, db, tasks), "the plan ended: its tasks' copies are stale")
 }
+
+// A mirror of a store shared by executors (NoIndex) keeps the tasks and their plan, not the
+// plan's index: its summary, rows and running set are a plan it does not index; a mirror of an
+// executor alone keeps them (it answers from them while Redis is away).
+func TestMirrorWithoutIndex(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		noIndex bool
+	}{
+		{name: "alone: indexed", noIndex: false},
+		{name: "shared: no index", noIndex: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			db := memrepo.NewMirror(memrepo.MirrorOptions{CacheTasks: 10, NoIndex: tt.noIndex})
+			p, tasks := newTasks(t, "noindex", 3)
+			require.NoError(t, db.CreatePlan(ctx, p, tasks))
+			require.NoError(t, tasks[0].Start(1, time.Now().UTC()))
+			db.Tasks().Put(tasks[0], nil)
+			assert.Equal(t, []bool{true, true, true}, held(t, db, tasks), "the tasks are held either way")
+
+			rows, err := db.Tasks().Rows(ctx, p.ID())
+			require.NoError(t, err)
+			running, err := db.Tasks().Running(ctx, p.ID())
+			require.NoError(t, err)
+			sum, err := db.Tasks().Summary(ctx, p.ID())
+			require.NoError(t, err)
+			if tt.noIndex {
+				assert.Empty(t, rows)
+				assert.Empty(t, running)
+				assert.Zero(t, sum.Total)
+				return
+			}
+			assert.Len(t, rows, 3)
+			assert.Equal(t, []string{tasks[0].ID()}, running)
+			assert.Equal(t, 3, sum.Total)
+		})
+	}
+}

@@ -24,6 +24,7 @@ type DB struct {
 	outs    map[string]map[task.AttemptKey]stage.Transcript // by task id: what its attempts printed (transcripts.go)
 	bound   *bound                                          // nil: everything is kept (New); see NewMirror
 	indexes map[string]*planIndex                           // by plan id: its tasks' rows and summary (index.go)
+	noIndex bool                                            // indexes stay empty (MirrorOptions.NoIndex)
 	expiry  *expiry                                         // nil: ended plans are kept (New); see NewStore
 	clock   func() time.Time                                // the time of ends and sweeps, with expiry
 	forgot  int                                             // tasks forgotten since the maps were last compacted (forget.go)

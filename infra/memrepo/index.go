@@ -18,12 +18,16 @@ type planIndex struct {
 // setTask stores a copy of t and indexes it. The caller holds the write lock.
 func (db *DB) setTask(t *task.Task) {
 	db.tasks[t.ID()] = t.Clone()
-	db.index(task.RowOf(t), t.PlanID())
+	db.index(t)
 }
 
-// index records r in its plan's index unless the index holds the same or a later write of the
-// task. The caller holds the write lock.
-func (db *DB) index(r task.Row, planID string) {
+// index records t's row in its plan's index unless the index holds the same or a later write
+// of the task (nothing without indexes: MirrorOptions.NoIndex). The caller holds the write lock.
+func (db *DB) index(t *task.Task) {
+	if db.noIndex {
+		return
+	}
+	r, planID := task.RowOf(t), t.PlanID()
 	ix := db.indexes[planID]
 	if ix == nil {
 		ix = &planIndex{rows: map[string]task.Row{}, sum: task.NewSummary(), running: map[string]struct{}{}}
@@ -108,7 +112,7 @@ func (r *TaskRepo) Reindex(_ context.Context, tasks []*task.Task) error {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	for _, t := range tasks {
-		db.index(task.RowOf(t), t.PlanID())
+		db.index(t)
 	}
 	return nil
 }

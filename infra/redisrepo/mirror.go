@@ -19,7 +19,7 @@ func newMirror(opts Options) *memrepo.DB {
 	case n < 0:
 		n = 0
 	}
-	return memrepo.NewMirror(memrepo.MirrorOptions{CacheTasks: n})
+	return memrepo.NewMirror(memrepo.MirrorOptions{CacheTasks: n, NoIndex: opts.Shared})
 }
 
 // Refresh reads plan id again from Redis if the mirror holds a copy of it that has not ended
