@@ -192,10 +192,11 @@ type Result struct {
 	MakespanRatio float64 `json:"makespanRatio,omitempty"`
 	// InFlight is the tasks that can run at once (as in IdealMs). MemoryPerRunBytes and
 	// GoroutinesPerRun are what a task in flight costs the executors in-process, measured
-	// after the plan with a plan of InFlight new tenants and one such stage: half way into
-	// its stage, the live heap (runtime/metrics /gc/heap/live:bytes) and the goroutines'
-	// stacks after a garbage collection, and the goroutines, less the same once it ended,
-	// divided by InFlight. Zero through the API.
+	// after the plan with a plan of InFlight new tenants and one such stage: at a quarter, a
+	// half and three quarters of its stage, the live heap (runtime/metrics
+	// /gc/heap/live:bytes) and the goroutines' stacks after a garbage collection, and the
+	// goroutines, the sample with the most tasks RUNNING less the same once it ended, divided
+	// by those tasks. Zero through the API.
 	InFlight          int     `json:"inFlight,omitempty"`
 	MemoryPerRunBytes float64 `json:"memoryPerRunBytes,omitempty"`
 	GoroutinesPerRun  float64 `json:"goroutinesPerRun,omitempty"`

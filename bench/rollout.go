@@ -59,10 +59,12 @@ func inFlight(cfg Config) int {
 }
 
 // measureRuns measures what a task in flight costs the executors in-process: a plan of
-// InFlight new tenants with one sleep stage of StageDuration; once half of it has passed (every
-// task runs), the live heap and the goroutines' stacks after a garbage collection, and the
-// goroutines, less the same once the plan ended, over InFlight. The mirror's copies of the
-// tasks, which grow a little as a task ends, count against it: it reads low by that much.
+// InFlight new tenants with one sleep stage of StageDuration; at a quarter, a half and three
+// quarters of it, the live heap and the goroutines' stacks after a garbage collection, the
+// goroutines, and the plan's tasks RUNNING; of those, the sample with the most tasks running
+// (on a loaded machine some start late), less the footprint once the plan ended, over the tasks
+// it found running. The mirror's copies of the tasks, which grow a little as a task ends,
+// count against it: it reads low by that much.
 func measureRuns(ctx context.Context, r *runner, res *Result) error {
 	cfg := r.cfg
 	n := inFlight(cfg)
@@ -72,19 +74,50 @@ func measureRuns(ctx context.Context, r *runner, res *Result) error {
 	if err != nil {
 		return fmt.Errorf("bench: submit %s: %w", sub.name, err)
 	}
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(cfg.StageDuration / 2):
+	start := time.Now()
+	var during footprint
+	running := 0
+	for q := 1; q <= 3; q++ {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Until(start.Add(cfg.StageDuration * time.Duration(q) / 4))):
+		}
+		f := footprintNow()
+		m, err := runningTasks(ctx, r.target, id, n)
+		if err != nil {
+			return err
+		}
+		if m > running || (m == running && f.goroutines > during.goroutines) {
+			during, running = f, m
+		}
 	}
-	during := footprintNow()
 	if err := waitCompleted(ctx, r.target, id); err != nil {
 		return err
 	}
 	after := footprintNow()
-	res.MemoryPerRunBytes = float64(during.bytes-after.bytes) / float64(n)
-	res.GoroutinesPerRun = float64(during.goroutines-after.goroutines) / float64(n)
+	if running == 0 {
+		return fmt.Errorf("bench: plan %s: no task ran during its stage", id)
+	}
+	res.MemoryPerRunBytes = float64(during.bytes-after.bytes) / float64(running)
+	res.GoroutinesPerRun = float64(during.goroutines-after.goroutines) / float64(running)
 	return nil
+}
+
+// runningTasks returns how many of plan planID's tasks run, when the target tells (in-process);
+// else n, the tasks that can run at once.
+func runningTasks(ctx context.Context, t target, planID string, n int) (int, error) {
+	c, ok := t.(interface {
+		running(ctx context.Context, planID string) (int, error)
+	})
+	if !ok {
+		return n, nil
+	}
+	m, err := c.running(ctx, planID)
+	if err != nil {
+		return 0, fmt.Errorf("bench: tasks running of plan %s: %w", planID, err)
+	}
+	return m, nil
 }
 
 // footprint is the process's live heap with its goroutines' stacks, and its goroutines.

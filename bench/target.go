@@ -12,6 +12,7 @@ import (
 	"github.com/executor-dev/executor/app"
 	"github.com/executor-dev/executor/domain/plan"
 	"github.com/executor-dev/executor/domain/stage"
+	"github.com/executor-dev/executor/domain/task"
 	"github.com/executor-dev/executor/infra/roundtrips"
 	"github.com/executor-dev/executor/stagekind"
 )
@@ -109,6 +110,15 @@ func (u *useCases) waitPlan(ctx context.Context, planID string) (plan.Status, er
 		return "", err
 	}
 	return v.Plan.Status(), nil
+}
+
+// running counts the plan's tasks RUNNING, as its summary has them.
+func (u *useCases) running(ctx context.Context, planID string) (int, error) {
+	v, err := u.svcs[0].Summary(ctx, planID)
+	if err != nil {
+		return 0, err
+	}
+	return v.Summary.Statuses[task.Running], nil
 }
 
 func (u *useCases) tenantTask(ctx context.Context, tenant string) error {
