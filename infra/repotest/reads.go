@@ -18,13 +18,7 @@ import (
 // task's checkpoint.
 func testLatestWithCheckpoint(t *testing.T, s Store) {
 	ctx := t.Context()
-	ran := newTask(t, ulid.Make().String(), "lwc-ran", at(0))
-	fresh := newTask(t, ran.PlanID(), "lwc-fresh", at(0))
-	createTasks(t, s, ran, fresh)
-	run, epoch := startRun(t, s, ran.ID(), at(1))
-	saved := checkpoint.New(ran.ID())
-	completeStage(t, run, saved, 0, epoch, at(2))
-	require.NoError(t, s.Tasks.Save(ctx, run, saved))
+	ran, fresh, run := ranAndFresh(t, s, "lwc")
 
 	_, _, err := s.Tasks.LatestWithCheckpoint(ctx, "lwc-nobody")
 	require.ErrorIs(t, err, task.ErrNotFound)
@@ -50,6 +44,21 @@ func testLatestWithCheckpoint(t *testing.T, s Store) {
 	require.NoError(t, err)
 	requireSameTask(t, next, got)
 	assert.Nil(t, cp, "the tenant's new task has no checkpoint yet")
+}
+
+// ranAndFresh stores two tasks of one plan, for tenants <prefix>-ran and <prefix>-fresh: the
+// first has run its first stage (run is the run's copy, its checkpoint saved), the second
+// has not started.
+func ranAndFresh(t *testing.T, s Store, prefix string) (ran, fresh, run *task.Task) {
+	t.Helper()
+	ran = newTask(t, ulid.Make().String(), prefix+"-ran", at(0))
+	fresh = newTask(t, ran.PlanID(), prefix+"-fresh", at(0))
+	createTasks(t, s, ran, fresh)
+	run, epoch := startRun(t, s, ran.ID(), at(1))
+	saved := checkpoint.New(ran.ID())
+	completeStage(t, run, saved, 0, epoch, at(2))
+	require.NoError(t, s.Tasks.Save(t.Context(), run, saved))
+	return ran, fresh, run
 }
 
 // testPeek: Peek reads a task as Task does, the store's own writes included (a copy that may

@@ -32,13 +32,7 @@ type Transcripts interface {
 func testLatestWithTranscripts(t *testing.T, s Store) {
 	require.NotNil(t, s.Transcripts, "Store.Transcripts")
 	ctx := t.Context()
-	ran := newTask(t, ulid.Make().String(), "lwt-ran", at(0))
-	fresh := newTask(t, ran.PlanID(), "lwt-fresh", at(0))
-	createTasks(t, s, ran, fresh)
-	run, epoch := startRun(t, s, ran.ID(), at(1))
-	saved := checkpoint.New(ran.ID())
-	completeStage(t, run, saved, 0, epoch, at(2))
-	require.NoError(t, s.Tasks.Save(ctx, run, saved))
+	ran, fresh, run := ranAndFresh(t, s, "lwt")
 	key := task.AttemptKey{StageIndex: 0, Run: 1, Attempt: 1}
 	printed := stage.Transcript{Stdout: "deployed\n", Stderr: "warning: slow\n"}
 	require.NoError(t, s.Transcripts.KeepTranscript(ctx, ran.ID(), key, printed))
