@@ -27,7 +27,7 @@ func newScripter(t *testing.T, timeout time.Duration) (*redistest.Server, *batch
 }
 
 // newScripterWith is newScripter with opts, and the client it runs on.
-func newScripterWith(t *testing.T, opts batch.Options) (*redistest.Server, *redis.Client, *batch.Scripter) {
+func newScripterWith(t testing.TB, opts batch.Options) (*redistest.Server, *redis.Client, *batch.Scripter) {
 	t.Helper()
 	srv := redistest.Start(t)
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), DialTimeout: time.Second, ReadTimeout: time.Second,
