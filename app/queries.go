@@ -226,11 +226,11 @@ func (s *Service) TenantTask(ctx context.Context, tenantID string) (TaskView, er
 	if err := s.refuseRead(); err != nil {
 		return TaskView{}, err
 	}
-	// The task with its checkpoint and transcripts (read together: on Redis, two round trips,
-	// not three), and the lease beside them, on a goroutine of its own: one round trip, done
-	// by the time the task is, so the query's wait is the task's two round trips, with no
-	// goroutine to start or to wake in between (the tail of a query during a rollout is its
-	// waits for a scheduler busy with the runs).
+	// The task with its checkpoint and transcripts (read together: on Redis, one or two round
+	// trips, not three), and the lease beside them, on a goroutine of its own: one round trip,
+	// so the query's wait is the task's round trips, with no goroutine to start or to wake in
+	// between (the tail of a query during a rollout is its waits for a scheduler busy with the
+	// runs).
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type holder struct {

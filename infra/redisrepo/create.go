@@ -56,6 +56,7 @@ func (s *Store) create(ctx context.Context, p *plan.Plan, tasks []*task.Task) er
 	for _, t := range tasks {
 		s.mirror.Tasks().Put(t, nil)
 		s.mirror.Tasks().PutLatest(t.TenantID(), t.ID())
+		s.hints.put(t.TenantID(), t.ID())
 	}
 	return nil
 }

@@ -105,7 +105,8 @@ func (r *TaskRepo) Task(ctx context.Context, id string) (*task.Task, error) {
 }
 
 // LatestWithCheckpoint returns the tenant's latest task and its checkpoint (nil when it has
-// none), read together: a tenant query waits for two round trips, not three.
+// none), read together: a tenant query waits for one or two round trips, not three
+// (latestWithCheckpointOnline).
 func (r *TaskRepo) LatestWithCheckpoint(ctx context.Context, tenantID string) (*task.Task, *checkpoint.Checkpoint, error) {
 	type both struct {
 		t  *task.Task

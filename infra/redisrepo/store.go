@@ -122,6 +122,7 @@ type Store struct {
 	log       *slog.Logger
 	written   writtenFields // the task fields each run wrote last, to send only changes
 	specs     specCache     // stage templates of plans the mirror does not hold
+	hints     *latestHints  // tenants' latest tasks as last seen: a tenant query's guess (hints.go)
 	leaseTTL  time.Duration // see Options.LeaseTTL
 	writing   *inflight     // this executor's writes under way (reads do not record those aggregates)
 	writer    string        // the prefix of this process's write tokens (token)
@@ -203,7 +204,7 @@ func New(client redis.UniversalClient, opts Options) *Store {
 	s := &Store{
 		ready:  opts.Keys.Ready(id),
 		client: client, batched: opts.Batched, keys: opts.Keys, ttl: opts.TTL, mirror: newMirror(opts), mon: opts.Monitor,
-		writing: newInflight(), log: opts.Logger, leaseTTL: opts.LeaseTTL,
+		writing: newInflight(), hints: newLatestHints(), log: opts.Logger, leaseTTL: opts.LeaseTTL,
 		shared: opts.Shared, probeWait: cmp.Or(opts.ProbeTimeout, probeTimeout),
 		writer: strconv.FormatUint(rand.Uint64()|1<<63, 36)[:6] + ".", // the top bit: always 13 digits
 	}

@@ -97,31 +97,48 @@ func (r *TaskRepo) latestOnline(ctx context.Context, tenantID string) (*task.Tas
 		return nil, err
 	}
 	r.s.mirror.Tasks().PutLatest(tenantID, id)
+	r.s.hints.put(tenantID, id)
 	return t, nil
 }
 
 // latestWithCheckpointOnline reads the tenant's latest task and its checkpoint (nil when it
-// has none) in two round trips: the index, then the task and its checkpoint pipelined, with
-// what more queues on that pipeline (nil: nothing) once the task's id is known.
+// has none), with what more queues once the task's id is known (nil: nothing), in one round
+// trip when the store remembers the tenant's latest task (this executor created, ran or read it: hints):
+// the index and that task's keys pipelined, the index confirming the guess. Else, or when the
+// index names another task (a newer one, given by another executor), in two: the index, then
+// the task's keys. Either way what is returned is the task the index named.
 func (r *TaskRepo) latestWithCheckpointOnline(ctx context.Context, tenantID string, more func(p redis.Pipeliner, id string)) (*task.Task, *checkpoint.Checkpoint, error) {
 	s := r.s
-	id, err := s.client.Get(ctx, s.keys.TenantIndex(tenantID)).Result()
+	var hget *redis.MapStringStringCmd
+	var cget *redis.StringCmd
+	reads := func(pipe redis.Pipeliner, id string) {
+		hget = pipe.HGetAll(ctx, s.keys.Task(id))
+		cget = pipe.Get(ctx, s.keys.Checkpoint(id))
+		if more != nil {
+			more(pipe, id)
+		}
+	}
+	guess, known := s.hints.get(tenantID)
+	var index *redis.StringCmd
+	if _, err := s.exec(ctx, func(pipe redis.Pipeliner) {
+		index = pipe.Get(ctx, s.keys.TenantIndex(tenantID))
+		if known {
+			reads(pipe, guess)
+		}
+	}); err != nil {
+		return nil, nil, wrap("read tenant index", err)
+	}
+	id, err := index.Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil, task.ErrNotFound
 	}
 	if err != nil {
 		return nil, nil, wrap("read tenant index", err)
 	}
-	var hget *redis.MapStringStringCmd
-	var cget *redis.StringCmd
-	if _, err := s.exec(ctx, func(pipe redis.Pipeliner) {
-		hget = pipe.HGetAll(ctx, s.keys.Task(id))
-		cget = pipe.Get(ctx, s.keys.Checkpoint(id))
-		if more != nil {
-			more(pipe, id)
+	if !known || id != guess {
+		if _, err := s.exec(ctx, func(pipe redis.Pipeliner) { reads(pipe, id) }); err != nil {
+			return nil, nil, wrap("read task", err)
 		}
-	}); err != nil {
-		return nil, nil, wrap("read task", err)
 	}
 	if err := hget.Err(); err != nil { // not read is not absent (see statusesOnline)
 		return nil, nil, wrap("read task", err)
@@ -131,6 +148,7 @@ func (r *TaskRepo) latestWithCheckpointOnline(ctx context.Context, tenantID stri
 		return nil, nil, err
 	}
 	s.mirror.Tasks().PutLatest(tenantID, id)
+	s.hints.put(tenantID, id)
 	cp, err := s.checkpointOf(id, cget)
 	if errors.Is(err, checkpoint.ErrNotFound) {
 		return t, nil, nil
@@ -308,6 +326,7 @@ func (r *TaskRepo) bumpFenceOnline(ctx context.Context, id, token string) (*task
 		return nil, err
 	}
 	s.mirror.Tasks().Put(t, nil)
+	s.hints.put(t.TenantID(), id)                 // this executor runs the tenant: queries may find it here
 	s.written.seed(id, t.Fence(), t.Version(), h) // the run's writes send only what changes from here
 	return t, nil
 }

@@ -121,7 +121,8 @@ func parseTranscriptField(f string) (task.AttemptKey, bool) {
 
 // LatestWithTranscripts returns the tenant's latest task, its checkpoint (nil when it has
 // none) and its transcripts, read together: on Redis two round trips (the tenant's index,
-// then the task, its checkpoint and its transcripts pipelined), where reading the
+// then the task, its checkpoint and its transcripts pipelined), or one when the store
+// remembers the tenant's latest task (latestWithCheckpointOnline), where reading the
 // transcripts apart takes a third once the task is known. While Redis is away (degraded,
 // alone) the task and checkpoint are the mirror's, and there are no transcripts.
 func (ts *TranscriptStore) LatestWithTranscripts(ctx context.Context, tenantID string) (*task.Task, *checkpoint.Checkpoint, map[task.AttemptKey]stage.Transcript, error) {
