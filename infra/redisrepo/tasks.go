@@ -102,11 +102,11 @@ func (r *TaskRepo) latestOnline(ctx context.Context, tenantID string) (*task.Tas
 }
 
 // latestWithCheckpointOnline reads the tenant's latest task and its checkpoint (nil when it
-// has none), with what more queues once the task's id is known (nil: nothing), in one round
-// trip when the store remembers the tenant's latest task (this executor created, ran or read it: hints):
-// the index and that task's keys pipelined, the index confirming the guess. Else, or when the
-// index names another task (a newer one, given by another executor), in two: the index, then
-// the task's keys. Either way what is returned is the task the index named.
+// has none), with what more queues once the task's id is known (nil: nothing). One round trip
+// when the store remembers the tenant's latest task (this executor created, ran or read it:
+// hints.go): the index and that task's keys pipelined, the index confirming the guess. Else,
+// or when the index names another task (a newer one, given by another executor), two: the
+// index, then the task's keys. Either way what is returned is the task the index named.
 func (r *TaskRepo) latestWithCheckpointOnline(ctx context.Context, tenantID string, more func(p redis.Pipeliner, id string)) (*task.Task, *checkpoint.Checkpoint, error) {
 	s := r.s
 	var hget *redis.MapStringStringCmd
