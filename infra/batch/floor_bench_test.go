@@ -32,7 +32,7 @@ const (
 )
 
 // BenchmarkRolloutShapeFloor is the floor under the executor's CPU per stage transition in the
-// deployment shape of issue 38 (docs/performance.md, "The floor"): 1,000 tasks in flight, each
+// deployment shape of issue 38 (docs/performance.md, issue 38's "Third session"): 1,000 tasks in flight, each
 // of 3 stages, whose script calls go through a Scripter as the shared executor's do (the
 // full-duplex pipeline, gathered for 1 ms), and nothing else: no task to encode, no lease, no
 // mirror, no event. Its cpu-µs/transition (getrusage of this process) is the cost of the
